@@ -1,0 +1,88 @@
+// Package aw is the ActivityWatch REST client: bounded, validated reads of
+// /api/0/info, /api/0/buckets/ and bucket events, built on go-retryablehttp
+// and gjson. It imports nothing else of awbridge.
+package aw
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/tidwall/gjson"
+)
+
+// Bucket types the bridge reads, as aw-server names them.
+const (
+	TypeWindow = "currentwindow"
+	TypeAFK    = "afkstatus"
+	TypeWeb    = "web.tab.current"
+)
+
+// Info is /api/0/info.
+type Info struct {
+	Hostname string `json:"hostname"`
+	Version  string `json:"version"`
+	Testing  bool   `json:"testing"`
+	DeviceID string `json:"device_id,omitempty"`
+}
+
+// Bucket is one entry of /api/0/buckets/. LastUpdated is the end of its
+// newest event; it is zero when the server did not send it (per-bucket
+// metadata has none).
+type Bucket struct {
+	ID          string          `json:"id"`
+	Created     time.Time       `json:"created"`
+	Name        *string         `json:"name"`
+	Type        string          `json:"type"`
+	Client      string          `json:"client"`
+	Hostname    string          `json:"hostname"`
+	Data        json.RawMessage `json:"data,omitempty"`
+	LastUpdated time.Time       `json:"last_updated,omitzero"`
+}
+
+// Event is one ActivityWatch event. Duration is in seconds, as the server
+// sends it (a float). Data is the event's raw, validated JSON object; read
+// fields with Str and Bool.
+type Event struct {
+	ID        *int64          `json:"id"`
+	Timestamp time.Time       `json:"timestamp"`
+	Duration  float64         `json:"duration"`
+	Data      json.RawMessage `json:"data"`
+}
+
+// End is when the event ends: timestamp + duration.
+func (e Event) End() time.Time {
+	return e.Timestamp.Add(time.Duration(e.Duration * float64(time.Second)))
+}
+
+// Str returns the string field key of the event's data, or "" when it is
+// missing or not a string.
+func (e Event) Str(key string) string {
+	r := gjson.GetBytes(e.Data, gjson.Escape(key))
+	if r.Type != gjson.String {
+		return ""
+	}
+	return r.Str
+}
+
+// Bool returns the boolean field key of the event's data and whether it was
+// present as a boolean.
+func (e Event) Bool(key string) (value, ok bool) {
+	r := gjson.GetBytes(e.Data, gjson.Escape(key))
+	switch r.Type {
+	case gjson.True:
+		return true, true
+	case gjson.False:
+		return false, true
+	}
+	return false, false
+}
+
+// Int returns the numeric field key of the event's data and whether it was
+// present as a number.
+func (e Event) Int(key string) (int64, bool) {
+	r := gjson.GetBytes(e.Data, gjson.Escape(key))
+	if r.Type != gjson.Number {
+		return 0, false
+	}
+	return r.Int(), true
+}

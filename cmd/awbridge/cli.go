@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/rs/zerolog"
+
+	"github.com/awbridge/awbridge/aw"
+	"github.com/awbridge/awbridge/config"
+	"github.com/awbridge/awbridge/engine"
+)
+
+// Exit codes.
+const (
+	exitOK       = 0
+	exitDegraded = 1 // health degraded, or a tool call failed
+	exitUsage    = 2 // bad usage, bad configuration, cannot check
+)
+
+// env is the process's world, passed down from main.
+type env struct {
+	args           []string
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	lookup         func(string) (string, bool)
+	version        string
+}
+
+type command struct {
+	name, summary, usage, example string
+	run                           func(ctx context.Context, e *env, args []string) int
+}
+
+func commands() []command {
+	return []command{
+		{"stdio", "serve JSON-RPC 2.0 / MCP on stdin and stdout (what an assistant spawns)", "awbridge stdio [flags]",
+			"awbridge stdio --aw-url http://127.0.0.1:5600", cmdStdio},
+		{"health", "check ActivityWatch, the sidecar and the bridge's preflight", "awbridge health [--json] [flags]",
+			"awbridge health --json", cmdHealth},
+		{"nowframe", "print what the person is doing now", "awbridge nowframe [--reason R] [--json] [flags]",
+			"awbridge nowframe --reason manual --json", cmdNowframe},
+		{"tools", "list the MCP tools", "awbridge tools [--json] [flags]", "awbridge tools", cmdTools},
+		{"call", "call one tool and print its envelope", "awbridge call TOOL [JSON-ARGS] [flags]",
+			`awbridge call nowframe_build '{"reason":"terminal","max_age_ms":1000}'`, cmdCall},
+		{"state", "list stored state", "awbridge state [--json] [flags]", "awbridge state", cmdState},
+		{"config", "print each effective setting and where it came from", "awbridge config [--json] [flags]",
+			"awbridge config --config ~/.config/awbridge/config.toml", cmdConfig},
+		{"sim", "serve a simulated ActivityWatch (and /probe) with moving activity", "awbridge sim [--addr HOST:PORT] [--no-probe]",
+			"awbridge sim --addr 127.0.0.1:5666", cmdSim},
+		{"demo", "run the bridge against the simulator and show frames as they change", "awbridge demo [--duration D]",
+			"awbridge demo --duration 20s", cmdDemo},
+		{"install", "render the service unit (the full installer comes with the service)", "awbridge install --dry-run [flags]",
+			"awbridge install --dry-run", cmdInstall},
+		{"version", "print the version", "awbridge version", "awbridge version", cmdVersion},
+	}
+}
+
+func run(ctx context.Context, e *env) int {
+	if len(e.args) == 0 || e.args[0] == "-h" || e.args[0] == "--help" || e.args[0] == "help" {
+		usage(e.stderr)
+		if len(e.args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	for _, c := range commands() {
+		if c.name == e.args[0] {
+			return c.run(ctx, e, e.args[1:])
+		}
+	}
+	fmt.Fprintf(e.stderr, "awbridge: unknown command %q (run awbridge --help)\n", e.args[0])
+	return exitUsage
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "awbridge: what the person at this desktop is doing now, for AI assistants (ActivityWatch -> JSON-RPC/MCP)")
+	fmt.Fprintln(w, "\nUsage: awbridge COMMAND [flags]   (awbridge COMMAND --help for its flags)")
+	fmt.Fprintln(w, "\nCommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nExample: awbridge health")
+}
+
+// newFlags returns a FlagSet for c whose --help prints usage and example.
+func newFlags(e *env, name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.Usage = func() {
+		for _, c := range commands() {
+			if c.name == name {
+				fmt.Fprintf(e.stderr, "%s\n\nUsage: %s\n\nFlags:\n", c.summary, c.usage)
+				fs.PrintDefaults()
+				fmt.Fprintf(e.stderr, "\nExample:\n  %s\n", c.example)
+			}
+		}
+	}
+	return fs
+}
+
+// parse parses args; it returns an exit code >= 0 when the command must
+// stop (help shown, bad flags).
+func parse(fs *flag.FlagSet, args []string) int {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	return -1
+}
+
+// loadConfig loads the configuration; on error it prints one line.
+func loadConfig(e *env, f *config.Flags) (*config.Loaded, int) {
+	l, err := config.Load(config.Env{Lookup: e.lookup, GOOS: runtime.GOOS}, f)
+	if err != nil {
+		fmt.Fprintln(e.stderr, oneLine(err.Error()))
+		return nil, exitUsage
+	}
+	return l, -1
+}
+
+// newLogger builds the one logger, on stderr: console format on a
+// terminal, JSON otherwise.
+func newLogger(e *env, level string) zerolog.Logger {
+	lvl, err := zerolog.ParseLevel(level)
+	if err != nil {
+		lvl = zerolog.InfoLevel
+	}
+	var w io.Writer = e.stderr
+	if f, ok := e.stderr.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
+		w = zerolog.ConsoleWriter{Out: e.stderr, TimeFormat: time.TimeOnly}
+	}
+	return zerolog.New(w).Level(lvl).With().Timestamp().Str("app", "awbridge").Logger()
+}
+
+// newEngine builds the engine from the loaded configuration.
+func newEngine(e *env, l *config.Loaded, log zerolog.Logger) (*engine.Engine, error) {
+	c := l.Config
+	if c.AW.APIKey == "" {
+		// aw-server-rust with authentication keeps its key in its config.
+		p := aw.DefaultRustConfigPath(aw.PathEnv{Lookup: e.lookup, GOOS: runtime.GOOS})
+		if key, err := aw.ReadAPIKeyFile(p); err == nil && key != "" {
+			c.AW.APIKey = key
+			log.Debug().Msg("using the API key of aw-server-rust's config.toml")
+		}
+	}
+	return engine.New(engine.Deps{Config: c, Logger: log, Version: e.version})
+}
+
+func oneLine(s string) string {
+	s = strings.ReplaceAll(s, "\n", "; ")
+	return strings.TrimSpace(s)
+}

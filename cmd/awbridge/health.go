@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/awbridge/awbridge/config"
+	"github.com/awbridge/awbridge/health"
+)
+
+func cmdHealth(ctx context.Context, e *env, args []string) int {
+	fs := newFlags(e, "health")
+	cf := config.Bind(fs)
+	asJSON := fs.Bool("json", false, "print the health object alone on stdout")
+	if code := parse(fs, args); code >= 0 {
+		return code
+	}
+	l, code := loadConfig(e, cf)
+	if l == nil {
+		return code
+	}
+	log := newLogger(e, l.Config.Log.Level)
+	eng, err := newEngine(e, l, log)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "awbridge health: cannot check: "+oneLine(err.Error()))
+		return exitUsage
+	}
+	defer eng.Close()
+	r := eng.Health(ctx)
+	if ctx.Err() != nil {
+		fmt.Fprintln(e.stderr, "awbridge health: interrupted")
+		return exitUsage
+	}
+	if *asJSON {
+		b, _ := json.Marshal(&r)
+		fmt.Fprintln(e.stdout, string(b))
+	} else {
+		printHealth(e.stdout, &r, l.Config)
+	}
+	if r.Healthy() {
+		return exitOK
+	}
+	return exitDegraded
+}
+
+func printHealth(w io.Writer, r *health.Report, c config.Config) {
+	aw := r.Sources.ActivityWatch
+	if r.AWOK {
+		fmt.Fprintf(w, "ActivityWatch: ok at %s (%.1f ms)\n", c.AW.URL, aw.LatencyMs)
+	} else {
+		fmt.Fprintf(w, "ActivityWatch: not reachable at %s: %s. Is ActivityWatch running? (start aw-qt or aw-server, or set AWBRIDGE_AW_URL)\n",
+			c.AW.URL, oneLine(aw.Error))
+	}
+	sc := r.Sources.Sidecar
+	switch {
+	case !sc.Configured:
+		fmt.Fprintln(w, "Sidecar:       not configured (set AWBRIDGE_SIDECAR_URL to use one)")
+	case r.SidecarProbeStatus != nil && *r.SidecarProbeStatus:
+		fmt.Fprintf(w, "Sidecar:       ok at %s (%.1f ms)\n", c.Sidecar.URL, sc.LatencyMs)
+	case sc.OK:
+		fmt.Fprintf(w, "Sidecar:       answered at %s but reports ok=false\n", c.Sidecar.URL)
+	default:
+		fmt.Fprintf(w, "Sidecar:       not reachable at %s: %s\n", c.Sidecar.URL, oneLine(sc.Error))
+	}
+	for _, ch := range r.Preflight {
+		mark := "ok"
+		if !ch.OK {
+			mark = "FAILED"
+		}
+		fmt.Fprintf(w, "Preflight:     %-18s %s (%s)\n", ch.Name, mark, ch.Detail)
+	}
+	fmt.Fprintf(w, "Overall:       %s\n", r.Status)
+}

@@ -1,0 +1,107 @@
+// Package config owns awbridge's settings and where each came from:
+// defaults < TOML file < environment < flags, plus the XDG paths.
+//
+// One table (see table.go) describes every setting once: its key in the TOML
+// file, its environment variable, its flag, its kind, its bounds and its doc
+// line. [Bind] registers the flags from it, [Load] resolves each setting
+// through the layers and records where the winning value came from, and
+// [Config.Validate] checks a Config built by hand against the same rules.
+// A bad value or an unknown key is reported as one [*Error] naming the key,
+// where it came from and what is expected.
+package config
+
+import "time"
+
+// Config is the effective configuration. It is a plain value: build it once
+// in main and pass it (or parts of it) down. Safe to share read-only.
+type Config struct {
+	AW      AW      `toml:"activitywatch"`
+	Sidecar Sidecar `toml:"sidecar"`
+	Server  Server  `toml:"server"`
+	Paths   Paths   `toml:"paths"`
+	Log     Log     `toml:"log"`
+	Privacy Privacy `toml:"privacy"`
+}
+
+// AW is how to reach ActivityWatch.
+type AW struct {
+	// URL is the server's base URL, default http://127.0.0.1:5600.
+	URL string `toml:"url"`
+	// Host names whose buckets to read; "" means ActivityWatch's own
+	// hostname, else the most recently updated bucket's host.
+	Host string `toml:"host"`
+	// HostHeader overrides the Host header sent to ActivityWatch ("" sends
+	// the URL's host). aw-server answers /api/* with 400 unless Host is
+	// localhost, 127.0.0.1 or its own --host value, so reaching it by
+	// another name (a tunnel, a container address) may need
+	// "localhost:5600" here.
+	HostHeader string `toml:"host_header"`
+	// APIKey is sent as a bearer token (aw-server-rust with auth); when ""
+	// it is read from aw-server-rust's config.toml if present. Secret.
+	APIKey string `toml:"api_key"`
+	// Timeout is the per-source deadline including retries (default 2s).
+	Timeout time.Duration `toml:"timeout"`
+	// MaxBodyBytes bounds every response body (default 8 MiB).
+	MaxBodyBytes int64 `toml:"max_body_bytes"`
+}
+
+// Sidecar is the optional /probe sidecar.
+type Sidecar struct {
+	// URL is the sidecar's base URL; "" (the default) means no sidecar.
+	URL string `toml:"url"`
+	// Timeout is the per-source deadline including retries (default 2s).
+	Timeout time.Duration `toml:"timeout"`
+	// MaxBodyBytes bounds the probe object (default 1 MiB).
+	MaxBodyBytes int64 `toml:"max_body_bytes"`
+}
+
+// Server bounds each connection.
+type Server struct {
+	// MaxLineBytes is the longest accepted JSON-RPC line (default 1 MiB).
+	MaxLineBytes int `toml:"max_line_bytes"`
+	// MaxInFlight caps concurrent calls per connection (default 1024);
+	// beyond it reading pauses.
+	MaxInFlight int `toml:"max_in_flight"`
+}
+
+// Paths are the folders awbridge writes to.
+type Paths struct {
+	// ContextRoot is the artifact root; "" disables artifacts.
+	ContextRoot string `toml:"context_root"`
+	// StateDir holds persistent state (default $XDG_STATE_HOME/awbridge).
+	StateDir string `toml:"state_dir"`
+}
+
+// Log configures the stderr logger.
+type Log struct {
+	// Level is trace, debug, info, warn, error or disabled (default info).
+	Level string `toml:"level"`
+}
+
+// Privacy holds the privacy defaults that are configurable now.
+type Privacy struct {
+	// MaxTitleLength caps window and tab titles, in characters (default 300).
+	MaxTitleLength int `toml:"max_title_length"`
+}
+
+// Defaults returns the built-in configuration (paths not yet resolved:
+// [Load] fills Paths.StateDir from [DefaultStateDir]).
+func Defaults() Config {
+	return Config{
+		AW: AW{
+			URL:          "http://127.0.0.1:5600",
+			Timeout:      2 * time.Second,
+			MaxBodyBytes: 8 << 20,
+		},
+		Sidecar: Sidecar{
+			Timeout:      2 * time.Second,
+			MaxBodyBytes: 1 << 20,
+		},
+		Server: Server{
+			MaxLineBytes: 1 << 20,
+			MaxInFlight:  1024,
+		},
+		Log:     Log{Level: "info"},
+		Privacy: Privacy{MaxTitleLength: 300},
+	}
+}

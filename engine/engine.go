@@ -1,0 +1,188 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/awbridge/awbridge/aw"
+	"github.com/awbridge/awbridge/config"
+	"github.com/awbridge/awbridge/health"
+	"github.com/awbridge/awbridge/nowframe"
+	"github.com/awbridge/awbridge/sidecar"
+	"github.com/awbridge/awbridge/toolbus"
+	"github.com/awbridge/awbridge/upstream"
+)
+
+// Deps is everything an Engine is built from; main builds it.
+type Deps struct {
+	Config  config.Config
+	Logger  zerolog.Logger
+	Version string
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// Transport is the HTTP transport for both upstreams (default: the
+	// clients' own).
+	Transport http.RoundTripper
+}
+
+// Engine is the process's core. Safe for concurrent use; Close it once.
+type Engine struct {
+	deps    Deps
+	log     zerolog.Logger
+	awc     *aw.Client
+	awSrc   *upstream.Source
+	scSrc   *upstream.Source
+	builder *nowframe.Builder
+	health  *health.Checker
+	bus     *toolbus.Bus
+}
+
+// isDirect reports whether name is one of seed 003's direct methods; each
+// is an alias of its tool.
+func isDirect(name string) bool {
+	switch name {
+	case "aw.get_state", "nowframe.build", "system.health":
+		return true
+	}
+	return false
+}
+
+// DirectMethods lists the direct JSON-RPC method names.
+func DirectMethods() []string { return []string{"aw.get_state", "nowframe.build", "system.health"} }
+
+// New builds an Engine from deps. It does no I/O beyond preflight checks.
+func New(d Deps) (*Engine, error) {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	c := d.Config
+	e := &Engine{deps: d, log: d.Logger}
+
+	apiKey := c.AW.APIKey
+	awc, err := aw.New(aw.Options{
+		BaseURL:        c.AW.URL,
+		HostHeader:     c.AW.HostHeader,
+		APIKey:         apiKey,
+		AttemptTimeout: attemptTimeout(c.AW.Timeout),
+		MaxBodyBytes:   c.AW.MaxBodyBytes,
+		Transport:      d.Transport,
+		UserAgent:      "awbridge/" + d.Version,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("engine: activitywatch client: %w", err)
+	}
+	e.awc = awc
+	e.awSrc = upstream.New(upstream.Options{Name: "activitywatch", Code: toolbus.CodeAwUnavailable,
+		Configured: true, Deadline: c.AW.Timeout, Now: d.Now})
+
+	var sc *sidecar.Client
+	if c.Sidecar.URL != "" {
+		sc, err = sidecar.New(sidecar.Options{BaseURL: c.Sidecar.URL, AttemptTimeout: attemptTimeout(c.Sidecar.Timeout),
+			MaxBodyBytes: c.Sidecar.MaxBodyBytes, Transport: d.Transport})
+		if err != nil {
+			return nil, fmt.Errorf("engine: sidecar client: %w", err)
+		}
+	}
+	e.scSrc = upstream.New(upstream.Options{Name: "sidecar", Code: toolbus.CodeSidecarUnavailable,
+		Configured: sc != nil, Deadline: c.Sidecar.Timeout, Now: d.Now})
+
+	bopts := nowframe.Options{
+		AW: awc, AWSource: e.awSrc, SidecarSource: e.scSrc, Host: c.AW.Host,
+		Privacy: nowframe.Privacy{MaxTitleLength: c.Privacy.MaxTitleLength}, Now: d.Now,
+	}
+	hopts := health.Options{
+		AWSource: e.awSrc,
+		AWProbe: func(ctx context.Context) error {
+			_, err := awc.Info(ctx)
+			return err
+		},
+		SidecarSource: e.scSrc,
+		Preflight:     Preflight(c),
+		Now:           d.Now,
+	}
+	if sc != nil {
+		bopts.Sidecar = sc
+		hopts.SidecarProbe = sc.Probe
+	}
+	e.builder = nowframe.NewBuilder(bopts)
+	e.health = health.New(hopts)
+	e.bus, err = toolbus.New(toolbus.Options{ServerName: "awbridge", Now: d.Now}, e.tools()...)
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// attemptTimeout leaves room for retries inside a source's deadline.
+func attemptTimeout(deadline time.Duration) time.Duration {
+	return max(deadline/2, 100*time.Millisecond)
+}
+
+// Close waits for background work (a health refresh) to end.
+func (e *Engine) Close() { e.health.Close() }
+
+// ToolsList returns the pre-rendered tools/list result.
+func (e *Engine) ToolsList() json.RawMessage { return e.bus.ToolsList() }
+
+// Health returns the health report (see health.Checker for freshness).
+func (e *Engine) Health(ctx context.Context) health.Report { return e.health.Report(ctx) }
+
+// Call is the single path of every call: MCP tools, direct methods and
+// `awbridge call`.
+func (e *Engine) Call(ctx context.Context, req Request) Outcome {
+	name := req.Name
+	if req.Kind == KindDirect {
+		if !isDirect(name) {
+			return Outcome{Err: &toolbus.ToolError{Kind: toolbus.ContractError, Code: toolbus.CodeUnknownTool,
+				Message: fmt.Sprintf("unknown method %q", name)}, Stage: StageResolve}
+		}
+	}
+	r := e.bus.Call(ctx, toolbus.Request{Name: name, Args: req.Args, Direct: req.Kind == KindDirect})
+	return Outcome{Body: r.Body, Err: r.Err, Stage: Stage(r.Stage)}
+}
+
+// Preflight runs the bridge's own start-up checks on c.
+func Preflight(c config.Config) []health.Check {
+	checks := []health.Check{{Name: "config", OK: true, Detail: "loaded and valid"}}
+	u, err := url.Parse(c.AW.URL)
+	ok := err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+	checks = append(checks, health.Check{Name: "activitywatch_url", OK: ok, Detail: detail(ok, "well formed", "not an http(s) URL with a host")})
+	if c.Paths.ContextRoot != "" {
+		ok, why := writableDir(c.Paths.ContextRoot)
+		checks = append(checks, health.Check{Name: "context_root", OK: ok, Detail: why})
+	}
+	return checks
+}
+
+func detail(ok bool, yes, no string) string {
+	if ok {
+		return yes
+	}
+	return no
+}
+
+func writableDir(dir string) (bool, string) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return false, "missing"
+	}
+	if !st.IsDir() {
+		return false, "not a folder"
+	}
+	f, err := os.CreateTemp(dir, ".awbridge-preflight-*")
+	if err != nil {
+		return false, "not writable"
+	}
+	name := f.Name()
+	f.Close()
+	os.Remove(filepath.Clean(name))
+	return true, "writable"
+}

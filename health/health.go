@@ -1,0 +1,206 @@
+// Package health owns the health report: read from each source's last
+// status (never a probe per call; refreshed at most once a second, the
+// first call probes), the bridge's own preflight, and the protected
+// environment.
+package health
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/awbridge/awbridge/upstream"
+	"github.com/tidwall/gjson"
+)
+
+// Check is one preflight check.
+type Check struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// Options configure a Checker.
+type Options struct {
+	AWSource *upstream.Source
+	// AWProbe checks ActivityWatch (GET /api/0/info).
+	AWProbe       func(ctx context.Context) error
+	SidecarSource *upstream.Source
+	// SidecarProbe fetches the probe object; nil when no sidecar.
+	SidecarProbe func(ctx context.Context) (json.RawMessage, error)
+	// Preflight is the bridge's own checks, run once at start.
+	Preflight []Check
+	// Refresh is the most often the sources are re-checked (default 1 s).
+	Refresh time.Duration
+	Now     func() time.Time
+}
+
+// Report is the system.health result: seed 003's fields first, then ours.
+type Report struct {
+	AWOK               bool            `json:"aw_ok"`
+	SidecarProbeStatus *bool           `json:"sidecar_probe_status"`
+	PreflightOK        bool            `json:"preflight_ok"`
+	ProtectedEnvOK     bool            `json:"protected_env_ok"`
+	ProtectedDiffCount int             `json:"protected_diff_count"`
+	OmniProbe          json.RawMessage `json:"omni_probe"`
+
+	// Status is "healthy" or "degraded".
+	Status    string    `json:"status"`
+	CheckedAt time.Time `json:"checked_at"`
+	Sources   struct {
+		ActivityWatch upstream.Status `json:"activitywatch"`
+		Sidecar       upstream.Status `json:"sidecar"`
+	} `json:"sources"`
+	Preflight []Check `json:"preflight"`
+	// ProtectedEnvConfigured says whether a protected-environment
+	// baseline or item list exists.
+	ProtectedEnvConfigured bool `json:"protected_env_configured"`
+}
+
+// Healthy reports whether nothing the person configured is failing.
+func (r *Report) Healthy() bool { return r.Status == "healthy" }
+
+// Checker answers health. Safe for concurrent use; Close waits for a
+// background refresh.
+type Checker struct {
+	opts Options
+
+	mu         sync.Mutex
+	lastProbe  json.RawMessage
+	checkedAt  time.Time
+	refreshing bool
+	rendered   []byte
+	report     Report
+	first      chan struct{} // closed after the first refresh
+	firstOnce  sync.Once
+	wg         sync.WaitGroup
+}
+
+// New returns a Checker.
+func New(opts Options) *Checker {
+	if opts.Refresh <= 0 {
+		opts.Refresh = time.Second
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Checker{opts: opts, first: make(chan struct{})}
+}
+
+// Close waits for a refresh under way.
+func (c *Checker) Close() { c.wg.Wait() }
+
+// JSON returns the rendered report. The first call probes the sources
+// (bounded by their deadlines); later calls answer at once from the last
+// status and, when it is older than the refresh interval, start one
+// refresh in the background.
+func (c *Checker) JSON(ctx context.Context) []byte {
+	b, _ := c.get(ctx)
+	return b
+}
+
+// Report returns the report as a value (see JSON for freshness rules).
+func (c *Checker) Report(ctx context.Context) Report {
+	_, r := c.get(ctx)
+	return r
+}
+
+func (c *Checker) get(ctx context.Context) ([]byte, Report) {
+	now := c.opts.Now()
+	c.mu.Lock()
+	stale := now.Sub(c.checkedAt) >= c.opts.Refresh
+	if stale && !c.refreshing {
+		c.refreshing = true
+		c.wg.Add(1)
+		go c.refresh(context.WithoutCancel(ctx))
+	}
+	c.mu.Unlock()
+
+	select {
+	case <-c.first:
+	case <-ctx.Done():
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.rendered == nil {
+		c.render(now)
+	}
+	return c.rendered, c.report
+}
+
+func (c *Checker) refresh(ctx context.Context) {
+	defer c.wg.Done()
+	var (
+		wg    sync.WaitGroup
+		probe json.RawMessage
+		scErr error
+	)
+	if c.opts.AWSource != nil && c.opts.AWProbe != nil {
+		wg.Go(func() { _ = c.opts.AWSource.Do(ctx, c.opts.AWProbe) })
+	}
+	if c.opts.SidecarSource != nil && c.opts.SidecarSource.Configured() && c.opts.SidecarProbe != nil {
+		wg.Go(func() {
+			scErr = c.opts.SidecarSource.Do(ctx, func(ctx context.Context) error {
+				var err error
+				probe, err = c.opts.SidecarProbe(ctx)
+				return err
+			})
+		})
+	}
+	wg.Wait()
+	c.mu.Lock()
+	if scErr == nil {
+		c.lastProbe = probe
+	} else {
+		c.lastProbe = nil
+	}
+	c.checkedAt = c.opts.Now()
+	c.refreshing = false
+	c.render(c.checkedAt)
+	c.mu.Unlock()
+	c.firstOnce.Do(func() { close(c.first) })
+}
+
+// render rebuilds the report from the sources' last status; c.mu held.
+func (c *Checker) render(now time.Time) {
+	r := Report{ProtectedEnvOK: true, CheckedAt: now.UTC(), Preflight: c.opts.Preflight}
+	if c.opts.AWSource != nil {
+		r.Sources.ActivityWatch = c.opts.AWSource.Status()
+	}
+	if c.opts.SidecarSource != nil {
+		r.Sources.Sidecar = c.opts.SidecarSource.Status()
+	}
+	r.AWOK = r.Sources.ActivityWatch.OK
+	r.PreflightOK = true
+	for _, ch := range c.opts.Preflight {
+		r.PreflightOK = r.PreflightOK && ch.OK
+	}
+	healthy := r.AWOK && r.PreflightOK
+	if r.Sources.Sidecar.Configured {
+		ok := false
+		if c.lastProbe != nil && r.Sources.Sidecar.OK {
+			r.OmniProbe = c.lastProbe
+			ok = gjson.GetBytes(c.lastProbe, "ok").Bool()
+			pre := gjson.GetBytes(c.lastProbe, "preflight_ok")
+			if !pre.Exists() {
+				pre = gjson.GetBytes(c.lastProbe, "ok")
+			}
+			r.PreflightOK = r.PreflightOK && pre.Bool()
+		}
+		r.SidecarProbeStatus = &ok
+		healthy = healthy && ok && r.PreflightOK
+	}
+	if r.OmniProbe == nil {
+		r.OmniProbe = json.RawMessage("null")
+	}
+	r.Status = "degraded"
+	if healthy {
+		r.Status = "healthy"
+	}
+	b, err := json.Marshal(&r)
+	if err != nil {
+		b = []byte(`{"aw_ok":false,"sidecar_probe_status":null,"preflight_ok":false,"protected_env_ok":false,"protected_diff_count":-1,"omni_probe":null,"status":"degraded"}`)
+	}
+	c.report, c.rendered = r, b
+}

@@ -1,0 +1,180 @@
+// Package awfixture loads the recorded aw-server exchanges of
+// testdata/awfixtures (a copy of ../shared/fixtures/aw) and serves them
+// byte for byte, for tests that need a real HTTP ActivityWatch.
+package awfixture
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// T is the capture instant of the fixtures (see _meta.json).
+var T = time.Date(2026, 11, 22, 1, 35, 21, 0, time.UTC)
+
+// Exchange is one recorded request and response.
+type Exchange struct {
+	Name    string
+	Request struct {
+		Method  string            `json:"method"`
+		Path    string            `json:"path"`
+		Body    json.RawMessage   `json:"body"`
+		Headers map[string]string `json:"headers"`
+	} `json:"request"`
+	Status  int               `json:"status"`
+	Headers map[string]string `json:"headers"`
+	Body    json.RawMessage   `json:"body"`
+	BodyRaw string            `json:"body_raw"`
+}
+
+// Dir finds testdata/awfixtures by walking up from the working directory.
+func Dir() (string, error) {
+	d, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		p := filepath.Join(d, "testdata", "awfixtures")
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			return p, nil
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", fmt.Errorf("awfixture: testdata/awfixtures not found above the working directory")
+		}
+		d = parent
+	}
+}
+
+// Load reads every exchange, keyed by file name without .json.
+func Load() (map[string]*Exchange, error) {
+	dir, err := Dir()
+	if err != nil {
+		return nil, err
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*Exchange{}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".json")
+		if strings.HasPrefix(name, "_") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		var x Exchange
+		if err := json.Unmarshal(b, &x); err != nil {
+			return nil, fmt.Errorf("awfixture: %s: %w", name, err)
+		}
+		x.Name = name
+		out[name] = &x
+	}
+	return out, nil
+}
+
+// Server serves recorded exchanges by method and path (with query). The
+// bridge asks for limit=N of events; Server answers those from the
+// "_all" recordings, cut to N, so the bytes stay the server's. Routes
+// can be overridden per test. Safe for concurrent use.
+type Server struct {
+	mu     sync.Mutex
+	routes map[string]func(w http.ResponseWriter, r *http.Request)
+	// Hits counts requests per path.
+	hits map[string]int
+}
+
+// NewServer serves the GET exchanges of xs.
+func NewServer(xs map[string]*Exchange) *Server {
+	s := &Server{routes: map[string]func(http.ResponseWriter, *http.Request){}, hits: map[string]int{}}
+	names := make([]string, 0, len(xs))
+	for n := range xs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		x := xs[n]
+		if x.Request.Method != http.MethodGet || len(x.Request.Headers) > 0 {
+			continue
+		}
+		s.routes["GET "+x.Request.Path] = Replay(x)
+	}
+	for _, n := range names {
+		x := xs[n]
+		if strings.HasPrefix(n, "events_") && strings.HasSuffix(n, "_all") {
+			path := strings.SplitN(x.Request.Path, "?", 2)[0]
+			for _, lim := range []int{1, 2, 3} {
+				s.routes[fmt.Sprintf("GET %s?limit=%d", path, lim)] = ReplayEvents(x, lim)
+			}
+		}
+	}
+	return s
+}
+
+// Handle overrides the route "METHOD /path?query".
+func (s *Server) Handle(route string, h func(w http.ResponseWriter, r *http.Request)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.routes[route] = h
+}
+
+// Hits returns how many requests reached path (without query).
+func (s *Server) Hits(path string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hits[path]
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	key := r.Method + " " + r.URL.RequestURI()
+	s.mu.Lock()
+	h := s.routes[key]
+	s.hits[r.URL.Path]++
+	s.mu.Unlock()
+	if h == nil {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprint(w, "<!doctype html>\n<html lang=en>\n<title>404 Not Found</title>\n")
+		return
+	}
+	h(w, r)
+}
+
+// Replay writes x's recorded status, content type and exact body.
+func Replay(x *Exchange) func(http.ResponseWriter, *http.Request) {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		for _, k := range []string{"Content-Type", "Location"} {
+			if v := x.Headers[k]; v != "" {
+				w.Header().Set(k, v)
+			}
+		}
+		w.WriteHeader(x.Status)
+		fmt.Fprint(w, x.BodyRaw)
+	}
+}
+
+// ReplayEvents answers with the first n events of an "_all" recording,
+// re-serialised in the server's own style.
+func ReplayEvents(x *Exchange, n int) func(http.ResponseWriter, *http.Request) {
+	var evs []json.RawMessage
+	_ = json.Unmarshal(x.Body, &evs)
+	if len(evs) > n {
+		evs = evs[:n]
+	}
+	body, _ := json.Marshal(evs)
+	return func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(body)
+		w.Write([]byte("\n"))
+	}
+}

@@ -1,0 +1,23 @@
+package jsonw
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "plain", "quote\"back\\slash", "\x00\x1f\u2028<script>&", "\xff\xfe", "日本語 — ok", "\u202Egnp.exe"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := AppendString(nil, s)
+		var back string
+		if err := json.Unmarshal(got, &back); err != nil {
+			t.Fatalf("AppendString(%q) = %s is not JSON: %v", s, got, err)
+		}
+		want, _ := json.Marshal(s)
+		if string(got) != string(want) {
+			t.Fatalf("AppendString(%q) = %s, encoding/json says %s", s, got, want)
+		}
+	})
+}

@@ -1,0 +1,298 @@
+package nowframe
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/awbridge/awbridge/aw"
+	"github.com/awbridge/awbridge/upstream"
+)
+
+// AWReader is what the builder reads from ActivityWatch; *aw.Client.
+type AWReader interface {
+	Info(ctx context.Context) (aw.Info, error)
+	Buckets(ctx context.Context) (map[string]aw.Bucket, error)
+	Events(ctx context.Context, bucketID string, q aw.EventQuery) ([]aw.Event, error)
+}
+
+// Prober is the sidecar; *sidecar.Client.
+type Prober interface {
+	Probe(ctx context.Context) (json.RawMessage, error)
+}
+
+// Options configure a Builder.
+type Options struct {
+	AW       AWReader
+	AWSource *upstream.Source
+	// Sidecar may be nil when SidecarSource is not configured.
+	Sidecar       Prober
+	SidecarSource *upstream.Source
+	// Host is the configured host whose buckets to read ("" = automatic).
+	Host    string
+	Privacy Privacy
+	// BucketsTTL is how long a bucket list is trusted to fetch events in
+	// parallel with a fresh list (default 30 s). A bucket that vanished
+	// is noticed in the same build and refetched.
+	BucketsTTL time.Duration
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Builder assembles frames. Safe for concurrent use: concurrent fresh
+// builds are coalesced into one.
+type Builder struct {
+	opts    Options
+	version atomic.Uint64
+	latest  atomic.Pointer[Frame]
+	sel     atomic.Pointer[cachedSelection]
+
+	mu       sync.Mutex
+	inflight *flight
+}
+
+type cachedSelection struct {
+	sel Selection
+	at  time.Time
+}
+
+type flight struct {
+	done  chan struct{}
+	frame *Frame
+}
+
+// NewBuilder returns a Builder.
+func NewBuilder(opts Options) *Builder {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.BucketsTTL <= 0 {
+		opts.BucketsTTL = 30 * time.Second
+	}
+	return &Builder{opts: opts}
+}
+
+// Latest returns the newest frame, or nil before the first build.
+func (b *Builder) Latest() *Frame { return b.latest.Load() }
+
+// Get returns a frame at most maxAge old: the latest one when it is young
+// enough (cacheHit true), else a fresh build. maxAge <= 0 forces a build.
+func (b *Builder) Get(ctx context.Context, maxAge time.Duration) (f *Frame, cacheHit bool) {
+	if maxAge > 0 {
+		if f := b.latest.Load(); f != nil && f.Age(b.opts.Now()) <= maxAge {
+			return f, true
+		}
+	}
+	return b.Build(ctx), false
+}
+
+// Build assembles a fresh frame. A build already under way when Build is
+// called is joined rather than repeated. It never fails: a source that
+// failed leaves its fields null and says why in Sources.
+func (b *Builder) Build(ctx context.Context) *Frame {
+	b.mu.Lock()
+	if fl := b.inflight; fl != nil {
+		b.mu.Unlock()
+		select {
+		case <-fl.done:
+			return fl.frame
+		case <-ctx.Done():
+			// The caller went away; give it the latest frame if any.
+			if f := b.latest.Load(); f != nil {
+				return f
+			}
+			<-fl.done
+			return fl.frame
+		}
+	}
+	fl := &flight{done: make(chan struct{})}
+	b.inflight = fl
+	b.mu.Unlock()
+
+	// The build is shared: one caller's cancellation must not spoil it for
+	// the others. The sources' own deadlines bound it.
+	fl.frame = b.build(context.WithoutCancel(ctx))
+
+	b.mu.Lock()
+	b.inflight = nil
+	b.mu.Unlock()
+	close(fl.done)
+	return fl.frame
+}
+
+type awPart struct {
+	info    *aw.Info
+	buckets map[string]aw.Bucket
+	sel     Selection
+	window  []aw.Event
+	afk     []aw.Event
+	web     map[string][]aw.Event
+}
+
+func (b *Builder) build(ctx context.Context) *Frame {
+	var (
+		wg           sync.WaitGroup
+		part         awPart
+		awErr, scErr error
+		probe        json.RawMessage
+	)
+	wg.Go(func() {
+		awErr = b.opts.AWSource.Do(ctx, func(ctx context.Context) error {
+			var err error
+			part, err = b.fetchAW(ctx)
+			return err
+		})
+	})
+	if b.opts.SidecarSource != nil && b.opts.SidecarSource.Configured() && b.opts.Sidecar != nil {
+		wg.Go(func() {
+			scErr = b.opts.SidecarSource.Do(ctx, func(ctx context.Context) error {
+				var err error
+				probe, err = b.opts.Sidecar.Probe(ctx)
+				return err
+			})
+		})
+	}
+	wg.Wait()
+
+	now := b.opts.Now()
+	f := &Frame{
+		Version:   b.version.Add(1),
+		Timestamp: now,
+		Info:      part.info,
+		Buckets:   part.buckets,
+		Probe:     probe,
+	}
+	if scErr != nil {
+		f.Probe = nil
+	}
+	f.Now = ComputeNow(Input{
+		Now: now, Selection: part.sel, Window: part.window, AFK: part.afk, Web: part.web,
+		Privacy: b.opts.Privacy,
+	})
+	f.Sources.ActivityWatch = report(b.opts.AWSource, awErr)
+	f.Sources.Sidecar = report(b.opts.SidecarSource, scErr)
+	if err := f.render(); err != nil {
+		// Every field is a plain value; this cannot happen short of a bug.
+		panic("nowframe: rendering a frame: " + err.Error())
+	}
+	for {
+		old := b.latest.Load()
+		if old != nil && old.Version > f.Version {
+			break
+		}
+		if b.latest.CompareAndSwap(old, f) {
+			break
+		}
+	}
+	return f
+}
+
+func report(src *upstream.Source, err error) SourceReport {
+	if src == nil || !src.Configured() {
+		return SourceReport{Circuit: upstream.Closed.String()}
+	}
+	st := src.Status()
+	r := SourceReport{Configured: true, OK: err == nil, LatencyMs: st.LatencyMs, Circuit: st.Circuit}
+	if err != nil {
+		msg := err.Error()
+		r.Error = &msg
+	}
+	return r
+}
+
+// eventsLimit is how many of the newest events are read per bucket.
+const eventsLimit = 2
+
+// fetchAW reads info, the bucket list and the newest events of the
+// selected buckets. With a trusted bucket selection, all of it runs in
+// parallel; otherwise the events wait for the bucket list.
+func (b *Builder) fetchAW(ctx context.Context) (awPart, error) {
+	var (
+		part          awPart
+		wg            sync.WaitGroup
+		infoErr, bErr error
+		info          aw.Info
+		cached        = b.sel.Load()
+		early         awPart
+		earlyErr      error
+		useEarly      bool
+	)
+	wg.Go(func() { info, infoErr = b.opts.AW.Info(ctx) })
+	wg.Go(func() { part.buckets, bErr = b.opts.AW.Buckets(ctx) })
+	if cached != nil && b.opts.Now().Sub(cached.at) < b.opts.BucketsTTL && cached.sel.Window != "" {
+		useEarly = true
+		wg.Go(func() { earlyErr = b.fetchEvents(ctx, cached.sel, &early) })
+	}
+	wg.Wait()
+	if infoErr == nil {
+		part.info = &info
+	}
+	if bErr != nil {
+		part.buckets = nil
+		b.sel.Store(nil)
+		return part, errors.Join(infoErr, bErr)
+	}
+	part.sel = SelectBuckets(b.opts.Host, part.info, part.buckets)
+	b.sel.Store(&cachedSelection{sel: part.sel, at: b.opts.Now()})
+	if useEarly && earlyErr == nil && sameSelection(cached.sel, part.sel) {
+		part.window, part.afk, part.web = early.window, early.afk, early.web
+		return part, infoErr
+	}
+	// First build, a changed selection, or a bucket vanished: read the
+	// events of the buckets that exist now.
+	err := b.fetchEvents(ctx, part.sel, &part)
+	return part, errors.Join(infoErr, err)
+}
+
+func (b *Builder) fetchEvents(ctx context.Context, sel Selection, into *awPart) error {
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	get := func(id string, dst *[]aw.Event) {
+		evs, err := b.opts.AW.Events(ctx, id, aw.EventQuery{Limit: eventsLimit})
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			errs = append(errs, err)
+			return
+		}
+		*dst = evs
+	}
+	if sel.Window != "" {
+		wg.Go(func() { get(sel.Window, &into.window) })
+	}
+	if sel.AFK != "" {
+		wg.Go(func() { get(sel.AFK, &into.afk) })
+	}
+	webs := make([][]aw.Event, len(sel.Web))
+	for i, id := range sel.Web {
+		wg.Go(func() { get(id, &webs[i]) })
+	}
+	wg.Wait()
+	if len(sel.Web) > 0 {
+		into.web = make(map[string][]aw.Event, len(sel.Web))
+		for i, id := range sel.Web {
+			if webs[i] != nil {
+				into.web[id] = webs[i]
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func sameSelection(a, b Selection) bool {
+	if a.Host != b.Host || a.Window != b.Window || a.AFK != b.AFK || len(a.Web) != len(b.Web) {
+		return false
+	}
+	for i := range a.Web {
+		if a.Web[i] != b.Web[i] {
+			return false
+		}
+	}
+	return true
+}

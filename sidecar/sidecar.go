@@ -1,0 +1,175 @@
+// Package sidecar is the client of the optional /probe sidecar: one GET that
+// yields a bounded, validated raw JSON object. It imports nothing else of
+// awbridge.
+package sidecar
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-retryablehttp"
+	"github.com/tidwall/gjson"
+)
+
+// Options configure a Client.
+type Options struct {
+	// BaseURL is the sidecar's base URL; /probe is appended.
+	BaseURL string
+	// AttemptTimeout bounds one HTTP attempt (default 1 s).
+	AttemptTimeout time.Duration
+	// RetryMax is the number of retries after the first attempt (default 2).
+	RetryMax int
+	// BackoffMin and BackoffMax bound the jittered backoff (50-250 ms).
+	BackoffMin, BackoffMax time.Duration
+	// MaxBodyBytes bounds the probe object (default 1 MiB).
+	MaxBodyBytes int64
+	// Transport is the HTTP transport (default: a fresh pooled one).
+	Transport http.RoundTripper
+}
+
+// Error is a failed probe.
+type Error struct {
+	// Status is the HTTP status when the sidecar answered, else 0.
+	Status int
+	Msg    string
+	Err    error
+}
+
+func (e *Error) Error() string {
+	switch {
+	case e.Status != 0 && e.Err != nil:
+		return fmt.Sprintf("sidecar probe: HTTP %d: %s: %v", e.Status, e.Msg, e.Err)
+	case e.Status != 0:
+		return fmt.Sprintf("sidecar probe: HTTP %d: %s", e.Status, e.Msg)
+	case e.Err != nil:
+		return fmt.Sprintf("sidecar probe: %s: %v", e.Msg, e.Err)
+	}
+	return "sidecar probe: " + e.Msg
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Client probes one sidecar. Safe for concurrent use.
+type Client struct {
+	probe, probeSlash string
+	max               int64
+	http              *retryablehttp.Client
+}
+
+// New validates opts and returns a Client.
+func New(opts Options) (*Client, error) {
+	u, err := url.Parse(opts.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("sidecar: %q is not an http(s) URL with a host", opts.BaseURL)
+	}
+	if opts.AttemptTimeout <= 0 {
+		opts.AttemptTimeout = time.Second
+	}
+	if opts.RetryMax < 0 {
+		opts.RetryMax = 0
+	} else if opts.RetryMax == 0 {
+		opts.RetryMax = 2
+	}
+	if opts.BackoffMin <= 0 {
+		opts.BackoffMin = 50 * time.Millisecond
+	}
+	if opts.BackoffMax < opts.BackoffMin {
+		opts.BackoffMax = 250 * time.Millisecond
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = 1 << 20
+	}
+	base := strings.TrimRight(u.String(), "/")
+	rc := retryablehttp.NewClient()
+	rc.Logger = nil
+	rc.RetryMax = opts.RetryMax
+	rc.RetryWaitMin, rc.RetryWaitMax = opts.BackoffMin, opts.BackoffMax
+	rc.Backoff = jitter
+	rc.CheckRetry = retryablehttp.ErrorPropagatedRetryPolicy
+	rc.ErrorHandler = retryablehttp.PassthroughErrorHandler
+	rc.HTTPClient.Timeout = opts.AttemptTimeout
+	if opts.Transport != nil {
+		rc.HTTPClient.Transport = opts.Transport
+	}
+	rc.HTTPClient.CheckRedirect = func(_ *http.Request, via []*http.Request) error {
+		if len(via) >= 3 {
+			return errors.New("too many redirects")
+		}
+		return nil
+	}
+	return &Client{probe: base + "/probe", probeSlash: base + "/probe/", max: opts.MaxBodyBytes, http: rc}, nil
+}
+
+func jitter(lo, hi time.Duration, _ int, _ *http.Response) time.Duration {
+	return lo + rand.N(hi-lo+1)
+}
+
+// Probe fetches GET <base>/probe (and, on a 404, /probe/ once more) and
+// returns the compacted JSON object. Errors are *Error.
+func (c *Client) Probe(ctx context.Context) (json.RawMessage, error) {
+	body, err := c.get(ctx, c.probe)
+	var e *Error
+	if errors.As(err, &e) && e.Status == http.StatusNotFound {
+		body, err = c.get(ctx, c.probeSlash)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return Decode(body)
+}
+
+// Decode validates a probe body: a JSON object, returned compacted.
+func Decode(body []byte) (json.RawMessage, error) {
+	trimmed := bytes.TrimSpace(body)
+	if !gjson.ValidBytes(trimmed) {
+		return nil, &Error{Msg: "answer is not valid JSON"}
+	}
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return nil, &Error{Msg: "answer is not a JSON object"}
+	}
+	var out bytes.Buffer
+	out.Grow(len(trimmed))
+	if err := json.Compact(&out, trimmed); err != nil {
+		return nil, &Error{Msg: "answer is not valid JSON", Err: err}
+	}
+	return out.Bytes(), nil
+}
+
+func (c *Client) get(ctx context.Context, u string) ([]byte, error) {
+	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, &Error{Msg: "building request", Err: err}
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		if resp != nil {
+			// Retries gave up on a 5xx: keep the status.
+			resp.Body.Close()
+			return nil, &Error{Status: resp.StatusCode, Msg: http.StatusText(resp.StatusCode)}
+		}
+		return nil, &Error{Msg: "unreachable", Err: err}
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, c.max+1))
+	if err != nil {
+		return nil, &Error{Status: resp.StatusCode, Msg: "reading answer", Err: err}
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, &Error{Status: resp.StatusCode, Msg: http.StatusText(resp.StatusCode)}
+	}
+	if int64(len(body)) > c.max {
+		return nil, &Error{Status: resp.StatusCode, Msg: fmt.Sprintf("answer larger than %d bytes", c.max)}
+	}
+	return body, nil
+}

@@ -1,0 +1,78 @@
+package toolbus
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Kind is seed 002's error category.
+type Kind string
+
+// The error taxonomy of seed 002.
+const (
+	ContractError  Kind = "ContractError"
+	PolicyError    Kind = "PolicyError"
+	AuthError      Kind = "AuthError"
+	ExecutionError Kind = "ExecutionError"
+	SystemError    Kind = "SystemError"
+)
+
+// Stable error codes. Callers branch on these; never rename one.
+const (
+	CodeSchemaInvalid      = "SchemaInvalid"
+	CodeUnknownTool        = "UnknownTool"
+	CodeTimeout            = "Timeout"
+	CodeRateLimited        = "RateLimited"
+	CodeCircuitOpen        = "CircuitOpen"
+	CodeConcurrencyLimited = "ConcurrencyLimited"
+	CodeCancelled          = "Cancelled"
+	CodeAwUnavailable      = "AwUnavailable"
+	CodeSidecarUnavailable = "SidecarUnavailable"
+	CodeInternal           = "Internal"
+)
+
+// ToolError is the typed error of a tool call, as it appears in the
+// envelope's error field and in JSON-RPC error.data. It is immutable once
+// built; share it freely.
+type ToolError struct {
+	Kind         Kind           `json:"kind"`
+	Code         string         `json:"code"`
+	Retryable    bool           `json:"retryable"`
+	Message      string         `json:"message"`
+	Hint         string         `json:"hint,omitempty"`
+	Details      map[string]any `json:"details,omitempty"`
+	RetryAfterMs *int64         `json:"retry_after_ms,omitempty"`
+	DidYouMean   []string       `json:"did_you_mean,omitempty"`
+
+	err error
+}
+
+// Error implements error.
+func (e *ToolError) Error() string {
+	if e.err != nil {
+		return fmt.Sprintf("%s %s: %s: %v", e.Kind, e.Code, e.Message, e.err)
+	}
+	return fmt.Sprintf("%s %s: %s", e.Kind, e.Code, e.Message)
+}
+
+// Unwrap returns the cause.
+func (e *ToolError) Unwrap() error { return e.err }
+
+// WithCause returns a copy of e that wraps err.
+func (e *ToolError) WithCause(err error) *ToolError {
+	c := *e
+	c.err = err
+	return &c
+}
+
+// AsToolError finds a *ToolError in err's chain.
+func AsToolError(err error) (*ToolError, bool) {
+	var te *ToolError
+	ok := errors.As(err, &te)
+	return te, ok
+}
+
+// Invalid is a ContractError SchemaInvalid for bad arguments.
+func Invalid(msg, hint string, details map[string]any) *ToolError {
+	return &ToolError{Kind: ContractError, Code: CodeSchemaInvalid, Message: msg, Hint: hint, Details: details}
+}

@@ -1,0 +1,93 @@
+package toolbus
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Param describes one argument of a tool. The input schema, strict
+// decoding and help are all generated from the same Params.
+type Param struct {
+	Name        string
+	Type        string // "string", "integer", "boolean"
+	Description string
+	// Min and Max bound integers (inclusive) when Max > Min.
+	Min, Max int64
+	// MaxLen bounds strings (bytes) when > 0.
+	MaxLen int
+	// Pattern, when set, is a JSON-schema pattern the value must match;
+	// Check enforces it.
+	Pattern string
+	// Check validates a decoded value; it returns a message or "".
+	Check func(v any) string
+}
+
+// Tool is one registered tool. A Tool is immutable after registration.
+type Tool struct {
+	// Name is the API-safe name (letters, digits, _ and -).
+	Name string
+	// Aliases are other accepted names (e.g. dotted direct-method names);
+	// the envelope echoes the name the caller used.
+	Aliases []string
+	Title   string
+	// Description is written for an assistant: what it answers, when to
+	// use it, when not.
+	Description string
+	// Params are the tool's own arguments; the common ones (trace ids,
+	// max_age_ms for read-only tools) are added by the bus.
+	Params []Param
+	// ResultSchema is the JSON schema of the envelope's result.
+	ResultSchema json.RawMessage
+	// ReadOnly and Idempotent become MCP annotations.
+	ReadOnly, Idempotent bool
+	// Run executes the tool. It returns the result JSON, or an error
+	// (a *ToolError, or anything else, which becomes a SystemError).
+	Run func(ctx context.Context, call *Call) (Result, error)
+}
+
+// Result is what a tool returns.
+type Result struct {
+	// Body is the result JSON.
+	Body json.RawMessage
+	// CacheHit says it was answered from a warm frame or cache.
+	CacheHit bool
+	// Circuit is the state of the upstream circuit the tool used ("" if
+	// none).
+	Circuit string
+}
+
+// Call is one validated invocation, as a tool sees it.
+type Call struct {
+	// Name is the name the caller used (possibly an alias).
+	Name string
+	// Direct is true for a direct JSON-RPC method.
+	Direct bool
+	// Args holds the decoded arguments by name (string, int64, bool).
+	Args map[string]any
+	// MaxAgeMs is the caller's freshness bound, -1 when not given.
+	MaxAgeMs int64
+	Trace    Trace
+}
+
+// String returns the string argument name, or def when absent.
+func (c *Call) String(name, def string) string {
+	if v, ok := c.Args[name].(string); ok {
+		return v
+	}
+	return def
+}
+
+// Int returns the integer argument name, or def when absent.
+func (c *Call) Int(name string, def int64) int64 {
+	if v, ok := c.Args[name].(int64); ok {
+		return v
+	}
+	return def
+}
+
+// Trace is the correlation of a call.
+type Trace struct {
+	TraceID      string  `json:"trace_id"`
+	SpanID       string  `json:"span_id"`
+	ParentSpanID *string `json:"parent_span_id"`
+}

@@ -1,0 +1,245 @@
+// Package upstream is what every caller of ActivityWatch and the sidecar
+// shares: a deadline per source (including retries), a circuit breaker, and
+// the last status of each source, which health reports without probing.
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Circuit is a breaker state.
+type Circuit int
+
+// Breaker states.
+const (
+	Closed Circuit = iota
+	Open
+	HalfOpen
+)
+
+// String returns "closed", "open" or "half-open".
+func (c Circuit) String() string {
+	switch c {
+	case Open:
+		return "open"
+	case HalfOpen:
+		return "half-open"
+	}
+	return "closed"
+}
+
+// Error codes of upstream failures, equal to the tool bus's stable codes.
+const (
+	CodeCircuitOpen = "CircuitOpen"
+)
+
+// Options configure one Source.
+type Options struct {
+	// Name is the source's name in health and frames ("activitywatch").
+	Name string
+	// Code is the error code of its failures ("AwUnavailable").
+	Code string
+	// Configured is false for a source the person never set up (no
+	// sidecar URL): it is never called and never degrades health.
+	Configured bool
+	// Deadline bounds one Do, retries included (default 2 s).
+	Deadline time.Duration
+	// FailureThreshold consecutive failures open the circuit (default 3).
+	FailureThreshold int
+	// CoolDown is how long an open circuit refuses calls before one
+	// half-open probe (default 10 s).
+	CoolDown time.Duration
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Status is the last known state of a source. It is a value: safe to copy.
+type Status struct {
+	Name       string    `json:"name"`
+	Configured bool      `json:"configured"`
+	Checked    bool      `json:"checked"`
+	OK         bool      `json:"ok"`
+	CheckedAt  time.Time `json:"checked_at,omitzero"`
+	LatencyMs  float64   `json:"latency_ms"`
+	Error      string    `json:"error,omitempty"`
+	Circuit    string    `json:"circuit"`
+	// ConsecutiveFailures counts failures since the last success.
+	ConsecutiveFailures int `json:"consecutive_failures"`
+}
+
+// Error is a failed call to a source: always retryable.
+type Error struct {
+	Source string
+	// Code is the source's code (AwUnavailable, SidecarUnavailable) or
+	// CircuitOpen when the breaker refused the call.
+	Code string
+	// RetryAfter is set when the circuit is open: when it will allow a probe.
+	RetryAfter time.Duration
+	// Circuit is the breaker state after the call.
+	Circuit Circuit
+	// TimedOut says the source's deadline expired.
+	TimedOut bool
+	Err      error
+}
+
+func (e *Error) Error() string {
+	if e.Code == CodeCircuitOpen {
+		return fmt.Sprintf("%s: circuit open after repeated failures, retry in %s", e.Source, e.RetryAfter.Round(time.Millisecond))
+	}
+	if e.TimedOut {
+		return fmt.Sprintf("%s: no answer within the deadline: %v", e.Source, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", e.Source, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// ErrNotConfigured is returned by Do on a source that is not configured.
+var ErrNotConfigured = errors.New("source not configured")
+
+// Source guards one upstream. Safe for concurrent use.
+type Source struct {
+	opts Options
+
+	mu       sync.Mutex
+	state    Circuit
+	failures int
+	openedAt time.Time
+	probing  bool
+	last     Status
+}
+
+// New returns a Source with defaults applied.
+func New(opts Options) *Source {
+	if opts.Deadline <= 0 {
+		opts.Deadline = 2 * time.Second
+	}
+	if opts.FailureThreshold <= 0 {
+		opts.FailureThreshold = 3
+	}
+	if opts.CoolDown <= 0 {
+		opts.CoolDown = 10 * time.Second
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	s := &Source{opts: opts}
+	s.last = Status{Name: opts.Name, Configured: opts.Configured, Circuit: Closed.String()}
+	return s
+}
+
+// Name is the source's name.
+func (s *Source) Name() string { return s.opts.Name }
+
+// Configured reports whether the person set this source up.
+func (s *Source) Configured() bool { return s.opts.Configured }
+
+// Deadline is the per-call deadline.
+func (s *Source) Deadline() time.Duration { return s.opts.Deadline }
+
+// Status returns the last status.
+func (s *Source) Status() Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.last
+	st.Circuit = s.circuitLocked(s.opts.Now()).String()
+	st.ConsecutiveFailures = s.failures
+	return st
+}
+
+// Circuit returns the breaker's state now.
+func (s *Source) Circuit() Circuit {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.circuitLocked(s.opts.Now())
+}
+
+func (s *Source) circuitLocked(now time.Time) Circuit {
+	if s.state == Open && !now.Before(s.openedAt.Add(s.opts.CoolDown)) {
+		return HalfOpen
+	}
+	return s.state
+}
+
+// Do runs fn under the source's deadline and breaker and records the
+// outcome. A call refused by an open circuit returns an *Error with Code
+// CircuitOpen without running fn. A failure of fn returns an *Error with the
+// source's code. A call abandoned because the caller's ctx was cancelled is
+// not counted against the source.
+func (s *Source) Do(ctx context.Context, fn func(ctx context.Context) error) error {
+	if !s.opts.Configured {
+		return ErrNotConfigured
+	}
+	start := s.opts.Now()
+	if err := s.admit(start); err != nil {
+		return err
+	}
+	cctx, cancel := context.WithTimeout(ctx, s.opts.Deadline)
+	err := fn(cctx)
+	timedOut := err != nil && errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
+	cancel()
+	end := s.opts.Now()
+	if err != nil && ctx.Err() != nil {
+		// The caller went away: say nothing about the source.
+		s.release()
+		return err
+	}
+	return s.record(start, end, err, timedOut)
+}
+
+func (s *Source) admit(now time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch s.circuitLocked(now) {
+	case Open:
+		return &Error{Source: s.opts.Name, Code: CodeCircuitOpen, Circuit: Open,
+			RetryAfter: s.openedAt.Add(s.opts.CoolDown).Sub(now)}
+	case HalfOpen:
+		if s.probing {
+			return &Error{Source: s.opts.Name, Code: CodeCircuitOpen, Circuit: HalfOpen,
+				RetryAfter: 100 * time.Millisecond}
+		}
+		s.state = HalfOpen
+		s.probing = true
+	}
+	return nil
+}
+
+func (s *Source) release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state == HalfOpen {
+		s.probing = false
+		s.state = Open // not probed: stay open, the cool-down has passed so the next call probes
+	}
+}
+
+func (s *Source) record(start, end time.Time, err error, timedOut bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.probing = false
+	s.last.Checked = true
+	s.last.CheckedAt = end
+	s.last.LatencyMs = float64(end.Sub(start).Microseconds()) / 1000
+	if err == nil {
+		s.state = Closed
+		s.failures = 0
+		s.last.OK = true
+		s.last.Error = ""
+		return nil
+	}
+	s.failures++
+	s.last.OK = false
+	if s.state == HalfOpen || s.failures >= s.opts.FailureThreshold {
+		s.state = Open
+		s.openedAt = end
+	}
+	e := &Error{Source: s.opts.Name, Code: s.opts.Code, Circuit: s.state, TimedOut: timedOut, Err: err}
+	s.last.Error = e.Error()
+	return e
+}

@@ -1,0 +1,121 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+)
+
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+func newSource(c *clock) *Source {
+	return New(Options{Name: "activitywatch", Code: "AwUnavailable", Configured: true, Now: c.now})
+}
+
+var errDown = errors.New("connection refused")
+
+func fail(context.Context) error { return errDown }
+func ok(context.Context) error   { return nil }
+
+func TestBreakerOpensAfterThreeFailuresAndProbesOnce(t *testing.T) {
+	c := &clock{t: time.Date(2026, 11, 22, 1, 0, 0, 0, time.UTC)}
+	s := newSource(c)
+	for i := range 3 {
+		err := s.Do(context.Background(), fail)
+		var ue *Error
+		if !errors.As(err, &ue) || ue.Code != "AwUnavailable" || !errors.Is(err, errDown) {
+			t.Fatalf("failure %d: got %v, want AwUnavailable wrapping the cause", i+1, err)
+		}
+	}
+	if got := s.Circuit(); got != Open {
+		t.Fatalf("after 3 failures circuit = %v, want open", got)
+	}
+	called := false
+	err := s.Do(context.Background(), func(context.Context) error { called = true; return nil })
+	var ue *Error
+	if !errors.As(err, &ue) || ue.Code != CodeCircuitOpen || called {
+		t.Fatalf("open circuit: got %v (called=%v), want CircuitOpen without calling", err, called)
+	}
+	if ue.RetryAfter <= 0 || ue.RetryAfter > 10*time.Second {
+		t.Fatalf("retry after %v, want within the 10 s cool-down", ue.RetryAfter)
+	}
+
+	c.add(10 * time.Second)
+	if got := s.Circuit(); got != HalfOpen {
+		t.Fatalf("after cool-down circuit = %v, want half-open", got)
+	}
+	// One probe at a time: a second caller during the probe is refused.
+	release := make(chan struct{})
+	started := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		_ = s.Do(context.Background(), func(context.Context) error { close(started); <-release; return nil })
+	})
+	<-started
+	if err := s.Do(context.Background(), ok); !errors.As(err, &ue) || ue.Code != CodeCircuitOpen {
+		t.Fatalf("second call during the half-open probe: %v, want CircuitOpen", err)
+	}
+	close(release)
+	wg.Wait()
+	if got := s.Circuit(); got != Closed {
+		t.Fatalf("after a good probe circuit = %v, want closed", got)
+	}
+	if st := s.Status(); !st.OK || st.ConsecutiveFailures != 0 || st.Error != "" {
+		t.Fatalf("status after recovery = %+v", st)
+	}
+}
+
+func TestFailedProbeReopens(t *testing.T) {
+	c := &clock{t: time.Now()}
+	s := newSource(c)
+	for range 3 {
+		_ = s.Do(context.Background(), fail)
+	}
+	c.add(11 * time.Second)
+	_ = s.Do(context.Background(), fail)
+	if got := s.Circuit(); got != Open {
+		t.Fatalf("after a failed probe circuit = %v, want open again", got)
+	}
+}
+
+func TestDeadlineBoundsTheCall(t *testing.T) {
+	s := New(Options{Name: "sidecar", Code: "SidecarUnavailable", Configured: true, Deadline: 20 * time.Millisecond})
+	err := s.Do(context.Background(), func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() })
+	var ue *Error
+	if !errors.As(err, &ue) || !ue.TimedOut || ue.Code != "SidecarUnavailable" {
+		t.Fatalf("got %v, want a timed-out SidecarUnavailable", err)
+	}
+	if st := s.Status(); st.OK || !st.Checked || st.Error == "" {
+		t.Fatalf("status = %+v, want a recorded failure", st)
+	}
+}
+
+func TestCallerCancellationIsNotASourceFailure(t *testing.T) {
+	s := newSource(&clock{t: time.Now()})
+	for range 5 {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_ = s.Do(ctx, func(ctx context.Context) error { return ctx.Err() })
+	}
+	if st := s.Status(); st.Checked || st.ConsecutiveFailures != 0 || s.Circuit() != Closed {
+		t.Fatalf("status = %+v circuit %v, want untouched", st, s.Circuit())
+	}
+}
+
+func TestNotConfigured(t *testing.T) {
+	s := New(Options{Name: "sidecar"})
+	if err := s.Do(context.Background(), ok); !errors.Is(err, ErrNotConfigured) {
+		t.Fatalf("got %v, want ErrNotConfigured", err)
+	}
+	if st := s.Status(); st.Configured || st.Checked {
+		t.Fatalf("status = %+v", st)
+	}
+}
