@@ -131,6 +131,11 @@ func (c *Client) Probe(ctx context.Context) (json.RawMessage, error) {
 // Decode validates a probe body: a JSON object, returned compacted.
 func Decode(body []byte) (json.RawMessage, error) {
 	trimmed := bytes.TrimSpace(body)
+	// gjson validates nesting by recursion without a limit: a body of
+	// [[[[... would overflow the stack. Bound the depth first.
+	if !depthWithin(trimmed, maxDepth) {
+		return nil, &Error{Msg: fmt.Sprintf("answer nests deeper than %d levels", maxDepth)}
+	}
 	if !gjson.ValidBytes(trimmed) {
 		return nil, &Error{Msg: "answer is not valid JSON"}
 	}
@@ -172,4 +177,40 @@ func (c *Client) get(ctx context.Context, u string) ([]byte, error) {
 		return nil, &Error{Status: resp.StatusCode, Msg: fmt.Sprintf("answer larger than %d bytes", c.max)}
 	}
 	return body, nil
+}
+
+// maxDepth bounds the nesting of a probe object.
+const maxDepth = 64
+
+// depthWithin reports whether b's arrays and objects nest at most limit
+// deep (strings are skipped). The same guard as package aw's; the two
+// clients import nothing of each other.
+func depthWithin(b []byte, limit int) bool {
+	depth := 0
+	inString, escaped := false, false
+	for _, c := range b {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '[', '{':
+			depth++
+			if depth > limit {
+				return false
+			}
+		case ']', '}':
+			depth--
+		}
+	}
+	return true
 }

@@ -50,6 +50,9 @@ func TestProbe(t *testing.T) {
 		{"not JSON", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`<html>`)) }, "", "not valid JSON", 0},
 		{"both 404", http.NotFound, "", "HTTP 404", 404},
 		{"500 kept", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) }, "", "HTTP 500", 500},
+		{"too deep", func(w http.ResponseWriter, r *http.Request) {
+			w.Write([]byte(`{"a":` + strings.Repeat("[", 500<<10) + `}`))
+		}, "", "nests deeper", 0},
 		{"too large", func(w http.ResponseWriter, r *http.Request) {
 			w.Write([]byte(`{"x":"` + strings.Repeat("a", 2<<20) + `"}`))
 		}, "", "larger than", 200},

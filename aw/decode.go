@@ -1,0 +1,412 @@
+package aw
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/tidwall/gjson"
+)
+
+// Decoding limits. Error texts produced here name positions and field names,
+// never values: event data (titles, URLs) must not reach logs.
+const (
+	// maxJSONDepth bounds nesting before gjson sees a body: gjson validates
+	// recursively and a deep enough body ("[[[[…") overflows the goroutine
+	// stack, which is a fatal error, not a panic.
+	maxJSONDepth = 64
+	// maxTimestampLen bounds a timestamp string before parsing it.
+	maxTimestampLen = 64
+	// maxDurationSeconds bounds an event's duration (~31 years) so End never
+	// overflows time.Duration.
+	maxDurationSeconds = 1e9
+)
+
+// errMalformed builds a decoding error; callers wrap it in *Error{Kind:
+// Malformed}.
+func errMalformed(format string, args ...any) error {
+	return fmt.Errorf(format, args...)
+}
+
+// checkJSON rejects a body that is empty, looks like HTML, nests deeper than
+// maxJSONDepth or is not valid JSON; it is the only gate in front of gjson.
+func checkJSON(body []byte) error {
+	first := firstNonSpace(body)
+	switch {
+	case first < 0:
+		return errMalformed("empty body")
+	case body[first] == '<':
+		return errMalformed("body is HTML, not JSON (is the base URL an ActivityWatch server?)")
+	}
+	if !depthWithin(body, maxJSONDepth) {
+		return errMalformed("JSON nests deeper than %d levels", maxJSONDepth)
+	}
+	if !gjson.ValidBytes(body) {
+		return errMalformed("body is not valid JSON")
+	}
+	return nil
+}
+
+func firstNonSpace(b []byte) int {
+	for i, c := range b {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+		default:
+			return i
+		}
+	}
+	return -1
+}
+
+// depthWithin reports whether the brackets of b (outside strings) nest at
+// most limit deep. It does not validate anything else.
+func depthWithin(b []byte, limit int) bool {
+	depth := 0
+	inString, escaped := false, false
+	for _, c := range b {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '[', '{':
+			depth++
+			if depth > limit {
+				return false
+			}
+		case ']', '}':
+			depth--
+		}
+	}
+	return true
+}
+
+func typeName(r gjson.Result) string {
+	switch r.Type {
+	case gjson.Null:
+		return "null"
+	case gjson.False, gjson.True:
+		return "boolean"
+	case gjson.Number:
+		return "number"
+	case gjson.String:
+		return "string"
+	}
+	if r.IsArray() {
+		return "array"
+	}
+	return "object"
+}
+
+// parseTimestamp parses an RFC 3339 timestamp as aw-server writes it
+// ("+00:00" or "Z", fraction absent or up to 9 digits) and returns it in UTC.
+// The zero instant is rejected.
+func parseTimestamp(r gjson.Result) (time.Time, error) {
+	if r.Type != gjson.String {
+		return time.Time{}, errors.New("is not a string")
+	}
+	if len(r.Str) > maxTimestampLen {
+		return time.Time{}, errors.New("is too long")
+	}
+	t, err := time.Parse(time.RFC3339Nano, r.Str)
+	if err != nil {
+		return time.Time{}, errors.New("is not an RFC 3339 timestamp")
+	}
+	if t.IsZero() {
+		return time.Time{}, errors.New("is the zero time")
+	}
+	return t.UTC(), nil
+}
+
+// optTimestamp is parseTimestamp for a field that may be absent or null.
+func optTimestamp(r gjson.Result) (time.Time, error) {
+	if !r.Exists() || r.Type == gjson.Null {
+		return time.Time{}, nil
+	}
+	return parseTimestamp(r)
+}
+
+// optString returns a string field that may be absent or null ("").
+func optString(r gjson.Result) (string, error) {
+	switch r.Type {
+	case gjson.String:
+		return r.Str, nil
+	case gjson.Null:
+		return "", nil
+	}
+	return "", fmt.Errorf("is a %s, not a string", typeName(r))
+}
+
+// rawObject copies an object's raw bytes (the copy never aliases the body).
+func rawObject(r gjson.Result) json.RawMessage {
+	return json.RawMessage([]byte(r.Raw))
+}
+
+// decodeEvents decodes a GET .../events body: a JSON array of events, each
+// with a timestamp string, a non-negative finite duration in seconds, a data
+// object and an optional integer (or null) id. The result is newest first.
+func decodeEvents(body []byte) ([]Event, error) {
+	if err := checkJSON(body); err != nil {
+		return nil, err
+	}
+	root := gjson.Parse(string(body))
+	if !root.IsArray() {
+		return nil, errMalformed("expected a JSON array of events, got %s", typeName(root))
+	}
+	events := []Event{}
+	var err error
+	i := 0
+	root.ForEach(func(_, v gjson.Result) bool {
+		var ev Event
+		ev, err = decodeEvent(v)
+		if err != nil {
+			err = fmt.Errorf("event %d: %w", i, err)
+			return false
+		}
+		events = append(events, ev)
+		i++
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	newestFirst := func(a, b Event) int { return b.Timestamp.Compare(a.Timestamp) }
+	if !slices.IsSortedFunc(events, newestFirst) {
+		slices.SortStableFunc(events, newestFirst)
+	}
+	return events, nil
+}
+
+func decodeEvent(v gjson.Result) (Event, error) {
+	var ev Event
+	if !v.IsObject() {
+		return ev, fmt.Errorf("is a %s, not an object", typeName(v))
+	}
+	var ts, dur, data, id gjson.Result
+	v.ForEach(func(k, f gjson.Result) bool {
+		switch k.Str {
+		case "timestamp":
+			ts = f
+		case "duration":
+			dur = f
+		case "data":
+			data = f
+		case "id":
+			id = f
+		}
+		return true
+	})
+	if !ts.Exists() {
+		return ev, errors.New("missing timestamp")
+	}
+	t, err := parseTimestamp(ts)
+	if err != nil {
+		return ev, fmt.Errorf("timestamp %w", err)
+	}
+	ev.Timestamp = t
+	switch {
+	case !dur.Exists():
+		return ev, errors.New("missing duration")
+	case dur.Type != gjson.Number:
+		return ev, fmt.Errorf("duration is a %s, not a number", typeName(dur))
+	case math.IsNaN(dur.Num) || dur.Num < 0 || dur.Num > maxDurationSeconds:
+		return ev, errors.New("duration is out of range")
+	}
+	ev.Duration = dur.Num
+	switch {
+	case !data.Exists():
+		return ev, errors.New("missing data")
+	case !data.IsObject():
+		return ev, fmt.Errorf("data is a %s, not an object", typeName(data))
+	}
+	ev.Data = rawObject(data)
+	switch id.Type {
+	case gjson.Null: // absent or null: a merged or synthetic event
+	case gjson.Number:
+		n, err := strconv.ParseInt(id.Raw, 10, 64)
+		if err != nil {
+			return ev, errors.New("id is not an integer")
+		}
+		ev.ID = &n
+	default:
+		return ev, fmt.Errorf("id is a %s, not a number", typeName(id))
+	}
+	return ev, nil
+}
+
+// decodeBuckets decodes a GET /api/0/buckets/ body: an object keyed by bucket
+// id.
+func decodeBuckets(body []byte) (map[string]Bucket, error) {
+	if err := checkJSON(body); err != nil {
+		return nil, err
+	}
+	root := gjson.Parse(string(body))
+	if !root.IsObject() {
+		return nil, errMalformed("expected a JSON object of buckets, got %s", typeName(root))
+	}
+	buckets := map[string]Bucket{}
+	var err error
+	i := 0
+	root.ForEach(func(k, v gjson.Result) bool {
+		var b Bucket
+		b, err = decodeBucket(k.Str, v)
+		if err == nil && k.Str == "" {
+			err = errors.New("empty bucket id")
+		}
+		if err == nil {
+			if _, dup := buckets[k.Str]; dup {
+				err = errors.New("duplicate bucket id")
+			}
+		}
+		if err != nil {
+			err = fmt.Errorf("bucket %d: %w", i, err)
+			return false
+		}
+		buckets[k.Str] = b
+		i++
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	return buckets, nil
+}
+
+// decodeBucketBody decodes a GET /api/0/buckets/<id> body: one bucket.
+func decodeBucketBody(body []byte) (Bucket, error) {
+	if err := checkJSON(body); err != nil {
+		return Bucket{}, err
+	}
+	root := gjson.Parse(string(body))
+	b, err := decodeBucket("", root)
+	if err == nil && b.ID == "" {
+		err = errors.New("missing id")
+	}
+	return b, err
+}
+
+// decodeBucket decodes one bucket object. key is its id in the list ("" for
+// per-bucket metadata); when both are present they must agree.
+func decodeBucket(key string, v gjson.Result) (Bucket, error) {
+	var b Bucket
+	if !v.IsObject() {
+		return b, fmt.Errorf("is a %s, not an object", typeName(v))
+	}
+	var err error
+	v.ForEach(func(k, f gjson.Result) bool {
+		var ferr error
+		switch k.Str {
+		case "id":
+			b.ID, ferr = optString(f)
+		case "created":
+			b.Created, ferr = optTimestamp(f)
+		case "last_updated":
+			b.LastUpdated, ferr = optTimestamp(f)
+		case "name":
+			var s string
+			s, ferr = optString(f)
+			if ferr == nil && f.Type == gjson.String {
+				b.Name = &s
+			}
+		case "type":
+			b.Type, ferr = optString(f)
+		case "client":
+			b.Client, ferr = optString(f)
+		case "hostname":
+			b.Hostname, ferr = optString(f)
+		case "data":
+			switch {
+			case f.IsObject():
+				b.Data = rawObject(f)
+			case f.Type != gjson.Null:
+				ferr = fmt.Errorf("is a %s, not an object", typeName(f))
+			}
+		}
+		if ferr != nil {
+			err = fmt.Errorf("%s %w", k.Str, ferr)
+			return false
+		}
+		return true
+	})
+	if err != nil {
+		return b, err
+	}
+	switch {
+	case b.ID == "":
+		b.ID = key
+	case key != "" && b.ID != key:
+		return b, errors.New("id differs from its key")
+	}
+	if b.Type == "" {
+		return b, errors.New("missing type")
+	}
+	return b, nil
+}
+
+// decodeInfo decodes a GET /api/0/info body.
+func decodeInfo(body []byte) (Info, error) {
+	var info Info
+	if err := checkJSON(body); err != nil {
+		return info, err
+	}
+	root := gjson.Parse(string(body))
+	if !root.IsObject() {
+		return info, errMalformed("expected a JSON object, got %s", typeName(root))
+	}
+	hostname, version := root.Get("hostname"), root.Get("version")
+	if hostname.Type != gjson.String {
+		return info, errors.New("hostname is missing or not a string")
+	}
+	if version.Type != gjson.String {
+		return info, errors.New("version is missing or not a string")
+	}
+	info.Hostname, info.Version = hostname.Str, version.Str
+	switch t := root.Get("testing"); t.Type {
+	case gjson.True:
+		info.Testing = true
+	case gjson.False, gjson.Null:
+	default:
+		return info, fmt.Errorf("testing is a %s, not a boolean", typeName(t))
+	}
+	d, err := optString(root.Get("device_id"))
+	if err != nil {
+		return info, fmt.Errorf("device_id %w", err)
+	}
+	info.DeviceID = d
+	return info, nil
+}
+
+// errorBody reads a non-2xx body: the sanitized "message" string, if any,
+// and whether it is an ActivityWatch API error (JSON null, as for a missing
+// event, or an object with a string "message"; aw-server and aw-server-rust
+// both answer an unknown bucket with {"message": ...}).
+func errorBody(body []byte) (msg string, apiError bool) {
+	if checkJSON(body) != nil {
+		return "", false
+	}
+	root := gjson.ParseBytes(body)
+	if root.Type == gjson.Null {
+		return "", true
+	}
+	if !root.IsObject() {
+		return "", false
+	}
+	m := root.Get("message")
+	if m.Type != gjson.String {
+		return "", false
+	}
+	return sanitizeMessage(m.Str), true
+}

@@ -1,0 +1,134 @@
+package aw
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// ErrorKind says what went wrong talking to ActivityWatch; callers branch on
+// it (with KindOf or errors.As). Its string form is stable and lower case.
+type ErrorKind string
+
+// The kinds of *Error.
+const (
+	// Unreachable: no answer at all (connection refused or reset, DNS
+	// failure, the connection dropped while reading the body).
+	Unreachable ErrorKind = "unreachable"
+	// Timeout: the caller's deadline or every per-attempt timeout ran out.
+	Timeout ErrorKind = "timeout"
+	// Canceled: the caller's context was canceled (not a failure of the
+	// server; do not count it against it).
+	Canceled ErrorKind = "canceled"
+	// HTTPStatus: the server answered with a status that is not 2xx (and not
+	// a JSON 404). Status and the server's sanitized message are kept.
+	HTTPStatus ErrorKind = "http status"
+	// NotFound: a JSON 404 from the API, e.g. an unknown bucket (one that
+	// vanished between polls). An HTML 404 (no such route: wrong base URL or
+	// path) is HTTPStatus instead.
+	NotFound ErrorKind = "not found"
+	// Malformed: a 2xx body that is not the JSON we expect (HTML, invalid or
+	// truncated JSON, wrong shape, invalid timestamps or durations).
+	Malformed ErrorKind = "malformed response"
+	// TooLarge: the body is bigger than Options.MaxBodyBytes; it was not
+	// read past the limit.
+	TooLarge ErrorKind = "response too large"
+	// InvalidArgument: the caller passed something the client refuses to
+	// send (an invalid bucket id or time range); nothing was sent.
+	InvalidArgument ErrorKind = "invalid argument"
+)
+
+// Sentinels found in an *Error's chain (errors.Is) for the cases a person
+// must fix by configuration.
+var (
+	// ErrHostRejected: aw-server's DNS-rebinding check refused the Host
+	// header (400 "host header is invalid"/"missing").
+	ErrHostRejected = errors.New("host header rejected")
+	// ErrUnauthorized: 401/403, e.g. aw-server-rust with [auth] api_key set
+	// and no or a wrong key sent.
+	ErrUnauthorized = errors.New("unauthorized")
+)
+
+// Error is every error the client returns. Its text never holds event data
+// (window titles, URLs) nor the API key. Safe to share once returned.
+type Error struct {
+	Op      string    // what the client was doing: "info", "buckets", "bucket", "events"
+	Kind    ErrorKind // what went wrong
+	Status  int       // HTTP status when a response was received, else 0
+	Message string    // the server's message (sanitized, at most ~200 characters) or our explanation
+	Err     error     // the cause, if any
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("aw ")
+	b.WriteString(e.Op)
+	b.WriteString(": ")
+	b.WriteString(string(e.Kind))
+	if e.Status != 0 {
+		b.WriteByte(' ')
+		b.WriteString(strconv.Itoa(e.Status))
+	}
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	if e.Message != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Message)
+	}
+	return b.String()
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// KindOf returns the kind of the first *Error in err's chain, or "" when there
+// is none.
+func KindOf(err error) ErrorKind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return ""
+}
+
+// maxMessageRunes bounds Error.Message taken from a server.
+const maxMessageRunes = 200
+
+// sanitizeMessage makes a server-supplied message safe to log: invalid UTF-8
+// and control or format characters become spaces, runs of white space
+// collapse, and the result is cut to maxMessageRunes runes (with "…").
+func sanitizeMessage(s string) string {
+	var b strings.Builder
+	n := 0
+	space := false
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, size := utf8.DecodeRuneInString(s[i:]); size <= 1 {
+				r = ' '
+			}
+		}
+		if unicode.IsSpace(r) || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			space = true
+			continue
+		}
+		need := 1
+		if space && b.Len() > 0 {
+			need = 2
+		}
+		if n+need > maxMessageRunes {
+			b.WriteString("…")
+			return b.String()
+		}
+		if need == 2 {
+			b.WriteByte(' ')
+		}
+		space = false
+		b.WriteRune(r)
+		n += need
+	}
+	return b.String()
+}

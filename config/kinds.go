@@ -1,0 +1,361 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"net/url"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// exampleURL shows the expected shape of a URL setting.
+const exampleURL = "http://127.0.0.1:5600"
+
+// parse reads s as sp's kind. It returns the value to store (a string,
+// time.Duration or int64) and problem == "" when s is acceptable, else a
+// one-line description of what is wrong and what is expected. The value is
+// quoted in problem unless sp is secret.
+func (sp *spec) parse(s string, env Env) (v any, problem string) {
+	q := sp.quote(s)
+	switch sp.kind {
+	case kindText:
+		switch {
+		case s == "" && sp.optional:
+			return "", ""
+		case s == "":
+			return nil, "must not be empty"
+		case len(s) > sp.maxLen:
+			return nil, fmt.Sprintf("%s is too long (at most %d bytes)", q, sp.maxLen)
+		case !printable(s):
+			return nil, fmt.Sprintf("%s contains control characters or invalid UTF-8", q)
+		}
+		return s, ""
+	case kindHostPort:
+		if s == "" && sp.optional {
+			return "", ""
+		}
+		if len(s) > sp.maxLen || !validHostPort(s) {
+			return nil, fmt.Sprintf("%s is not a host or host:port (e.g. localhost:5600)", q)
+		}
+		return s, ""
+	case kindSecret:
+		switch {
+		case s == "" && sp.optional:
+			return "", ""
+		case s == "":
+			return nil, "must not be empty"
+		case len(s) > sp.maxLen:
+			return nil, fmt.Sprintf("the value is too long (at most %d bytes)", sp.maxLen)
+		}
+		for i := 0; i < len(s); i++ {
+			if s[i] <= ' ' || s[i] >= 0x7f {
+				return nil, "the value has spaces, control characters or non-ASCII bytes (expected printable ASCII)"
+			}
+		}
+		return s, ""
+	case kindURL:
+		return sp.parseURL(s)
+	case kindDuration:
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return nil, fmt.Sprintf("%s is not a duration (e.g. 2s)", q)
+		}
+		if int64(d) < sp.min || int64(d) > sp.max {
+			return nil, fmt.Sprintf("%s is out of range (expected more than 0 and at most %s)", q, time.Duration(sp.max))
+		}
+		return d, ""
+	case kindInt:
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil && !isRangeErr(err) {
+			return nil, fmt.Sprintf("%s is not a whole number", q)
+		}
+		if err != nil || n < sp.min || n > sp.max {
+			return nil, fmt.Sprintf("%s is out of range (expected %d to %d)", q, sp.min, sp.max)
+		}
+		return n, ""
+	case kindBytes:
+		n, ok := parseBytes(s)
+		if !ok {
+			return nil, fmt.Sprintf("%s is not a size in bytes (e.g. 1048576 or 1MiB)", q)
+		}
+		if n < sp.min || n > sp.max {
+			return nil, fmt.Sprintf("%s is out of range (expected %s to %s)", q, formatBytes(sp.min), formatBytes(sp.max))
+		}
+		return n, ""
+	case kindPath:
+		return sp.parsePath(s, env)
+	case kindLevel:
+		l := strings.ToLower(s)
+		for _, ok := range logLevels() {
+			if l == ok {
+				return l, ""
+			}
+		}
+		return nil, fmt.Sprintf("%s is not a log level (expected one of %s)", q, strings.Join(logLevels(), ", "))
+	}
+	return nil, fmt.Sprintf("unknown kind %v", sp.kind)
+}
+
+// parseURL accepts an absolute http(s) URL with a host and without
+// credentials, query or fragment, and returns it without trailing slashes.
+func (sp *spec) parseURL(s string) (any, string) {
+	q := sp.quote(s)
+	switch {
+	case s == "" && sp.optional:
+		return "", ""
+	case s == "":
+		return nil, "must not be empty (expected an http(s) URL such as " + exampleURL + ")"
+	case len(s) > sp.maxLen:
+		return nil, fmt.Sprintf("%s is too long (at most %d bytes)", q, sp.maxLen)
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Opaque != "" || (!strings.EqualFold(u.Scheme, "http") && !strings.EqualFold(u.Scheme, "https")) {
+		return nil, fmt.Sprintf("%s is not an absolute http(s) URL (e.g. %s)", q, exampleURL)
+	}
+	// Credentials and queries may be secret: describe them, never echo them.
+	if u.User != nil {
+		return nil, "the URL has a user name or password in it (expected a base URL such as " + exampleURL + ")"
+	}
+	if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(s, "#") {
+		return nil, "the URL has a query or fragment (expected a base URL such as " + exampleURL + ")"
+	}
+	if u.Hostname() == "" {
+		return nil, fmt.Sprintf("%s has no host (e.g. %s)", q, exampleURL)
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return nil, fmt.Sprintf("%s has an invalid port (expected 1 to 65535)", q)
+		}
+	} else if strings.HasSuffix(u.Host, ":") {
+		return nil, fmt.Sprintf("%s has an invalid port (expected 1 to 65535)", q)
+	}
+	return strings.ToLower(u.Scheme) + "://" + u.Host + strings.TrimRight(u.EscapedPath(), "/"), ""
+}
+
+// parsePath accepts an absolute path for env.GOOS, expanding a leading ~
+// to the home folder; it returns the path cleaned (slash systems only).
+func (sp *spec) parsePath(s string, env Env) (any, string) {
+	q := sp.quote(s)
+	switch {
+	case s == "" && sp.optional:
+		return "", ""
+	case s == "":
+		return nil, "must not be empty (expected an absolute path)"
+	case len(s) > sp.maxLen:
+		return nil, fmt.Sprintf("%s is too long (at most %d bytes)", q, sp.maxLen)
+	case !utf8.ValidString(s) || strings.IndexFunc(s, unicode.IsControl) >= 0:
+		return nil, fmt.Sprintf("%s contains control characters or invalid UTF-8", q)
+	}
+	p, ok := expandHome(s, env)
+	if !ok {
+		return nil, fmt.Sprintf("%s starts with ~ but the home folder is unknown (%s is unset or relative)", q, homeVar(env.goos()))
+	}
+	if !isAbs(env.goos(), p) {
+		return nil, fmt.Sprintf("%s is not an absolute path", q)
+	}
+	if env.goos() != "windows" {
+		p = path.Clean(p)
+	}
+	return p, ""
+}
+
+// quote renders s for an error message: quoted, escaped, at most 64 bytes of
+// it; secrets are never shown.
+func (sp *spec) quote(s string) string {
+	if sp.secret {
+		return "the value"
+	}
+	return quoteShort(s)
+}
+
+func quoteShort(s string) string {
+	const limit = 64
+	if len(s) <= limit {
+		return strconv.Quote(s)
+	}
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strconv.Quote(s[:cut]) + "..."
+}
+
+// format renders the value sp points to in c as text that parse accepts.
+func (sp *spec) format(c *Config) string {
+	switch p := sp.field(c).(type) {
+	case *string:
+		return *p
+	case *time.Duration:
+		return p.String()
+	case *int:
+		if sp.kind == kindBytes {
+			return formatBytes(int64(*p))
+		}
+		return strconv.Itoa(*p)
+	case *int64:
+		if sp.kind == kindBytes {
+			return formatBytes(*p)
+		}
+		return strconv.FormatInt(*p, 10)
+	}
+	return ""
+}
+
+// display is format with secrets masked: "" stays "" so an unset secret
+// reads as unset.
+func (sp *spec) display(c *Config) string {
+	v := sp.format(c)
+	if sp.secret && v != "" {
+		return "********"
+	}
+	return v
+}
+
+// set stores v, a value returned by parse, into c.
+func (sp *spec) set(c *Config, v any) {
+	switch p := sp.field(c).(type) {
+	case *string:
+		*p = v.(string)
+	case *time.Duration:
+		*p = v.(time.Duration)
+	case *int:
+		*p = int(v.(int64))
+	case *int64:
+		*p = v.(int64)
+	}
+}
+
+// tomlText turns a decoded TOML value into the text parse reads, or says
+// which TOML type was expected.
+func (sp *spec) tomlText(v any) (string, string) {
+	switch sp.kind {
+	case kindInt:
+		if n, ok := v.(int64); ok {
+			return strconv.FormatInt(n, 10), ""
+		}
+		return "", "expected an integer, found " + tomlType(v)
+	case kindBytes:
+		switch x := v.(type) {
+		case int64:
+			return strconv.FormatInt(x, 10), ""
+		case string:
+			return x, ""
+		}
+		return "", `expected a size in bytes (an integer or a string such as "1MiB"), found ` + tomlType(v)
+	case kindDuration:
+		if s, ok := v.(string); ok {
+			return s, ""
+		}
+		return "", `expected a duration string such as "2s", found ` + tomlType(v)
+	}
+	if s, ok := v.(string); ok {
+		return s, ""
+	}
+	return "", "expected a string, found " + tomlType(v)
+}
+
+// tomlType names the TOML type of a decoded value.
+func tomlType(v any) string {
+	switch v.(type) {
+	case string:
+		return "string"
+	case int64:
+		return "integer"
+	case float64:
+		return "float"
+	case bool:
+		return "boolean"
+	case map[string]any:
+		return "table"
+	case []map[string]any:
+		return "array of tables"
+	case []any:
+		return "array"
+	}
+	return "datetime"
+}
+
+// parseBytes reads "1048576", "1024B", "64KiB", "1 MiB", "2GiB".
+func parseBytes(s string) (int64, bool) {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	if i == 0 || i > 19 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s[:i], 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	unit := strings.TrimPrefix(s[i:], " ")
+	var mult int64
+	switch {
+	case unit == "" && i == len(s), strings.EqualFold(unit, "B"):
+		mult = 1
+	case strings.EqualFold(unit, "KiB"):
+		mult = kib
+	case strings.EqualFold(unit, "MiB"):
+		mult = mib
+	case strings.EqualFold(unit, "GiB"):
+		mult = gib
+	default:
+		return 0, false
+	}
+	if n > math.MaxInt64/mult {
+		return math.MaxInt64, true // out of every range
+	}
+	return n * mult, true
+}
+
+// formatBytes renders n in the largest binary unit that divides it.
+func formatBytes(n int64) string {
+	switch {
+	case n != 0 && n%gib == 0:
+		return strconv.FormatInt(n/gib, 10) + "GiB"
+	case n != 0 && n%mib == 0:
+		return strconv.FormatInt(n/mib, 10) + "MiB"
+	case n != 0 && n%kib == 0:
+		return strconv.FormatInt(n/kib, 10) + "KiB"
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+func isRangeErr(err error) bool {
+	ne, ok := err.(*strconv.NumError)
+	return ok && ne.Err == strconv.ErrRange
+}
+
+// printable reports whether s is valid UTF-8 made of printable runes
+// (ASCII space allowed).
+func printable(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// validHostPort accepts "name", "name:port", "1.2.3.4:port", "[::1]:port".
+func validHostPort(s string) bool {
+	if strings.ContainsAny(s, " /\\@?#%") || !printable(s) {
+		return false
+	}
+	u, err := url.Parse("http://" + s)
+	if err != nil || u.Host != s || u.User != nil || u.Path != "" || u.Hostname() == "" {
+		return false
+	}
+	if p := u.Port(); p != "" {
+		n, err := strconv.Atoi(p)
+		return err == nil && n >= 1 && n <= 65535
+	}
+	return !strings.HasSuffix(s, ":")
+}

@@ -1,0 +1,586 @@
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Source says which layer a setting's value came from.
+type Source string
+
+// The layers, lowest first.
+const (
+	SourceDefault Source = "default"
+	SourceFile    Source = "file"
+	SourceEnv     Source = "env"
+	SourceFlag    Source = "flag"
+)
+
+// ConfigEnv names the file to read when --config is not given; set but
+// empty, it means no file at all.
+const ConfigEnv = "AWBRIDGE_CONFIG"
+
+// maxFileBytes bounds the config file read.
+const maxFileBytes = 1 << 20
+
+// Setting is one resolved setting and where its value came from.
+type Setting struct {
+	Key    string // "activitywatch.url"
+	Value  string // canonical text ("2s", "8MiB"); "********" for a set secret
+	Source Source
+	Origin string // file path, variable name or "--flag"; "" for a default
+	Doc    string // one line
+	Kind   string // string, host, secret, url, duration, int, bytes, path, level
+	Env    string // the variable above the file; "" for none
+	Flag   string // "--aw-url"; "" for none
+	Secret bool
+}
+
+// Loaded is the effective configuration with its provenance. It is not
+// modified after Load returns: safe for concurrent reads.
+type Loaded struct {
+	Config Config
+	// File is the config file that was read, "" if none (no default file,
+	// or AWBRIDGE_CONFIG / --config set to "").
+	File string
+	// FileSource is how File was chosen: SourceFlag (--config), SourceEnv
+	// (AWBRIDGE_CONFIG) or SourceDefault.
+	FileSource Source
+	// Settings holds every setting in table order.
+	Settings []Setting
+}
+
+// Get returns the setting with the given key.
+func (l *Loaded) Get(key string) (Setting, bool) {
+	for _, s := range l.Settings {
+		if s.Key == key {
+			return s, true
+		}
+	}
+	return Setting{}, false
+}
+
+// Error is a bad value, an unknown key or an unreadable config file; main
+// exits with status 2 on it. Error() is one line:
+//
+//	config: activitywatch.timeout from AWBRIDGE_AW_TIMEOUT: "soon" is not a duration (e.g. 2s)
+type Error struct {
+	Key    string // setting or unknown key; "" when the file itself is the problem
+	Source Source // layer the bad value came from ("" from Validate)
+	Origin string // file path, variable or "--flag"
+	Line   int    // line in the file; 0 when unknown
+	Msg    string // what is wrong and what is expected; never a secret's value
+	Err    error  // underlying cause, if any (e.g. fs.ErrNotExist)
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("config: ")
+	where := e.Origin
+	if where == "" {
+		where = string(e.Source)
+	}
+	if where != "" && e.Line > 0 {
+		where += fmt.Sprintf(":%d", e.Line)
+	}
+	switch {
+	case e.Key != "" && where != "":
+		b.WriteString(e.Key + " from " + where + ": ")
+	case e.Key != "":
+		b.WriteString(e.Key + ": ")
+	case where != "":
+		b.WriteString(where + ": ")
+	}
+	b.WriteString(e.Msg)
+	return oneLine(b.String())
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Flags holds the values of the flags Bind registered. Like a FlagSet, it
+// is not safe for concurrent use; Load reads it after fs.Parse.
+type Flags struct {
+	specs  []spec
+	config flagValue
+	values []flagValue // parallel to specs; unused where a spec has no flag
+}
+
+// flagValue is a flag.Value that records whether it was set; the text is
+// checked by Load so that flag errors read like every other config error.
+type flagValue struct {
+	s   string
+	set bool
+}
+
+func (v *flagValue) String() string {
+	if v == nil {
+		return ""
+	}
+	return v.s
+}
+
+func (v *flagValue) Set(s string) error {
+	v.s, v.set = s, true
+	return nil
+}
+
+// Bind registers --config and every setting's flag on fs (a subcommand's
+// FlagSet, so --config follows the subcommand's name). Secrets get no flag.
+// Like fs.Var, it panics if a name is already registered.
+func Bind(fs *flag.FlagSet) *Flags {
+	f := &Flags{specs: table()}
+	f.values = make([]flagValue, len(f.specs))
+	fs.Var(&f.config, "config", "settings `file`; empty: none (env "+ConfigEnv+
+		", default $XDG_CONFIG_HOME/awbridge/config.toml)")
+	defaults := Defaults()
+	for i := range f.specs {
+		sp := &f.specs[i]
+		if sp.flag == "" {
+			continue
+		}
+		usage := fmt.Sprintf("%s (`%s`, env %s", sp.doc, sp.kind, sp.env)
+		def := sp.defDoc
+		if def == "" {
+			def = sp.format(&defaults)
+		}
+		if def != "" {
+			usage += ", default " + def
+		}
+		fs.Var(&f.values[i], sp.flag, usage+")")
+	}
+	return f
+}
+
+// Load resolves every setting: defaults < config file < environment <
+// flags. paths.context_root also reads, below the file,
+// SF_CONTEXT_REPO_ROOT and then SENTRYFROGG_CONTEXT_REPO_ROOT (foreign
+// variables: empty counts as unset, checked only when they win). f may be
+// nil (no flags); otherwise call Load after fs.Parse. Every value given in
+// the file, in an AWBRIDGE_ variable or in a flag is checked, even one a
+// higher layer overrides. The error, if any, is an *Error.
+func Load(env Env, f *Flags) (*Loaded, error) {
+	specs := table()
+	if f != nil {
+		specs = f.specs
+	}
+	l := &Loaded{Config: Defaults()}
+	l.Config.Paths.StateDir = DefaultStateDir(env)
+	file, err := readFile(env, f, specs)
+	if err != nil {
+		return nil, err
+	}
+	if file != nil {
+		l.File, l.FileSource = file.path, file.source
+	}
+	l.Settings = make([]Setting, 0, len(specs))
+	for i := range specs {
+		sp := &specs[i]
+		var fv *flagValue
+		if f != nil && sp.flag != "" {
+			fv = &f.values[i]
+		}
+		src, origin, err := resolve(sp, env, file, fv, &l.Config)
+		if err != nil {
+			return nil, err
+		}
+		st := Setting{
+			Key: sp.key, Value: sp.display(&l.Config), Source: src, Origin: origin,
+			Doc: sp.doc, Kind: sp.kind.String(), Env: sp.env, Secret: sp.secret,
+		}
+		if sp.flag != "" {
+			st.Flag = "--" + sp.flag
+		}
+		l.Settings = append(l.Settings, st)
+	}
+	return l, nil
+}
+
+// resolve sets sp's field in c from the highest layer that has it and
+// returns that layer.
+func resolve(sp *spec, env Env, file *fileLayer, fv *flagValue, c *Config) (Source, string, error) {
+	var (
+		val    any
+		src    = SourceDefault
+		origin string
+	)
+	// take checks text from layer s/o and, if good, makes it the winner.
+	take := func(text string, s Source, o string) *Error {
+		v, problem := sp.parse(text, env)
+		if problem != "" {
+			return &Error{Key: sp.key, Source: s, Origin: o, Msg: problem}
+		}
+		val, src, origin = v, s, o
+		return nil
+	}
+	if file != nil {
+		if raw, ok := file.value(sp); ok {
+			text, problem := sp.tomlText(raw)
+			err := &Error{Key: sp.key, Source: SourceFile, Origin: file.path, Msg: problem}
+			if problem == "" {
+				err = take(text, SourceFile, file.path)
+			}
+			if err != nil {
+				err.Line = file.line(toml.Key{sp.section(), sp.name()})
+				return "", "", err
+			}
+		}
+	}
+	if sp.env != "" {
+		if text, ok := env.lookup(sp.env); ok {
+			if err := take(text, SourceEnv, sp.env); err != nil {
+				return "", "", err
+			}
+		}
+	}
+	if fv != nil && fv.set {
+		if err := take(fv.s, SourceFlag, "--"+sp.flag); err != nil {
+			return "", "", err
+		}
+	}
+	if src == SourceDefault {
+		// Foreign variables below the file: an empty one counts as unset,
+		// and one is checked only when it wins.
+		for _, name := range sp.lowEnv {
+			if text, ok := env.lookup(name); ok && text != "" {
+				if err := take(text, SourceEnv, name); err != nil {
+					return "", "", err
+				}
+				break
+			}
+		}
+	}
+	if src == SourceDefault {
+		text := sp.format(c)
+		if _, problem := sp.parse(text, env); problem != "" {
+			return "", "", &Error{Key: sp.key, Source: SourceDefault, Msg: noDefault(sp, text, problem)}
+		}
+		return src, "", nil
+	}
+	sp.set(c, val)
+	return src, origin, nil
+}
+
+// noDefault explains a default that does not work here (state_dir when the
+// home folder is unknown) and where to set the value instead.
+func noDefault(sp *spec, text, problem string) string {
+	msg := "the default " + problem
+	if text == "" {
+		msg = "has no default here (the home folder is unknown)"
+	}
+	where := []string{"the config file"}
+	if sp.env != "" {
+		where = append(where, sp.env)
+	}
+	if sp.flag != "" {
+		where = append(where, "--"+sp.flag)
+	}
+	last := len(where) - 1
+	return msg + "; set it in " + strings.Join(where[:last], ", ") + " or " + where[last]
+}
+
+// Validate checks every setting of c against the same rules Load applies,
+// reading paths with this OS's conventions. It returns an *Error or nil.
+func (c Config) Validate() error {
+	env := Env{}
+	for _, sp := range table() {
+		if _, problem := sp.parse(sp.format(&c), env); problem != "" {
+			return &Error{Key: sp.key, Msg: problem}
+		}
+	}
+	return nil
+}
+
+// fileLayer is a decoded config file.
+type fileLayer struct {
+	path   string
+	source Source // how the file was chosen
+	md     toml.MetaData
+	top    map[string]toml.Primitive
+	tables map[string]map[string]any // known tables present in the file
+}
+
+// value returns sp's raw TOML value if the file sets it.
+func (fl *fileLayer) value(sp *spec) (any, bool) {
+	if !fl.md.IsDefined(sp.section(), sp.name()) {
+		return nil, false
+	}
+	v, ok := fl.tables[sp.section()][sp.name()]
+	return v, ok
+}
+
+// line finds the line where key is defined: toml reports positions only in
+// its errors, so the key's value is decoded into a type that always fails.
+// It returns 0 when the key has no position (implicit tables, arrays).
+func (fl *fileLayer) line(key toml.Key) int {
+	if len(key) == 0 {
+		return 0
+	}
+	prim, ok := fl.top[key[0]]
+	if !ok {
+		return 0
+	}
+	for _, part := range key[1:] {
+		var m map[string]toml.Primitive
+		if err := fl.md.PrimitiveDecode(prim, &m); err != nil {
+			return 0
+		}
+		if prim, ok = m[part]; !ok {
+			return 0
+		}
+	}
+	var pe toml.ParseError
+	if errors.As(fl.md.PrimitiveDecode(prim, &lineProbe{}), &pe) {
+		return pe.Position.Line
+	}
+	return 0
+}
+
+// lineProbe fails every decode so toml reports the key's position.
+type lineProbe struct{}
+
+func (*lineProbe) UnmarshalTOML(any) error { return errors.New("probe") }
+
+// readFile picks the config file (--config, else AWBRIDGE_CONFIG, else the
+// default path), reads it and checks its keys. It returns nil, nil when
+// there is no file to read.
+func readFile(env Env, f *Flags, specs []spec) (*fileLayer, error) {
+	var (
+		path     string
+		src      = SourceDefault
+		origin   string
+		explicit bool
+	)
+	if v, ok := env.lookup(ConfigEnv); ok {
+		path, src, origin, explicit = v, SourceEnv, ConfigEnv, true
+	}
+	if f != nil && f.config.set {
+		path, src, origin, explicit = f.config.s, SourceFlag, "--config", true
+	}
+	if !explicit {
+		path = DefaultConfigPath(env)
+	}
+	if path == "" {
+		return nil, nil
+	}
+	if explicit {
+		p, ok := expandHome(path, env)
+		if !ok {
+			return nil, &Error{Source: src, Origin: origin,
+				Msg: fmt.Sprintf("%s starts with ~ but the home folder is unknown", quoteShort(path))}
+		}
+		path = p
+	}
+	data, err := readLimited(path)
+	if err != nil {
+		if !explicit && errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		e := &Error{Source: src, Origin: origin, Err: err}
+		if !explicit {
+			e.Origin = path
+		}
+		var pe *fs.PathError
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			e.Msg = fmt.Sprintf("config file %s does not exist", quoteShort(path))
+		case errors.As(err, &pe):
+			e.Msg = fmt.Sprintf("cannot read config file %s: %v", quoteShort(path), pe.Err)
+		default:
+			e.Msg = fmt.Sprintf("cannot read config file %s: %v", quoteShort(path), err)
+		}
+		return nil, e
+	}
+	fl, err := decodeFile(path, data, specs)
+	if err != nil {
+		return nil, err
+	}
+	fl.source = src
+	return fl, nil
+}
+
+func readLimited(path string) ([]byte, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	if st, err := fh.Stat(); err == nil && st.IsDir() {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: errors.New("is a directory")}
+	}
+	data, err := io.ReadAll(io.LimitReader(fh, maxFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxFileBytes {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("larger than %s", formatBytes(maxFileBytes))}
+	}
+	return data, nil
+}
+
+// decodeFile parses data and rejects unknown keys, and tables that are not
+// tables. Keys are matched exactly (toml would match struct fields
+// case-insensitively, so the file is decoded into maps and md.Keys() is
+// checked against the table rather than relying on Undecoded()).
+func decodeFile(path string, data []byte, specs []spec) (*fileLayer, error) {
+	fl := &fileLayer{path: path, source: SourceDefault, tables: map[string]map[string]any{}}
+	md, err := toml.Decode(string(data), &fl.top)
+	if err != nil {
+		e := &Error{Source: SourceFile, Origin: path, Err: err}
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			e.Line, e.Msg = pe.Position.Line, "invalid TOML: "+strings.TrimSuffix(pe.Message, ".")
+			// toml quotes the text it choked on: never a secret's.
+			for i := range specs {
+				if sp := &specs[i]; sp.secret && pe.LastKey == sp.key {
+					e.Key, e.Msg = sp.key, "invalid TOML in the value (not shown; expected a quoted string)"
+				}
+			}
+		} else {
+			e.Msg = "invalid TOML: " + strings.TrimPrefix(err.Error(), "toml: ")
+		}
+		return nil, e
+	}
+	fl.md = md
+	secs := sections(specs)
+	names := map[[2]string]bool{}
+	for i := range specs {
+		names[[2]string{specs[i].section(), specs[i].name()}] = true
+	}
+	for _, k := range md.Keys() {
+		var msg string
+		var bad toml.Key
+		switch {
+		case !slices.Contains(secs, k[0]):
+			bad = k[:1]
+			msg = unknownTop(k[0], md.Type(k...), len(k) > 1, secs, specs)
+		case len(k) == 1:
+			// A known table; its type is checked below.
+		case !names[[2]string{k[0], k[1]}]:
+			bad = k[:2]
+			msg = unknownKey(k[0], k[1], specs)
+		}
+		if bad != nil {
+			return nil, &Error{Key: shortKey(bad), Source: SourceFile, Origin: path, Line: fl.line(k), Msg: msg}
+		}
+	}
+	for _, sec := range secs {
+		prim, ok := fl.top[sec]
+		if !ok {
+			continue
+		}
+		var v any
+		if err := md.PrimitiveDecode(prim, &v); err != nil {
+			return nil, &Error{Key: sec, Source: SourceFile, Origin: path, Line: fl.line(toml.Key{sec}),
+				Msg: "cannot decode: " + strings.TrimPrefix(err.Error(), "toml: "), Err: err}
+		}
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, &Error{Key: sec, Source: SourceFile, Origin: path, Line: fl.line(toml.Key{sec}),
+				Msg: "expected a table ([" + sec + "]), found " + tomlType(v)}
+		}
+		fl.tables[sec] = m
+	}
+	return fl, nil
+}
+
+// unknownTop describes an unknown key at the top level of the file.
+func unknownTop(name, typ string, hasChildren bool, secs []string, specs []spec) string {
+	if s := closest(name, secs); s != "" {
+		return "unknown table (did you mean [" + s + "]?)"
+	}
+	if !hasChildren && typ != "Hash" && typ != "ArrayHash" {
+		var same []string
+		for i := range specs {
+			if specs[i].name() == name {
+				same = append(same, specs[i].key)
+			}
+		}
+		if len(same) > 0 {
+			return "unknown key (did you mean " + strings.Join(same, " or ") + "?)"
+		}
+		return "unknown key (settings go in the tables " + strings.Join(secs, ", ") + ")"
+	}
+	return "unknown table (expected one of " + strings.Join(secs, ", ") + ")"
+}
+
+// unknownKey describes an unknown key in a known table.
+func unknownKey(sec, name string, specs []spec) string {
+	var names []string
+	for i := range specs {
+		if specs[i].section() == sec {
+			names = append(names, specs[i].name())
+		}
+	}
+	if s := closest(name, names); s != "" {
+		return "unknown key (did you mean " + sec + "." + s + "?)"
+	}
+	return "unknown key (expected one of " + strings.Join(names, ", ") + ")"
+}
+
+// closest returns the candidate within edit distance 2 of s (or equal but
+// for case), "" when none is.
+func closest(s string, candidates []string) string {
+	best, bestD := "", 3
+	if len(s) > 64 {
+		return ""
+	}
+	for _, c := range candidates {
+		if strings.EqualFold(s, c) {
+			return c
+		}
+		if d := editDistance(s, c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between short strings.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// shortKey renders a TOML key for a message, bounded.
+func shortKey(k toml.Key) string {
+	s := k.String()
+	if len(s) > 80 {
+		return quoteShort(s)
+	}
+	return s
+}
+
+// oneLine replaces control characters (newlines included) so an error
+// stays on one line.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
+			return ' '
+		}
+		return r
+	}, s)
+}

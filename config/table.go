@@ -1,0 +1,200 @@
+package config
+
+import (
+	"slices"
+	"strings"
+	"time"
+)
+
+// kind is how a setting's text is read and checked.
+type kind int
+
+const (
+	kindText     kind = iota // free printable text (a host name)
+	kindHostPort             // a Host header value: host or host:port
+	kindSecret               // a token: printable ASCII, never echoed
+	kindURL                  // an absolute http(s) base URL
+	kindDuration             // Go duration syntax: 2s, 750ms
+	kindInt                  // a whole number
+	kindBytes                // a size: 1048576 or 1MiB
+	kindPath                 // an absolute path; ~ is the home folder
+	kindLevel                // a log level
+)
+
+// String names the kind for docs and for [Setting.Kind].
+func (k kind) String() string {
+	switch k {
+	case kindText:
+		return "string"
+	case kindHostPort:
+		return "host"
+	case kindSecret:
+		return "secret"
+	case kindURL:
+		return "url"
+	case kindDuration:
+		return "duration"
+	case kindInt:
+		return "int"
+	case kindBytes:
+		return "bytes"
+	case kindPath:
+		return "path"
+	case kindLevel:
+		return "level"
+	}
+	return "unknown"
+}
+
+// spec describes one setting. Every setting appears exactly once in table;
+// Bind, Load, Validate and the docs all read it from there.
+type spec struct {
+	key  string // section.name, as in the TOML file
+	env  string // environment variable above the file; "" for none
+	flag string // flag name without dashes; "" for none (secrets)
+	// lowEnv are foreign variables below the file, highest first; empty
+	// values count as unset and they are checked only when they win.
+	lowEnv []string
+	kind   kind
+	doc    string
+	secret bool // shown masked, never echoed in errors, never a flag
+	// optional allows "" (no sidecar, no artifacts, ActivityWatch's own host).
+	optional bool
+	// min and max bound ints, sizes (bytes) and durations (nanoseconds);
+	// maxLen bounds text kinds (bytes).
+	min, max int64
+	maxLen   int
+	// defDoc replaces the default shown in flag usage when the real default
+	// depends on the environment.
+	defDoc string
+	// field points into a Config: *string, *time.Duration, *int or *int64.
+	field func(*Config) any
+}
+
+const (
+	kib = 1 << 10
+	mib = 1 << 20
+	gib = 1 << 30
+
+	maxURLLen  = 2048
+	maxPathLen = 4096
+)
+
+// table returns every setting in display order. It is built per call (no
+// package state); callers keep the slice they were given.
+func table() []spec {
+	return []spec{
+		{
+			key: "activitywatch.url", env: "AWBRIDGE_AW_URL", flag: "aw-url", kind: kindURL,
+			doc:    "ActivityWatch server base URL",
+			maxLen: maxURLLen,
+			field:  func(c *Config) any { return &c.AW.URL },
+		},
+		{
+			key: "activitywatch.host", env: "AWBRIDGE_AW_HOST", flag: "aw-host", kind: kindText, optional: true,
+			doc:    "host whose buckets to read; empty: ActivityWatch's own hostname, else the most recently updated",
+			maxLen: 255,
+			field:  func(c *Config) any { return &c.AW.Host },
+		},
+		{
+			key: "activitywatch.host_header", env: "AWBRIDGE_AW_HOST_HEADER", flag: "aw-host-header", kind: kindHostPort, optional: true,
+			doc:    "Host header sent to ActivityWatch; empty: the URL's host",
+			maxLen: 255,
+			field:  func(c *Config) any { return &c.AW.HostHeader },
+		},
+		{
+			key: "activitywatch.api_key", env: "AWBRIDGE_AW_API_KEY", kind: kindSecret, optional: true, secret: true,
+			doc:    "bearer token for ActivityWatch; empty: aw-server-rust's own config, if any",
+			maxLen: 4096,
+			field:  func(c *Config) any { return &c.AW.APIKey },
+		},
+		{
+			key: "activitywatch.timeout", env: "AWBRIDGE_AW_TIMEOUT", flag: "aw-timeout", kind: kindDuration,
+			doc: "deadline per ActivityWatch read, retries included",
+			min: 1, max: int64(5 * time.Minute),
+			field: func(c *Config) any { return &c.AW.Timeout },
+		},
+		{
+			key: "activitywatch.max_body_bytes", env: "AWBRIDGE_AW_MAX_BODY_BYTES", kind: kindBytes,
+			doc: "largest ActivityWatch response body read",
+			min: kib, max: gib,
+			field: func(c *Config) any { return &c.AW.MaxBodyBytes },
+		},
+		{
+			key: "sidecar.url", env: "AWBRIDGE_SIDECAR_URL", flag: "sidecar-url", kind: kindURL, optional: true,
+			doc:    "/probe sidecar base URL; empty: no sidecar",
+			maxLen: maxURLLen,
+			field:  func(c *Config) any { return &c.Sidecar.URL },
+		},
+		{
+			key: "sidecar.timeout", env: "AWBRIDGE_SIDECAR_TIMEOUT", flag: "sidecar-timeout", kind: kindDuration,
+			doc: "deadline per sidecar probe, retries included",
+			min: 1, max: int64(5 * time.Minute),
+			field: func(c *Config) any { return &c.Sidecar.Timeout },
+		},
+		{
+			key: "sidecar.max_body_bytes", env: "AWBRIDGE_SIDECAR_MAX_BODY_BYTES", kind: kindBytes,
+			doc: "largest probe object read",
+			min: kib, max: 64 * mib,
+			field: func(c *Config) any { return &c.Sidecar.MaxBodyBytes },
+		},
+		{
+			key: "server.max_line_bytes", env: "AWBRIDGE_MAX_LINE_BYTES", flag: "max-line-bytes", kind: kindBytes,
+			doc: "longest JSON-RPC line accepted",
+			min: kib, max: 64 * mib,
+			field: func(c *Config) any { return &c.Server.MaxLineBytes },
+		},
+		{
+			key: "server.max_in_flight", env: "AWBRIDGE_MAX_IN_FLIGHT", flag: "max-in-flight", kind: kindInt,
+			doc: "calls in flight per connection before reading pauses",
+			min: 1, max: 65536,
+			field: func(c *Config) any { return &c.Server.MaxInFlight },
+		},
+		{
+			key: "paths.context_root", env: "AWBRIDGE_CONTEXT_ROOT", flag: "context-root", kind: kindPath, optional: true,
+			lowEnv: []string{"SF_CONTEXT_REPO_ROOT", "SENTRYFROGG_CONTEXT_REPO_ROOT"},
+			doc:    "artifact root; empty: no artifacts; below the file, SF_CONTEXT_REPO_ROOT then SENTRYFROGG_CONTEXT_REPO_ROOT",
+			maxLen: maxPathLen,
+			field:  func(c *Config) any { return &c.Paths.ContextRoot },
+		},
+		{
+			key: "paths.state_dir", env: "AWBRIDGE_STATE_DIR", flag: "state-dir", kind: kindPath,
+			doc:    "folder for persistent state",
+			defDoc: "$XDG_STATE_HOME/awbridge",
+			maxLen: maxPathLen,
+			field:  func(c *Config) any { return &c.Paths.StateDir },
+		},
+		{
+			key: "log.level", env: "AWBRIDGE_LOG_LEVEL", flag: "log-level", kind: kindLevel,
+			doc:   "stderr log level: " + strings.Join(logLevels(), ", "),
+			field: func(c *Config) any { return &c.Log.Level },
+		},
+		{
+			key: "privacy.max_title_length", env: "AWBRIDGE_MAX_TITLE_LENGTH", kind: kindInt,
+			doc: "longest window or tab title kept, in characters",
+			min: 16, max: 4096,
+			field: func(c *Config) any { return &c.Privacy.MaxTitleLength },
+		},
+	}
+}
+
+// logLevels lists the accepted log levels, quietest last.
+func logLevels() []string {
+	return []string{"trace", "debug", "info", "warn", "error", "disabled"}
+}
+
+// section and name split a key at its first dot.
+func (sp *spec) section() string { s, _, _ := strings.Cut(sp.key, "."); return s }
+func (sp *spec) name() string    { _, n, _ := strings.Cut(sp.key, "."); return n }
+
+// sections lists the TOML tables of specs in order of first appearance.
+func sections(specs []spec) []string {
+	var out []string
+	for i := range specs {
+		s := specs[i].section()
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
