@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -289,8 +290,10 @@ func sameSelection(a, b Selection) bool {
 	if a.Host != b.Host || a.Window != b.Window || a.AFK != b.AFK || len(a.Web) != len(b.Web) {
 		return false
 	}
-	for i := range a.Web {
-		if a.Web[i] != b.Web[i] {
+	// Web buckets are ordered by last update, which flips as browsers take
+	// turns: compare them as a set.
+	for _, id := range a.Web {
+		if !slices.Contains(b.Web, id) {
 			return false
 		}
 	}

@@ -101,12 +101,19 @@ func NewServer(xs map[string]*Exchange) *Server {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	for _, n := range names {
-		x := xs[n]
-		if x.Request.Method != http.MethodGet || len(x.Request.Headers) > 0 {
-			continue
+	// Successful exchanges win a path; error recordings of the same path
+	// (a missing Host header, say) only fill paths nothing else answers.
+	for _, okOnly := range []bool{true, false} {
+		for _, n := range names {
+			x := xs[n]
+			route := "GET " + x.Request.Path
+			if x.Request.Method != http.MethodGet || len(x.Request.Headers) > 0 || (okOnly && x.Status != http.StatusOK) {
+				continue
+			}
+			if _, taken := s.routes[route]; !taken {
+				s.routes[route] = Replay(x)
+			}
 		}
-		s.routes["GET "+x.Request.Path] = Replay(x)
 	}
 	for _, n := range names {
 		x := xs[n]

@@ -1,0 +1,408 @@
+package nowframe
+
+import (
+	"net/url"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// DefaultMaxTitleLength is the default bound on a title, in runes.
+const DefaultMaxTitleLength = 300
+
+// MaxURLLength bounds a sanitized URL, in bytes (truncation included).
+const MaxURLLength = 512
+
+// maxURLInput is the longest raw URL that is parsed at all; a longer one
+// is withheld.
+const maxURLInput = 64 << 10
+
+// maxAppLength bounds an application name, in runes.
+const maxAppLength = 100
+
+// Privacy are the privacy defaults applied, once, by ComputeNow. A plain
+// value.
+type Privacy struct {
+	// MaxTitleLength bounds window and tab titles, in runes; default 300
+	// when <= 0.
+	MaxTitleLength int
+}
+
+func (p Privacy) maxTitle() int {
+	if p.MaxTitleLength <= 0 {
+		return DefaultMaxTitleLength
+	}
+	return p.MaxTitleLength
+}
+
+// SanitizeTitle makes an untrusted title safe to show: it removes control
+// characters (C0, DEL, C1) and terminal escape sequences, every format
+// character (Unicode Cf: bidi overrides, embeddings, isolates and marks,
+// zero-width characters, BOM, tag characters), replaces invalid UTF-8
+// with U+FFFD, turns every run of whitespace (tabs and line breaks
+// included) into one space, trims, and caps the result at max runes
+// (DefaultMaxTitleLength when max <= 0) followed by "…" when cut. Its
+// work is bounded by the output, not the input.
+func SanitizeTitle(s string, max int) string {
+	if max <= 0 {
+		max = DefaultMaxTitleLength
+	}
+	var b strings.Builder
+	b.Grow(min(len(s), 4*max) + len("…"))
+	n := 0 // runes written
+	space := false
+	cut := false
+	emit := func(r rune) bool {
+		if space && n > 0 {
+			if n >= max {
+				return false
+			}
+			b.WriteByte(' ')
+			n++
+		}
+		space = false
+		if n >= max {
+			return false
+		}
+		b.WriteRune(r)
+		n++
+		return true
+	}
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == 0x1b:
+				i = skipEscape(s, i+1)
+				continue
+			case c == ' ' || (c >= '\t' && c <= '\r'):
+				space = true
+				i++
+				continue
+			case c < 0x20 || c == 0x7f:
+				i++
+				continue
+			}
+			if !emit(rune(c)) {
+				cut = true
+				break
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			// A run of invalid bytes becomes one replacement character.
+			for i < len(s) {
+				if r2, sz := utf8.DecodeRuneInString(s[i:]); r2 != utf8.RuneError || sz != 1 {
+					break
+				}
+				i++
+			}
+			if !emit(utf8.RuneError) {
+				cut = true
+				break
+			}
+			continue
+		}
+		i += size
+		switch {
+		case r == 0x9b: // C1 CSI
+			i = skipCSI(s, i)
+			continue
+		case r == 0x90 || r == 0x98 || r == 0x9d || r == 0x9e || r == 0x9f: // C1 DCS, SOS, OSC, PM, APC
+			i = skipString(s, i)
+			continue
+		case unicode.IsSpace(r):
+			space = true
+			continue
+		case hiddenRune(r):
+			continue
+		}
+		if !emit(r) {
+			cut = true
+			break
+		}
+	}
+	if !cut {
+		return b.String()
+	}
+	return strings.TrimRight(b.String(), " ") + "…"
+}
+
+// hiddenRune reports runes that are removed from titles: control and
+// format characters, and noncharacters.
+func hiddenRune(r rune) bool {
+	return unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r) ||
+		(r >= 0xfdd0 && r <= 0xfdef) || r&0xfffe == 0xfffe
+}
+
+// skipEscape skips an escape sequence whose ESC precedes s[i].
+func skipEscape(s string, i int) int {
+	if i >= len(s) {
+		return i
+	}
+	switch s[i] {
+	case '[':
+		return skipCSI(s, i+1)
+	case ']', 'P', 'X', '^', '_': // OSC, DCS, SOS, PM, APC
+		return skipString(s, i+1)
+	}
+	// nF, Fp, Fe, Fs escapes: intermediates, then one final byte.
+	for i < len(s) && s[i] >= 0x20 && s[i] <= 0x2f {
+		i++
+	}
+	if i < len(s) && s[i] >= 0x30 && s[i] <= 0x7e {
+		i++
+	}
+	return i
+}
+
+// skipCSI skips a control sequence's parameters, intermediates and final
+// byte, starting after its introducer.
+func skipCSI(s string, i int) int {
+	for i < len(s) && s[i] >= 0x20 && s[i] <= 0x3f {
+		i++
+	}
+	if i < len(s) && s[i] >= 0x40 && s[i] <= 0x7e {
+		i++
+	}
+	return i
+}
+
+// skipString skips a control string up to and including its terminator
+// (BEL, ESC \ or U+009C); an unterminated one runs to the end.
+func skipString(s string, i int) int {
+	for i < len(s) {
+		switch {
+		case s[i] == 0x07:
+			return i + 1
+		case s[i] == 0x1b && i+1 < len(s) && s[i+1] == '\\':
+			return i + 2
+		case s[i] == 0xc2 && i+1 < len(s) && s[i+1] == 0x9c:
+			return i + 2
+		}
+		i++
+	}
+	return i
+}
+
+// opaqueSchemes carry their content in the URL itself: only the scheme is
+// kept.
+var opaqueSchemes = map[string]bool{
+	"data": true, "javascript": true, "blob": true, "vbscript": true, "mailto": true,
+	"tel": true, "sms": true, "about": true, "view-source": true, "filesystem": true,
+}
+
+// SanitizeURL keeps scheme://host[:port]/path of an untrusted URL and
+// drops the query string, fragment and userinfo. URLs that carry their
+// content inline (data:, javascript:, blob:, about:, mailto:, any URL
+// without an authority) become just "scheme:". The result is at most
+// MaxURLLength bytes, ASCII, ending in "…" when cut. A URL that does not
+// parse, has no scheme or an unusual host becomes "": the caller reports
+// it as redacted.
+func SanitizeURL(raw string) string {
+	raw = strings.TrimSpace(raw)
+	if raw == "" || len(raw) > maxURLInput {
+		return ""
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" {
+		return ""
+	}
+	scheme := strings.ToLower(u.Scheme)
+	rest := raw[len(u.Scheme)+1:]
+	if opaqueSchemes[scheme] || u.Opaque != "" || !strings.HasPrefix(rest, "//") {
+		return scheme + ":"
+	}
+	host := strings.ToLower(u.Host)
+	for i := 0; i < len(host); i++ {
+		c := host[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || strings.IndexByte(".-_:[]%", c) >= 0) {
+			return ""
+		}
+	}
+	s := scheme + "://" + host + u.EscapedPath()
+	if len(s) <= MaxURLLength {
+		return s
+	}
+	cut := MaxURLLength - len("…")
+	// Never cut a percent-escape in two.
+	if i := strings.LastIndexByte(s[cut-2:cut], '%'); i >= 0 {
+		cut = cut - 2 + i
+	}
+	return s[:cut] + "…"
+}
+
+// passwordManager names a password manager and how its application is
+// recognised. Keys are normalised (see normApp).
+type passwordManager struct {
+	name   string
+	exact  []string // whole normalised app name (or one of its dotted parts)
+	prefix []string // normalised prefixes
+	title  bool     // a window titled name, or "... - name", is one too
+}
+
+// passwordManagers is consulted in order: KeePassXC before KeePass.
+var passwordManagers = []passwordManager{
+	{name: "1Password", prefix: []string{"1password"}, title: true},
+	{name: "Bitwarden", prefix: []string{"bitwarden"}, title: true},
+	{name: "KeePassXC", prefix: []string{"keepassxc"}, title: true},
+	{name: "KeePassX", prefix: []string{"keepassx"}, title: true},
+	{name: "KeePass", prefix: []string{"keepass"}, title: true},
+	{name: "KeeWeb", prefix: []string{"keeweb"}, title: true},
+	{name: "LastPass", prefix: []string{"lastpass"}, title: true},
+	{name: "Dashlane", prefix: []string{"dashlane"}, title: true},
+	{name: "Enpass", prefix: []string{"enpass"}, title: true},
+	{name: "Keeper", exact: []string{"keeper"}, prefix: []string{"keeperpassword", "keepersecurity", "keeperdesktop"}},
+	{name: "NordPass", prefix: []string{"nordpass"}, title: true},
+	{name: "Proton Pass", prefix: []string{"protonpass"}, title: true},
+	{name: "RoboForm", prefix: []string{"roboform"}, title: true},
+	{name: "Keychain Access", exact: []string{"keychainaccess"}, title: true},
+	{name: "Passwords", exact: []string{"passwords", "applepasswords"}},
+	{name: "Seahorse", exact: []string{"seahorse", "passwordsandkeys"}, title: true},
+	{name: "KWalletManager", prefix: []string{"kwalletmanager"}, title: true},
+	{name: "QtPass", prefix: []string{"qtpass"}, title: true},
+	{name: "pass", exact: []string{"pass", "gopass", "gopassui", "passmenu", "rofipass"}},
+	{name: "Secrets", exact: []string{"secrets", "gnomesecrets"}},
+	{name: "Passbolt", prefix: []string{"passbolt"}, title: true},
+	{name: "Psono", prefix: []string{"psono"}, title: true},
+	{name: "Padloc", prefix: []string{"padloc"}, title: true},
+	{name: "Buttercup", exact: []string{"buttercup"}},
+	{name: "Zoho Vault", prefix: []string{"zohovault"}, title: true},
+}
+
+// normApp lower-cases an application name and drops ".exe"/".app" and
+// spaces, dashes and underscores: "1Password.exe" -> "1password",
+// "Proton Pass" -> "protonpass".
+func normApp(app string) string {
+	app = strings.ToLower(strings.TrimSpace(app))
+	if i := strings.LastIndexAny(app, `/\`); i >= 0 {
+		app = app[i+1:]
+	}
+	app = strings.TrimSuffix(strings.TrimSuffix(app, ".exe"), ".app")
+	return strings.Map(func(r rune) rune {
+		if r == ' ' || r == '-' || r == '_' {
+			return -1
+		}
+		return r
+	}, app)
+}
+
+func (pm *passwordManager) matchKey(k string) bool {
+	for _, e := range pm.exact {
+		if k == e {
+			return true
+		}
+	}
+	for _, p := range pm.prefix {
+		if strings.HasPrefix(k, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// PasswordManager reports whether the focused application is a known
+// password manager, and its name. App names match case-insensitively in
+// their per-OS spellings ("1Password", "1password", "1Password.exe",
+// "org.keepassxc.KeePassXC"); for distinctive names the window title
+// counts too (a title that is the name, or ends in " - name"), which
+// catches pop-out windows and generic hosts. Safe for concurrent use.
+func PasswordManager(app, title string) (name string, ok bool) {
+	k := normApp(app)
+	var parts []string
+	if strings.Contains(k, ".") {
+		parts = strings.Split(k, ".")
+	}
+	for i := range passwordManagers {
+		pm := &passwordManagers[i]
+		if k != "" && pm.matchKey(k) {
+			return pm.name, true
+		}
+		for _, p := range parts {
+			if p != "" && pm.matchKey(p) {
+				return pm.name, true
+			}
+		}
+	}
+	title = strings.TrimSpace(title)
+	if title == "" {
+		return "", false
+	}
+	for i := range passwordManagers {
+		pm := &passwordManagers[i]
+		if pm.title && titleNames(title, pm.name) {
+			return pm.name, true
+		}
+	}
+	return "", false
+}
+
+// titleNames reports whether title is name, or ends in a separator and
+// name, case-insensitively.
+func titleNames(title, name string) bool {
+	if len(title) < len(name) || !strings.EqualFold(title[len(title)-len(name):], name) {
+		return false
+	}
+	head := strings.TrimRight(title[:len(title)-len(name)], " ")
+	if head == "" {
+		return true // the title is the name (it was trimmed)
+	}
+	for _, sep := range []string{"-", "–", "—", "|", "·", ":"} {
+		if strings.HasSuffix(head, sep) {
+			return true
+		}
+	}
+	return false
+}
+
+// PasswordManagerURL reports whether u is a password manager's web vault
+// or a browser's built-in password page (chrome://password-manager,
+// about:logins, passwords.google.com, ...). u may be raw or sanitized.
+// Safe for concurrent use.
+func PasswordManagerURL(u string) bool {
+	u = strings.TrimSpace(u)
+	if len(u) > maxURLInput {
+		return false
+	}
+	lower := strings.ToLower(u)
+	if strings.HasPrefix(lower, "about:logins") || strings.HasPrefix(lower, "about:passwords") {
+		return true
+	}
+	p, err := url.Parse(lower)
+	if err != nil {
+		return false
+	}
+	host := strings.TrimSuffix(p.Hostname(), ".")
+	path := p.Path
+	switch p.Scheme {
+	case "chrome", "edge", "brave", "opera", "vivaldi", "arc":
+		return host == "password-manager" || host == "wallet" ||
+			(host == "settings" && (strings.HasPrefix(path, "/passwords") || strings.HasPrefix(path, "/autofill")))
+	case "http", "https":
+	default:
+		return false
+	}
+	switch host {
+	case "vault.bitwarden.com", "vault.bitwarden.eu", "app.dashlane.com", "app.nordpass.com",
+		"pass.proton.me", "online.roboform.com", "app.keeweb.info", "passwords.google.com",
+		"vault.zoho.com", "vault.zoho.eu", "vault.zoho.in", "app.enpass.io":
+		return true
+	case "lastpass.com", "www.lastpass.com", "lastpass.eu", "www.lastpass.eu":
+		return strings.HasPrefix(path, "/vault")
+	case "keepersecurity.com", "keepersecurity.eu", "keepersecurity.com.au", "keepersecurity.jp",
+		"keepersecurity.ca", "govcloud.keepersecurityus.com":
+		return strings.HasPrefix(path, "/vault")
+	}
+	for _, d := range []string{".1password.com", ".1password.eu", ".1password.ca"} {
+		if sub, ok := strings.CutSuffix(host, d); ok {
+			switch sub {
+			case "www", "support", "blog", "developer", "releases", "app-updates":
+				return false
+			}
+			return sub != ""
+		}
+	}
+	return false
+}

@@ -1,0 +1,197 @@
+package nowframe
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/awbridge/awbridge/aw"
+)
+
+// Host sources of a Selection: where the host whose buckets are read came
+// from.
+const (
+	HostFromConfig       = "config"
+	HostFromAWHostname   = "aw_hostname"
+	HostFromLatestBucket = "latest_bucket"
+	HostFromNone         = "none"
+)
+
+// legacyWebHost is the hostname old aw-watcher-web versions gave their
+// buckets: a browser extension cannot learn the machine's name.
+const legacyWebHost = "unknown"
+
+// Selection is which ActivityWatch buckets describe "now": the buckets of
+// one host, chosen by (host, type). It is a plain value.
+type Selection struct {
+	// Host is whose buckets were read ("" if none).
+	Host string `json:"host"`
+	// HostSource is where Host came from: "config" (the person named it),
+	// "aw_hostname" (aw-server's own hostname), "latest_bucket" (the host
+	// of the most recently updated window or AFK bucket) or "none".
+	HostSource string `json:"host_source"`
+	// Window is the currentwindow bucket of Host (the most recently updated
+	// one when there are several).
+	Window string `json:"window_bucket,omitempty"`
+	// AFK is the afkstatus bucket of Host.
+	AFK string `json:"afk_bucket,omitempty"`
+	// Web lists every web.tab.current bucket of Host, most recently updated
+	// first.
+	Web []string `json:"web_buckets,omitempty"`
+	// Note says why the configured or ActivityWatch hostname was not used,
+	// or what is missing.
+	Note string `json:"note,omitempty"`
+}
+
+// hostBuckets are one host's buckets of the types the bridge reads, each
+// list most recently updated first.
+type hostBuckets struct {
+	window, afk, web []aw.Bucket
+}
+
+func (h *hostBuckets) hasActivity() bool { return len(h.window)+len(h.afk) > 0 }
+
+// newerBucket orders buckets most recently updated first, then by id, so
+// the choice never depends on map order.
+func newerBucket(a, b aw.Bucket) int {
+	if c := b.LastUpdated.Compare(a.LastUpdated); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.ID, b.ID)
+}
+
+// SelectBuckets chooses the buckets to read: those of configuredHost when
+// set (and nothing when that host has no window or AFK bucket: another
+// machine is never read silently when the person named one), else those of
+// ActivityWatch's own hostname (info.Hostname), else those of the host of
+// the most recently updated window or AFK bucket. info and buckets may be
+// nil. Hostnames match exactly, else case-insensitively. When the host has
+// no web bucket, web buckets of the legacy host "unknown" are used. Pure
+// and safe for concurrent use.
+func SelectBuckets(configuredHost string, info *aw.Info, buckets map[string]aw.Bucket) Selection {
+	byHost := make(map[string]*hostBuckets)
+	var latest *aw.Bucket
+	for id, b := range buckets {
+		if b.ID == "" {
+			b.ID = id
+		}
+		hb := byHost[b.Hostname]
+		if hb == nil {
+			hb = &hostBuckets{}
+			byHost[b.Hostname] = hb
+		}
+		switch b.Type {
+		case aw.TypeWindow:
+			hb.window = append(hb.window, b)
+		case aw.TypeAFK:
+			hb.afk = append(hb.afk, b)
+		case aw.TypeWeb:
+			hb.web = append(hb.web, b)
+		default:
+			continue
+		}
+		if b.Type != aw.TypeWeb && (latest == nil || newerBucket(b, *latest) < 0) {
+			latest = &b
+		}
+	}
+	for _, hb := range byHost {
+		slices.SortFunc(hb.window, newerBucket)
+		slices.SortFunc(hb.afk, newerBucket)
+		slices.SortFunc(hb.web, newerBucket)
+	}
+
+	if configuredHost != "" {
+		host, hb := lookupHost(byHost, configuredHost)
+		if hb == nil || !hb.hasActivity() {
+			return Selection{
+				Host:       configuredHost,
+				HostSource: HostFromConfig,
+				Note: fmt.Sprintf("configured host %s has no window or AFK buckets; no other host is read",
+					quoteHost(configuredHost)),
+			}
+		}
+		sel := fill(Selection{Host: host, HostSource: HostFromConfig}, hb, byHost)
+		if host != configuredHost {
+			sel.Note = joinNote(sel.Note, fmt.Sprintf("configured host %s matched buckets of %s case-insensitively",
+				quoteHost(configuredHost), quoteHost(host)))
+		}
+		return sel
+	}
+
+	var note string
+	switch {
+	case info == nil:
+		note = "ActivityWatch server info unavailable"
+	case info.Hostname == "":
+		note = "ActivityWatch reported no hostname"
+	default:
+		host, hb := lookupHost(byHost, info.Hostname)
+		if hb != nil && hb.hasActivity() {
+			return fill(Selection{Host: host, HostSource: HostFromAWHostname}, hb, byHost)
+		}
+		note = fmt.Sprintf("ActivityWatch hostname %s has no window or AFK buckets", quoteHost(info.Hostname))
+	}
+	if latest == nil {
+		return Selection{HostSource: HostFromNone, Note: joinNote(note, "no window or AFK buckets on this server")}
+	}
+	sel := fill(Selection{Host: latest.Hostname, HostSource: HostFromLatestBucket}, byHost[latest.Hostname], byHost)
+	sel.Note = joinNote(note, fmt.Sprintf("using host %s of the most recently updated bucket", quoteHost(latest.Hostname)))
+	return sel
+}
+
+// fill sets the buckets of hb into sel.
+func fill(sel Selection, hb *hostBuckets, byHost map[string]*hostBuckets) Selection {
+	if len(hb.window) > 0 {
+		sel.Window = hb.window[0].ID
+	} else {
+		sel.Note = joinNote(sel.Note, "no window bucket for this host")
+	}
+	if len(hb.afk) > 0 {
+		sel.AFK = hb.afk[0].ID
+	} else {
+		sel.Note = joinNote(sel.Note, "no AFK bucket for this host")
+	}
+	web := hb.web
+	if len(web) == 0 && sel.Host != legacyWebHost {
+		if legacy := byHost[legacyWebHost]; legacy != nil && len(legacy.web) > 0 {
+			web = legacy.web
+			sel.Note = joinNote(sel.Note, `web buckets of host "unknown" (older aw-watcher-web) are used`)
+		}
+	}
+	for _, b := range web {
+		sel.Web = append(sel.Web, b.ID)
+	}
+	return sel
+}
+
+// lookupHost finds host's buckets: an exact match, else the first
+// case-insensitive match in sorted order.
+func lookupHost(byHost map[string]*hostBuckets, host string) (string, *hostBuckets) {
+	if hb, ok := byHost[host]; ok {
+		return host, hb
+	}
+	var found string
+	for h := range byHost {
+		if strings.EqualFold(h, host) && (found == "" || h < found) {
+			found = h
+		}
+	}
+	if found == "" {
+		return host, nil
+	}
+	return found, byHost[found]
+}
+
+// quoteHost quotes a hostname for a note. Hostnames come from watchers:
+// bound and clean them like titles.
+func quoteHost(h string) string {
+	return `"` + strings.ReplaceAll(SanitizeTitle(h, 64), `"`, `'`) + `"`
+}
+
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
