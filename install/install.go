@@ -8,7 +8,13 @@ import (
 	"fmt"
 	"strings"
 	"text/template"
+
+	"github.com/kardianos/service"
 )
+
+// Platform names the service system kardianos/service detects on this
+// machine (e.g. "linux-systemd", "darwin-launchd", "windows-service").
+func Platform() string { return service.Platform() }
 
 // UnitOptions are the values of a rendered unit.
 type UnitOptions struct {

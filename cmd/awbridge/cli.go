@@ -148,7 +148,12 @@ func newEngine(e *env, l *config.Loaded, log zerolog.Logger) (*engine.Engine, er
 	c := l.Config
 	if c.AW.APIKey == "" {
 		// aw-server-rust with authentication keeps its key in its config.
-		p := aw.DefaultRustConfigPath(aw.PathEnv{Lookup: e.lookup, GOOS: runtime.GOOS})
+		getenv := func(k string) string { v, _ := e.lookup(k); return v }
+		home, _ := os.UserHomeDir()
+		if h := getenv("HOME"); h != "" {
+			home = h
+		}
+		p := aw.DefaultRustConfigPath(aw.Platform{GOOS: runtime.GOOS, Getenv: getenv, HomeDir: home})
 		if key, err := aw.ReadAPIKeyFile(p); err == nil && key != "" {
 			c.AW.APIKey = key
 			log.Debug().Msg("using the API key of aw-server-rust's config.toml")

@@ -38,6 +38,7 @@ func cmdInstall(_ context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "awbridge install: installing the service arrives with `awbridge serve`; for now --dry-run shows the unit")
 		return exitUsage
 	}
+	fmt.Fprintf(e.stdout, "# awbridge systemd user unit (~/.config/systemd/user/awbridge.service); service system here: %s\n", install.Platform())
 	fmt.Fprint(e.stdout, unit)
 	return exitOK
 }

@@ -1,0 +1,377 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/awbridge/awbridge/internal/awfixture"
+)
+
+var update = flag.Bool("update", false, "rewrite golden transcripts")
+
+// binPath is the awbridge binary built once for these tests.
+var binPath string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "awbridge-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binPath = filepath.Join(dir, "awbridge")
+	build := exec.Command("go", "build", "-o", binPath, ".")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building awbridge:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// recordedAW serves the recorded aw-server exchanges.
+func recordedAW(t *testing.T) (*httptest.Server, *awfixture.Server) {
+	t.Helper()
+	srv, fs := serveRecorded(t)
+	return srv, fs
+}
+
+func recordedAWb(b *testing.B) (string, *awfixture.Server) {
+	srv, fs := serveRecorded(b)
+	return srv.URL, fs
+}
+
+func serveRecorded(tb testing.TB) (*httptest.Server, *awfixture.Server) {
+	tb.Helper()
+	xs, err := awfixture.Load()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	fs := awfixture.NewServer(xs)
+	srv := httptest.NewServer(fs)
+	tb.Cleanup(srv.Close)
+	return srv, fs
+}
+
+// baseEnv is a clean environment: no user config, no user state.
+func baseEnv(t *testing.T, awURL string, extra ...string) []string {
+	home := t.TempDir()
+	env := []string{
+		"HOME=" + home, "PATH=" + os.Getenv("PATH"),
+		"XDG_CONFIG_HOME=" + filepath.Join(home, "config"),
+		"XDG_STATE_HOME=" + filepath.Join(home, "state"),
+		"AWBRIDGE_AW_URL=" + awURL,
+		"AWBRIDGE_LOG_LEVEL=warn",
+	}
+	return append(env, extra...)
+}
+
+// session runs `awbridge stdio`, writes the input lines, closes stdin and
+// returns every stdout line and stderr.
+func session(t *testing.T, env []string, input []string) (lines []string, stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binPath, "stdio")
+	cmd.Env = env
+	cmd.Stdin = strings.NewReader(strings.Join(input, "\n") + "\n")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("awbridge stdio: %v\nstderr:\n%s", err, errb.String())
+	}
+	for _, l := range strings.Split(strings.TrimRight(out.String(), "\n"), "\n") {
+		if l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return lines, errb.String()
+}
+
+// volatile are keys whose values change run to run; transcripts show them
+// as "<volatile>".
+var volatileKeys = map[string]bool{
+	"duration_ms": true, "trace_id": true, "span_id": true, "timestamp": true, "latency_ms": true,
+	"checked_at": true, "age_seconds": true, "frame_version": true, "ended_at": true,
+	"last_seen": true, "skew_seconds": true, "summary": true,
+}
+
+func normalize(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, val := range x {
+			if volatileKeys[k] && val != nil {
+				x[k] = "<volatile>"
+				continue
+			}
+			if k == "text" {
+				if s, ok := val.(string); ok && strings.HasPrefix(s, "{") {
+					var inner any
+					if json.Unmarshal([]byte(s), &inner) == nil {
+						x[k] = normalize(inner)
+						continue
+					}
+				}
+			}
+			x[k] = normalize(val)
+		}
+	case []any:
+		for i := range x {
+			x[i] = normalize(x[i])
+		}
+	}
+	return v
+}
+
+func normalizeLine(t *testing.T, line string) string {
+	t.Helper()
+	var v any
+	dec := json.NewDecoder(strings.NewReader(line))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		t.Fatalf("stdout line is not JSON: %v: %q", err, line)
+	}
+	b, _ := json.Marshal(normalize(v))
+	return string(b)
+}
+
+// replyID returns the raw id of a reply line ("" for a batch reply).
+func replyID(line string) string {
+	var r struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal([]byte(line), &r) != nil {
+		return ""
+	}
+	return string(r.ID)
+}
+
+// TestTranscripts replays testdata/transcripts/*.txt through the real
+// binary: "-> " lines are sent, "<- " lines are the expected replies (in
+// the order of the requests; volatile values normalised).
+func TestTranscripts(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "transcripts", "*.txt"))
+	if len(files) == 0 {
+		t.Fatal("no transcripts")
+	}
+	srv, _ := recordedAW(t)
+	for _, f := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".txt"), func(t *testing.T) {
+			raw, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var input, header []string
+			for _, l := range strings.Split(string(raw), "\n") {
+				switch {
+				case strings.HasPrefix(l, "-> "):
+					input = append(input, strings.TrimPrefix(l, "-> "))
+				case strings.HasPrefix(l, "#"):
+					header = append(header, l)
+				}
+			}
+			lines, stderr := session(t, baseEnv(t, srv.URL), input)
+			// Order replies by the request they answer.
+			pos := map[string]int{}
+			for i, in := range input {
+				if id := replyID(in); id != "" && id != "null" {
+					pos[id] = i
+				}
+			}
+			sort.SliceStable(lines, func(i, j int) bool {
+				pi, oki := pos[replyID(lines[i])]
+				pj, okj := pos[replyID(lines[j])]
+				if !oki || !okj {
+					return false
+				}
+				return pi < pj
+			})
+			var got strings.Builder
+			for _, h := range header {
+				got.WriteString(h + "\n")
+			}
+			for _, in := range input {
+				got.WriteString("-> " + in + "\n")
+			}
+			for _, l := range lines {
+				got.WriteString("<- " + normalizeLine(t, l) + "\n")
+			}
+			if *update {
+				if err := os.WriteFile(f, []byte(got.String()), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if got.String() != string(raw) {
+				t.Fatalf("transcript %s differs (go test -update rewrites it); stderr:\n%s\ngot:\n%s", f, stderr, got.String())
+			}
+		})
+	}
+}
+
+func TestStdoutCarriesProtocolLinesOnly(t *testing.T) {
+	srv, _ := recordedAW(t)
+	lines, stderr := session(t, baseEnv(t, srv.URL, "AWBRIDGE_LOG_LEVEL=debug"), []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"nowframe_build","arguments":{}}}`,
+		`not json`,
+	})
+	if len(lines) != 3 {
+		t.Fatalf("got %d stdout lines, want 3:\n%s", len(lines), strings.Join(lines, "\n"))
+	}
+	for _, l := range lines {
+		var m map[string]any
+		if json.Unmarshal([]byte(l), &m) != nil || m["jsonrpc"] != "2.0" {
+			t.Fatalf("stdout line is not a JSON-RPC message: %q", l)
+		}
+	}
+	if !strings.Contains(stderr, `"level":"debug"`) {
+		t.Fatalf("debug logs did not go to stderr as JSON: %q", stderr)
+	}
+}
+
+func TestHugeLineIsRejectedAndTheStreamGoesOn(t *testing.T) {
+	srv, _ := recordedAW(t)
+	huge := `{"jsonrpc":"2.0","id":9,"method":"ping","params":{"pad":"` + strings.Repeat("x", 2<<20) + `"}}`
+	lines, _ := session(t, baseEnv(t, srv.URL), []string{huge, `{"jsonrpc":"2.0","id":10,"method":"ping"}`})
+	if len(lines) != 2 {
+		t.Fatalf("got %d lines, want an error and a pong: %v", len(lines), lines)
+	}
+	if !strings.Contains(lines[0], `"error"`) || !strings.Contains(lines[1], `"id":10,"result":{}`) {
+		t.Fatalf("replies: %v", lines)
+	}
+}
+
+func TestCallsInFlightAtEndOfInputAreAnswered(t *testing.T) {
+	xs, err := awfixture.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := awfixture.NewServer(xs)
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(200 * time.Millisecond)
+		fs.ServeHTTP(w, r)
+	}))
+	defer slow.Close()
+	var input []string
+	for i := range 20 {
+		input = append(input, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"nowframe.build","params":{"reason":"r%d"}}`, i, i))
+	}
+	lines, stderr := session(t, baseEnv(t, slow.URL), input)
+	if len(lines) != 20 {
+		t.Fatalf("got %d answers for 20 calls in flight at EOF; stderr:\n%s", len(lines), stderr)
+	}
+	seen := map[string]bool{}
+	for _, l := range lines {
+		var r struct {
+			ID     int `json:"id"`
+			Result struct {
+				Reason string          `json:"reason"`
+				AWInfo json.RawMessage `json:"aw_info"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(l), &r); err != nil || r.Result.Reason != fmt.Sprintf("r%d", r.ID) || string(r.Result.AWInfo) == "null" {
+			t.Fatalf("answer %q", l)
+		}
+		seen[r.Result.Reason] = true
+	}
+	if len(seen) != 20 {
+		t.Fatalf("answers were not one per call: %v", seen)
+	}
+}
+
+func TestSlowActivityWatchDoesNotDelayPing(t *testing.T) {
+	release := make(chan struct{})
+	var once sync.Once
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer hang.Close()
+	defer once.Do(func() { close(release) })
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binPath, "stdio")
+	cmd.Env = baseEnv(t, hang.URL, "AWBRIDGE_AW_TIMEOUT=30s")
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer stdin.Close()
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"nowframe.build"}`+"\n")
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":2,"method":"ping"}`+"\n")
+	sc := bufio.NewScanner(stdout)
+	if !sc.Scan() {
+		t.Fatal("no reply")
+	}
+	if got := sc.Text(); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
+		t.Fatalf("first reply while ActivityWatch hangs = %s, want the pong", got)
+	}
+	once.Do(func() { close(release) })
+}
+
+func TestHealthCommandWithActivityWatchStopped(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close()
+	cmd := exec.Command(binPath, "health")
+	cmd.Env = baseEnv(t, url, "AWBRIDGE_AW_TIMEOUT=500ms")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := cmd.ProcessState.ExitCode()
+	if err == nil || (code != 1 && code != 2) {
+		t.Fatalf("exit %d, want 1 or 2", code)
+	}
+	first := strings.SplitN(out.String(), "\n", 2)[0]
+	if !strings.Contains(first, "ActivityWatch: not reachable at "+url) || !strings.Contains(first, "running?") {
+		t.Fatalf("first line = %q", first)
+	}
+	if strings.Contains(out.String()+errb.String(), "goroutine ") || strings.Contains(out.String()+errb.String(), "panic") {
+		t.Fatalf("a stack trace:\n%s%s", out.String(), errb.String())
+	}
+
+	cmd = exec.Command(binPath, "health", "--json")
+	cmd.Env = baseEnv(t, url, "AWBRIDGE_AW_TIMEOUT=500ms")
+	out.Reset()
+	cmd.Stdout = &out
+	_ = cmd.Run()
+	var h map[string]any
+	if err := json.Unmarshal(out.Bytes(), &h); err != nil || h["aw_ok"] != false {
+		t.Fatalf("--json stdout = %q", out.String())
+	}
+}
+
+func TestBadConfigIsOneLineAndExit2(t *testing.T) {
+	cmd := exec.Command(binPath, "health")
+	cmd.Env = baseEnv(t, "http://127.0.0.1:5600", "AWBRIDGE_AW_TIMEOUT=soon")
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	_ = cmd.Run()
+	if cmd.ProcessState.ExitCode() != 2 || strings.Count(strings.TrimSpace(errb.String()), "\n") != 0 ||
+		!strings.Contains(errb.String(), "AWBRIDGE_AW_TIMEOUT") {
+		t.Fatalf("exit %d, stderr %q", cmd.ProcessState.ExitCode(), errb.String())
+	}
+}

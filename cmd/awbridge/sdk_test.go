@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestOfficialSDKClient connects the official MCP Go SDK, as an independent
+// client, to `awbridge stdio`, lists the tools and calls every one.
+func TestOfficialSDKClient(t *testing.T) {
+	srv, _ := recordedAW(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.Command(binPath, "stdio")
+	cmd.Env = baseEnv(t, srv.URL)
+	client := sdk.NewClient(&sdk.Implementation{Name: "sdk-test", Version: "0"}, nil)
+	cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer cs.Close()
+	if got := cs.InitializeResult().ServerInfo.Name; got != "awbridge" {
+		t.Fatalf("server name %q", got)
+	}
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+		if tl.Annotations == nil || !tl.Annotations.ReadOnlyHint || tl.OutputSchema == nil || tl.Description == "" {
+			t.Fatalf("tool %s lacks annotations, outputSchema or description", tl.Name)
+		}
+	}
+	for _, want := range []string{"help", "nowframe_build", "system_health", "aw_get_state"} {
+		if !slices.Contains(names, want) {
+			t.Fatalf("tools/list lacks %s: %v", want, names)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		args map[string]any
+		want string
+	}{
+		{"help", nil, `"overview"`},
+		{"nowframe_build", map[string]any{"reason": "sdk"}, `"reason":"sdk"`},
+		{"system_health", map[string]any{}, `"aw_ok":true`},
+		{"aw_get_state", map[string]any{"max_age_ms": 0}, `"hostname":"vm"`},
+		{"nowframe.build", map[string]any{"reason": "alias"}, `"tool":"nowframe.build"`},
+	} {
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: tc.name, Arguments: tc.args})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if res.IsError || len(res.Content) != 1 {
+			t.Fatalf("%s: isError=%v content=%d", tc.name, res.IsError, len(res.Content))
+		}
+		text := res.Content[0].(*sdk.TextContent).Text
+		if !strings.Contains(text, tc.want) || !strings.Contains(text, `"success":true`) {
+			t.Fatalf("%s: envelope %s lacks %s", tc.name, clipLine(text, 300), tc.want)
+		}
+		structured, _ := json.Marshal(res.StructuredContent)
+		var a, b any
+		_ = json.Unmarshal([]byte(text), &a)
+		_ = json.Unmarshal(structured, &b)
+		ja, _ := json.Marshal(a)
+		jb, _ := json.Marshal(b)
+		if string(ja) != string(jb) {
+			t.Fatalf("%s: structuredContent differs from the text envelope", tc.name)
+		}
+	}
+	// An unknown tool is a protocol error (-32602).
+	if _, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "nowframe_biuld"}); err == nil || !strings.Contains(err.Error(), "nowframe_build") {
+		t.Fatalf("unknown tool: %v (want an error suggesting nowframe_build)", err)
+	}
+}
