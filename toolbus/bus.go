@@ -120,6 +120,9 @@ func (b *Bus) resolve(name string) (*entry, *ToolError) {
 		Message: fmt.Sprintf("unknown tool %q", clip(name, 64)),
 		Hint:    "call tools/list or the help tool for the available tools"}
 	te.DidYouMean = suggest(name, names)
+	if len(te.DidYouMean) > 0 {
+		te.Message += "; did you mean " + strings.Join(te.DidYouMean, " or ") + "?"
+	}
 	return nil, te
 }
 

@@ -110,7 +110,7 @@ func session(t *testing.T, env []string, input []string) (lines []string, stderr
 var volatileKeys = map[string]bool{
 	"duration_ms": true, "trace_id": true, "span_id": true, "timestamp": true, "latency_ms": true,
 	"checked_at": true, "age_seconds": true, "frame_version": true, "ended_at": true,
-	"last_seen": true, "skew_seconds": true, "summary": true,
+	"last_seen": true, "skew_seconds": true, "summary": true, "as_of": true,
 }
 
 func normalize(v any) any {
@@ -148,8 +148,11 @@ func normalizeLine(t *testing.T, line string) string {
 	if err := dec.Decode(&v); err != nil {
 		t.Fatalf("stdout line is not JSON: %v: %q", err, line)
 	}
-	b, _ := json.Marshal(normalize(v))
-	return string(b)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(normalize(v))
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // replyID returns the raw id of a reply line ("" for a batch reply).
