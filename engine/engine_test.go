@@ -197,7 +197,8 @@ func TestActivityWatchDown(t *testing.T) {
 	if err := json.Unmarshal(out.Body, &f); err != nil {
 		t.Fatal(err)
 	}
-	if string(f.AWInfo) != "null" || string(f.AWBuckets) != "null" || f.Sources["activitywatch"].OK || f.Sources["activitywatch"].Error == nil {
+	if string(f.AWInfo) != "null" || string(f.AWBuckets) != "null" || f.Sources["activitywatch"].OK || f.Sources["activitywatch"].Error == nil ||
+		!bytes.Contains(out.Body, []byte(`"summary":"Unknown: ActivityWatch did not answer`)) {
 		t.Fatalf("frame with ActivityWatch down: %s", out.Body)
 	}
 

@@ -171,7 +171,7 @@ func (b *Builder) build(ctx context.Context) *Frame {
 	}
 	f.Now = ComputeNow(Input{
 		Now: now, Selection: part.sel, Window: part.window, AFK: part.afk, Web: part.web,
-		Privacy: b.opts.Privacy,
+		Privacy: b.opts.Privacy, Unavailable: awErr != nil,
 	})
 	f.Sources.ActivityWatch = report(b.opts.AWSource, awErr)
 	f.Sources.Sidecar = report(b.opts.SidecarSource, scErr)

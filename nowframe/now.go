@@ -99,6 +99,9 @@ type Input struct {
 	Web        map[string][]aw.Event
 	Privacy    Privacy
 	Thresholds Thresholds
+	// Unavailable is true when ActivityWatch did not answer, so missing
+	// data means "unknown", not "no watcher".
+	Unavailable bool
 }
 
 // Now is what the person at this desktop is doing at AsOf, as far as
@@ -326,7 +329,7 @@ func ComputeNow(in Input) Now {
 	afkShort := c.afk(&n.AFK)
 	c.newestEvent(&n)
 	c.notes(&n, afkShort)
-	n.Summary = summarize(&n, c.pmApp, c.showTab)
+	n.Summary = summarize(&n, c.pmApp, c.showTab, in.Unavailable)
 	return n
 }
 
@@ -665,12 +668,15 @@ func privateWindowTitle(title string) bool {
 
 // summarize writes Now.Summary from the app name, the AFK state and
 // staleness only: never a title or URL.
-func summarize(n *Now, pmApp, showTab bool) string {
+func summarize(n *Now, pmApp, showTab, unavailable bool) string {
 	w, a, b := &n.Window, &n.AFK, &n.Browser
 	winFresh := fresh(w.EventTiming)
 	afkFresh := a.Status != StatusUnknown && fresh(a.EventTiming)
 	switch {
 	case n.NewestEvent == nil:
+		if unavailable {
+			return "Unknown: ActivityWatch did not answer (see sources.activitywatch.error)"
+		}
 		if n.Selection.Window == "" && n.Selection.AFK == "" {
 			return "No activity data: no window or AFK bucket was found for this host"
 		}

@@ -26,6 +26,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -411,7 +412,7 @@ func corsHeaders(h http.Header, r *http.Request) {
 						hs = append(hs, x)
 					}
 				}
-				sortStrings(hs)
+				sort.Strings(hs)
 				if len(hs) > 0 {
 					h.Set("Access-Control-Allow-Headers", strings.Join(hs, ", "))
 				}
@@ -470,14 +471,6 @@ func getJSON(r *http.Request) (any, *reply) {
 		return nil, &rep
 	}
 	return v, nil
-}
-
-func sortStrings(xs []string) {
-	for i := 1; i < len(xs); i++ {
-		for j := i; j > 0 && xs[j] < xs[j-1]; j-- {
-			xs[j], xs[j-1] = xs[j-1], xs[j]
-		}
-	}
 }
 
 // nowTime formats the clock for the probe.
