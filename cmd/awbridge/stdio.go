@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"runtime"
 
 	"github.com/awbridge/awbridge/config"
 	"github.com/awbridge/awbridge/engine"
@@ -36,7 +38,32 @@ func cmdStdio(ctx context.Context, e *env, args []string) int {
 		Instructions: instructions, Logger: log,
 	})
 	log.Debug().Str("aw_url", l.Config.AW.URL).Bool("sidecar", l.Config.Sidecar.URL != "").Msg("serving stdio")
-	if err := srv.Serve(ctx, e.stdin, e.stdout); err != nil {
+	if path, ok := e.lookup("AWBRIDGE_CPUPROFILE"); ok && path != "" {
+		stop, err := startCPUProfile(path)
+		if err != nil {
+			fmt.Fprintln(e.stderr, "awbridge: "+err.Error())
+			return exitUsage
+		}
+		defer stop()
+	}
+	if _, set := e.lookup("GOMAXPROCS"); !set {
+		// A stdio session is I/O-bound ping-pong: with one P a request is
+		// read, answered and written on one thread, without waking another
+		// (measured: server CPU per call about halves; see README, Speed).
+		runtime.GOMAXPROCS(1)
+	}
+	in, out := e.stdin, e.stdout
+	if f, ok := in.(*os.File); ok {
+		pf, restore := pollable(f, "stdin")
+		defer restore()
+		in = pf
+	}
+	if f, ok := out.(*os.File); ok {
+		pf, restore := pollable(f, "stdout")
+		defer restore()
+		out = pf
+	}
+	if err := srv.Serve(ctx, in, out); err != nil {
 		log.Error().Err(err).Msg("stdio session ended")
 		return exitDegraded
 	}
