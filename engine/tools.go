@@ -88,7 +88,7 @@ func (e *Engine) runGetState(ctx context.Context, call *toolbus.Call) (toolbus.R
 		wg.Go(func() { info, infoErr = e.awc.Info(ctx) })
 		wg.Go(func() { buckets, bErr = e.awc.Buckets(ctx) })
 		wg.Wait()
-		return errors.Join(infoErr, bErr)
+		return upstream.Join(infoErr, bErr)
 	})
 	circuit := e.awSrc.Circuit().String()
 	if err != nil {

@@ -3,7 +3,6 @@ package nowframe
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -234,7 +233,7 @@ func (b *Builder) fetchAW(ctx context.Context) (awPart, error) {
 	if bErr != nil {
 		part.buckets = nil
 		b.sel.Store(nil)
-		return part, errors.Join(infoErr, bErr)
+		return part, upstream.Join(infoErr, bErr)
 	}
 	part.sel = SelectBuckets(b.opts.Host, part.info, part.buckets)
 	b.sel.Store(&cachedSelection{sel: part.sel, at: b.opts.Now()})
@@ -245,7 +244,7 @@ func (b *Builder) fetchAW(ctx context.Context) (awPart, error) {
 	// First build, a changed selection, or a bucket vanished: read the
 	// events of the buckets that exist now.
 	err := b.fetchEvents(ctx, part.sel, &part)
-	return part, errors.Join(infoErr, err)
+	return part, upstream.Join(infoErr, err)
 }
 
 func (b *Builder) fetchEvents(ctx context.Context, sel Selection, into *awPart) error {
@@ -283,7 +282,7 @@ func (b *Builder) fetchEvents(ctx context.Context, sel Selection, into *awPart) 
 			}
 		}
 	}
-	return errors.Join(errs...)
+	return upstream.Join(errs...)
 }
 
 func sameSelection(a, b Selection) bool {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 )
@@ -243,3 +244,22 @@ func (s *Source) record(start, end time.Time, err error, timedOut bool) error {
 	s.last.Error = e.Error()
 	return e
 }
+
+// Join joins the errors of one source's parallel requests into one error
+// whose message stays on one line ("a; b"); nil when all are nil.
+// errors.Is and errors.As see every part.
+func Join(errs ...error) error {
+	j := errors.Join(errs...)
+	if j == nil {
+		return nil
+	}
+	return joined{j}
+}
+
+type joined struct{ error }
+
+func (j joined) Error() string {
+	return strings.ReplaceAll(j.error.Error(), "\n", "; ")
+}
+
+func (j joined) Unwrap() []error { return j.error.(interface{ Unwrap() []error }).Unwrap() }
