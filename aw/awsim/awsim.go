@@ -1,19 +1,3 @@
-// Package awsim is a faithful in-memory simulator of the ActivityWatch
-// server (aw-server, the Python/Flask one) and of an optional /probe
-// sidecar, plus a generator that plays a lively, deterministic person at a
-// desktop into the usual watcher buckets.
-//
-// It owns the simulated HTTP behaviour: routes, status codes, JSON shapes
-// and serialisation (Flask's separators, Python isoformat timestamps, float
-// durations, newest-first events), the host-header and CORS rules,
-// heartbeat merging and range clipping, all as recorded from a real
-// aw-server in ../../../shared/fixtures/aw (the fixture replay test holds
-// it to them). `awbridge sim` and `awbridge demo` serve it on loopback so a
-// newcomer without ActivityWatch sees real frames, and tests of the bridge
-// run against it.
-//
-// A Server is an http.Handler; it keeps all state in memory and is safe for
-// concurrent use. Run and Seed drive the simulated watchers.
 package awsim
 
 import (
@@ -45,7 +29,8 @@ type Options struct {
 	// BucketHost is the hostname the simulated watchers' buckets carry, and
 	// the suffix of their ids (default: Hostname).
 	BucketHost string
-	// Now is the clock (default time.Now). Tests inject a fixed or fake one.
+	// Now is the clock (default time.Now); it must be safe for concurrent
+	// use. Tests inject a fixed or fake one.
 	Now func() time.Time
 	// Seed makes the activity generator (and the device id) deterministic.
 	Seed int64
@@ -58,7 +43,7 @@ type Options struct {
 }
 
 // Server is a simulated aw-server. Safe for concurrent use: every request
-// and every generator step holds one mutex.
+// (once its body is read) and every generator step holds one mutex.
 type Server struct {
 	opts     Options
 	deviceID string
@@ -143,7 +128,9 @@ const html404 = "<!doctype html>\n<html lang=en>\n<title>404 Not Found</title>\n
 
 const html405 = "<!doctype html>\n<html lang=en>\n<title>405 Method Not Allowed</title>\n<h1>Method Not Allowed</h1>\n<p>The method is not allowed for the requested URL.</p>\n"
 
-func notFoundHTML() reply { return reply{status: http.StatusNotFound, ctype: ctHTML, body: []byte(html404)} }
+func notFoundHTML() reply {
+	return reply{status: http.StatusNotFound, ctype: ctHTML, body: []byte(html404)}
+}
 
 // route names an aw-server URL rule.
 type route int
@@ -295,7 +282,7 @@ func allowHeader(ms []match) string {
 	return strings.Join(out, ", ")
 }
 
-// ServeHTTP answers one request as aw-server would.
+// ServeHTTP answers one request as aw-server would. Safe for concurrent use.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rep := s.dispatch(r)
 	h := w.Header()
@@ -472,6 +459,3 @@ func getJSON(r *http.Request) (any, *reply) {
 	}
 	return v, nil
 }
-
-// nowTime formats the clock for the probe.
-func (s *Server) nowTime() time.Time { return s.opts.Now() }

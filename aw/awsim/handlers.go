@@ -3,6 +3,7 @@ package awsim
 import (
 	_ "embed"
 	"errors"
+	"math"
 	"math/big"
 	"net/http"
 	"strconv"
@@ -293,24 +294,20 @@ func (s *Server) getEventCount(r *http.Request, q queryArgs, id string) reply {
 }
 
 func (s *Server) event(r *http.Request, id, eventID string) reply {
-	n, err := strconv.ParseInt(eventID, 10, 64)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b := s.st.bucket(id)
 	if b == nil {
 		return noSuchBucket(r, id)
 	}
+	n, err := strconv.ParseInt(eventID, 10, 64)
+	if err != nil {
+		return internalError() // SQLite: "Python int too large to convert"
+	}
 	if r.Method == http.MethodDelete {
-		deleted := 0
-		if err == nil {
-			deleted = s.st.deleteEvent(b, n)
-		}
-		return restx(http.StatusOK, obj("success", int64(deleted)))
+		return restx(http.StatusOK, obj("success", int64(s.st.deleteEvent(b, n))))
 	}
-	var e *event
-	if err == nil {
-		e = s.st.eventByID(b, n)
-	}
+	e := s.st.eventByID(b, n)
 	if e == nil {
 		return restx(http.StatusNotFound, nil)
 	}
@@ -412,8 +409,8 @@ func (s *Server) insertEvents(b *bucket, evs []newEvent) error {
 		if !ne.hasID {
 			continue
 		}
-		if n, ok := ne.id.(*big.Int); ok && n.IsInt64() {
-			s.st.update(b, n.Int64(), ne.ts, ne.dur, clone(ne.data))
+		if id, ok := rowID(ne.id); ok {
+			s.st.update(b, id, ne.ts, ne.dur, clone(ne.data))
 		}
 	}
 	for _, ne := range evs {
@@ -594,6 +591,24 @@ func (s *Server) importAll(r *http.Request) reply {
 		}
 	}
 	return restx(http.StatusOK, nil)
+}
+
+// rowID is the row an event's id names in SQLite, where 1, 1.0 and true
+// are all 1; anything else matches no row.
+func rowID(v any) (int64, bool) {
+	n, ok := asNumber(v)
+	if !ok {
+		return 0, false
+	}
+	switch t := n.(type) {
+	case *big.Int:
+		return t.Int64(), t.IsInt64()
+	case float64:
+		if t == math.Trunc(t) && math.Abs(t) < 1<<62 {
+			return int64(t), true
+		}
+	}
+	return 0, false
 }
 
 func removeKey(keys []string, k string) []string {

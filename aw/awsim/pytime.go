@@ -222,8 +222,9 @@ func fractionMicros(frac string) int {
 	}
 	sig := strings.TrimLeft(frac, "0")
 	zeros := len(frac) - len(sig)
-	// The product's coefficient is sig followed by 7 zeros; keep 28 digits.
-	if keep := 28 - 7; len(sig) > keep {
+	// The product's coefficient is sig followed by 7 zeros; the context keeps
+	// 28 digits, so only digits of sig beyond the 28th are rounded away.
+	if keep := 28; len(sig) > keep {
 		head, rest := []byte(sig[:keep]), sig[keep:]
 		up := rest[0] > '5' || (rest[0] == '5' && (strings.TrimRight(rest[1:], "0") != "" || (head[keep-1]-'0')%2 == 1))
 		if up {
@@ -329,7 +330,11 @@ func pyIsSpace(r rune) bool {
 	return r >= 0x2000 && r <= 0x200A
 }
 
-func pyStrip(s string) string { return strings.TrimFunc(s, pyIsSpace) }
+// numStrip is the whitespace int() and float() skip: str.isspace() except
+// U+001C..U+001F (CPython only maps non-ASCII spaces to ' ' before parsing).
+func numStrip(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool { return pyIsSpace(r) && (r < 0x1C || r > 0x1F) })
+}
 
 // errNotInt is int()'s ValueError (a 500 in aw-server).
 var errNotInt = errors.New("invalid literal for int() with base 10")
@@ -337,7 +342,7 @@ var errNotInt = errors.New("invalid literal for int() with base 10")
 // pyInt is int(s) for a query argument, limited to what SQLite's LIMIT
 // takes (a larger value fails with OverflowError there: also a 500).
 func pyInt(s string) (int64, error) {
-	s = pyStrip(s)
+	s = numStrip(s)
 	neg := false
 	if s != "" && (s[0] == '+' || s[0] == '-') {
 		neg = s[0] == '-'
@@ -364,7 +369,7 @@ func pyInt(s string) (int64, error) {
 
 // pyFloat is float(s) for a query argument (pulsetime).
 func pyFloat(s string) (float64, error) {
-	s = pyStrip(s)
+	s = numStrip(s)
 	t := strings.ToLower(strings.TrimLeft(s, "+-"))
 	switch t {
 	case "inf", "infinity", "nan":

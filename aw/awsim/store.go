@@ -2,7 +2,6 @@ package awsim
 
 import (
 	"errors"
-	"fmt"
 	"sort"
 )
 
@@ -315,5 +314,3 @@ func (s *store) heartbeat(b *bucket, ts, dur int64, data any, pulsetime float64)
 	c := *e
 	return &c, nil
 }
-
-func (s *store) String() string { return fmt.Sprintf("store(%d buckets, %d events)", len(s.buckets), len(s.events)) }
