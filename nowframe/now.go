@@ -220,6 +220,11 @@ type Browser struct {
 	// ExcludedReason is "private_tab" or "password_manager".
 	Excluded       bool   `json:"excluded"`
 	ExcludedReason string `json:"excluded_reason,omitempty"`
+	// MatchesWindow is false when the focused window's title does not
+	// contain the tab's title: the web watcher reports a few seconds after
+	// the window watcher, so the tab shown may be the previous one. Absent
+	// when there is nothing to compare.
+	MatchesWindow *bool `json:"matches_window,omitempty"`
 	// The tab event's timing; absent when no tab is reported.
 	*EventTiming
 }
@@ -252,6 +257,7 @@ const (
 	notePrivateTab  = "The focused browser tab or window is private/incognito: its URL and titles are withheld."
 	noteURLRedacted = "The tab URL could not be shown safely and is withheld."
 	noteURLStripped = "URLs are shown without query string, fragment or credentials."
+	noteTabLags     = "The browser tab does not match the focused window's title yet: the web watcher reports a few seconds later, so the tab may be the previous one."
 	noteUnfocused   = "Browser tabs are reported only while a browser window has focus."
 	noteWebFallback = "No web bucket matches the focused browser: the tab shown may come from another browser."
 )
@@ -438,6 +444,10 @@ func (c *computation) windowTitle(w *Window, b *Browser) {
 		w.Excluded, w.ExcludedReason = true, ReasonPrivateTab
 	default:
 		w.Title = SanitizeTitle(c.rawTitle, c.maxTitle)
+		if b.Focused && b.Title != "" && w.Title != "" {
+			m := strings.Contains(w.Title, strings.TrimSuffix(b.Title, "…"))
+			b.MatchesWindow = &m
+		}
 	}
 }
 
@@ -522,6 +532,9 @@ func (c *computation) notes(n *Now, afkShort string) {
 	}
 	if b.URLRedacted {
 		note(noteURLRedacted)
+	}
+	if b.MatchesWindow != nil && !*b.MatchesWindow {
+		note(noteTabLags)
 	}
 	if b.URL != "" {
 		note(noteURLStripped)

@@ -813,3 +813,25 @@ func BenchmarkComputeNow(b *testing.B) {
 		_ = ComputeNow(in)
 	}
 }
+
+func TestBrowserTabThatLagsTheWindowIsFlagged(t *testing.T) {
+	at := time.Date(2026, 11, 22, 1, 0, 0, 0, time.UTC)
+	ev := func(data string) aw.Event {
+		return aw.Event{Timestamp: at.Add(-5 * time.Second), Duration: 4, Data: json.RawMessage(data)}
+	}
+	in := Input{
+		Now:       at,
+		Selection: Selection{Host: "h", Window: "aw-watcher-window_h", AFK: "aw-watcher-afk_h", Web: []string{"aw-watcher-web-chrome_h"}},
+		Window:    []aw.Event{ev(`{"app":"Google-chrome","title":"Hacker News - Google Chrome"}`)},
+		Web:       map[string][]aw.Event{"aw-watcher-web-chrome_h": {ev(`{"url":"https://mail.example.com/","title":"Inbox","incognito":false}`)}},
+	}
+	n := ComputeNow(in)
+	if n.Browser.MatchesWindow == nil || *n.Browser.MatchesWindow || !slices.Contains(n.Notes, noteTabLags) {
+		t.Fatalf("lagging tab not flagged: %+v %v", n.Browser.MatchesWindow, n.Notes)
+	}
+	in.Web["aw-watcher-web-chrome_h"] = []aw.Event{ev(`{"url":"https://news.ycombinator.com/","title":"Hacker News","incognito":false}`)}
+	n = ComputeNow(in)
+	if n.Browser.MatchesWindow == nil || !*n.Browser.MatchesWindow || slices.Contains(n.Notes, noteTabLags) {
+		t.Fatalf("matching tab flagged: %+v %v", n.Browser.MatchesWindow, n.Notes)
+	}
+}
