@@ -31,6 +31,9 @@ type Deps struct {
 	// Transport is the HTTP transport for both upstreams (default: the
 	// clients' own).
 	Transport http.RoundTripper
+	// HealthFirstWait bounds how long the first health call waits for the
+	// first probe (default 500 ms; the terminal's `health` waits longer).
+	HealthFirstWait time.Duration
 }
 
 // Engine is the process's core. Safe for concurrent use; Close it once.
@@ -107,6 +110,7 @@ func New(d Deps) (*Engine, error) {
 		SidecarSource: e.scSrc,
 		Preflight:     Preflight(c),
 		Now:           d.Now,
+		FirstWait:     d.HealthFirstWait,
 	}
 	if sc != nil {
 		bopts.Sidecar = sc

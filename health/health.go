@@ -33,6 +33,10 @@ type Options struct {
 	Preflight []Check
 	// Refresh is the most often the sources are re-checked (default 1 s).
 	Refresh time.Duration
+	// FirstWait bounds how long the first call waits for the first probe
+	// (default 500 ms): a slow source never holds health longer; it then
+	// shows as not checked yet, and the probe goes on in the background.
+	FirstWait time.Duration
 	Now     func() time.Time
 }
 
@@ -85,6 +89,9 @@ func New(opts Options) *Checker {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.FirstWait <= 0 {
+		opts.FirstWait = 500 * time.Millisecond
+	}
 	return &Checker{opts: opts, first: make(chan struct{})}
 }
 
@@ -117,13 +124,23 @@ func (c *Checker) get(ctx context.Context) ([]byte, Report) {
 	}
 	c.mu.Unlock()
 
+	waited := true
 	select {
 	case <-c.first:
-	case <-ctx.Done():
+	default:
+		t := time.NewTimer(c.opts.FirstWait)
+		select {
+		case <-c.first:
+		case <-ctx.Done():
+			waited = false
+		case <-t.C:
+			waited = false
+		}
+		t.Stop()
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.rendered == nil {
+	if c.rendered == nil || !waited {
 		c.render(now)
 	}
 	return c.rendered, c.report

@@ -148,3 +148,24 @@ func TestHealthSidecar(t *testing.T) {
 }
 
 func ptr(b bool) *bool { return &b }
+
+func TestHealthFirstCallIsNotHeldBySlowSource(t *testing.T) {
+	release := make(chan struct{})
+	aw := upstream.New(upstream.Options{Name: "activitywatch", Code: "AwUnavailable", Configured: true, Deadline: time.Minute})
+	h := New(Options{AWSource: aw, FirstWait: 20 * time.Millisecond, AWProbe: func(ctx context.Context) error {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return nil
+	}})
+	r := h.Report(context.Background())
+	if r.AWOK || r.Sources.ActivityWatch.Checked || r.Status != "degraded" {
+		t.Fatalf("first report while the probe hangs = %+v", r)
+	}
+	close(release)
+	h.Close()
+	if r := h.Report(context.Background()); !r.AWOK {
+		t.Fatalf("after the probe answered = %+v", r)
+	}
+}

@@ -145,6 +145,11 @@ func newLogger(e *env, level string) zerolog.Logger {
 
 // newEngine builds the engine from the loaded configuration.
 func newEngine(e *env, l *config.Loaded, log zerolog.Logger) (*engine.Engine, error) {
+	return newEngineWith(e, l, log, engine.Deps{})
+}
+
+// newEngineWith builds the engine with some Deps preset.
+func newEngineWith(e *env, l *config.Loaded, log zerolog.Logger, d engine.Deps) (*engine.Engine, error) {
 	c := l.Config
 	if c.AW.APIKey == "" {
 		// aw-server-rust with authentication keeps its key in its config.
@@ -159,7 +164,8 @@ func newEngine(e *env, l *config.Loaded, log zerolog.Logger) (*engine.Engine, er
 			log.Debug().Msg("using the API key of aw-server-rust's config.toml")
 		}
 	}
-	return engine.New(engine.Deps{Config: c, Logger: log, Version: e.version})
+	d.Config, d.Logger, d.Version = c, log, e.version
+	return engine.New(d)
 }
 
 func oneLine(s string) string {

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -325,12 +326,18 @@ func TestSlowActivityWatchDoesNotDelayPing(t *testing.T) {
 	defer stdin.Close()
 	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"nowframe.build"}`+"\n")
 	io.WriteString(stdin, `{"jsonrpc":"2.0","id":2,"method":"ping"}`+"\n")
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":3,"method":"system.health"}`+"\n")
 	sc := bufio.NewScanner(stdout)
-	if !sc.Scan() {
-		t.Fatal("no reply")
+	sc.Buffer(nil, 1<<20)
+	got := map[string]string{}
+	for range 2 {
+		if !sc.Scan() {
+			t.Fatal("no reply")
+		}
+		got[replyID(sc.Text())] = sc.Text()
 	}
-	if got := sc.Text(); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
-		t.Fatalf("first reply while ActivityWatch hangs = %s, want the pong", got)
+	if got["2"] != `{"jsonrpc":"2.0","id":2,"result":{}}` || !strings.Contains(got["3"], `"aw_ok":false`) {
+		t.Fatalf("while ActivityWatch hangs (30 s deadline) the first replies were %v, want the pong and health", got)
 	}
 	once.Do(func() { close(release) })
 }
@@ -376,5 +383,91 @@ func TestBadConfigIsOneLineAndExit2(t *testing.T) {
 	if cmd.ProcessState.ExitCode() != 2 || strings.Count(strings.TrimSpace(errb.String()), "\n") != 0 ||
 		!strings.Contains(errb.String(), "AWBRIDGE_AW_TIMEOUT") {
 		t.Fatalf("exit %d, stderr %q", cmd.ProcessState.ExitCode(), errb.String())
+	}
+}
+
+func TestDemoShowsASessionAndFrames(t *testing.T) {
+	cmd := exec.Command(binPath, "demo", "--duration", "3s")
+	cmd.Env = baseEnv(t, "http://127.0.0.1:1")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("demo: %v\n%s", err, errb.String())
+	}
+	s := out.String()
+	for _, want := range []string{`<- {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18"`, `"aw_ok":true`, `"sidecar_probe_status":true`, `<- {"jsonrpc":"2.0","id":3,"result":{"content"`} {
+		if !strings.Contains(s, want) {
+			t.Fatalf("demo output lacks %s:\n%s", want, s)
+		}
+	}
+	if !strings.Contains(s, "Active in ") && !strings.Contains(s, "Away since") {
+		t.Fatalf("demo showed no frame:\n%s", s)
+	}
+}
+
+func TestEveryCommandHasHelpWithAnExample(t *testing.T) {
+	for _, c := range commands() {
+		cmd := exec.Command(binPath, c.name, "--help")
+		cmd.Env = baseEnv(t, "http://127.0.0.1:1")
+		var errb bytes.Buffer
+		cmd.Stderr = &errb
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%s --help: %v", c.name, err)
+		}
+		if !strings.Contains(errb.String(), "Example:\n  awbridge "+c.name) {
+			t.Fatalf("%s --help lacks an example:\n%s", c.name, errb.String())
+		}
+	}
+}
+
+func TestNowframeAgainstTheSimulator(t *testing.T) {
+	// The real binary's `sim` on a free port, then `nowframe --json` at it.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sim := exec.CommandContext(ctx, binPath, "sim", "--addr", addr)
+	sim.Env = baseEnv(t, "http://127.0.0.1:1")
+	if err := sim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer sim.Wait()
+	defer cancel()
+	url := "http://" + addr
+	var out bytes.Buffer
+	for range 100 { // until the simulator listens
+		out.Reset()
+		cmd := exec.Command(binPath, "nowframe", "--json", "--reason", "sim-test")
+		cmd.Env = baseEnv(t, url, "AWBRIDGE_SIDECAR_URL="+url)
+		cmd.Stdout = &out
+		if cmd.Run() == nil && strings.Contains(out.String(), `"aw_info":{`) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	var f struct {
+		Reason string `json:"reason"`
+		Omni   struct {
+			OK bool `json:"ok"`
+		} `json:"omni_probe"`
+		Now struct {
+			Stale  bool `json:"stale"`
+			Window struct {
+				App string `json:"app"`
+			} `json:"window"`
+			Selection struct {
+				Host string `json:"host"`
+			} `json:"selection"`
+		} `json:"now"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &f); err != nil {
+		t.Fatalf("nowframe --json stdout is not the frame alone: %v\n%s", err, out.String())
+	}
+	if f.Reason != "sim-test" || !f.Omni.OK || f.Now.Stale || f.Now.Window.App == "" || f.Now.Selection.Host != "awsim" {
+		t.Fatalf("frame from the simulator: %s", out.String())
 	}
 }

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/awbridge/awbridge/config"
+	"github.com/awbridge/awbridge/engine"
 	"github.com/awbridge/awbridge/health"
 )
 
@@ -22,7 +24,9 @@ func cmdHealth(ctx context.Context, e *env, args []string) int {
 		return code
 	}
 	log := newLogger(e, l.Config.Log.Level)
-	eng, err := newEngine(e, l, log)
+	// A person asked: wait for the probes (bounded by the sources' deadlines).
+	wait := max(l.Config.AW.Timeout, l.Config.Sidecar.Timeout) + 500*time.Millisecond
+	eng, err := newEngineWith(e, l, log, engine.Deps{HealthFirstWait: wait})
 	if err != nil {
 		fmt.Fprintln(e.stderr, "awbridge health: cannot check: "+oneLine(err.Error()))
 		return exitUsage

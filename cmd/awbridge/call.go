@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/awbridge/awbridge/config"
+	"github.com/awbridge/awbridge/engine"
+)
+
+func cmdCall(ctx context.Context, e *env, args []string) int {
+	fs := newFlags(e, "call")
+	cf := config.Bind(fs)
+	if len(args) == 0 || args[0] == "" || args[0][0] == '-' {
+		if code := parse(fs, args); code >= 0 {
+			return code
+		}
+		fmt.Fprintln(e.stderr, "awbridge call: name a tool, e.g. awbridge call help")
+		return exitUsage
+	}
+	name, rest := args[0], args[1:]
+	var raw json.RawMessage
+	if len(rest) > 0 && len(rest[0]) > 0 && rest[0][0] != '-' {
+		raw, rest = json.RawMessage(rest[0]), rest[1:]
+		if !json.Valid(raw) {
+			fmt.Fprintln(e.stderr, "awbridge call: JSON-ARGS is not valid JSON")
+			return exitUsage
+		}
+	}
+	if code := parse(fs, rest); code >= 0 {
+		return code
+	}
+	l, code := loadConfig(e, cf)
+	if l == nil {
+		return code
+	}
+	eng, err := newEngine(e, l, newLogger(e, l.Config.Log.Level))
+	if err != nil {
+		fmt.Fprintln(e.stderr, "awbridge call: "+oneLine(err.Error()))
+		return exitUsage
+	}
+	defer eng.Close()
+	out := eng.Call(ctx, engine.Request{Kind: engine.KindTool, Name: name, Args: raw, ProtocolVersion: "2025-11-25"})
+	if out.Stage == engine.StageResolve || out.Stage == engine.StageValidate {
+		fmt.Fprintln(e.stderr, "awbridge call: "+oneLine(out.Err.Error()))
+		if len(out.Err.DidYouMean) > 0 {
+			fmt.Fprintf(e.stderr, "did you mean: %v\n", out.Err.DidYouMean)
+		}
+		return exitUsage
+	}
+	fmt.Fprintln(e.stdout, string(out.Body))
+	if out.Err != nil {
+		return exitDegraded
+	}
+	return exitOK
+}
