@@ -5,7 +5,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 BIN     := bin/awbridge
 
-.PHONY: build demo test vet fmt bench fuzz soak cross clean
+.PHONY: build demo test vet bench fuzz cross clean
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/awbridge

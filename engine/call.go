@@ -32,18 +32,19 @@ type Request struct {
 	ProtocolVersion string
 }
 
-// Stage says where a call failed.
-type Stage int
+// Stage says where a call failed: the tool bus's stages.
+type Stage = toolbus.Stage
 
+// The stages a call can fail in.
 const (
 	// StageNone: the call succeeded.
-	StageNone Stage = iota
+	StageNone = toolbus.StageNone
 	// StageResolve: no tool or method by that name (Err.DidYouMean set).
-	StageResolve
+	StageResolve = toolbus.StageResolve
 	// StageValidate: the arguments were rejected before anything ran.
-	StageValidate
+	StageValidate = toolbus.StageValidate
 	// StageExecute: the tool ran and failed.
-	StageExecute
+	StageExecute = toolbus.StageExecute
 )
 
 // Outcome is the answer to a Request.

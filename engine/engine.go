@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -48,17 +49,8 @@ type Engine struct {
 	bus     *toolbus.Bus
 }
 
-// isDirect reports whether name is one of seed 003's direct methods; each
-// is an alias of its tool.
-func isDirect(name string) bool {
-	switch name {
-	case "aw.get_state", "nowframe.build", "system.health":
-		return true
-	}
-	return false
-}
-
-// DirectMethods lists the direct JSON-RPC method names.
+// DirectMethods lists seed 003's direct JSON-RPC methods; each is also an
+// alias of its tool (aw_get_state, nowframe_build, system_health).
 func DirectMethods() []string { return []string{"aw.get_state", "nowframe.build", "system.health"} }
 
 // New builds an Engine from deps. It does no I/O beyond preflight checks.
@@ -84,7 +76,7 @@ func New(d Deps) (*Engine, error) {
 	}
 	e.awc = awc
 	e.awSrc = upstream.New(upstream.Options{Name: "activitywatch", Code: toolbus.CodeAwUnavailable,
-		Configured: true, Deadline: c.AW.Timeout, Now: d.Now})
+		Configured: true, Deadline: c.AW.Timeout, Now: d.Now, OnChange: e.logTransition})
 
 	var sc *sidecar.Client
 	if c.Sidecar.URL != "" {
@@ -95,7 +87,7 @@ func New(d Deps) (*Engine, error) {
 		}
 	}
 	e.scSrc = upstream.New(upstream.Options{Name: "sidecar", Code: toolbus.CodeSidecarUnavailable,
-		Configured: sc != nil, Deadline: c.Sidecar.Timeout, Now: d.Now})
+		Configured: sc != nil, Deadline: c.Sidecar.Timeout, Now: d.Now, OnChange: e.logTransition})
 
 	bopts := nowframe.Options{
 		AW: awc, AWSource: e.awSrc, SidecarSource: e.scSrc, Host: c.AW.Host,
@@ -125,10 +117,24 @@ func New(d Deps) (*Engine, error) {
 	return e, nil
 }
 
+// logTransition logs a source going up or down (never per call). Error
+// texts carry no titles or URLs: the clients keep event data out of them.
+func (e *Engine) logTransition(st upstream.Status) {
+	if st.OK {
+		e.log.Info().Str("source", st.Name).Float64("latency_ms", st.LatencyMs).Msg("source up")
+		return
+	}
+	e.log.Warn().Str("source", st.Name).Str("circuit", st.Circuit).Str("error", st.Error).Msg("source down")
+}
+
 // attemptTimeout leaves room for retries inside a source's deadline.
 func attemptTimeout(deadline time.Duration) time.Duration {
 	return max(deadline/2, 100*time.Millisecond)
 }
+
+// Prime starts the first health probe in the background (a server calls
+// it at start, so the first system.health finds the answer ready).
+func (e *Engine) Prime(ctx context.Context) { e.health.Prime(ctx) }
 
 // Close waits for background work (a health refresh) to end.
 func (e *Engine) Close() { e.health.Close() }
@@ -144,13 +150,13 @@ func (e *Engine) Health(ctx context.Context) health.Report { return e.health.Rep
 func (e *Engine) Call(ctx context.Context, req Request) Outcome {
 	name := req.Name
 	if req.Kind == KindDirect {
-		if !isDirect(name) {
+		if !slices.Contains(DirectMethods(), name) {
 			return Outcome{Err: &toolbus.ToolError{Kind: toolbus.ContractError, Code: toolbus.CodeUnknownTool,
 				Message: fmt.Sprintf("unknown method %q", name)}, Stage: StageResolve}
 		}
 	}
 	r := e.bus.Call(ctx, toolbus.Request{Name: name, Args: req.Args, Direct: req.Kind == KindDirect})
-	return Outcome{Body: r.Body, Err: r.Err, Stage: Stage(r.Stage)}
+	return Outcome{Body: r.Body, Err: r.Err, Stage: r.Stage}
 }
 
 // Preflight runs the bridge's own start-up checks on c.

@@ -24,19 +24,23 @@ func TestActivityWatchFaults(t *testing.T) {
 		name string
 		h    http.HandlerFunc
 		want string // in the error message
+		// timeout is the source's deadline: short where the fault is
+		// slowness, generous where a slow machine must not turn another
+		// fault into a timeout.
+		timeout time.Duration
 	}{
 		{"500", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(500)
 			w.Write([]byte(`{"message": "Internal Server Error"}`))
-		}, "500"},
+		}, "500", 5 * time.Second},
 		{"html", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/html")
 			w.Write([]byte("<!doctype html><title>not ActivityWatch</title>"))
-		}, "JSON"},
+		}, "JSON", 5 * time.Second},
 		{"invalid json", func(w http.ResponseWriter, r *http.Request) {
 			w.Write([]byte(`{"hostname": "vm", "version": `))
-		}, "JSON"},
+		}, "JSON", 5 * time.Second},
 		{"huge body", func(w http.ResponseWriter, r *http.Request) {
 			chunk := bytes.Repeat([]byte(" "), 64<<10)
 			w.Write([]byte(`{"hostname":"`))
@@ -45,13 +49,13 @@ func TestActivityWatchFaults(t *testing.T) {
 					return
 				}
 			}
-		}, "too large"},
+		}, "too large", 10 * time.Second},
 		{"slower than its deadline", func(w http.ResponseWriter, r *http.Request) {
 			select {
 			case <-r.Context().Done():
 			case <-time.After(5 * time.Second):
 			}
-		}, "deadline"},
+		}, "deadline", 300 * time.Millisecond},
 	}
 	for _, f := range faults {
 		t.Run(f.name, func(t *testing.T) {
@@ -59,7 +63,7 @@ func TestActivityWatchFaults(t *testing.T) {
 			defer srv.Close()
 			c := config.Defaults()
 			c.AW.URL = srv.URL
-			c.AW.Timeout = 300 * time.Millisecond
+			c.AW.Timeout = f.timeout
 			e, err := New(Deps{Config: c, Logger: zerolog.Nop(), Version: "test"})
 			if err != nil {
 				t.Fatal(err)

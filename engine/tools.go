@@ -38,7 +38,7 @@ func (e *Engine) tools() []*toolbus.Tool {
 			Description: "Reports whether ActivityWatch and the optional sidecar answer, the bridge's preflight checks and " +
 				"each upstream's circuit state, from the last status of each source (refreshed at most once a second). Use it " +
 				"when another tool failed or a frame looks stale, or to tell the person how to fix their setup. Not needed " +
-				"before every call.",
+				"before every call." + dataNotInstructions,
 			ResultSchema: json.RawMessage(`{"type":"object","required":["aw_ok","sidecar_probe_status","preflight_ok","protected_env_ok","protected_diff_count","omni_probe"]}`),
 			ReadOnly:     true, Idempotent: true,
 			Run: func(ctx context.Context, _ *toolbus.Call) (toolbus.Result, error) {
@@ -51,7 +51,7 @@ func (e *Engine) tools() []*toolbus.Tool {
 			Description: "Returns ActivityWatch's server info (hostname, version) and its buckets (one per watcher and host, " +
 				"with when each was last updated). Use it to see which watchers and machines exist or to debug a missing " +
 				"source. For what the person is doing now, use nowframe_build instead. Fails (retryable) when ActivityWatch " +
-				"does not answer.",
+				"does not answer." + dataNotInstructions,
 			ResultSchema: json.RawMessage(`{"type":"object","required":["info","buckets"]}`),
 			ReadOnly:     true, Idempotent: true,
 			Run: e.runGetState,
@@ -63,7 +63,7 @@ func (e *Engine) runNowframe(ctx context.Context, call *toolbus.Call) (toolbus.R
 	reason := nowframe.SanitizeTitle(call.String("reason", "mcp"), 200)
 	maxAge := time.Duration(max(call.MaxAgeMs, 0)) * time.Millisecond
 	f, hit := e.builder.Get(ctx, maxAge)
-	return toolbus.Result{Body: f.AppendJSON(make([]byte, 0, 4096), reason), CacheHit: hit, Circuit: f.Sources.ActivityWatch.Circuit}, nil
+	return toolbus.Result{Body: f.AppendJSON(make([]byte, 0, f.Size()+len(reason)), reason), CacheHit: hit, Circuit: f.Sources.ActivityWatch.Circuit}, nil
 }
 
 func (e *Engine) runGetState(ctx context.Context, call *toolbus.Call) (toolbus.Result, error) {

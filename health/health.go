@@ -34,10 +34,11 @@ type Options struct {
 	// Refresh is the most often the sources are re-checked (default 1 s).
 	Refresh time.Duration
 	// FirstWait bounds how long the first call waits for the first probe
-	// (default 500 ms): a slow source never holds health longer; it then
-	// shows as not checked yet, and the probe goes on in the background.
+	// (default 200 ms): a slow source never holds health longer; the
+	// report then says status "checking", and the probe goes on in the
+	// background. Prime starts that probe before anyone asks.
 	FirstWait time.Duration
-	Now     func() time.Time
+	Now       func() time.Time
 }
 
 // Report is the system.health result: seed 003's fields first, then ours.
@@ -49,7 +50,8 @@ type Report struct {
 	ProtectedDiffCount int             `json:"protected_diff_count"`
 	OmniProbe          json.RawMessage `json:"omni_probe"`
 
-	// Status is "healthy" or "degraded".
+	// Status is "healthy", "degraded", or "checking" while the first
+	// probe of a configured source has not answered yet.
 	Status    string    `json:"status"`
 	CheckedAt time.Time `json:"checked_at"`
 	Sources   struct {
@@ -90,13 +92,26 @@ func New(opts Options) *Checker {
 		opts.Now = time.Now
 	}
 	if opts.FirstWait <= 0 {
-		opts.FirstWait = 500 * time.Millisecond
+		opts.FirstWait = 200 * time.Millisecond
 	}
 	return &Checker{opts: opts, first: make(chan struct{})}
 }
 
 // Close waits for a refresh under way.
 func (c *Checker) Close() { c.wg.Wait() }
+
+// Prime starts the first probe in the background, so that the first
+// health call finds it done (ctx bounds nothing after Prime returns: the
+// probe runs under the sources' own deadlines).
+func (c *Checker) Prime(ctx context.Context) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.refreshing && c.checkedAt.IsZero() {
+		c.refreshing = true
+		c.wg.Add(1)
+		go c.refresh(context.WithoutCancel(ctx))
+	}
+}
 
 // JSON returns the rendered report. The first call probes the sources
 // (bounded by their deadlines); later calls answer at once from the last
@@ -211,9 +226,14 @@ func (c *Checker) render(now time.Time) {
 	if r.OmniProbe == nil {
 		r.OmniProbe = json.RawMessage("null")
 	}
-	r.Status = "degraded"
-	if healthy {
+	switch {
+	case healthy:
 		r.Status = "healthy"
+	case (!r.Sources.ActivityWatch.Checked && c.opts.AWSource != nil) ||
+		(r.Sources.Sidecar.Configured && !r.Sources.Sidecar.Checked):
+		r.Status = "checking"
+	default:
+		r.Status = "degraded"
 	}
 	b, err := json.Marshal(&r)
 	if err != nil {

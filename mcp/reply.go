@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/awbridge/awbridge/engine"
+	"github.com/awbridge/awbridge/internal/jsonw"
 	"github.com/awbridge/awbridge/toolbus"
 )
 
@@ -87,7 +88,7 @@ func errorReply(id []byte, code int, msg string, data []byte) []byte {
 	dst = append(dst, `"error":{"code":`...)
 	dst = strconv.AppendInt(dst, int64(code), 10)
 	dst = append(dst, `,"message":`...)
-	dst = appendJSONStringS(dst, msg)
+	dst = jsonw.AppendString(dst, msg)
 	if data != nil {
 		dst = append(dst, `,"data":`...)
 		dst = appendRawJSON(dst, data)
@@ -101,7 +102,7 @@ func toolResultReply(id, body []byte, isError bool) []byte {
 	dst := make([]byte, 0, 96+len(id)+2*len(body)+len(body)/8)
 	dst = appendReplyHead(dst, id)
 	dst = append(dst, `"result":{"content":[{"type":"text","text":`...)
-	dst = appendJSONString(dst, body)
+	dst = jsonw.AppendString(dst, body)
 	dst = append(dst, `}],"structuredContent":`...)
 	dst = appendRawJSON(dst, body)
 	if isError {

@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/awbridge/awbridge/engine"
+	"github.com/awbridge/awbridge/internal/jsonw"
 )
 
 // MCP protocol versions this server speaks.
@@ -168,17 +169,17 @@ func NewServer(b Backend, opts Options) *Server {
 
 func renderInitialize(v, name, version, title, instr string) []byte {
 	b := []byte(`{"protocolVersion":`)
-	b = appendJSONStringS(b, v)
+	b = jsonw.AppendString(b, v)
 	b = append(b, `,"capabilities":{"tools":{"listChanged":false}},"serverInfo":{"name":`...)
-	b = appendJSONStringS(b, name)
+	b = jsonw.AppendString(b, name)
 	b = append(b, `,"version":`...)
-	b = appendJSONStringS(b, version)
+	b = jsonw.AppendString(b, version)
 	if title != "" && v >= Version20250618 {
 		b = append(b, `,"title":`...)
-		b = appendJSONStringS(b, title)
+		b = jsonw.AppendString(b, title)
 	}
 	b = append(b, `},"instructions":`...)
-	b = appendJSONStringS(b, instr)
+	b = jsonw.AppendString(b, instr)
 	return append(b, '}')
 }
 

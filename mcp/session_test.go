@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/awbridge/awbridge/engine"
+	"github.com/awbridge/awbridge/internal/jsonw"
 	"github.com/awbridge/awbridge/toolbus"
 )
 
@@ -557,7 +558,7 @@ func TestAppendJSONString(t *testing.T) {
 		"é ü 漢字 🙂", "\u2028\u2029", "bad \xff utf8 \xe2\x82", "<html>&",
 	}
 	for _, s := range tests {
-		got := appendJSONString(nil, []byte(s))
+		got := jsonw.AppendString(nil, []byte(s))
 		var back string
 		if err := json.Unmarshal(got, &back); err != nil {
 			t.Fatalf("%q -> %s: %v", s, got, err)
@@ -577,7 +578,7 @@ func TestAppendJSONString(t *testing.T) {
 func FuzzAppendJSONString(f *testing.F) {
 	f.Add([]byte("a\"b\\c\n\x00é\xff\u2028"))
 	f.Fuzz(func(t *testing.T, s []byte) {
-		got := appendJSONString(nil, s)
+		got := jsonw.AppendString(nil, s)
 		var back string
 		if err := json.Unmarshal(got, &back); err != nil {
 			t.Fatalf("%q -> %s: %v", s, got, err)

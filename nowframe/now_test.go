@@ -25,12 +25,13 @@ const (
 
 func fixtureDir(t testing.TB) string {
 	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "shared", "fixtures", "aw"))
+	// The repository's copy of ../shared/fixtures/aw.
+	dir, err := filepath.Abs(filepath.Join("..", "testdata", "awfixtures"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("fixtures folder %s is missing", dir)
+		t.Fatal(err)
 	}
 	return dir
 }

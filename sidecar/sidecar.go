@@ -100,10 +100,19 @@ func New(opts Options) (*Client, error) {
 	rc.HTTPClient.Timeout = opts.AttemptTimeout
 	if opts.Transport != nil {
 		rc.HTTPClient.Transport = opts.Transport
+	} else {
+		// A local sidecar: never through a proxy (the payload is private).
+		rc.HTTPClient.Transport = &http.Transport{
+			Proxy: nil, MaxIdleConnsPerHost: 2, IdleConnTimeout: 90 * time.Second,
+			ResponseHeaderTimeout: opts.AttemptTimeout, DisableCompression: true,
+		}
 	}
-	rc.HTTPClient.CheckRedirect = func(_ *http.Request, via []*http.Request) error {
+	rc.HTTPClient.CheckRedirect = func(req *http.Request, via []*http.Request) error {
 		if len(via) >= 3 {
 			return errors.New("too many redirects")
+		}
+		if req.URL.Scheme != via[0].URL.Scheme || req.URL.Host != via[0].URL.Host {
+			return errors.New("redirect away from the sidecar's origin refused")
 		}
 		return nil
 	}

@@ -49,6 +49,9 @@ func TestProbe(t *testing.T) {
 		{"not an object", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`[1,2]`)) }, "", "not a JSON object", 0},
 		{"not JSON", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`<html>`)) }, "", "not valid JSON", 0},
 		{"both 404", http.NotFound, "", "HTTP 404", 404},
+		{"redirect elsewhere", func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "http://example.invalid/probe", http.StatusFound)
+		}, "", "HTTP 302", 302},
 		{"500 kept", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) }, "", "HTTP 500", 500},
 		{"too deep", func(w http.ResponseWriter, r *http.Request) {
 			w.Write([]byte(`{"a":` + strings.Repeat("[", 500<<10) + `}`))

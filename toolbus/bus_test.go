@@ -175,8 +175,8 @@ func TestHelp(t *testing.T) {
 	if err := json.Unmarshal(r.Body, &e); err != nil || e.Result.Name != "echo_reason" || len(e.Result.Fields) < 3 {
 		t.Fatalf("help tool = %s", r.Body)
 	}
-	r = b.Call(context.Background(), Request{Name: "help", Args: json.RawMessage(`{"tool":"nope"}`)})
-	if r.Err == nil || r.Stage != StageExecute {
+	r = b.Call(context.Background(), Request{Name: "help", Args: json.RawMessage(`{"tool":"echo_reasn"}`)})
+	if r.Err == nil || r.Stage != StageValidate || !strings.Contains(r.Err.Message, "did you mean echo_reason") {
 		t.Fatalf("help for an unknown tool: %v", r.Err)
 	}
 }

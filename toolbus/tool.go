@@ -77,14 +77,6 @@ func (c *Call) String(name, def string) string {
 	return def
 }
 
-// Int returns the integer argument name, or def when absent.
-func (c *Call) Int(name string, def int64) int64 {
-	if v, ok := c.Args[name].(int64); ok {
-		return v
-	}
-	return def
-}
-
 // Trace is the correlation of a call.
 type Trace struct {
 	TraceID      string  `json:"trace_id"`

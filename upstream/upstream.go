@@ -56,6 +56,9 @@ type Options struct {
 	CoolDown time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// OnChange, when set, is called after a call changes whether the
+	// source works (up/down transitions only), outside any lock.
+	OnChange func(st Status)
 }
 
 // Status is the last known state of a source. It is a value: safe to copy.
@@ -140,9 +143,6 @@ func (s *Source) Name() string { return s.opts.Name }
 // Configured reports whether the person set this source up.
 func (s *Source) Configured() bool { return s.opts.Configured }
 
-// Deadline is the per-call deadline.
-func (s *Source) Deadline() time.Duration { return s.opts.Deadline }
-
 // Status returns the last status.
 func (s *Source) Status() Status {
 	s.mu.Lock()
@@ -222,7 +222,18 @@ func (s *Source) release() {
 
 func (s *Source) record(start, end time.Time, err error, timedOut bool) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	wasOK, wasChecked := s.last.OK, s.last.Checked
+	err = s.recordLocked(start, end, err, timedOut)
+	st := s.last
+	s.mu.Unlock()
+	if s.opts.OnChange != nil && (st.OK != wasOK || !wasChecked) {
+		st.Circuit = s.Circuit().String()
+		s.opts.OnChange(st)
+	}
+	return err
+}
+
+func (s *Source) recordLocked(start, end time.Time, err error, timedOut bool) error {
 	s.probing = false
 	s.last.Checked = true
 	s.last.CheckedAt = end

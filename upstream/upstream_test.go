@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -117,5 +118,17 @@ func TestNotConfigured(t *testing.T) {
 	}
 	if st := s.Status(); st.Configured || st.Checked {
 		t.Fatalf("status = %+v", st)
+	}
+}
+
+func TestOnChangeOnlyOnTransitions(t *testing.T) {
+	var got []bool
+	s := New(Options{Name: "activitywatch", Code: "AwUnavailable", Configured: true, FailureThreshold: 100,
+		OnChange: func(st Status) { got = append(got, st.OK) }})
+	for _, f := range []func(context.Context) error{ok, ok, fail, fail, fail, ok, ok} {
+		_ = s.Do(context.Background(), f)
+	}
+	if want := []bool{true, false, true}; !slices.Equal(got, want) {
+		t.Fatalf("transitions %v, want %v (first result, down, up)", got, want)
 	}
 }

@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/awbridge/awbridge/config"
 	"github.com/awbridge/awbridge/engine"
 )
 
 func cmdCall(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "call")
-	cf := config.Bind(fs)
 	if len(args) == 0 || args[0] == "" || args[0][0] == '-' {
 		if code := parse(fs, args); code >= 0 {
 			return code
@@ -28,20 +26,16 @@ func cmdCall(ctx context.Context, e *env, args []string) int {
 			return exitUsage
 		}
 	}
-	if code := parse(fs, rest); code >= 0 {
-		return code
-	}
-	l, code := loadConfig(e, cf)
+	l, log, code := prepare(e, fs, rest)
 	if l == nil {
 		return code
 	}
-	eng, err := newEngine(e, l, newLogger(e, l.Config.Log.Level))
-	if err != nil {
-		fmt.Fprintln(e.stderr, "awbridge call: "+oneLine(err.Error()))
+	eng := startEngine(e, "call", l, log, engine.Deps{})
+	if eng == nil {
 		return exitUsage
 	}
 	defer eng.Close()
-	out := eng.Call(ctx, engine.Request{Kind: engine.KindTool, Name: name, Args: raw, ProtocolVersion: "2025-11-25"})
+	out := eng.Call(ctx, engine.Request{Kind: engine.KindTool, Name: name, Args: raw})
 	if out.Stage == engine.StageResolve || out.Stage == engine.StageValidate {
 		fmt.Fprintln(e.stderr, "awbridge call: "+oneLine(out.Err.Error()))
 		if len(out.Err.DidYouMean) > 0 {

@@ -107,6 +107,12 @@ func newFlags(e *env, name string) *flag.FlagSet {
 	return fs
 }
 
+// acceptConfig registers --config on a command that reads no
+// configuration, so `--config FILE` works after every command's name.
+func acceptConfig(fs *flag.FlagSet) {
+	fs.String("config", "", "configuration file (accepted for uniformity; this command does not read it)")
+}
+
 // parse parses args; it returns an exit code >= 0 when the command must
 // stop (help shown, bad flags).
 func parse(fs *flag.FlagSet, args []string) int {
@@ -119,14 +125,32 @@ func parse(fs *flag.FlagSet, args []string) int {
 	return -1
 }
 
-// loadConfig loads the configuration; on error it prints one line.
-func loadConfig(e *env, f *config.Flags) (*config.Loaded, int) {
+// prepare binds the configuration flags on fs (after the command's own),
+// parses args and loads the configuration. A nil *config.Loaded means the
+// command must stop with the returned code (help shown, bad flags, bad
+// configuration: one line on stderr).
+func prepare(e *env, fs *flag.FlagSet, args []string) (*config.Loaded, zerolog.Logger, int) {
+	f := config.Bind(fs)
+	if code := parse(fs, args); code >= 0 {
+		return nil, zerolog.Nop(), code
+	}
 	l, err := config.Load(config.Env{Lookup: e.lookup, GOOS: runtime.GOOS}, f)
 	if err != nil {
 		fmt.Fprintln(e.stderr, oneLine(err.Error()))
-		return nil, exitUsage
+		return nil, zerolog.Nop(), exitUsage
 	}
-	return l, -1
+	return l, newLogger(e, l.Config.Log.Level), -1
+}
+
+// startEngine builds the engine for command name; nil means stop with
+// exitUsage (the reason is on stderr).
+func startEngine(e *env, name string, l *config.Loaded, log zerolog.Logger, d engine.Deps) *engine.Engine {
+	eng, err := newEngineWith(e, l, log, d)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "awbridge %s: %s\n", name, oneLine(err.Error()))
+		return nil
+	}
+	return eng
 }
 
 // newLogger builds the one logger, on stderr: console format on a
@@ -141,11 +165,6 @@ func newLogger(e *env, level string) zerolog.Logger {
 		w = zerolog.ConsoleWriter{Out: e.stderr, TimeFormat: time.TimeOnly}
 	}
 	return zerolog.New(w).Level(lvl).With().Timestamp().Str("app", "awbridge").Logger()
-}
-
-// newEngine builds the engine from the loaded configuration.
-func newEngine(e *env, l *config.Loaded, log zerolog.Logger) (*engine.Engine, error) {
-	return newEngineWith(e, l, log, engine.Deps{})
 }
 
 // newEngineWith builds the engine with some Deps preset.

@@ -4,18 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-
-	"github.com/awbridge/awbridge/config"
 )
 
 func cmdConfig(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "config")
-	cf := config.Bind(fs)
 	asJSON := fs.Bool("json", false, "print the settings alone on stdout as JSON")
-	if code := parse(fs, args); code >= 0 {
-		return code
-	}
-	l, code := loadConfig(e, cf)
+	l, _, code := prepare(e, fs, args)
 	if l == nil {
 		return code
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/awbridge/awbridge/config"
 	"github.com/awbridge/awbridge/engine"
@@ -18,6 +19,7 @@ import (
 // against it, shows an MCP exchange, then frames as they change.
 func cmdDemo(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "demo")
+	acceptConfig(fs)
 	dur := fs.Duration("duration", 30*time.Second, "how long to watch frames change (0: until Ctrl-C)")
 	if code := parse(fs, args); code >= 0 {
 		return code
@@ -112,11 +114,17 @@ func demoSession(ctx context.Context, e *env, eng *engine.Engine) int {
 	return exitOK
 }
 
+// clipLine shortens s to about n bytes on a rune boundary, saying how long
+// it was.
 func clipLine(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n] + fmt.Sprintf(" … (%d bytes)", len(s))
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf(" … (%d bytes)", len(s))
 }
 
 // describeFrame is one terminal line of what a frame says now.

@@ -192,6 +192,16 @@ func TestTranscripts(t *testing.T) {
 				}
 			}
 			lines, stderr := session(t, baseEnv(t, srv.URL), input)
+			// Ids are echoed byte for byte (normalising below would hide it).
+			sent := map[string]bool{"null": true}
+			for _, in := range input {
+				sent[replyID(in)] = true
+			}
+			for _, l := range lines {
+				if id := replyID(l); id != "" && !sent[id] {
+					t.Fatalf("reply id %s was never sent (ids must be echoed exactly): %s", id, l)
+				}
+			}
 			// Order replies by the request they answer.
 			pos := map[string]int{}
 			for i, in := range input {

@@ -14,21 +14,15 @@ import (
 
 func cmdHealth(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "health")
-	cf := config.Bind(fs)
 	asJSON := fs.Bool("json", false, "print the health object alone on stdout")
-	if code := parse(fs, args); code >= 0 {
-		return code
-	}
-	l, code := loadConfig(e, cf)
+	l, log, code := prepare(e, fs, args)
 	if l == nil {
 		return code
 	}
-	log := newLogger(e, l.Config.Log.Level)
 	// A person asked: wait for the probes (bounded by the sources' deadlines).
 	wait := max(l.Config.AW.Timeout, l.Config.Sidecar.Timeout) + 500*time.Millisecond
-	eng, err := newEngineWith(e, l, log, engine.Deps{HealthFirstWait: wait})
-	if err != nil {
-		fmt.Fprintln(e.stderr, "awbridge health: cannot check: "+oneLine(err.Error()))
+	eng := startEngine(e, "health", l, log, engine.Deps{HealthFirstWait: wait})
+	if eng == nil {
 		return exitUsage
 	}
 	defer eng.Close()

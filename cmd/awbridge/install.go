@@ -6,18 +6,13 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/awbridge/awbridge/config"
 	"github.com/awbridge/awbridge/install"
 )
 
 func cmdInstall(_ context.Context, e *env, args []string) int {
 	fs := newFlags(e, "install")
-	cf := config.Bind(fs)
 	dry := fs.Bool("dry-run", false, "print the unit it would write and exit")
-	if code := parse(fs, args); code >= 0 {
-		return code
-	}
-	l, code := loadConfig(e, cf)
+	l, _, code := prepare(e, fs, args)
 	if l == nil {
 		return code
 	}

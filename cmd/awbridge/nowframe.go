@@ -6,26 +6,19 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/awbridge/awbridge/config"
 	"github.com/awbridge/awbridge/engine"
 )
 
 func cmdNowframe(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "nowframe")
-	cf := config.Bind(fs)
 	reason := fs.String("reason", "cli", "the frame's reason")
 	asJSON := fs.Bool("json", false, "print the frame alone on stdout")
-	if code := parse(fs, args); code >= 0 {
-		return code
-	}
-	l, code := loadConfig(e, cf)
+	l, log, code := prepare(e, fs, args)
 	if l == nil {
 		return code
 	}
-	log := newLogger(e, l.Config.Log.Level)
-	eng, err := newEngine(e, l, log)
-	if err != nil {
-		fmt.Fprintln(e.stderr, "awbridge nowframe: "+oneLine(err.Error()))
+	eng := startEngine(e, "nowframe", l, log, engine.Deps{})
+	if eng == nil {
 		return exitUsage
 	}
 	defer eng.Close()
@@ -37,9 +30,21 @@ func cmdNowframe(ctx context.Context, e *env, args []string) int {
 	}
 	if *asJSON {
 		fmt.Fprintln(e.stdout, string(out.Body))
-		return exitOK
+	} else {
+		printFrame(e.stdout, out.Body)
 	}
-	printFrame(e.stdout, out.Body)
+	// Exit 1 when ActivityWatch did not answer: the frame is best-effort,
+	// but a script should notice.
+	var f struct {
+		Sources struct {
+			ActivityWatch struct {
+				OK bool `json:"ok"`
+			} `json:"activitywatch"`
+		} `json:"sources"`
+	}
+	if json.Unmarshal(out.Body, &f) == nil && !f.Sources.ActivityWatch.OK {
+		return exitDegraded
+	}
 	return exitOK
 }
 

@@ -40,6 +40,7 @@ func startSim(ctx context.Context, addr string, probe bool) (url string, stop fu
 
 func cmdSim(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "sim")
+	acceptConfig(fs)
 	addr := fs.String("addr", "127.0.0.1:5666", "loopback address to listen on")
 	noProbe := fs.Bool("no-probe", false, "do not serve /probe")
 	if code := parse(fs, args); code >= 0 {

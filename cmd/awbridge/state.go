@@ -9,20 +9,14 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-
-	"github.com/awbridge/awbridge/config"
 )
 
 // cmdState lists the persistent state file's keys. (The session store and
 // the state tool arrive with the tool bus; this reads what is on disk.)
 func cmdState(_ context.Context, e *env, args []string) int {
 	fset := newFlags(e, "state")
-	cf := config.Bind(fset)
 	asJSON := fset.Bool("json", false, "print the stored entries alone on stdout as JSON")
-	if code := parse(fset, args); code >= 0 {
-		return code
-	}
-	l, code := loadConfig(e, cf)
+	l, _, code := prepare(e, fset, args)
 	if l == nil {
 		return code
 	}

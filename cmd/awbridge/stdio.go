@@ -6,7 +6,6 @@ import (
 	"os"
 	"runtime"
 
-	"github.com/awbridge/awbridge/config"
 	"github.com/awbridge/awbridge/engine"
 	"github.com/awbridge/awbridge/mcp"
 )
@@ -17,21 +16,16 @@ const instructions = "awbridge tells you what the person at this desktop is doin
 
 func cmdStdio(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "stdio")
-	cf := config.Bind(fs)
-	if code := parse(fs, args); code >= 0 {
-		return code
-	}
-	l, code := loadConfig(e, cf)
+	l, log, code := prepare(e, fs, args)
 	if l == nil {
 		return code
 	}
-	log := newLogger(e, l.Config.Log.Level)
-	eng, err := newEngine(e, l, log)
-	if err != nil {
-		fmt.Fprintln(e.stderr, "awbridge: "+oneLine(err.Error()))
+	eng := startEngine(e, "stdio", l, log, engine.Deps{})
+	if eng == nil {
 		return exitUsage
 	}
 	defer eng.Close()
+	eng.Prime(ctx)
 	srv := mcp.NewServer(eng, mcp.Options{
 		MaxLineBytes: l.Config.Server.MaxLineBytes, MaxInFlight: l.Config.Server.MaxInFlight,
 		DirectMethods: engine.DirectMethods(), ServerName: "awbridge", ServerVersion: e.version,

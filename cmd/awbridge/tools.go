@@ -5,23 +5,18 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/awbridge/awbridge/config"
+	"github.com/awbridge/awbridge/engine"
 )
 
 func cmdTools(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "tools")
-	cf := config.Bind(fs)
 	asJSON := fs.Bool("json", false, "print the tools/list result alone on stdout")
-	if code := parse(fs, args); code >= 0 {
-		return code
-	}
-	l, code := loadConfig(e, cf)
+	l, log, code := prepare(e, fs, args)
 	if l == nil {
 		return code
 	}
-	eng, err := newEngine(e, l, newLogger(e, l.Config.Log.Level))
-	if err != nil {
-		fmt.Fprintln(e.stderr, "awbridge tools: "+oneLine(err.Error()))
+	eng := startEngine(e, "tools", l, log, engine.Deps{})
+	if eng == nil {
 		return exitUsage
 	}
 	defer eng.Close()

@@ -7,6 +7,7 @@ import (
 
 func cmdVersion(_ context.Context, e *env, args []string) int {
 	fs := newFlags(e, "version")
+	acceptConfig(fs)
 	if code := parse(fs, args); code >= 0 {
 		return code
 	}

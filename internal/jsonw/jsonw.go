@@ -7,7 +7,7 @@ const hex = "0123456789abcdef"
 
 // AppendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD;
 // <, >, & and the line separators are escaped like encoding/json does.
-func AppendString(dst []byte, s string) []byte {
+func AppendString[S ~string | ~[]byte](dst []byte, s S) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -38,7 +38,8 @@ func AppendString(dst []byte, s string) []byte {
 			start = i
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
+		var buf [utf8.UTFMax]byte
+		r, size := utf8.DecodeRune(buf[:copy(buf[:], s[i:])])
 		if r == utf8.RuneError && size == 1 {
 			dst = append(dst, s[start:i]...)
 			dst = append(dst, `\ufffd`...)
