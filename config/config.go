@@ -21,6 +21,14 @@ type Config struct {
 	Paths   Paths   `toml:"paths"`
 	Log     Log     `toml:"log"`
 	Privacy Privacy `toml:"privacy"`
+	Limits  Limits  `toml:"limits"`
+}
+
+// Limits holds the per-tool policies.
+type Limits struct {
+	// RateLimits is "tool=N/s[:burst],tool=N/m": a token bucket per tool
+	// (off by default). ParseRateLimits reads it.
+	RateLimits string `toml:"rate_limits"`
 }
 
 // AW is how to reach ActivityWatch.

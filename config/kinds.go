@@ -96,6 +96,14 @@ func (sp *spec) parse(s string, env Env) (v any, problem string) {
 			}
 		}
 		return nil, fmt.Sprintf("%s is not a log level (expected one of %s)", q, strings.Join(logLevels(), ", "))
+	case kindRates:
+		if len(s) > sp.maxLen {
+			return nil, fmt.Sprintf("the value is too long (at most %d bytes)", sp.maxLen)
+		}
+		if _, err := ParseRateLimits(s); err != nil {
+			return nil, fmt.Sprintf("%s: %v", q, err)
+		}
+		return s, ""
 	}
 	return nil, fmt.Sprintf("unknown kind %v", sp.kind)
 }

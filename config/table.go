@@ -19,6 +19,7 @@ const (
 	kindBytes                // a size: 1048576 or 1MiB
 	kindPath                 // an absolute path; ~ is the home folder
 	kindLevel                // a log level
+	kindRates                // per-tool rate limits: tool=N/s[:burst],...
 )
 
 // String names the kind for docs and for [Setting.Kind].
@@ -42,6 +43,8 @@ func (k kind) String() string {
 		return "path"
 	case kindLevel:
 		return "level"
+	case kindRates:
+		return "rate limits"
 	}
 	return "unknown"
 }
@@ -174,6 +177,12 @@ func table() []spec {
 			doc: "longest window or tab title kept, in characters",
 			min: 16, max: 4096,
 			field: func(c *Config) any { return &c.Privacy.MaxTitleLength },
+		},
+		{
+			key: "limits.rate_limits", env: "AWBRIDGE_RATE_LIMITS", flag: "rate-limits", kind: kindRates, optional: true,
+			doc:    "per-tool rate limits, e.g. nowframe_build=5/s:10,aw_get_state=30/m; empty: none",
+			maxLen: 4096,
+			field:  func(c *Config) any { return &c.Limits.RateLimits },
 		},
 	}
 }
