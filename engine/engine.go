@@ -19,6 +19,9 @@ import (
 	"github.com/awbridge/awbridge/nowframe"
 	"github.com/awbridge/awbridge/sidecar"
 	"github.com/awbridge/awbridge/toolbus"
+	"github.com/awbridge/awbridge/toolbus/artifacts"
+	"github.com/awbridge/awbridge/toolbus/redact"
+	"github.com/awbridge/awbridge/toolbus/state"
 	"github.com/awbridge/awbridge/upstream"
 )
 
@@ -47,6 +50,7 @@ type Engine struct {
 	builder *nowframe.Builder
 	health  *health.Checker
 	bus     *toolbus.Bus
+	state   *state.Store
 }
 
 // DirectMethods lists seed 003's direct JSON-RPC methods; each is also an
@@ -89,9 +93,18 @@ func New(d Deps) (*Engine, error) {
 	e.scSrc = upstream.New(upstream.Options{Name: "sidecar", Code: toolbus.CodeSidecarUnavailable,
 		Configured: sc != nil, Deadline: c.Sidecar.Timeout, Now: d.Now, OnChange: e.logTransition})
 
+	red := redact.New(redact.Options{})
 	bopts := nowframe.Options{
 		AW: awc, AWSource: e.awSrc, SidecarSource: e.scSrc, Host: c.AW.Host,
 		Privacy: nowframe.Privacy{MaxTitleLength: c.Privacy.MaxTitleLength}, Now: d.Now,
+		// Every frame is redacted once, when it is rendered, not per call.
+		Redact: func(b []byte) ([]byte, []string) {
+			out, rep, err := red.JSON("result", b, nil)
+			if err != nil {
+				return []byte(`{"withheld":"the frame exceeded the redactor's limits"}`), []string{"$"}
+			}
+			return out, rep.Redacted
+		},
 	}
 	hopts := health.Options{
 		AWSource: e.awSrc,
@@ -110,11 +123,49 @@ func New(d Deps) (*Engine, error) {
 	}
 	e.builder = nowframe.NewBuilder(bopts)
 	e.health = health.New(hopts)
-	e.bus, err = toolbus.New(toolbus.Options{ServerName: "awbridge", Now: d.Now}, e.tools()...)
+
+	e.state, err = openState(c, red, d.Logger)
 	if err != nil {
 		return nil, err
 	}
+	as, warn := artifacts.Open(artifacts.Options{Root: c.Paths.ContextRoot})
+	if warn != "" {
+		d.Logger.Warn().Msg("artifacts are off: " + warn)
+	}
+	rates, err := config.ParseRateLimits(c.Limits.RateLimits)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	limits := make(map[string]toolbus.RateLimit, len(rates))
+	for tool, r := range rates {
+		limits[tool] = toolbus.RateLimit{PerSecond: r.PerSecond, Burst: r.Burst}
+	}
+	e.bus, err = toolbus.New(toolbus.Options{
+		ServerName: "awbridge", Now: d.Now, Redactor: red, State: e.state, Artifacts: as,
+		RateLimits: limits, MaxInFlight: c.Server.MaxInFlight, Logger: d.Logger,
+	}, e.tools()...)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
 	return e, nil
+}
+
+// openState opens the one state store of the process. A state dir that
+// cannot be used leaves the session scope working, with one warning.
+func openState(c config.Config, red *redact.Redactor, log zerolog.Logger) (*state.Store, error) {
+	redactValue := toolbus.RedactValue(red)
+	st, warns, err := state.Open(state.Options{Dir: c.Paths.StateDir, Redact: redactValue})
+	for _, w := range warns {
+		log.Warn().Msg("state: " + w)
+	}
+	if err != nil {
+		log.Warn().Err(err).Msg("persistent state is off; session state works")
+		st, _, err = state.Open(state.Options{Redact: redactValue})
+		if err != nil {
+			return nil, fmt.Errorf("engine: state: %w", err)
+		}
+	}
+	return st, nil
 }
 
 // logTransition logs a source going up or down (never per call). Error
@@ -136,8 +187,14 @@ func attemptTimeout(deadline time.Duration) time.Duration {
 // it at start, so the first system.health finds the answer ready).
 func (e *Engine) Prime(ctx context.Context) { e.health.Prime(ctx) }
 
-// Close waits for background work (a health refresh) to end.
-func (e *Engine) Close() { e.health.Close() }
+// Close waits for background work (a health refresh) to end and flushes
+// state.
+func (e *Engine) Close() {
+	e.health.Close()
+	if err := e.state.Close(); err != nil {
+		e.log.Warn().Err(err).Msg("state: closing")
+	}
+}
 
 // ToolsList returns the pre-rendered tools/list result.
 func (e *Engine) ToolsList() json.RawMessage { return e.bus.ToolsList() }

@@ -61,9 +61,15 @@ func (e *Engine) tools() []*toolbus.Tool {
 
 func (e *Engine) runNowframe(ctx context.Context, call *toolbus.Call) (toolbus.Result, error) {
 	reason := nowframe.SanitizeTitle(call.String("reason", "mcp"), 200)
+	redactions := []string(nil)
+	if r, changed := e.bus.Redactor().Text(reason); changed {
+		reason, redactions = r, []string{"reason"}
+	}
 	maxAge := time.Duration(max(call.MaxAgeMs, 0)) * time.Millisecond
 	f, hit := e.builder.Get(ctx, maxAge)
-	return toolbus.Result{Body: f.AppendJSON(make([]byte, 0, f.Size()+len(reason)), reason), CacheHit: hit, Circuit: f.Sources.ActivityWatch.Circuit}, nil
+	// The frame was bounded and redacted once, when it was rendered.
+	return toolbus.Result{Body: f.AppendJSON(make([]byte, 0, f.Size()+len(reason)), reason), CacheHit: hit,
+		Circuit: f.Sources.ActivityWatch.Circuit, Redacted: true, Redactions: append(redactions, f.Redactions...)}, nil
 }
 
 func (e *Engine) runGetState(ctx context.Context, call *toolbus.Call) (toolbus.Result, error) {

@@ -40,6 +40,9 @@ type Options struct {
 	BucketsTTL time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Redact, when set, redacts each frame's JSON once, when it is
+	// rendered, and returns where it changed it (paths, never values).
+	Redact func(frame []byte) ([]byte, []string)
 }
 
 // Builder assembles frames. Safe for concurrent use: concurrent fresh
@@ -174,7 +177,7 @@ func (b *Builder) build(ctx context.Context) *Frame {
 	})
 	f.Sources.ActivityWatch = report(b.opts.AWSource, awErr)
 	f.Sources.Sidecar = report(b.opts.SidecarSource, scErr)
-	if err := f.render(); err != nil {
+	if err := f.render(b.opts.Redact); err != nil {
 		// Every field is a plain value; this cannot happen short of a bug.
 		panic("nowframe: rendering a frame: " + err.Error())
 	}

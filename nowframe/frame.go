@@ -34,6 +34,8 @@ type Frame struct {
 	Probe     json.RawMessage
 	Now       Now
 	Sources   Sources
+	// Redactions lists where the frame was redacted (paths, never values).
+	Redactions []string
 
 	head, tail []byte // rendered JSON around "reason"
 }
@@ -42,7 +44,7 @@ type Frame struct {
 func (f *Frame) Age(t time.Time) time.Duration { return t.Sub(f.Timestamp) }
 
 // render pre-renders the frame's JSON once; AppendJSON splices the reason.
-func (f *Frame) render() error {
+func (f *Frame) render(redact func([]byte) ([]byte, []string)) error {
 	head := []byte(`{"timestamp":`)
 	head = jsonw.AppendString(head, f.Timestamp.UTC().Format(time.RFC3339Nano))
 	head = append(head, `,"reason":`...)
@@ -60,6 +62,9 @@ func (f *Frame) render() error {
 	b, err := json.Marshal(rest)
 	if err != nil {
 		return err
+	}
+	if redact != nil {
+		b, f.Redactions = redact(b)
 	}
 	b[0] = ',' // continue the object after "reason"
 	f.head, f.tail = head, b

@@ -185,7 +185,7 @@ func FuzzDecodeArgs(f *testing.F) {
 	for _, s := range []string{`{}`, `null`, `{"reason":"x","n":3}`, `{"n":1e400}`, `[`, `{"trace_id":"a/b"}`} {
 		f.Add([]byte(s))
 	}
-	params := append([]Param{{Name: "reason", Type: "string", MaxLen: 10}, {Name: "n", Type: "integer", Min: 0, Max: 5}}, commonParams(true)...)
+	params := append([]Param{{Name: "reason", Type: "string", MaxLen: 10}, {Name: "n", Type: "integer", Min: 0, Max: 5}}, commonParams(true, time.Second)...)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		args, te := decodeArgs(b, params)
 		if te != nil {

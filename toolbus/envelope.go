@@ -1,89 +1,251 @@
 package toolbus
 
 import (
+	"bytes"
 	"encoding/json"
-	"github.com/awbridge/awbridge/internal/jsonw"
 	"strconv"
-	"time"
+
+	"github.com/awbridge/awbridge/internal/jsonw"
 )
 
-type envelope struct {
-	tool     string
-	call     *Call
-	res      Result
-	err      *ToolError
-	duration time.Duration
-	timeout  time.Duration
-}
-
-// appendEnvelope appends the seed 000/001/002 envelope as one JSON object,
-// without reflection: it is on every call's path.
-func appendEnvelope(dst []byte, e envelope) []byte {
+// envelope renders the seed 000/001/002 envelope of a call as one JSON
+// object, appended as bytes: it is on every call's path. In compact mode
+// it leaves out what is null, empty or false and compacts the result.
+func (b *Bus) envelope(r *run) []byte {
+	c := r.opt.compact
 	status := "Ok"
-	if e.err != nil {
+	if r.err != nil {
 		status = "Error"
-		if e.err.Retryable {
+		if r.err.Retryable {
 			status = "Retryable"
 		}
 	}
-	dst = append(dst, `{"success":`...)
-	dst = strconv.AppendBool(dst, e.err == nil)
-	dst = append(dst, `,"tool":`...)
-	dst = jsonw.AppendString(dst, e.tool)
-	dst = append(dst, `,"action":null,"status":"`...)
-	dst = append(dst, status...)
-	dst = append(dst, `","result":`...)
-	if e.err == nil {
-		dst = append(dst, e.res.Body...)
-	} else {
-		dst = append(dst, "null"...)
+	result := r.result
+	if c && result != nil {
+		result = compactJSON(result)
 	}
-	dst = append(dst, `,"error":`...)
-	if e.err != nil {
-		b, err := json.Marshal(e.err)
+	dst := make([]byte, 0, len(result)+768)
+	dst = append(dst, `{"success":`...)
+	dst = strconv.AppendBool(dst, r.err == nil)
+	dst = append(dst, `,"tool":`...)
+	dst = jsonw.AppendString(dst, r.req.Name)
+	if !c {
+		dst = append(dst, `,"action":null`...)
+	}
+	dst = append(dst, `,"status":"`...)
+	dst = append(dst, status...)
+	dst = append(dst, '"')
+	switch {
+	case r.omit && r.err == nil:
+		// output.missing "undefined": the result field is left out.
+	case r.err == nil:
+		dst = append(dst, `,"result":`...)
+		dst = append(dst, result...)
+	case !c:
+		dst = append(dst, `,"result":null`...)
+	}
+	if r.err != nil {
+		dst = append(dst, `,"error":`...)
+		eb, err := json.Marshal(r.err)
 		if err != nil {
-			b = []byte(`{"kind":"SystemError","code":"Internal","retryable":false,"message":"error not serialisable"}`)
+			eb = []byte(`{"kind":"SystemError","code":"Internal","retryable":false,"message":"error not serialisable"}`)
 		}
-		dst = append(dst, b...)
-	} else {
-		dst = append(dst, "null"...)
+		dst = append(dst, eb...)
+	} else if !c {
+		dst = append(dst, `,"error":null`...)
 	}
 	dst = append(dst, `,"duration_ms":`...)
-	dst = strconv.AppendFloat(dst, float64(e.duration.Microseconds())/1000, 'f', -1, 64)
+	dst = strconv.AppendFloat(dst, float64(b.opts.Now().Sub(r.start).Microseconds())/1000, 'f', -1, 64)
 	dst = append(dst, `,"trace":{"trace_id":`...)
-	dst = jsonw.AppendString(dst, e.call.Trace.TraceID)
+	dst = jsonw.AppendString(dst, r.call.Trace.TraceID)
 	dst = append(dst, `,"span_id":`...)
-	dst = jsonw.AppendString(dst, e.call.Trace.SpanID)
-	dst = append(dst, `,"parent_span_id":`...)
-	if p := e.call.Trace.ParentSpanID; p != nil {
+	dst = jsonw.AppendString(dst, r.call.Trace.SpanID)
+	if p := r.call.Trace.ParentSpanID; p != nil {
+		dst = append(dst, `,"parent_span_id":`...)
 		dst = jsonw.AppendString(dst, *p)
-	} else {
-		dst = append(dst, "null"...)
+	} else if !c {
+		dst = append(dst, `,"parent_span_id":null`...)
 	}
-	dst = append(dst, `},"artifact_uri_context":null,"artifact_uri_json":null,"attempts":1,"policy":{"timeout_ms":`...)
-	dst = strconv.AppendInt(dst, e.timeout.Milliseconds(), 10)
-	if e.res.Circuit != "" {
-		dst = append(dst, `,"circuit":"`...)
-		dst = append(dst, e.res.Circuit...)
-		dst = append(dst, '"')
+	dst = append(dst, '}')
+	dst = appendURI(dst, `,"artifact_uri_context":`, r.uriContext, c)
+	dst = appendURI(dst, `,"artifact_uri_json":`, r.uriJSON, c)
+	if r.artifactFailed {
+		dst = append(dst, `,"artifact_write_failed":true`...)
 	}
-	dst = append(dst, `},"cache_hit":`...)
-	dst = strconv.AppendBool(dst, e.res.CacheHit)
-	dst = append(dst, `,"next_actions":`...)
-	dst = appendNextActions(dst, e.err)
+	if !c {
+		dst = append(dst, `,"attempts":1,"policy":`...)
+		dst = b.appendPolicy(dst, r)
+	}
+	if r.res.CacheHit || !c {
+		dst = append(dst, `,"cache_hit":`...)
+		dst = strconv.AppendBool(dst, r.res.CacheHit)
+	}
+	dst = appendPaths(dst, `,"redactions":`, r.redactions, c)
+	dst = appendPaths(dst, `,"bounded":`, r.bounded, c)
+	if r.stored != nil {
+		dst = append(dst, `,"stored":{"key":`...)
+		dst = jsonw.AppendString(dst, r.stored.Key)
+		dst = append(dst, `,"scope":`...)
+		dst = jsonw.AppendString(dst, string(r.stored.Scope))
+		dst = append(dst, '}')
+	}
+	dst = b.appendNextActions(dst, r, c)
 	return append(dst, '}')
 }
 
-// appendNextActions suggests fixed recovery steps; never data from results.
-func appendNextActions(dst []byte, te *ToolError) []byte {
-	if te == nil {
-		return append(dst, "[]"...)
+func appendURI(dst []byte, key, uri string, compact bool) []byte {
+	switch {
+	case uri != "":
+		dst = append(dst, key...)
+		return jsonw.AppendString(dst, uri)
+	case compact:
+		return dst
 	}
-	switch te.Code {
-	case CodeAwUnavailable, CodeSidecarUnavailable, CodeCircuitOpen, CodeTimeout:
-		return append(dst, `[{"tool":"system_health","why":"see which source is down and since when"},{"tool":"nowframe_build","why":"a best-effort frame still answers with the sources that work"}]`...)
-	case CodeSchemaInvalid, CodeUnknownTool:
-		return append(dst, `[{"tool":"help","why":"list the tools and their arguments"}]`...)
+	dst = append(dst, key...)
+	return append(dst, "null"...)
+}
+
+func appendPaths(dst []byte, key string, paths []string, compact bool) []byte {
+	if len(paths) == 0 && compact {
+		return dst
 	}
-	return append(dst, "[]"...)
+	dst = append(dst, key...)
+	dst = append(dst, '[')
+	for i, p := range paths {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = jsonw.AppendString(dst, p)
+	}
+	return append(dst, ']')
+}
+
+func (b *Bus) appendPolicy(dst []byte, r *run) []byte {
+	dst = append(dst, `{"timeout_ms":`...)
+	dst = strconv.AppendInt(dst, r.pol.timeout.Milliseconds(), 10)
+	dst = append(dst, `,"retries":0`...)
+	if r.res.Circuit != "" {
+		dst = append(dst, `,"circuit":"`...)
+		dst = append(dst, r.res.Circuit...)
+		dst = append(dst, '"')
+	}
+	if rl := r.pol.rateLimit; rl != nil {
+		dst = append(dst, `,"rate_limit":{"per_second":`...)
+		dst = strconv.AppendFloat(dst, rl.PerSecond, 'f', -1, 64)
+		dst = append(dst, `,"burst":`...)
+		dst = strconv.AppendInt(dst, int64(rl.Burst), 10)
+		dst = append(dst, '}')
+	}
+	if b.opts.MaxInFlight > 0 {
+		dst = append(dst, `,"max_in_flight":`...)
+		dst = strconv.AppendInt(dst, int64(b.opts.MaxInFlight), 10)
+	}
+	return append(dst, '}')
+}
+
+// nextAction is one suggested follow-up call. It never carries data from
+// results: only tool names, fixed reasons and our own keys and URIs.
+type nextAction struct {
+	Tool      string         `json:"tool"`
+	Arguments map[string]any `json:"arguments,omitempty"`
+	Why       string         `json:"why"`
+}
+
+func (b *Bus) appendNextActions(dst []byte, r *run, compact bool) []byte {
+	var acts []nextAction
+	if r.err != nil {
+		switch r.err.Code {
+		case CodeCircuitOpen:
+			acts = append(acts, nextAction{Tool: "system_health", Why: "the source's circuit is open: see which source is down and since when"})
+		case CodeAwUnavailable, CodeSidecarUnavailable, CodeTimeout:
+			acts = append(acts,
+				nextAction{Tool: "system_health", Why: "see which source is down and since when"},
+				nextAction{Tool: "nowframe_build", Why: "a best-effort frame still answers with the sources that work"})
+		case CodeSchemaInvalid, CodeUnknownTool, CodeOutputMissing:
+			acts = append(acts, nextAction{Tool: "help", Arguments: map[string]any{"tool": r.e.toolName()}, Why: "the tool's arguments and an example"})
+		case CodeRateLimited:
+			acts = append(acts, nextAction{Tool: r.e.toolName(), Arguments: map[string]any{"max_age_ms": 5000}, Why: "answer from the warm frame or cache instead"})
+		}
+	}
+	if len(r.bounded) > 0 && r.spills > 0 && r.uriJSON != "" {
+		acts = append(acts, nextAction{Tool: "artifacts", Arguments: map[string]any{"action": "list", "trace_id": r.call.Trace.TraceID},
+			Why: "truncated values were spilled in full next to this call's artifacts; list them, then get one by uri"})
+	}
+	if r.stored != nil {
+		acts = append(acts, nextAction{Tool: "state", Arguments: map[string]any{"action": "get", "key": r.stored.Key, "scope": string(r.stored.Scope)},
+			Why: "read the stored result back"})
+	}
+	if len(acts) == 0 {
+		if compact {
+			return dst
+		}
+		return append(dst, `,"next_actions":[]`...)
+	}
+	dst = append(dst, `,"next_actions":`...)
+	return append(dst, mustJSON(acts)...)
+}
+
+// toolName is the canonical name, or "" before resolution.
+func (e *entry) toolName() string {
+	if e == nil {
+		return ""
+	}
+	return e.tool.Name
+}
+
+// compactLimit caps arrays in compact mode.
+const compactLimit = 10
+
+// compactJSON drops nulls and empty values and caps long arrays, keeping
+// a count of what was dropped. Invalid input is returned as is.
+func compactJSON(raw []byte) []byte {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return raw
+	}
+	v, _ = compactValue(v)
+	if v == nil {
+		return []byte("null")
+	}
+	return mustJSON(v)
+}
+
+// compactValue returns v without empty parts, and whether v itself is
+// empty (then the parent drops it).
+func compactValue(v any) (any, bool) {
+	switch x := v.(type) {
+	case nil:
+		return nil, true
+	case string:
+		return x, x == ""
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			if c, empty := compactValue(e); !empty {
+				out[k] = c
+			}
+		}
+		return out, len(out) == 0
+	case []any:
+		out := make([]any, 0, min(len(x), compactLimit+1))
+		dropped := 0
+		for _, e := range x {
+			c, empty := compactValue(e)
+			if empty {
+				continue
+			}
+			if len(out) == compactLimit {
+				dropped++
+				continue
+			}
+			out = append(out, c)
+		}
+		if dropped > 0 {
+			out = append(out, map[string]any{"_dropped": dropped})
+		}
+		return out, len(out) == 0
+	}
+	return v, false
 }

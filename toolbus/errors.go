@@ -29,6 +29,10 @@ const (
 	CodeAwUnavailable      = "AwUnavailable"
 	CodeSidecarUnavailable = "SidecarUnavailable"
 	CodeInternal           = "Internal"
+	CodeBudgetExceeded     = "BudgetExceeded"
+	CodeStorage            = "StorageFailed"
+	CodeNotFound           = "NotFound"
+	CodeOutputMissing      = "OutputMissing"
 )
 
 // ToolError is the typed error of a tool call, as it appears in the

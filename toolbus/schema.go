@@ -7,7 +7,16 @@ import (
 func inputSchema(params []Param) map[string]any {
 	props := make(map[string]any, len(params))
 	for _, p := range params {
-		s := map[string]any{"type": p.Type, "description": p.Description}
+		s := map[string]any{"description": p.Description}
+		switch p.Type {
+		case "string|object":
+			s["type"] = []string{"string", "object"}
+		default:
+			s["type"] = p.Type
+		}
+		if len(p.Enum) > 0 {
+			s["enum"] = p.Enum
+		}
 		if p.MaxLen > 0 {
 			s["maxLength"] = p.MaxLen
 		}

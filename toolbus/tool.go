@@ -3,6 +3,7 @@ package toolbus
 import (
 	"context"
 	"encoding/json"
+	"time"
 )
 
 // Param describes one argument of a tool. The input schema, strict
@@ -20,6 +21,10 @@ type Param struct {
 	Pattern string
 	// Check validates a decoded value; it returns a message or "".
 	Check func(v any) string
+	// Enum lists the allowed values of a string.
+	Enum []string
+	// Decode, when set, decodes the raw value itself (objects, unions).
+	Decode func(raw json.RawMessage) (any, string)
 }
 
 // Tool is one registered tool. A Tool is immutable after registration.
@@ -40,6 +45,11 @@ type Tool struct {
 	ResultSchema json.RawMessage
 	// ReadOnly and Idempotent become MCP annotations.
 	ReadOnly, Idempotent bool
+	// Timeout bounds one call (default: the bus's).
+	Timeout time.Duration
+	// Example is an example call's arguments and its (shaped) result, for
+	// help; both JSON.
+	Example *Example
 	// Run executes the tool. It returns the result JSON, or an error
 	// (a *ToolError, or anything else, which becomes a SystemError).
 	Run func(ctx context.Context, call *Call) (Result, error)
@@ -54,6 +64,16 @@ type Result struct {
 	// Circuit is the state of the upstream circuit the tool used ("" if
 	// none).
 	Circuit string
+	// Redacted says Body was already bounded and redacted by the tool
+	// (the warm frame, once per version); Redactions lists where.
+	Redacted   bool
+	Redactions []string
+}
+
+// Example is a call for help to show.
+type Example struct {
+	Arguments json.RawMessage
+	Result    json.RawMessage
 }
 
 // Call is one validated invocation, as a tool sees it.

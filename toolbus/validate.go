@@ -5,17 +5,34 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
+
+	"github.com/awbridge/awbridge/toolbus/shape"
+	"github.com/awbridge/awbridge/toolbus/state"
 )
 
-// Common argument names the bus adds to every tool.
+// Common argument names the bus adds to every tool (seed 001).
 const (
 	argTraceID      = "trace_id"
 	argSpanID       = "span_id"
 	argParentSpanID = "parent_span_id"
 	argMaxAgeMs     = "max_age_ms"
+	argOutput       = "output"
+	argStoreAs      = "store_as"
+	argStoreScope   = "store_scope"
+	argResponseMode = "response_mode"
+	argDeadline     = "deadline"
+	argTimeoutMs    = "timeout_ms"
+	argWait         = "wait"
+)
+
+// Response modes.
+const (
+	ModeAI      = "ai"
+	ModeCompact = "compact"
 )
 
 // idPattern is what a trace or span id may be: they name files.
@@ -29,11 +46,25 @@ func checkID(v any) string {
 	return ""
 }
 
-func commonParams(readOnly bool) []Param {
+func commonParams(readOnly bool, timeout time.Duration) []Param {
 	ps := []Param{
-		{Name: argTraceID, Type: "string", Description: "Correlation id of the run; generated (UUIDv7) when absent.", MaxLen: 128, Pattern: idPattern.String(), Check: checkID},
-		{Name: argSpanID, Type: "string", Description: "Id of this call within the run; generated when absent.", MaxLen: 128, Pattern: idPattern.String(), Check: checkID},
+		{Name: argTraceID, Type: "string", Description: "Correlation id of the run; generated (UUIDv7) when absent. Names the artifact folder.", MaxLen: 128, Pattern: idPattern.String(), Check: checkID},
+		{Name: argSpanID, Type: "string", Description: "Id of this call within the run; generated when absent. Names the artifact files.", MaxLen: 128, Pattern: idPattern.String(), Check: checkID},
 		{Name: argParentSpanID, Type: "string", Description: "Span id of the call that caused this one.", MaxLen: 128, Pattern: idPattern.String(), Check: checkID},
+		{Name: argOutput, Type: "object", Description: "Output shaping {path, pick, omit, map, missing, default}: path (dot/bracket, rows[0].id) -> pick (keys) -> omit (keys) -> map (a nested spec per array element); missing: error|null|undefined|empty; default replaces missing data. " + shape.PathSyntax,
+			Decode: decodeOutput},
+		{Name: argStoreAs, Type: "string|object", Description: "Store the shaped result in state under this key (or {key, scope}); read it back with the state tool.",
+			Decode: decodeStoreAs},
+		{Name: argStoreScope, Type: "string", Enum: []string{string(state.ScopeSession), string(state.ScopePersistent)},
+			Description: "Where store_as keeps the result: session (memory, shared by every connection to this process; the default) or persistent (a file under the state dir)."},
+		{Name: argResponseMode, Type: "string", Enum: []string{ModeAI, ModeCompact},
+			Description: "ai (default): the full envelope. compact: a strictly smaller envelope (no nulls or empty fields, long arrays capped with a count of what was dropped)."},
+		{Name: argDeadline, Type: "string", MaxLen: 64, Check: checkDeadline,
+			Description: "An RFC 3339 instant by which the call must end; it can only shorten the tool's timeout."},
+		{Name: argTimeoutMs, Type: "integer", Min: 1, Max: max(timeout.Milliseconds(), 1),
+			Description: "A timeout in milliseconds; it can only shorten the tool's timeout."},
+		{Name: argWait, Type: "boolean",
+			Description: "false: when this connection already has its maximum of calls in flight, fail at once with ConcurrencyLimited instead of waiting."},
 	}
 	if readOnly {
 		ps = append(ps, Param{Name: argMaxAgeMs, Type: "integer", Min: 0, Max: 86_400_000,
@@ -78,6 +109,71 @@ func decodeArgs(raw json.RawMessage, params []Param) (map[string]any, *ToolError
 	return out, nil
 }
 
+func checkDeadline(v any) string {
+	if _, err := time.Parse(time.RFC3339Nano, v.(string)); err != nil {
+		return "must be an RFC 3339 instant, e.g. 2026-11-22T10:00:00Z"
+	}
+	return ""
+}
+
+func decodeOutput(raw json.RawMessage) (any, string) {
+	spec, err := shape.Parse(raw)
+	if err != nil {
+		return nil, strings.TrimPrefix(err.Error(), "invalid output spec: ")
+	}
+	if spec == nil {
+		return (*shape.Spec)(nil), ""
+	}
+	return spec, ""
+}
+
+// storeTarget is a decoded store_as.
+type storeTarget struct {
+	Key   string
+	Scope state.Scope
+}
+
+func decodeStoreAs(raw json.RawMessage) (any, string) {
+	var t storeTarget
+	switch {
+	case len(raw) > 0 && raw[0] == '"':
+		if err := json.Unmarshal(raw, &t.Key); err != nil {
+			return nil, "must be a key or {key, scope}"
+		}
+	case len(raw) > 0 && raw[0] == '{':
+		var o map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &o); err != nil {
+			return nil, "must be a key or {key, scope}"
+		}
+		for k, v := range o {
+			switch k {
+			case "key":
+				if json.Unmarshal(v, &t.Key) != nil {
+					return nil, "key must be a string"
+				}
+			case "scope":
+				var sc string
+				if json.Unmarshal(v, &sc) != nil {
+					return nil, "scope must be a string"
+				}
+				p, err := state.ParseScope(sc)
+				if err != nil || p == state.ScopeAny {
+					return nil, "scope must be session or persistent"
+				}
+				t.Scope = p
+			default:
+				return nil, fmt.Sprintf("has unknown field %q (allowed: key, scope)", clip(k, 32))
+			}
+		}
+	default:
+		return nil, "must be a key or {key, scope}"
+	}
+	if err := state.ValidateKey(t.Key, 0); err != nil {
+		return nil, "key " + err.Error()
+	}
+	return t, ""
+}
+
 func findParam(params []Param, name string) *Param {
 	for i := range params {
 		if params[i].Name == name {
@@ -88,6 +184,9 @@ func findParam(params []Param, name string) *Param {
 }
 
 func decodeValue(p *Param, v json.RawMessage) (any, string) {
+	if p.Decode != nil {
+		return p.Decode(v)
+	}
 	switch p.Type {
 	case "string":
 		if len(v) == 0 || v[0] != '"' {
@@ -102,6 +201,9 @@ func decodeValue(p *Param, v json.RawMessage) (any, string) {
 		}
 		if !utf8.ValidString(s) {
 			return nil, "must be valid UTF-8"
+		}
+		if len(p.Enum) > 0 && !slices.Contains(p.Enum, s) {
+			return nil, "must be one of " + strings.Join(p.Enum, ", ")
 		}
 		if p.Check != nil {
 			if msg := p.Check(s); msg != "" {
@@ -143,52 +245,87 @@ func clip(s string, n int) string {
 	return strings.ToValidUTF8(s[:n], "?") + "…"
 }
 
-// suggest returns up to three names close to name (edit distance).
-func suggest(name string, names []string) []string {
-	type cand struct {
-		name string
-		d    int
-	}
-	var cs []cand
-	n := strings.ToLower(name)
-	for _, c := range names {
-		lc := strings.ToLower(c)
-		d := levenshtein(n, lc)
-		if strings.Contains(lc, n) || strings.Contains(n, lc) {
-			d = min(d, 1)
-		}
-		if d <= max(2, len(c)/3) {
-			cs = append(cs, cand{c, d})
-		}
-	}
-	sort.SliceStable(cs, func(i, j int) bool { return cs[i].d < cs[j].d })
-	out := []string{}
-	for i := 0; i < len(cs) && i < 3; i++ {
-		out = append(out, cs[i].name)
-	}
-	return out
+// common holds the decoded common arguments of a call.
+type common struct {
+	output   *shape.Spec
+	store    *storeTarget
+	compact  bool
+	deadline time.Time // zero: none
+	timeout  time.Duration
+	noWait   bool
 }
 
-func levenshtein(a, b string) int {
-	if len(a) > 128 {
-		a = a[:128]
+// validateStage decodes the arguments strictly. Nothing has been written
+// anywhere when it fails (trace ids name files: a bad one stops here).
+func (b *Bus) validateStage(r *run) bool {
+	args, te := decodeArgs(r.req.Args, r.e.params)
+	if te != nil {
+		return r.fail(StageValidate, te)
 	}
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
+	c := &Call{Name: r.req.Name, Direct: r.req.Direct, Args: args, MaxAgeMs: -1}
+	if v, ok := args[argMaxAgeMs].(int64); ok {
+		c.MaxAgeMs = v
 	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
+	c.Trace = b.trace(args)
+	r.call = c
+	if v, ok := args[argOutput].(*shape.Spec); ok {
+		r.opt.output = v
+	}
+	if v, ok := args[argStoreAs].(storeTarget); ok {
+		if v.Scope == "" {
+			v.Scope = state.ScopeSession
+			if sc, ok := args[argStoreScope].(string); ok {
+				v.Scope = state.Scope(sc)
 			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
 		}
-		prev, cur = cur, prev
+		r.opt.store = &v
+	} else if _, ok := args[argStoreScope]; ok {
+		return r.fail(StageValidate, Invalid("store_scope without store_as", "add store_as: a key to store the result under", map[string]any{"argument": argStoreScope}))
 	}
-	return prev[len(rb)]
+	r.opt.compact = args[argResponseMode] == ModeCompact
+	if v, ok := args[argDeadline].(string); ok {
+		r.opt.deadline, _ = time.Parse(time.RFC3339Nano, v)
+	}
+	if v, ok := args[argTimeoutMs].(int64); ok {
+		r.opt.timeout = time.Duration(v) * time.Millisecond
+	}
+	if v, ok := args[argWait].(bool); ok {
+		r.opt.noWait = !v
+	}
+	// Tools see their own arguments (and the trace and freshness) only.
+	for _, p := range [...]string{argOutput, argStoreAs, argStoreScope, argResponseMode, argDeadline, argTimeoutMs, argWait} {
+		delete(args, p)
+	}
+	return true
+}
+
+func (b *Bus) trace(args map[string]any) Trace {
+	t := Trace{}
+	if v, ok := args[argTraceID].(string); ok {
+		t.TraceID = v
+	} else {
+		t.TraceID = b.opts.NewID()
+	}
+	if v, ok := args[argSpanID].(string); ok {
+		t.SpanID = v
+	} else {
+		t.SpanID = b.opts.NewID()
+	}
+	if v, ok := args[argParentSpanID].(string); ok {
+		t.ParentSpanID = &v
+	}
+	return t
+}
+
+// NoWait reports whether a tools/call's arguments say wait:false (the
+// transport asks before queueing a call beyond its in-flight cap). It is
+// cheap and tolerant: anything unreadable is "wait".
+func NoWait(args json.RawMessage) bool {
+	if len(args) == 0 || !bytes.Contains(args, []byte(`"wait"`)) {
+		return false
+	}
+	var v struct {
+		Wait *bool `json:"wait"`
+	}
+	return json.Unmarshal(args, &v) == nil && v.Wait != nil && !*v.Wait
 }

@@ -1,0 +1,660 @@
+package artifacts
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"slices"
+	"strconv"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// contextLegend opens every .context document, in the seeds' own
+// [LEGEND] / [CONTENT] format.
+const contextLegend = "[LEGEND]\n" +
+	"A = Answer: the tool's result, flattened to one line per value.\n" +
+	"N = Notes: how the result was obtained, and what was left out.\n" +
+	"R = References: artifact URIs and follow-up calls.\n" +
+	"\n" +
+	"[CONTENT]\n"
+
+// cutMarker ends a line that was cut to ContextLimits.MaxLineBytes.
+const cutMarker = " [cut]"
+
+// Context is what a .context document says about one call.
+type Context struct {
+	Tool   string
+	Trace  string
+	Span   string
+	Status string // Ok, Error or Retryable
+	// Answer is the shaped, redacted result: a value decoded by
+	// encoding/json with UseNumber (map[string]any, []any, string,
+	// json.Number, bool, nil), or json.RawMessage. Other Go values are
+	// passed through encoding/json first (slower).
+	Answer any
+	// Notes say how the result was obtained (one line each).
+	Notes []string
+	// Refs are artifact URIs and follow-up calls (one line each).
+	Refs []string
+}
+
+// Defaults and floors of ContextLimits.
+const (
+	DefaultContextMaxDepth     = 6
+	DefaultContextMaxItems     = 50
+	DefaultContextMaxKeys      = 50
+	DefaultContextMaxLineBytes = 1024
+	DefaultContextMaxBytes     = 64 << 10
+
+	maxContextDepth     = 64
+	minContextLineBytes = 64
+)
+
+// ContextLimits bound a .context document. Zero fields take their defaults.
+type ContextLimits struct {
+	// MaxDepth is how many levels of objects and arrays are flattened;
+	// deeper ones are summarized as {…n keys} or […n items}. Default 6, at
+	// most 64.
+	MaxDepth int
+	// MaxItems is how many elements of each array are written, and how many
+	// notes and references. Default 50.
+	MaxItems int
+	// MaxKeys is how many keys of each object are written (in sorted
+	// order). Default 50.
+	MaxKeys int
+	// MaxLineBytes is the longest line (without its newline); a longer one
+	// ends with " [cut]". Default 1024, at least 64.
+	MaxLineBytes int
+	// MaxBytes is the longest document. Answer lines that do not fit are
+	// left out, and a note says so. Default 64 KiB, at least the legend
+	// plus four lines.
+	MaxBytes int
+}
+
+// DefaultContextLimits are the limits a zero ContextLimits stands for.
+func DefaultContextLimits() ContextLimits { return ContextLimits{}.withDefaults() }
+
+func (l ContextLimits) withDefaults() ContextLimits {
+	if l.MaxDepth <= 0 {
+		l.MaxDepth = DefaultContextMaxDepth
+	}
+	l.MaxDepth = min(l.MaxDepth, maxContextDepth)
+	if l.MaxItems <= 0 {
+		l.MaxItems = DefaultContextMaxItems
+	}
+	if l.MaxKeys <= 0 {
+		l.MaxKeys = DefaultContextMaxKeys
+	}
+	if l.MaxLineBytes <= 0 {
+		l.MaxLineBytes = DefaultContextMaxLineBytes
+	}
+	l.MaxLineBytes = max(l.MaxLineBytes, minContextLineBytes)
+	if l.MaxBytes <= 0 {
+		l.MaxBytes = DefaultContextMaxBytes
+	}
+	l.MaxBytes = max(l.MaxBytes, len(contextLegend)+4*(l.MaxLineBytes+1))
+	return l
+}
+
+// RenderContext renders the .context document of one call: the legend,
+// then one `A:` line for the call and one per value of the answer
+// (`path = value`, keys sorted), `N:` lines for the notes and for what the
+// limits left out, and `R:` lines for the references. Strings that could be
+// misread (empty, padded, "true", "12", starting with a quote or bracket,
+// or holding control, format or other invisible characters) are written as
+// JSON strings with those characters escaped, so every line is one line of
+// valid UTF-8. It is safe for concurrent use.
+func RenderContext(c Context, l ContextLimits) []byte {
+	l = l.withDefaults()
+	r := renderer{l: l}
+
+	header := make([]byte, 0, 128)
+	header = append(header, "A: tool="...)
+	header = appendHeaderValue(header, c.Tool)
+	header = append(header, " status="...)
+	header = appendHeaderValue(header, c.Status)
+	header = append(header, " trace="...)
+	header = appendHeaderValue(header, c.Trace)
+	header = append(header, " span="...)
+	header = appendHeaderValue(header, c.Span)
+	header, _ = r.cutLine(header, 0)
+	header = append(header, '\n')
+
+	// Room left after the legend and the call's line, less one line kept
+	// for the note that says the answer stopped.
+	avail := l.MaxBytes - len(contextLegend) - len(header)
+	reserve := l.MaxLineBytes + 1
+	refs, droppedRefs := r.textLines('R', c.Refs, &avail, reserve)
+	notes, droppedNotes := r.textLines('N', c.Notes, &avail, reserve)
+
+	r.budget = avail - reserve
+	r.buf = make([]byte, 0, min(r.budget, 4096))
+	r.walk(c.Answer, 0)
+
+	gen := r.genNotes(droppedNotes, droppedRefs)
+	for len(r.buf)+len(gen) > r.budget && len(r.starts) > 0 {
+		r.buf = r.buf[:r.starts[len(r.starts)-1]]
+		r.starts = r.starts[:len(r.starts)-1]
+		r.stopped = true
+	}
+	for len(r.buf)+len(gen) > r.budget {
+		gen = gen[:bytes.LastIndexByte(gen[:len(gen)-1], '\n')+1]
+		r.stopped = true
+	}
+	if r.stopped {
+		start := len(gen)
+		gen = append(gen, "N: the answer stopped at this document's limit of "...)
+		gen = strconv.AppendInt(gen, int64(l.MaxBytes), 10)
+		gen = append(gen, " bytes; later values and notes were left out"...)
+		gen, _ = r.cutLine(gen, start)
+		gen = append(gen, '\n')
+	}
+
+	out := make([]byte, 0, len(contextLegend)+len(header)+len(r.buf)+len(notes)+len(gen)+len(refs))
+	out = append(out, contextLegend...)
+	out = append(out, header...)
+	out = append(out, r.buf...)
+	out = append(out, notes...)
+	out = append(out, gen...)
+	out = append(out, refs...)
+	return out
+}
+
+// renderer flattens one answer. Not safe for concurrent use; one per call.
+type renderer struct {
+	l       ContextLimits
+	buf     []byte // the A lines
+	starts  []int  // where each A line starts in buf
+	budget  int    // the most buf may hold
+	stopped bool   // a line did not fit: the walk is over
+	path    []byte
+	keys    [][]string // a reusable key slice per depth
+
+	cuts        int      // arrays and objects cut to MaxItems or MaxKeys
+	cutNotes    []string // the first few of them
+	deep        int      // containers summarized at MaxDepth
+	deepPath    string
+	longLines   int // lines cut to MaxLineBytes
+	longPath    string
+	undecodable bool
+}
+
+const maxCutNotes = 5
+
+// textLines renders notes or references, one line each, at most MaxItems,
+// while they fit in *avail less reserve. It returns how many were dropped.
+func (r *renderer) textLines(tag byte, texts []string, avail *int, reserve int) ([]byte, int) {
+	var out []byte
+	dropped := 0
+	for i, t := range texts {
+		if i >= r.l.MaxItems {
+			dropped += len(texts) - i
+			break
+		}
+		start := len(out)
+		out = append(out, tag, ':', ' ')
+		out = appendText(out, t)
+		out, _ = r.cutLine(out, start)
+		out = append(out, '\n')
+		if n := len(out) - start; n > *avail-reserve {
+			out = out[:start]
+			dropped++
+			continue
+		}
+		*avail -= len(out) - start
+	}
+	return out, dropped
+}
+
+// cutLine cuts the line b[start:] to MaxLineBytes at a rune boundary,
+// ending it with cutMarker.
+func (r *renderer) cutLine(b []byte, start int) ([]byte, bool) {
+	if len(b)-start <= r.l.MaxLineBytes {
+		return b, false
+	}
+	cut := start + r.l.MaxLineBytes - len(cutMarker)
+	for cut > start && !utf8.RuneStart(b[cut]) {
+		cut--
+	}
+	return append(b[:cut], cutMarker...), true
+}
+
+// walk writes v, found at r.path, nested depth containers deep.
+func (r *renderer) walk(v any, depth int) {
+	if r.stopped {
+		return
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		r.object(x, depth)
+	case []any:
+		r.array(x, depth)
+	case string:
+		start := r.lineStart()
+		r.buf = appendString(r.buf, x)
+		r.lineEnd(start)
+	case json.Number:
+		start := r.lineStart()
+		if isJSONNumber(string(x)) {
+			r.buf = append(r.buf, x...)
+		} else {
+			r.buf = appendQuoted(r.buf, string(x))
+		}
+		r.lineEnd(start)
+	case bool:
+		start := r.lineStart()
+		r.buf = strconv.AppendBool(r.buf, x)
+		r.lineEnd(start)
+	case nil:
+		start := r.lineStart()
+		r.buf = append(r.buf, "null"...)
+		r.lineEnd(start)
+	case float64:
+		start := r.lineStart()
+		r.buf = appendFloat(r.buf, x)
+		r.lineEnd(start)
+	case int:
+		start := r.lineStart()
+		r.buf = strconv.AppendInt(r.buf, int64(x), 10)
+		r.lineEnd(start)
+	case int64:
+		start := r.lineStart()
+		r.buf = strconv.AppendInt(r.buf, x, 10)
+		r.lineEnd(start)
+	case json.RawMessage:
+		r.walk(decodeJSON(x, &r.undecodable), depth)
+	default:
+		b, err := json.Marshal(x)
+		if err != nil {
+			r.undecodable = true
+			r.walk(nil, depth)
+			return
+		}
+		r.walk(decodeJSON(b, &r.undecodable), depth)
+	}
+}
+
+func decodeJSON(b []byte, bad *bool) any {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		*bad = true
+		return nil
+	}
+	return v
+}
+
+func (r *renderer) object(m map[string]any, depth int) {
+	if len(m) == 0 {
+		r.summary("{}", 0, "")
+		return
+	}
+	if depth >= r.l.MaxDepth {
+		r.summary("{…", len(m), plural(len(m), " key}", " keys}"))
+		return
+	}
+	for len(r.keys) <= depth {
+		r.keys = append(r.keys, nil)
+	}
+	keys := r.keys[depth][:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	r.keys[depth] = keys
+	mark := len(r.path)
+	for i, k := range keys {
+		if i >= r.l.MaxKeys {
+			r.noteCut(len(keys)-i, "key", r.l.MaxKeys)
+			break
+		}
+		r.path = appendKey(r.path, k)
+		r.walk(m[k], depth+1)
+		r.path = r.path[:mark]
+		if r.stopped {
+			return
+		}
+	}
+	clear(keys) // let the strings go
+}
+
+func (r *renderer) array(a []any, depth int) {
+	if len(a) == 0 {
+		r.summary("[]", 0, "")
+		return
+	}
+	if depth >= r.l.MaxDepth {
+		r.summary("[…", len(a), plural(len(a), " item]", " items]"))
+		return
+	}
+	mark := len(r.path)
+	for i, v := range a {
+		if i >= r.l.MaxItems {
+			r.noteCut(len(a)-i, "item", r.l.MaxItems)
+			break
+		}
+		r.path = append(r.path, '[')
+		r.path = strconv.AppendInt(r.path, int64(i), 10)
+		r.path = append(r.path, ']')
+		r.walk(v, depth+1)
+		r.path = r.path[:mark]
+		if r.stopped {
+			return
+		}
+	}
+}
+
+// summary writes an empty container, or one beyond MaxDepth as {…n keys}.
+func (r *renderer) summary(open string, n int, close string) {
+	start := r.lineStart()
+	r.buf = append(r.buf, open...)
+	if close != "" {
+		r.buf = strconv.AppendInt(r.buf, int64(n), 10)
+		r.buf = append(r.buf, close...)
+		if r.deep == 0 {
+			r.deepPath = r.pathString()
+		}
+		r.deep++
+	}
+	r.lineEnd(start)
+}
+
+// noteCut records that left keys or items of the container at r.path were
+// left out; the first few get a note of their own.
+func (r *renderer) noteCut(left int, noun string, first int) {
+	r.cuts++
+	if len(r.cutNotes) >= maxCutNotes {
+		return
+	}
+	r.cutNotes = append(r.cutNotes, r.pathString()+": "+strconv.Itoa(left)+" "+
+		plural(left, noun+" beyond the first "+strconv.Itoa(first)+" was left out",
+			noun+"s beyond the first "+strconv.Itoa(first)+" were left out"))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func (r *renderer) pathString() string {
+	if len(r.path) == 0 {
+		return "."
+	}
+	return string(r.path)
+}
+
+// lineStart begins an A line with the current path.
+func (r *renderer) lineStart() int {
+	start := len(r.buf)
+	r.buf = append(r.buf, "A: "...)
+	if len(r.path) == 0 {
+		r.buf = append(r.buf, '.')
+	} else {
+		r.buf = append(r.buf, r.path...)
+	}
+	r.buf = append(r.buf, " = "...)
+	return start
+}
+
+// lineEnd cuts and ends the line begun at start, or takes it back and stops
+// the walk when it does not fit the budget.
+func (r *renderer) lineEnd(start int) {
+	var cut bool
+	r.buf, cut = r.cutLine(r.buf, start)
+	r.buf = append(r.buf, '\n')
+	if len(r.buf) > r.budget {
+		r.buf = r.buf[:start]
+		r.stopped = true
+		return
+	}
+	if cut {
+		if r.longLines == 0 {
+			r.longPath = r.pathString()
+		}
+		r.longLines++
+	}
+	r.starts = append(r.starts, start)
+}
+
+// genNotes renders the notes about what the limits left out.
+func (r *renderer) genNotes(droppedNotes, droppedRefs int) []byte {
+	var out []byte
+	line := func(parts ...string) {
+		start := len(out)
+		out = append(out, "N: "...)
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		out, _ = r.cutLine(out, start)
+		out = append(out, '\n')
+	}
+	if r.undecodable {
+		line("part of the answer could not be encoded as JSON and is shown as null")
+	}
+	for _, n := range r.cutNotes {
+		line(n)
+	}
+	if r.cuts > len(r.cutNotes) {
+		more := r.cuts - len(r.cutNotes)
+		line(strconv.Itoa(more), plural(more, " more array or object was", " more arrays or objects were"), " cut the same way")
+	}
+	if r.deep > 0 {
+		line(strconv.Itoa(r.deep), plural(r.deep, " array or object", " arrays or objects"), " nested deeper than ",
+			strconv.Itoa(r.l.MaxDepth), plural(r.deep, " levels was", " levels were"), " summarized, the first at ", r.deepPath)
+	}
+	if r.longLines > 0 {
+		line(strconv.Itoa(r.longLines), plural(r.longLines, " line", " lines"), " longer than ", strconv.Itoa(r.l.MaxLineBytes),
+			plural(r.longLines, " bytes was", " bytes were"), " cut, the first at ", r.longPath)
+	}
+	if droppedNotes > 0 {
+		line(strconv.Itoa(droppedNotes), plural(droppedNotes, " note was", " notes were"), " left out")
+	}
+	if droppedRefs > 0 {
+		line(strconv.Itoa(droppedRefs), plural(droppedRefs, " reference was", " references were"), " left out")
+	}
+	return out
+}
+
+// appendKey appends one object key to a path: .key for plain keys,
+// ["key"] for any other.
+func appendKey(path []byte, k string) []byte {
+	if plainKey(k) {
+		if len(path) > 0 {
+			path = append(path, '.')
+		}
+		return append(path, k...)
+	}
+	path = append(path, '[')
+	path = appendQuoted(path, k)
+	return append(path, ']')
+}
+
+func plainKey(k string) bool {
+	if k == "" {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// appendString appends s as is when it cannot be misread, else quoted.
+func appendString(dst []byte, s string) []byte {
+	if plainValue(s) {
+		return append(dst, s...)
+	}
+	return appendQuoted(dst, s)
+}
+
+// plainValue reports whether s can be written unquoted as a value: it is
+// printable, not empty, not padded, does not start like a quoted string, an
+// object or an array, and is not a JSON literal or number.
+func plainValue(s string) bool {
+	if s == "" || s[len(s)-1] == ' ' {
+		return false
+	}
+	switch s[0] {
+	case ' ', '"', '{', '[':
+		return false
+	}
+	switch s {
+	case "true", "false", "null":
+		return false
+	}
+	if isJSONNumber(s) {
+		return false
+	}
+	return printable(s)
+}
+
+// printable reports whether every rune of s is valid and graphic (ASCII
+// space allowed): no control, format, separator or private-use characters.
+func printable(s string) bool {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 || c == 0x7f {
+				return false
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || !unicode.IsPrint(r) {
+			return false
+		}
+		i += size
+	}
+	return true
+}
+
+// appendText appends a note or reference: as is when printable, else quoted.
+func appendText(dst []byte, s string) []byte {
+	if s != "" && s[0] != '"' && printable(s) {
+		return append(dst, s...)
+	}
+	return appendQuoted(dst, s)
+}
+
+// appendHeaderValue appends one value of the call's line: plain when it is
+// printable ASCII without spaces, '=' or quotes.
+func appendHeaderValue(dst []byte, s string) []byte {
+	ok := s != ""
+	for i := 0; ok && i < len(s); i++ {
+		c := s[i]
+		ok = c > 0x20 && c < 0x7f && c != '=' && c != '"'
+	}
+	if ok {
+		return append(dst, s...)
+	}
+	return appendQuoted(dst, s)
+}
+
+// appendQuoted appends s as a JSON string that escapes every character
+// printable rejects (so bidirectional overrides and zero-width characters
+// are visible), and replaces invalid UTF-8 with U+FFFD.
+func appendQuoted(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	u := func(dst []byte, r rune) []byte {
+		return append(dst, '\\', 'u', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf])
+	}
+	dst = append(dst, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				dst = append(dst, '\\', c)
+			case c == '\n':
+				dst = append(dst, '\\', 'n')
+			case c == '\r':
+				dst = append(dst, '\\', 'r')
+			case c == '\t':
+				dst = append(dst, '\\', 't')
+			case c < 0x20 || c == 0x7f:
+				dst = u(dst, rune(c))
+			default:
+				dst = append(dst, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			dst = append(dst, `\ufffd`...)
+		case unicode.IsPrint(r):
+			dst = append(dst, s[i:i+size]...)
+		case r > 0xffff:
+			r1, r2 := utf16.EncodeRune(r)
+			dst = u(u(dst, r1), r2)
+		default:
+			dst = u(dst, r)
+		}
+		i += size
+	}
+	return append(dst, '"')
+}
+
+// isJSONNumber reports whether s is a number in JSON's grammar.
+func isJSONNumber(s string) bool {
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case i < len(s) && s[i] >= '1' && s[i] <= '9':
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+	default:
+		return false
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		d := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		if i == d {
+			return false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		d := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		if i == d {
+			return false
+		}
+	}
+	return i == len(s)
+}
+
+// appendFloat writes a float64 the way encoding/json does; NaN and
+// infinities, which JSON lacks, as strings.
+func appendFloat(dst []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return appendQuoted(dst, strconv.FormatFloat(f, 'g', -1, 64))
+	}
+	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
+		return strconv.AppendFloat(dst, f, 'e', -1, 64)
+	}
+	return strconv.AppendFloat(dst, f, 'f', -1, 64)
+}

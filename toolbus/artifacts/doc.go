@@ -1,0 +1,19 @@
+// Package artifacts owns the per-call artifacts under the context root: the
+// human `.context` document and the machine `result.json` of every tool call,
+// the spilled full text of bounded strings, and reading them back by URI.
+//
+// Layout, relative to the context root:
+//
+//	artifacts/runs/<trace>/tool_calls/<span>.context
+//	artifacts/runs/<trace>/tool_calls/<span>/result.json
+//	artifacts/runs/<trace>/tool_calls/<span>/spill-<n>.txt
+//
+// named by URIs artifact://runs/<trace>/tool_calls/<span>.context and so on.
+// Files are written atomically (a temp file in the target folder, fsync,
+// rename) with mode 0600 in folders created with mode 0700. The package never
+// follows a symbolic link below the root, and refuses every URI that does not
+// name one of the three kinds of file above.
+//
+// The package does not redact or bound what it is given, except for the
+// .context renderer's own limits: callers pass values already redacted.
+package artifacts

@@ -1,0 +1,308 @@
+package artifacts
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxFileBytes     = 8 << 20
+	DefaultDefaultReadBytes = 64 << 10
+	DefaultMaxReadBytes     = 1 << 20
+	DefaultMaxListItems     = 1000
+)
+
+// Modes of what the Store writes.
+const (
+	FileMode fs.FileMode = 0o600
+	DirMode  fs.FileMode = 0o700
+)
+
+// Options configures a Store. Zero fields take their defaults.
+type Options struct {
+	// Root is the context root, already resolved by config (flag >
+	// AWBRIDGE_CONTEXT_ROOT > config > SF_CONTEXT_REPO_ROOT >
+	// SENTRYFROGG_CONTEXT_REPO_ROOT). "" disables artifacts.
+	Root string
+	// MaxFileBytes is the largest file the Store writes; a bigger one is
+	// refused with ErrTooLarge. Default 8 MiB.
+	MaxFileBytes int64
+	// DefaultReadBytes is what Read returns when the caller gives no
+	// max_bytes. Default 64 KiB.
+	DefaultReadBytes int
+	// MaxReadBytes caps Read's max_bytes. Default 1 MiB.
+	MaxReadBytes int
+	// MaxListItems caps the entries List returns. Default 1000.
+	MaxListItems int
+	// FS performs every file operation. Default OSFS.
+	FS FS
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxFileBytes <= 0 {
+		o.MaxFileBytes = DefaultMaxFileBytes
+	}
+	if o.DefaultReadBytes <= 0 {
+		o.DefaultReadBytes = DefaultDefaultReadBytes
+	}
+	if o.MaxReadBytes <= 0 {
+		o.MaxReadBytes = DefaultMaxReadBytes
+	}
+	if o.DefaultReadBytes > o.MaxReadBytes {
+		o.DefaultReadBytes = o.MaxReadBytes
+	}
+	if o.MaxListItems <= 0 {
+		o.MaxListItems = DefaultMaxListItems
+	}
+	if o.FS == nil {
+		o.FS = OSFS{}
+	}
+	return o
+}
+
+// Errors callers branch on.
+var (
+	// ErrDisabled: the store has no usable root.
+	ErrDisabled = errors.New("artifacts are disabled")
+	// ErrNotFound: no artifact at that URI, or no artifacts for that trace.
+	ErrNotFound = errors.New("artifact not found")
+	// ErrTooLarge: the data is over Options.MaxFileBytes.
+	ErrTooLarge = errors.New("artifact too large")
+	// ErrInvalidMode: Read was given a mode other than get, head or tail.
+	ErrInvalidMode = errors.New("invalid read mode")
+	// errNotPlainDir: a folder on the way is a symlink or not a folder.
+	errNotPlainDir = errors.New("not a plain folder")
+)
+
+// WriteError is a failed write. Nothing is left behind: the temp file is
+// removed, and WriteCall removes the first file when the second fails.
+// Err is the cause (an *fs.PathError, ErrTooLarge, ErrInvalidName, ...):
+// errors.Is(err, syscall.ENOSPC) tells a full disk.
+type WriteError struct {
+	Op   string // validate, limit, mkdir, create, chmod, write, sync, close, rename
+	Path string // the artifact's path relative to the root, or "" before it is known
+	Err  error
+}
+
+func (e *WriteError) Error() string {
+	if e.Path == "" {
+		return fmt.Sprintf("artifacts: %s: %v", e.Op, e.Err)
+	}
+	return fmt.Sprintf("artifacts: write %s: %s: %v", e.Path, e.Op, e.Err)
+}
+
+func (e *WriteError) Unwrap() error { return e.Err }
+
+// Store writes and reads the artifacts under one context root. It holds no
+// mutable state: safe for concurrent use. Two calls writing the same
+// trace and span race, and the last rename wins; each file stays whole.
+type Store struct {
+	root string // resolved absolute root; "" when disabled
+	o    Options
+}
+
+// Open checks the root and returns a Store. A root that is missing, not a
+// folder, or not writable gives a disabled Store and one warning to log;
+// an empty root gives a disabled Store and no warning. Open never fails.
+// It writes and removes one probe file to test that the root is writable.
+func Open(o Options) (*Store, string) {
+	o = o.withDefaults()
+	s := &Store{o: o}
+	if o.Root == "" {
+		return s, ""
+	}
+	warn := func(format string, a ...any) (*Store, string) {
+		return s, "artifacts disabled: " + fmt.Sprintf(format, a...)
+	}
+	abs, err := filepath.Abs(o.Root)
+	if err != nil {
+		return warn("context root %q: %v", o.Root, err)
+	}
+	root, err := o.FS.EvalSymlinks(abs)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return warn("context root %q does not exist", o.Root)
+		}
+		return warn("context root %q: %v", o.Root, err)
+	}
+	fi, err := o.FS.Lstat(root)
+	if err != nil {
+		return warn("context root %q: %v", o.Root, err)
+	}
+	if !fi.IsDir() {
+		return warn("context root %q is not a folder", o.Root)
+	}
+	probeDir := root
+	art := filepath.Join(root, "artifacts")
+	switch fi, err := o.FS.Lstat(art); {
+	case err == nil && (fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir()):
+		return warn("%q is a symbolic link or not a folder", art)
+	case err == nil:
+		probeDir = art
+	case !errors.Is(err, fs.ErrNotExist):
+		return warn("%q: %v", art, err)
+	}
+	f, err := o.FS.CreateTemp(probeDir, ".awbridge-probe-*")
+	if err != nil {
+		return warn("folder %q is not writable: %v", probeDir, err)
+	}
+	name := f.Name()
+	cerr := f.Close()
+	rerr := o.FS.Remove(name)
+	if cerr != nil || rerr != nil {
+		return warn("folder %q is not writable: %v", probeDir, errors.Join(cerr, rerr))
+	}
+	s.root = root
+	return s, ""
+}
+
+// Enabled reports whether the store writes artifacts.
+func (s *Store) Enabled() bool { return s.root != "" }
+
+// Root is the resolved context root ("" when disabled).
+func (s *Store) Root() string { return s.root }
+
+// WriteCall stores one call's artifacts: contextDoc as
+// runs/<trace>/tool_calls/<span>.context and resultJSON, byte for byte, as
+// <span>/result.json, and returns their URIs. On error the URIs are "",
+// the error is a *WriteError (or ErrDisabled), and neither file is left
+// behind.
+func (s *Store) WriteCall(trace, span string, contextDoc, resultJSON []byte) (uriContext, uriJSON string, err error) {
+	if !s.Enabled() {
+		return "", "", ErrDisabled
+	}
+	ctxRef := Ref{Trace: trace, Span: span, Kind: KindContext}
+	jsonRef := Ref{Trace: trace, Span: span, Kind: KindResult}
+	if err := s.check(trace, span, len(contextDoc), len(resultJSON)); err != nil {
+		return "", "", err
+	}
+	spanDir, err := s.makeDirs(trace, span)
+	if err != nil {
+		return "", "", err
+	}
+	jsonPath := filepath.Join(spanDir, "result.json")
+	if err := s.writeAtomic(spanDir, "result.json", resultJSON, jsonRef.RelPath()); err != nil {
+		return "", "", err
+	}
+	callsDir := filepath.Dir(spanDir)
+	if err := s.writeAtomic(callsDir, span+".context", contextDoc, ctxRef.RelPath()); err != nil {
+		_ = s.o.FS.Remove(jsonPath)
+		return "", "", err
+	}
+	return ctxRef.URI(), jsonRef.URI(), nil
+}
+
+// Spill stores the full text of a bounded string as
+// runs/<trace>/tool_calls/<span>/spill-<n>.txt and returns its URI. Errors
+// as WriteCall.
+func (s *Store) Spill(trace, span string, n int, text []byte) (uri string, err error) {
+	if !s.Enabled() {
+		return "", ErrDisabled
+	}
+	if n < 0 || n > maxSpill {
+		return "", &WriteError{Op: "validate", Err: fmt.Errorf("spill number %d out of range", n)}
+	}
+	ref := Ref{Trace: trace, Span: span, Kind: KindSpill, N: n}
+	if err := s.check(trace, span, len(text)); err != nil {
+		return "", err
+	}
+	spanDir, err := s.makeDirs(trace, span)
+	if err != nil {
+		return "", err
+	}
+	if err := s.writeAtomic(spanDir, "spill-"+strconv.Itoa(n)+".txt", text, ref.RelPath()); err != nil {
+		return "", err
+	}
+	return ref.URI(), nil
+}
+
+func (s *Store) check(trace, span string, sizes ...int) error {
+	if !ValidName(trace) || !ValidName(span) {
+		return &WriteError{Op: "validate", Err: ErrInvalidName}
+	}
+	for _, n := range sizes {
+		if int64(n) > s.o.MaxFileBytes {
+			return &WriteError{Op: "limit", Err: fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, n, s.o.MaxFileBytes)}
+		}
+	}
+	return nil
+}
+
+// makeDirs creates artifacts/runs/<trace>/tool_calls/<span> below the root
+// as needed and returns the span folder.
+func (s *Store) makeDirs(trace, span string) (string, error) {
+	dir := s.root
+	for _, seg := range [...]string{"artifacts", "runs", trace, "tool_calls", span} {
+		dir = filepath.Join(dir, seg)
+		if err := s.ensureDir(dir); err != nil {
+			rel, _ := filepath.Rel(s.root, dir)
+			return "", &WriteError{Op: "mkdir", Path: filepath.ToSlash(rel), Err: err}
+		}
+	}
+	return dir, nil
+}
+
+// ensureDir makes dir with exactly DirMode whatever the umask, or checks that
+// the existing one is a real folder (never a symlink).
+func (s *Store) ensureDir(dir string) error {
+	err := s.o.FS.Mkdir(dir, DirMode)
+	if err == nil {
+		return s.o.FS.Chmod(dir, DirMode)
+	}
+	if !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	fi, lerr := s.o.FS.Lstat(dir)
+	if lerr != nil {
+		return lerr
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
+		return errNotPlainDir
+	}
+	return nil
+}
+
+// writeAtomic writes data to dir/name through a temp file in dir: create,
+// chmod, write, fsync, close, rename. On any failure the temp file is
+// removed and the target is untouched.
+func (s *Store) writeAtomic(dir, name string, data []byte, rel string) (err error) {
+	f, err := s.o.FS.CreateTemp(dir, "."+name+".tmp-*")
+	if err != nil {
+		return &WriteError{Op: "create", Path: rel, Err: err}
+	}
+	tmp := f.Name()
+	closed := false
+	defer func() {
+		if err != nil {
+			if !closed {
+				_ = f.Close()
+			}
+			_ = s.o.FS.Remove(tmp)
+		}
+	}()
+	if err := f.Chmod(FileMode); err != nil {
+		return &WriteError{Op: "chmod", Path: rel, Err: err}
+	}
+	if n, err := f.Write(data); err != nil || n != len(data) {
+		if err == nil {
+			err = io.ErrShortWrite
+		}
+		return &WriteError{Op: "write", Path: rel, Err: err}
+	}
+	if err := f.Sync(); err != nil {
+		return &WriteError{Op: "sync", Path: rel, Err: err}
+	}
+	closed = true
+	if err := f.Close(); err != nil {
+		return &WriteError{Op: "close", Path: rel, Err: err}
+	}
+	if err := s.o.FS.Rename(tmp, filepath.Join(dir, name)); err != nil {
+		return &WriteError{Op: "rename", Path: rel, Err: err}
+	}
+	return nil
+}

@@ -1,0 +1,46 @@
+package toolbus
+
+import (
+	"github.com/awbridge/awbridge/toolbus/redact"
+)
+
+// boundStage redacts and bounds the result before anything else sees it:
+// the envelope, store_as, the artifacts. Strings over the limit become
+// {truncated, bytes, sha256, preview, tail, artifact}, their full
+// (redacted) text spilled to an artifact file when artifacts are on. A
+// result the tool already redacted (the warm frame, once per version) is
+// passed through.
+func (b *Bus) boundStage(r *run) bool {
+	if r.omit {
+		return true
+	}
+	if r.res.Redacted {
+		r.redactions = r.res.Redactions
+		return true
+	}
+	out, rep, err := b.opts.Redactor.JSON("result", r.result, b.spill(r))
+	if err != nil {
+		return r.fail(StageExecute, &ToolError{Kind: SystemError, Code: CodeInternal,
+			Message: "the result exceeds the bus's bounds and was withheld", err: err})
+	}
+	r.result, r.redactions, r.bounded = out, rep.Redacted, rep.Bounded
+	return true
+}
+
+// spill writes the full text of a bounded string next to the call's
+// artifacts and returns its URI ("" without artifacts).
+func (b *Bus) spill(r *run) redact.SpillFunc {
+	if !b.opts.Artifacts.Enabled() {
+		return nil
+	}
+	return func(_, full string) string {
+		r.spills++
+		uri, err := b.opts.Artifacts.Spill(r.call.Trace.TraceID, r.call.Trace.SpanID, r.spills, []byte(full))
+		if err != nil {
+			r.artifactFailed = true
+			b.opts.Logger.Warn().Err(err).Msg("artifact spill write failed")
+			return ""
+		}
+		return uri
+	}
+}

@@ -1,0 +1,482 @@
+package redact
+
+import (
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/awbridge/awbridge/internal/jsonw"
+)
+
+// JSON redacts and bounds the raw JSON document raw, with the same rules
+// and paths (under root) as Value, in one pass that validates the
+// document and enforces MaxDepth and MaxItems. Object members keep their
+// order and everything that does not change keeps its bytes; a string
+// that changes (or holds invalid UTF-8) is re-encoded. When nothing needs
+// to change it returns raw itself without allocating; otherwise a new
+// slice. spill, which may be nil, is called for each string longer than
+// MaxString. Errors: *SyntaxError, *LimitError.
+func (r *Redactor) JSON(root string, raw []byte, spill SpillFunc) ([]byte, Report, error) {
+	s := jscan{r: r, raw: raw, spill: spill, root: root}
+	s.rp.max = r.o.MaxPaths
+	s.ws()
+	if err := s.value(0); err != nil {
+		return nil, Report{}, err
+	}
+	s.ws()
+	if s.i != len(raw) {
+		return nil, Report{}, s.syntax("data after the top-level value")
+	}
+	if s.out == nil {
+		return raw, s.rp.rep, nil
+	}
+	s.out = append(s.out, raw[s.copied:]...)
+	return s.out, s.rp.rep, nil
+}
+
+// jseg is one step of the current path: a key (its span in raw, without
+// quotes) or an array index.
+type jseg struct {
+	start, end int // key span; end < 0 for an index
+	index      int
+	esc        bool
+}
+
+// jscan is a recursive-descent JSON scanner that copies raw to out lazily,
+// at the first change.
+type jscan struct {
+	r      *Redactor
+	raw    []byte
+	i      int
+	out    []byte // nil until something changes
+	copied int    // raw[:copied] is in out
+	items  int
+	skip   int // > 0 inside a value being replaced: validate only
+	spill  SpillFunc
+	root   string
+	rp     reporter
+
+	segs    [32]jseg
+	nsegs   int
+	more    []jseg // segments beyond len(segs)
+	scratch [256]byte
+}
+
+func (s *jscan) push(g jseg) {
+	if s.nsegs < len(s.segs) {
+		s.segs[s.nsegs] = g
+	} else {
+		s.more = append(s.more, g)
+	}
+	s.nsegs++
+}
+
+func (s *jscan) pop() {
+	s.nsegs--
+	if s.nsegs >= len(s.segs) {
+		s.more = s.more[:len(s.more)-1]
+	}
+}
+
+func (s *jscan) seg(k int) jseg {
+	if k < len(s.segs) {
+		return s.segs[k]
+	}
+	return s.more[k-len(s.segs)]
+}
+
+func (s *jscan) path() string {
+	b := []byte(s.root)
+	first := s.root == ""
+	for k := 0; k < s.nsegs; k++ {
+		g := s.seg(k)
+		if g.end < 0 {
+			b = appendPathIndex(b, g.index)
+		} else {
+			key := s.raw[g.start:g.end]
+			if g.esc {
+				key, _ = unescape(nil, key)
+			}
+			b = s.r.appendPathKey(b, string(key), first)
+		}
+		first = false
+	}
+	return string(b)
+}
+
+func (s *jscan) syntax(msg string) error { return &SyntaxError{Offset: s.i, msg: msg} }
+
+func (s *jscan) limit(which string, max int) error {
+	return &LimitError{Limit: which, Max: max, Path: s.path()}
+}
+
+// replace puts repl in place of raw[a:b].
+func (s *jscan) replace(a, b int, repl []byte) {
+	if s.out == nil {
+		s.out = make([]byte, 0, len(s.raw)+len(repl)+64)
+	}
+	s.out = append(s.out, s.raw[s.copied:a]...)
+	s.out = append(s.out, repl...)
+	s.copied = b
+}
+
+func (s *jscan) ws() {
+	if s.i < len(s.raw) && s.raw[s.i] > ' ' {
+		return
+	}
+	for s.i < len(s.raw) {
+		switch s.raw[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// value scans one value; depth is that of the enclosing container.
+func (s *jscan) value(depth int) error {
+	if s.i >= len(s.raw) {
+		return s.syntax("unexpected end of input")
+	}
+	s.items++
+	if s.items > s.r.o.MaxItems {
+		return s.limit("items", s.r.o.MaxItems)
+	}
+	switch c := s.raw[s.i]; c {
+	case '{':
+		return s.object(depth + 1)
+	case '[':
+		return s.array(depth + 1)
+	case '"':
+		return s.stringValue()
+	case 't':
+		return s.literal("true")
+	case 'f':
+		return s.literal("false")
+	case 'n':
+		return s.literal("null")
+	default:
+		return s.number()
+	}
+}
+
+func (s *jscan) literal(lit string) error {
+	if !hasPrefixAt(s.raw, s.i, lit) {
+		return s.syntax("invalid literal")
+	}
+	s.i += len(lit)
+	return nil
+}
+
+func (s *jscan) digits() int {
+	n := 0
+	for s.i < len(s.raw) && '0' <= s.raw[s.i] && s.raw[s.i] <= '9' {
+		s.i++
+		n++
+	}
+	return n
+}
+
+func (s *jscan) number() error {
+	if s.raw[s.i] == '-' {
+		s.i++
+	}
+	switch {
+	case s.i < len(s.raw) && s.raw[s.i] == '0':
+		s.i++
+	case s.digits() == 0:
+		return s.syntax("invalid character looking for a value")
+	}
+	if s.i < len(s.raw) && s.raw[s.i] == '.' {
+		s.i++
+		if s.digits() == 0 {
+			return s.syntax("invalid number")
+		}
+	}
+	if s.i < len(s.raw) && (s.raw[s.i] == 'e' || s.raw[s.i] == 'E') {
+		s.i++
+		if s.i < len(s.raw) && (s.raw[s.i] == '+' || s.raw[s.i] == '-') {
+			s.i++
+		}
+		if s.digits() == 0 {
+			return s.syntax("invalid number")
+		}
+	}
+	return nil
+}
+
+func (s *jscan) object(depth int) error {
+	if depth > s.r.o.MaxDepth {
+		return s.limit("depth", s.r.o.MaxDepth)
+	}
+	s.i++
+	s.ws()
+	if s.i < len(s.raw) && s.raw[s.i] == '}' {
+		s.i++
+		return nil
+	}
+	for {
+		if s.i >= len(s.raw) || s.raw[s.i] != '"' {
+			return s.syntax("expected a string key")
+		}
+		kq := s.i // the key with its quotes is raw[kq:ke]
+		key, esc, res, err := s.str()
+		if err != nil {
+			return err
+		}
+		ke := s.i
+		s.push(jseg{start: kq + 1, end: ke - 1, esc: esc})
+		sensitive := false
+		if s.skip == 0 {
+			sensitive = matchKey(&s.r.keys, key)
+			if res&(scanSecret|scanBadUTF8) != 0 {
+				masked, changed := s.r.Text(string(key))
+				if changed {
+					s.rp.redacted(s.path())
+				}
+				if changed || res&scanBadUTF8 != 0 {
+					s.replace(kq, ke, jsonw.AppendString(nil, masked))
+				}
+			}
+		}
+		s.ws()
+		if s.i >= len(s.raw) || s.raw[s.i] != ':' {
+			return s.syntax("expected ':' after a key")
+		}
+		s.i++
+		s.ws()
+		if sensitive {
+			vs := s.i
+			s.skip++
+			err := s.value(depth)
+			s.skip--
+			if err != nil {
+				return err
+			}
+			if string(s.raw[vs:s.i]) != `"`+Mask+`"` {
+				s.rp.redacted(s.path())
+				s.replace(vs, s.i, []byte(`"`+Mask+`"`))
+			}
+		} else if err := s.value(depth); err != nil {
+			return err
+		}
+		s.pop()
+		s.ws()
+		if s.i < len(s.raw) {
+			switch s.raw[s.i] {
+			case ',':
+				s.i++
+				s.ws()
+				continue
+			case '}':
+				s.i++
+				return nil
+			}
+		}
+		return s.syntax("expected ',' or '}' after an object member")
+	}
+}
+
+func (s *jscan) array(depth int) error {
+	if depth > s.r.o.MaxDepth {
+		return s.limit("depth", s.r.o.MaxDepth)
+	}
+	s.i++
+	s.ws()
+	if s.i < len(s.raw) && s.raw[s.i] == ']' {
+		s.i++
+		return nil
+	}
+	for idx := 0; ; idx++ {
+		s.push(jseg{end: -1, index: idx})
+		if err := s.value(depth); err != nil {
+			return err
+		}
+		s.pop()
+		s.ws()
+		if s.i < len(s.raw) {
+			switch s.raw[s.i] {
+			case ',':
+				s.i++
+				s.ws()
+				continue
+			case ']':
+				s.i++
+				return nil
+			}
+		}
+		return s.syntax("expected ',' or ']' after an array element")
+	}
+}
+
+func (s *jscan) stringValue() error {
+	start := s.i
+	content, _, res, err := s.str()
+	if err != nil || s.skip > 0 {
+		return err
+	}
+	long := len(content) > s.r.o.MaxString
+	if res&(scanSecret|scanBadUTF8) == 0 && !long {
+		return nil
+	}
+	text := string(content)
+	masked, changed := text, false
+	if res&scanSecret != 0 {
+		masked, changed = s.r.Text(text)
+	}
+	if changed {
+		s.rp.redacted(s.path())
+	}
+	if len(masked) > s.r.o.MaxString {
+		p := s.path()
+		s.rp.bounded(p)
+		s.replace(start, s.i, s.r.bound(p, masked, s.spill).appendJSON(nil))
+	} else if changed || res&scanBadUTF8 != 0 {
+		s.replace(start, s.i, jsonw.AppendString(nil, masked))
+	}
+	return nil
+}
+
+// str scans the string at s.i and returns its decoded content (raw itself
+// when it has no escapes, else decoded into scratch or a new buffer, valid
+// until the next call) and what the byte scan found.
+func (s *jscan) str() (content []byte, esc bool, res scanResult, err error) {
+	// One pass finds the closing quote, validates the bytes and probes
+	// for secrets. Probes may look past the closing quote: that can only
+	// cause a needless (and harmless) run of Text.
+	i := s.i + 1
+	rest := s.raw[i:]
+	tab := &s.r.jraw
+	for k := 0; k < len(rest); k++ {
+		a := tab[rest[k]]
+		if a == aNone {
+			continue
+		}
+		switch a {
+		case aQuote:
+			s.i = i + k + 1
+			return rest[:k], false, res, nil
+		case aEsc:
+			return s.strEscaped(i)
+		case aCtl:
+			s.i = i + k
+			return nil, false, 0, s.syntax("control character in a string")
+		case aHigh:
+			if _, ok, size := decodeRune(rest, k); !ok {
+				res |= scanBadUTF8
+			} else {
+				k += size - 1
+			}
+		default:
+			if res&scanSecret == 0 && probe(s.r, rest, k, a) {
+				res |= scanSecret
+			}
+		}
+	}
+	s.i = len(s.raw)
+	return nil, false, 0, s.syntax("unterminated string")
+}
+
+// strEscaped scans a string with escapes whose content starts at i.
+func (s *jscan) strEscaped(i int) (content []byte, esc bool, res scanResult, err error) {
+	// Escapes: find the closing quote, then decode.
+	j := i
+	for ; j < len(s.raw); j++ {
+		c := s.raw[j]
+		if c == '"' {
+			break
+		}
+		if c < 0x20 {
+			s.i = j
+			return nil, false, 0, s.syntax("control character in a string")
+		}
+		if c == '\\' {
+			j++
+		}
+	}
+	if j >= len(s.raw) {
+		s.i = len(s.raw)
+		return nil, false, 0, s.syntax("unterminated string")
+	}
+	content, bad := unescape(s.scratch[:0], s.raw[i:j])
+	if bad >= 0 {
+		s.i = i + bad
+		return nil, false, 0, s.syntax("invalid escape in a string")
+	}
+	s.i = j + 1
+	return content, true, scan(s.r, content, &s.r.jdec), nil
+}
+
+// unescape appends the decoded JSON string body b to dst. bad is the
+// offset of an invalid escape, or -1. Invalid surrogates decode to
+// U+FFFD, as encoding/json does.
+func unescape(dst, b []byte) (out []byte, bad int) {
+	for k := 0; k < len(b); k++ {
+		c := b[k]
+		if c != '\\' {
+			dst = append(dst, c)
+			continue
+		}
+		if k+1 >= len(b) {
+			return dst, k
+		}
+		k++
+		switch b[k] {
+		case '"', '\\', '/':
+			dst = append(dst, b[k])
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			r1, ok := hex4(b, k+1)
+			if !ok {
+				return dst, k - 1
+			}
+			k += 4
+			if utf16.IsSurrogate(r1) {
+				if k+2 < len(b) && b[k+1] == '\\' && b[k+2] == 'u' {
+					if r2, ok := hex4(b, k+3); ok {
+						if dec := utf16.DecodeRune(r1, r2); dec != utf8.RuneError {
+							dst = utf8.AppendRune(dst, dec)
+							k += 6
+							continue
+						}
+					}
+				}
+				r1 = utf8.RuneError
+			}
+			dst = utf8.AppendRune(dst, r1)
+		default:
+			return dst, k - 1
+		}
+	}
+	return dst, -1
+}
+
+func hex4(b []byte, k int) (rune, bool) {
+	if k+4 > len(b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[k : k+4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}

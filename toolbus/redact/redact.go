@@ -1,0 +1,282 @@
+package redact
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Mask replaces every redacted value.
+const Mask = "[REDACTED]"
+
+// Defaults of Options.
+const (
+	DefaultMaxString    = 16 << 10
+	DefaultPreviewBytes = 512
+	DefaultTailBytes    = 256
+	DefaultMaxDepth     = 64
+	DefaultMaxItems     = 100_000
+	DefaultMaxPaths     = 100
+	DefaultPathKeyBytes = 64
+)
+
+// Options configure a Redactor. A zero or negative field takes its default.
+type Options struct {
+	// MaxString bounds strings, in bytes (after redaction): a longer one
+	// is replaced by a {truncated, ...} object. Default 16 KiB.
+	MaxString int
+	// PreviewBytes and TailBytes size the preview and tail of a bounded
+	// string, cut on UTF-8 boundaries. Defaults 512 and 256.
+	PreviewBytes, TailBytes int
+	// MaxDepth bounds the nesting of objects and arrays (the root
+	// container is depth 1). Default 64.
+	MaxDepth int
+	// MaxItems bounds the number of values in a document (the root, every
+	// object member and every array element count one). Default 100,000.
+	MaxItems int
+	// MaxPaths bounds each list of paths in a Report; the totals still
+	// count every change. Default 100.
+	MaxPaths int
+	// PathKeyBytes bounds one key inside a reported path; a longer key is
+	// cut and ends in "…". Default 64.
+	PathKeyBytes int
+	// ExtraKeys are more sensitive key names. They match like the built-in
+	// ones: case-insensitively, ignoring '_', '-', '.' and spaces, anywhere
+	// inside a key ("cookie" also covers "Set-Cookie").
+	ExtraKeys []string
+}
+
+func (o Options) withDefaults() Options {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&o.MaxString, DefaultMaxString)
+	def(&o.PreviewBytes, DefaultPreviewBytes)
+	def(&o.TailBytes, DefaultTailBytes)
+	def(&o.MaxDepth, DefaultMaxDepth)
+	def(&o.MaxItems, DefaultMaxItems)
+	def(&o.MaxPaths, DefaultMaxPaths)
+	def(&o.PathKeyBytes, DefaultPathKeyBytes)
+	return o
+}
+
+// SpillFunc receives the path and the full, already redacted text of a
+// string that is being bounded, and returns the URI of an artifact that
+// holds it, or "" when none was written. It is called synchronously, in
+// document order.
+type SpillFunc func(path, full string) string
+
+// Report says where a document was changed. Paths never contain values.
+type Report struct {
+	// Redacted lists the paths of values replaced because of a sensitive
+	// key and of strings (or keys) in which inline secrets were masked,
+	// at most Options.MaxPaths of them.
+	Redacted []string
+	// Bounded lists the paths of strings replaced by a {truncated, ...}
+	// object, at most Options.MaxPaths of them.
+	Bounded []string
+	// RedactedTotal and BoundedTotal count every change, also those
+	// beyond MaxPaths.
+	RedactedTotal, BoundedTotal int
+}
+
+// Changed reports whether anything was redacted or bounded.
+func (r Report) Changed() bool { return r.RedactedTotal+r.BoundedTotal > 0 }
+
+// LimitError is returned when a document exceeds Options.MaxDepth or
+// Options.MaxItems. Nothing of the document is returned with it.
+type LimitError struct {
+	Limit string // "depth" or "items"
+	Max   int    // the configured limit
+	Path  string // where it was exceeded
+}
+
+func (e *LimitError) Error() string {
+	at := e.Path
+	if at == "" {
+		at = "the root"
+	}
+	return fmt.Sprintf("redact: document exceeds the %s limit of %d at %s", e.Limit, e.Max, at)
+}
+
+// SyntaxError is returned by JSON for a document that is not valid JSON.
+type SyntaxError struct {
+	Offset int // byte offset of the error in the input
+	msg    string
+}
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("redact: invalid JSON at offset %d: %s", e.Offset, e.msg)
+}
+
+// Redactor bounds and redacts documents and text. It is immutable after
+// New and safe for concurrent use.
+type Redactor struct {
+	o    Options
+	keys keySet
+
+	// anchor tables: text (free text), jraw (JSON string bytes as they
+	// appear in the document), jdec (decoded JSON strings).
+	text, jraw, jdec [256]uint8
+
+	reSK, reGH, reGHPat, reGLPat, reXox, reAIza, reAWS, reJWT *regexp.Regexp
+	reBearer, reKV, reUserinfo, rePEM                         *regexp.Regexp
+}
+
+// New returns a Redactor for o (zero fields take their defaults).
+func New(o Options) *Redactor {
+	o = o.withDefaults()
+	o.ExtraKeys = append([]string(nil), o.ExtraKeys...)
+	r := &Redactor{o: o}
+	r.keys = newKeySet(o.ExtraKeys)
+	r.initTables()
+	m := regexp.MustCompile
+	// Token patterns are anchored: they run only where the byte scan found
+	// their prefix at a word start.
+	r.reSK = m(`^sk-[A-Za-z0-9_-]{20,}`)
+	r.reGH = m(`^gh[pousr]_[A-Za-z0-9]{20,}`)
+	r.reGHPat = m(`^github_pat_[A-Za-z0-9_]{20,}`)
+	r.reGLPat = m(`^glpat-[A-Za-z0-9_-]{20,}`)
+	r.reXox = m(`^xox[abprs]-[A-Za-z0-9-]{10,}`)
+	r.reAIza = m(`^AIza[0-9A-Za-z_-]{35,}`)
+	r.reAWS = m(`^(?:AKIA|ASIA)[A-Z0-9]{16}\b`)
+	r.reJWT = m(`^eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*`)
+	r.reBearer = m(`^(?i:bearer)[ \t]+([A-Za-z0-9._~+/=-]+)`)
+	// key=value: anchored at the separator, the key having been found by
+	// looking back. An auth scheme before the value is kept.
+	r.reKV = m(`^(?:=>|=|:)[ \t]*(?:(?i:bearer|basic|token|digest)[ \t]+)?("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|\\"(?:[^"\\\n]|\\\\)*\\"|[^\s&"'<>\\]+)`)
+	r.reUserinfo = m(`^://[^/?#@\s:"'<>\\]*:([^/?#@\s"'<>\\]+)@`)
+	r.rePEM = m(`-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?(-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----)|[\s\S]*)`)
+	return r
+}
+
+// Options returns the effective options (defaults filled in).
+func (r *Redactor) Options() Options {
+	o := r.o
+	o.ExtraKeys = append([]string(nil), o.ExtraKeys...)
+	return o
+}
+
+// SensitiveKey reports whether values under key k are redacted: k
+// contains, case-insensitively and ignoring '_', '-', '.' and spaces, one
+// of password, passwd, passphrase, secret, token, apikey, privatekey,
+// authorization or a configured extra key.
+func (r *Redactor) SensitiveKey(k string) bool { return matchKey(&r.keys, k) }
+
+// keySet matches keys against stems. A letter mask rejects nearly every
+// key without comparing strings.
+type keySet struct {
+	stems  []string
+	masks  []uint64
+	minLen int
+	bits   [256]uint64 // the letterMask bit of each byte
+}
+
+func newKeySet(extra []string) keySet {
+	var ks keySet
+	for c := 0; c < 256; c++ {
+		ks.bits[c] = letterMask(string(rune(c)))
+		if c >= 0x80 {
+			ks.bits[c] = 0
+		}
+	}
+	add := func(s string) {
+		var b strings.Builder
+		for i := 0; i < len(s); i++ {
+			c := s[i]
+			if isSep(c) {
+				continue
+			}
+			b.WriteByte(lower(c))
+		}
+		n := b.String()
+		if n == "" {
+			return
+		}
+		for _, have := range ks.stems {
+			if have == n {
+				return
+			}
+		}
+		ks.stems = append(ks.stems, n)
+		ks.masks = append(ks.masks, letterMask(n))
+		if ks.minLen == 0 || len(n) < ks.minLen {
+			ks.minLen = len(n)
+		}
+	}
+	// The built-in stems, normalised (lower case, no separators).
+	for _, s := range [...]string{"password", "passwd", "passphrase", "secret", "token", "apikey", "privatekey", "authorization"} {
+		add(s)
+	}
+	for _, s := range extra {
+		add(s)
+	}
+	return ks
+}
+
+func isSep(c byte) bool { return c == '_' || c == '-' || c == '.' || c == ' ' }
+
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + ('a' - 'A')
+	}
+	return c
+}
+
+// letterMask has bit c-'a' for each letter and bit 26+d for each digit.
+func letterMask[T string | []byte](s T) uint64 {
+	var m uint64
+	for i := 0; i < len(s); i++ {
+		c := s[i] | 0x20
+		if 'a' <= c && c <= 'z' {
+			m |= 1 << (c - 'a')
+		} else if '0' <= s[i] && s[i] <= '9' {
+			m |= 1 << (26 + s[i] - '0')
+		}
+	}
+	return m
+}
+
+func matchKey[T string | []byte](ks *keySet, k T) bool {
+	if len(k) < ks.minLen {
+		return false
+	}
+	var m uint64
+	for i := 0; i < len(k); i++ {
+		m |= ks.bits[k[i]]
+	}
+	maybe := false
+	for _, sm := range ks.masks {
+		if m&sm == sm {
+			maybe = true
+			break
+		}
+	}
+	if !maybe {
+		return false
+	}
+	var buf [128]byte
+	n := buf[:0]
+	for i := 0; i < len(k); i++ {
+		if !isSep(k[i]) {
+			n = append(n, lower(k[i]))
+		}
+	}
+	for j, st := range ks.stems {
+		if m&ks.masks[j] == ks.masks[j] && containsStr(n, st) {
+			return true
+		}
+	}
+	return false
+}
+
+func containsStr(b []byte, s string) bool {
+	for i := 0; i+len(s) <= len(b); i++ {
+		if b[i] == s[0] && string(b[i:i+len(s)]) == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,406 @@
+package redact
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func decode(t testing.TB, s string) any {
+	t.Helper()
+	d := json.NewDecoder(strings.NewReader(s))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		t.Fatalf("decode %q: %v", s, err)
+	}
+	return v
+}
+
+func encode(t testing.TB, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("encode: %v", err)
+	}
+	return string(b)
+}
+
+// canon re-encodes a JSON document with sorted keys.
+func canon(t testing.TB, raw []byte) string { return encode(t, decode(t, string(raw))) }
+
+func TestValue(t *testing.T) {
+	r := New(Options{})
+	tests := []struct {
+		name     string
+		in, want string
+		redacted []string
+	}{
+		{"clean", `{"app":"Code","title":"rest.go - aw-bridge","tab_count":3}`, `{"app":"Code","tab_count":3,"title":"rest.go - aw-bridge"}`, nil},
+		{"top-level keys", `{"token":"abc","password":123,"secret":{"a":[1,2]},"apiKey":null,"ok":true}`,
+			`{"apiKey":"[REDACTED]","ok":true,"password":"[REDACTED]","secret":"[REDACTED]","token":"[REDACTED]"}`,
+			[]string{"result.apiKey", "result.password", "result.secret", "result.token"}},
+		{"deep and in arrays", `{"rows":[{"headers":{"authorization":"Basic x","accept":"*/*"}},{"headers":{}},{"headers":{"Authorization":"y"}}]}`,
+			`{"rows":[{"headers":{"accept":"*/*","authorization":"[REDACTED]"}},{"headers":{}},{"headers":{"Authorization":"[REDACTED]"}}]}`,
+			[]string{"result.rows[0].headers.authorization", "result.rows[2].headers.Authorization"}},
+		{"inline secret in a value", `{"events":[{"data":{"title":"login password=hunter2 - Chrome"}}]}`,
+			`{"events":[{"data":{"title":"login password=[REDACTED] - Chrome"}}]}`,
+			[]string{"result.events[0].data.title"}},
+		{"odd keys are quoted", `{"x.y":{"private-key":"k"},"a b":["` + ghpKey + `"]}`,
+			`{"a b":["ghp_…[REDACTED]"],"x.y":{"private-key":"[REDACTED]"}}`,
+			[]string{`result["a b"][0]`, `result["x.y"]["private-key"]`}},
+		{"a key holding a secret", `{"` + awsKey + `":1}`, `{"AKIA…[REDACTED]":1}`, []string{`result["AKIA…[REDACTED]"]`}},
+		{"already redacted", `{"token":"[REDACTED]"}`, `{"token":"[REDACTED]"}`, nil},
+		{"top-level string", `"Bearer abcdef123456"`, `"Bearer [REDACTED]"`, []string{"result"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, rep, err := r.Value("result", decode(t, tt.in), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := encode(t, out); got != tt.want {
+				t.Errorf("got  %s\nwant %s", got, tt.want)
+			}
+			if !slices.Equal(rep.Redacted, tt.redacted) || rep.RedactedTotal != len(tt.redacted) {
+				t.Errorf("redacted %q (total %d), want %q", rep.Redacted, rep.RedactedTotal, tt.redacted)
+			}
+			// JSON agrees (its paths come in document order).
+			jout, jrep, err := r.JSON("result", []byte(tt.in), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := canon(t, jout); got != tt.want {
+				t.Errorf("JSON got  %s\nwant %s", got, tt.want)
+			}
+			if got := slices.Sorted(slices.Values(jrep.Redacted)); !slices.Equal(got, tt.redacted) {
+				t.Errorf("JSON redacted %q, want %q", got, tt.redacted)
+			}
+			if tt.redacted == nil && (&jout[0] != &[]byte(tt.in)[0] && string(jout) != tt.in) {
+				t.Errorf("JSON changed a clean document: %s", jout)
+			}
+		})
+	}
+}
+
+func TestValueRoots(t *testing.T) {
+	r := New(Options{})
+	_, rep, _ := r.Value("", decode(t, `{"a":{"token":1},"b":[{"secret":2}]}`), nil)
+	if want := []string{"a.token", "b[0].secret"}; !slices.Equal(rep.Redacted, want) {
+		t.Errorf("paths %q, want %q", rep.Redacted, want)
+	}
+	_, rep, _ = r.Value("", "password=x", nil)
+	if want := []string{""}; !slices.Equal(rep.Redacted, want) {
+		t.Errorf("root path %q, want %q", rep.Redacted, want)
+	}
+}
+
+func TestValueDoesNotMutateInput(t *testing.T) {
+	r := New(Options{MaxString: 64})
+	in := `{"token":"x","list":[{"password":"p"},"Bearer abcdef123456",{"deep":{"k":"` + strings.Repeat("long ", 40) + `"}}],"keep":{"a":1}}`
+	v := decode(t, in)
+	before := decode(t, in)
+	out, rep, err := r.Value("", v, nil)
+	if err != nil || !rep.Changed() {
+		t.Fatal(err, rep)
+	}
+	if !reflect.DeepEqual(v, before) {
+		t.Fatalf("input mutated: %s", encode(t, v))
+	}
+	// Unchanged subtrees are shared, changed ones are new.
+	om, vm := out.(map[string]any), v.(map[string]any)
+	if reflect.ValueOf(om["keep"]).UnsafePointer() != reflect.ValueOf(vm["keep"]).UnsafePointer() {
+		t.Error("an unchanged subtree was copied")
+	}
+	if reflect.ValueOf(om["list"]).UnsafePointer() == reflect.ValueOf(vm["list"]).UnsafePointer() {
+		t.Error("a changed array is shared with the input")
+	}
+}
+
+func TestValueCleanReturnsInput(t *testing.T) {
+	r := New(Options{})
+	v := decode(t, string(loadClean(t)))
+	out, rep, err := r.Value("result", v, nil)
+	if err != nil || rep.Changed() {
+		t.Fatal(err, rep)
+	}
+	if reflect.ValueOf(out).UnsafePointer() != reflect.ValueOf(v).UnsafePointer() {
+		t.Error("a clean document was copied")
+	}
+	allocs := testing.AllocsPerRun(20, func() { r.Value("result", v, nil) })
+	if allocs != 0 {
+		t.Errorf("Value of a clean document allocates %v times", allocs)
+	}
+}
+
+func TestValueUnsupportedType(t *testing.T) {
+	r := New(Options{})
+	_, _, err := r.Value("result", map[string]any{"a": []string{"password=x"}}, nil)
+	if err == nil || !strings.Contains(err.Error(), "[]string") || !strings.Contains(err.Error(), "result.a") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestBounding plants a secret inside a 1 MiB string: the bounded object
+// and what spill receives are both redacted, and the sha256 is that of
+// the redacted full text.
+func TestBounding(t *testing.T) {
+	r := New(Options{})
+	// Multi-byte runes so that preview and tail cuts must respect UTF-8.
+	filler := strings.Repeat("día ☃ ", 1<<20/len("día ☃ ")/2)
+	big := filler + " token=" + skKey + " " + ghpKey + " " + filler
+	var spilled []string
+	spill := func(path, full string) string {
+		spilled = append(spilled, path, full)
+		return "artifact://runs/t/tool_calls/s/spill-1.txt"
+	}
+	for _, mode := range []string{"Value", "JSON"} {
+		t.Run(mode, func(t *testing.T) {
+			spilled = nil
+			var obj map[string]any
+			var rep Report
+			if mode == "Value" {
+				out, rp, err := r.Value("result", map[string]any{"log": big, "n": json.Number("1")}, spill)
+				if err != nil {
+					t.Fatal(err)
+				}
+				obj, rep = out.(map[string]any)["log"].(map[string]any), rp
+				obj = decode(t, encode(t, obj)).(map[string]any)
+			} else {
+				raw, _ := json.Marshal(map[string]any{"log": big, "n": 1})
+				out, rp, err := r.JSON("result", raw, spill)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !json.Valid(out) || len(out) > 4096 {
+					t.Fatalf("output %d bytes, valid %v", len(out), json.Valid(out))
+				}
+				obj, rep = decode(t, string(out)).(map[string]any)["log"].(map[string]any), rp
+			}
+			if !slices.Equal(rep.Bounded, []string{"result.log"}) || !slices.Equal(rep.Redacted, []string{"result.log"}) {
+				t.Errorf("report %+v", rep)
+			}
+			if len(spilled) != 2 || spilled[0] != "result.log" {
+				t.Fatalf("spill calls %d", len(spilled)/2)
+			}
+			full := spilled[1]
+			for _, secret := range []string{skKey, ghpKey} {
+				if strings.Contains(full, secret) {
+					t.Errorf("spill received the secret %.10s…", secret)
+				}
+			}
+			if !strings.Contains(full, "token=[REDACTED] ghp_…[REDACTED]") {
+				t.Error("spill did not receive the masked text")
+			}
+			sum := sha256.Sum256([]byte(full))
+			if obj["sha256"] != hex.EncodeToString(sum[:]) {
+				t.Errorf("sha256 %v is not that of the redacted text", obj["sha256"])
+			}
+			if obj["truncated"] != true || obj["bytes"] != json.Number(itoa(len(full))) || obj["artifact"] != "artifact://runs/t/tool_calls/s/spill-1.txt" {
+				t.Errorf("summary %v %v %v", obj["truncated"], obj["bytes"], obj["artifact"])
+			}
+			p, tl := obj["preview"].(string), obj["tail"].(string)
+			if len(p) > DefaultPreviewBytes || len(p) < DefaultPreviewBytes-3 || !strings.HasPrefix(full, p) || !utf8.ValidString(p) {
+				t.Errorf("preview %d bytes", len(p))
+			}
+			if len(tl) > DefaultTailBytes || len(tl) < DefaultTailBytes-3 || !strings.HasSuffix(full, tl) || !utf8.ValidString(tl) {
+				t.Errorf("tail %d bytes", len(tl))
+			}
+		})
+	}
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+func TestBoundingWithoutSpill(t *testing.T) {
+	r := New(Options{MaxString: 10, PreviewBytes: 4, TailBytes: 2})
+	out, rep, err := r.JSON("", []byte(`["short","0123456789abc"]`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `["short",{"truncated":true,"bytes":13,"sha256":"` + sha("0123456789abc") + `","preview":"0123","tail":"bc","artifact":null}]`
+	if string(out) != want || !slices.Equal(rep.Bounded, []string{"[1]"}) {
+		t.Errorf("got %s %+v", out, rep)
+	}
+	// A spill that wrote nothing also gives a null artifact.
+	v, _, _ := r.Value("", decode(t, `"0123456789abc"`), func(string, string) string { return "" })
+	if m := v.(map[string]any); m["artifact"] != nil || m["preview"] != "0123" {
+		t.Errorf("got %v", m)
+	}
+	// Exactly MaxString is not bounded.
+	if out, rep, _ := r.JSON("", []byte(`"0123456789"`), nil); string(out) != `"0123456789"` || rep.Changed() {
+		t.Errorf("got %s", out)
+	}
+}
+
+func sha(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) }
+
+func TestLimits(t *testing.T) {
+	r := New(Options{MaxDepth: 3, MaxItems: 10})
+	tests := []struct {
+		name, in, limit, path string
+	}{
+		{"depth", `{"a":[{"b":[1]}]}`, "depth", "a[0].b"},
+		{"depth in a redacted value", `{"token":[[[[1]]]]}`, "depth", "token[0][0]"},
+		{"items", `[1,2,3,4,5,6,7,8,9,10]`, "items", "[9]"},
+		{"items in a redacted value", `{"a":1,"secret":[1,2,3,4,5,6,7,8]}`, "items", "secret[7]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, mode := range []string{"Value", "JSON"} {
+				var err error
+				if mode == "Value" {
+					_, _, err = r.Value("", decode(t, tt.in), nil)
+				} else {
+					_, _, err = r.JSON("", []byte(tt.in), nil)
+				}
+				var le *LimitError
+				if !errors.As(err, &le) {
+					t.Fatalf("%s: err = %v, want a *LimitError", mode, err)
+				}
+				if le.Limit != tt.limit || le.Path != tt.path {
+					t.Errorf("%s: %+v, want %s at %s", mode, le, tt.limit, tt.path)
+				}
+			}
+		})
+	}
+	// At the limits exactly: fine.
+	if _, _, err := r.JSON("", []byte(`[[[1,2,3,4,5,6,7]]]`), nil); err != nil {
+		t.Errorf("at the limits: %v", err)
+	}
+	if _, _, err := r.Value("", decode(t, `[[[1,2,3,4,5,6,7]]]`), nil); err != nil {
+		t.Errorf("at the limits: %v", err)
+	}
+	// The default depth stops a deeply nested document before the stack
+	// does.
+	deep := strings.Repeat("[", 100000) + strings.Repeat("]", 100000)
+	var le *LimitError
+	if _, _, err := New(Options{}).JSON("", []byte(deep), nil); !errors.As(err, &le) || le.Max != DefaultMaxDepth {
+		t.Errorf("deep: %v", err)
+	}
+}
+
+func TestMaxPaths(t *testing.T) {
+	r := New(Options{MaxPaths: 2})
+	_, rep, err := r.JSON("", []byte(`[{"token":1},{"token":2},{"token":3}]`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Redacted) != 2 || rep.RedactedTotal != 3 {
+		t.Errorf("%+v", rep)
+	}
+}
+
+func TestPathKeysAreBoundedAndMasked(t *testing.T) {
+	r := New(Options{PathKeyBytes: 8})
+	_, rep, err := r.JSON("r", []byte(`{"averyveryverylongkey":{"token":1},"é\u00e9éééé":{"secret":2}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`r["averyver…"].token`, `r["éééé…"].secret`}
+	if !slices.Equal(rep.Redacted, want) {
+		t.Errorf("paths %q, want %q", rep.Redacted, want)
+	}
+}
+
+func TestJSON(t *testing.T) {
+	r := New(Options{})
+	tests := []struct{ name, in, want string }{
+		{"order and bytes are kept", "{\"z\":1, \"token\" : {\"a\":[1,2]} ,\n \"a\":\"\\u00e9\\n\",\"n\":-1.5e+3}", "{\"z\":1, \"token\" : \"[REDACTED]\" ,\n \"a\":\"\\u00e9\\n\",\"n\":-1.5e+3}"},
+		{"masked string is re-encoded", `{"t":"a <b> password=x \u0026"}`, `{"t":"a \u003cb\u003e password=[REDACTED] \u0026"}`},
+		{"escaped secret is found", `{"t":"\u0073k-Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF"}`, `{"t":"sk-…[REDACTED]"}`},
+		{"escaped key is found", `{"pass\u0077ord":"x"}`, `{"pass\u0077ord":"[REDACTED]"}`},
+		{"invalid UTF-8 is replaced", "[\"a\xffb\"]", `["a\ufffdb"]`},
+		{"whitespace around", " \n[ ] \t", " \n[ ] \t"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, _, err := r.JSON("", []byte(tt.in), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(out) != tt.want {
+				t.Errorf("got  %s\nwant %s", out, tt.want)
+			}
+		})
+	}
+}
+
+func TestJSONCleanReturnsInput(t *testing.T) {
+	r := New(Options{})
+	raw := loadClean(t)
+	out, rep, err := r.JSON("result", raw, nil)
+	if err != nil || rep.Changed() || &out[0] != &raw[0] || len(out) != len(raw) {
+		t.Fatalf("err %v, report %+v, same %v", err, rep, &out[0] == &raw[0])
+	}
+	allocs := testing.AllocsPerRun(20, func() { r.JSON("result", raw, nil) })
+	if allocs != 0 {
+		t.Errorf("JSON of a clean document allocates %v times", allocs)
+	}
+}
+
+func TestJSONSyntaxErrors(t *testing.T) {
+	r := New(Options{})
+	for _, in := range []string{
+		``, ` `, `{`, `[1,]`, `{"a" 1}`, `{"a":1,}`, `{a:1}`, `"abc`, `"a` + "\x01" + `"`, `"\x"`, `"\u12g4"`,
+		`01`, `1.`, `-`, `1e`, `tru`, `nul`, `[1 2]`, `{} {}`, `{"a":1}x`, `[`, `"\`,
+	} {
+		out, rep, err := r.JSON("", []byte(in), nil)
+		var se *SyntaxError
+		if !errors.As(err, &se) || out != nil || rep.Changed() {
+			t.Errorf("JSON(%q) = %q, %v", in, out, err)
+		}
+		if json.Valid([]byte(in)) {
+			t.Errorf("%q is valid JSON after all", in)
+		}
+	}
+}
+
+func TestGolden(t *testing.T) {
+	r := New(Options{MaxString: 80, PreviewBytes: 16, TailBytes: 8})
+	in, err := readFile("testdata/dirty.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	spill := func(path, full string) string {
+		b.WriteString("spill " + path + " " + sha(full) + "\n")
+		return "artifact://spill/" + path
+	}
+	out, rep, err := r.JSON("result", in, spill)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.WriteString("== JSON\n")
+	b.Write(out)
+	b.WriteString("\n== report\n")
+	for _, p := range rep.Redacted {
+		b.WriteString("redacted " + p + "\n")
+	}
+	for _, p := range rep.Bounded {
+		b.WriteString("bounded " + p + "\n")
+	}
+	golden(t, "testdata/dirty.golden", b.Bytes())
+	if !json.Valid(out) {
+		t.Error("output is not valid JSON")
+	}
+	// Value agrees with JSON.
+	vout, vrep, err := r.Value("result", decode(t, string(in)), func(p, _ string) string { return "artifact://spill/" + p })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := encode(t, vout), canon(t, out); got != want {
+		t.Errorf("Value and JSON differ:\n%s\n%s", got, want)
+	}
+	if !slices.Equal(slices.Sorted(slices.Values(vrep.Redacted)), slices.Sorted(slices.Values(rep.Redacted))) ||
+		!slices.Equal(slices.Sorted(slices.Values(vrep.Bounded)), slices.Sorted(slices.Values(rep.Bounded))) {
+		t.Errorf("reports differ:\n%+v\n%+v", vrep, rep)
+	}
+}

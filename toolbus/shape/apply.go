@@ -1,0 +1,299 @@
+package shape
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Result is a shaped value.
+type Result struct {
+	// Value is the shaped value: decoded JSON (map[string]any, []any,
+	// string, json.Number, bool, nil). It shares structure with the input
+	// and the spec's default: read-only.
+	Value any
+	// Omit is set when the spec answered missing "undefined": the caller
+	// leaves the result field out of the envelope (and Value is nil).
+	Omit bool
+}
+
+// MissingError is missing data under missing "error" (the default) with no
+// default. The tool bus reports it as a ContractError naming Path. It
+// never holds data values, only the spec's own keys and indexes.
+type MissingError struct {
+	// Path is the normalised path that was asked for, from the result's
+	// root, with the indexes of the array elements map was applied to:
+	// e.g. rows[3].id for {"path":"rows","map":{"path":"id"}}.
+	Path string
+	// At is the prefix of Path that could not be followed, e.g. rows[3]
+	// when rows has 2 elements; equal to Path when only the last step
+	// failed.
+	At string
+	// Reason says why At could not be followed, e.g. "no such key",
+	// "index out of range (array length 2)".
+	Reason string
+}
+
+func (e *MissingError) Error() string {
+	if e.At == e.Path {
+		return fmt.Sprintf("missing data at %s: %s", e.Path, e.Reason)
+	}
+	return fmt.Sprintf("missing data at %s: %s: %s", e.Path, e.At, e.Reason)
+}
+
+// missing is a MissingError under construction: it bubbles up through the
+// map levels, each prepending its own path and element index.
+type missing struct {
+	segs   []segment
+	at     int // segs[:at] is MissingError.At
+	reason string
+}
+
+// prefix prepends the path of an outer spec and, when index >= 0, the
+// index of the array element the inner spec was applied to.
+func (m *missing) prefix(outer []segment, index int) {
+	n := len(outer)
+	if index >= 0 {
+		n++
+	}
+	segs := make([]segment, 0, n+len(m.segs))
+	segs = append(segs, outer...)
+	if index >= 0 {
+		segs = append(segs, indexSegment(index))
+	}
+	m.segs = append(segs, m.segs...)
+	m.at += n
+}
+
+func (m *missing) err() *MissingError {
+	return &MissingError{
+		Path:   string(appendSegments(nil, m.segs)),
+		At:     string(appendSegments(nil, m.segs[:m.at])),
+		Reason: m.reason,
+	}
+}
+
+// Apply shapes v, a decoded JSON value (encoding/json with UseNumber). A
+// json.RawMessage is handed to [Spec.ApplyRaw]. The nil Spec returns v.
+// Apply never mutates v. The only error is a *[MissingError].
+func (s *Spec) Apply(v any) (Result, error) {
+	if raw, ok := v.(json.RawMessage); ok {
+		return s.ApplyRaw(raw)
+	}
+	if s.IsIdentity() {
+		return Result{Value: v}, nil
+	}
+	return finish(s.apply(v))
+}
+
+func finish(r Result, m *missing) (Result, error) {
+	if m != nil {
+		return Result{}, m.err()
+	}
+	return r, nil
+}
+
+func (s *Spec) apply(v any) (Result, *missing) {
+	cur := v
+	if len(s.path.segs) > 0 {
+		x, m := resolve(v, s.path.segs)
+		if m != nil {
+			return s.missingData(m)
+		}
+		cur = x
+	}
+	return s.rest(cur, false)
+}
+
+// missingData answers missing data: the default, shaped by the remaining
+// stages, or else what the missing mode says.
+func (s *Spec) missingData(m *missing) (Result, *missing) {
+	if s.hasDef {
+		return s.rest(s.def, false)
+	}
+	switch s.missing {
+	case ModeNull:
+		return Result{}, nil
+	case ModeUndefined:
+		return Result{Omit: true}, nil
+	case ModeEmpty:
+		return Result{Value: s.empty()}, nil
+	}
+	return Result{}, m
+}
+
+// empty is the value of missing "empty": [] with map, {} with pick or
+// omit, else null.
+func (s *Spec) empty() any {
+	switch {
+	case s.sub != nil:
+		return []any{}
+	case s.pick != nil || s.omit != nil:
+		return map[string]any{}
+	}
+	return nil
+}
+
+// rest runs pick (unless already done), omit and map on cur.
+func (s *Spec) rest(cur any, picked bool) (Result, *missing) {
+	if s.pick != nil && !picked {
+		cur = s.pickValue(cur)
+	}
+	if s.omit != nil {
+		cur = s.omitValue(cur)
+	}
+	if s.sub == nil {
+		return Result{Value: cur}, nil
+	}
+	arr, ok := cur.([]any)
+	if !ok {
+		r, m := s.sub.apply(cur)
+		if m != nil {
+			m.prefix(s.path.segs, -1)
+		}
+		return r, m
+	}
+	out := make([]any, 0, len(arr))
+	for i, e := range arr {
+		r, m := s.sub.apply(e)
+		if m != nil {
+			m.prefix(s.path.segs, i)
+			return Result{}, m
+		}
+		if !r.Omit {
+			out = append(out, r.Value)
+		}
+	}
+	return Result{Value: out}, nil
+}
+
+// resolve follows segs from v.
+func resolve(v any, segs []segment) (any, *missing) {
+	cur := v
+	for i, sg := range segs {
+		switch c := cur.(type) {
+		case map[string]any:
+			x, ok := c[sg.key]
+			if !ok {
+				return nil, &missing{segs: segs, at: i + 1, reason: "no such key"}
+			}
+			cur = x
+		case []any:
+			if !sg.num {
+				return nil, &missing{segs: segs, at: i + 1, reason: "the parent is an array, which has no keys"}
+			}
+			idx, ok := arrayIndex(sg.index, len(c))
+			if !ok {
+				return nil, &missing{segs: segs, at: i + 1, reason: fmt.Sprintf("index out of range (array length %d)", len(c))}
+			}
+			cur = c[idx]
+		default:
+			return nil, &missing{segs: segs, at: i + 1, reason: "the parent is " + kindOf(cur) + ", not an object or array"}
+		}
+	}
+	return cur, nil
+}
+
+// arrayIndex maps a possibly negative index onto an array of length n.
+func arrayIndex(i, n int) (int, bool) {
+	if i < 0 {
+		i += n
+	}
+	return i, i >= 0 && i < n
+}
+
+// kindOf names the JSON kind of v, never its value.
+func kindOf(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case map[string]any:
+		return "an object"
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case json.Number, float64, float32, int, int64, int32, uint, uint64, uint32:
+		return "a number"
+	}
+	return "a value of an unexpected kind"
+}
+
+func (s *Spec) pickValue(cur any) any {
+	switch c := cur.(type) {
+	case map[string]any:
+		return s.pickObject(c)
+	case []any:
+		out := make([]any, len(c))
+		for i, e := range c {
+			if o, ok := e.(map[string]any); ok {
+				out[i] = s.pickObject(o)
+			} else {
+				out[i] = e
+			}
+		}
+		return out
+	}
+	return cur
+}
+
+func (s *Spec) pickObject(o map[string]any) map[string]any {
+	out := make(map[string]any, min(len(s.pick), len(o)))
+	for _, k := range s.pick {
+		if v, ok := o[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func (s *Spec) omitValue(cur any) any {
+	switch c := cur.(type) {
+	case map[string]any:
+		return s.omitObject(c)
+	case []any:
+		var out []any // nil until an element changes
+		for i, e := range c {
+			o, ok := e.(map[string]any)
+			if !ok {
+				continue
+			}
+			o2 := s.omitObject(o)
+			if len(o2) == len(o) {
+				continue // nothing omitted: the same map
+			}
+			if out == nil {
+				out = make([]any, len(c))
+				copy(out, c)
+			}
+			out[i] = o2
+		}
+		if out == nil {
+			return cur
+		}
+		return out
+	}
+	return cur
+}
+
+// omitObject returns o without the omitted keys; o itself when it has none
+// of them.
+func (s *Spec) omitObject(o map[string]any) map[string]any {
+	n := 0
+	for _, k := range s.omit {
+		if _, ok := o[k]; ok {
+			n++
+		}
+	}
+	if n == 0 {
+		return o
+	}
+	out := make(map[string]any, len(o)-n)
+	for k, v := range o {
+		if _, drop := s.omitSet[k]; !drop {
+			out[k] = v
+		}
+	}
+	return out
+}

@@ -1,0 +1,357 @@
+package shape
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/awbridge/awbridge/internal/jsonw"
+)
+
+// PathSyntax describes the path syntax in one paragraph, for help texts.
+const PathSyntax = "A path selects a value inside the result: keys joined by dots (now.window.app), " +
+	"array indexes in brackets (rows[0].id; rows[-1] is the last element), and keys that contain " +
+	"dots, brackets, quotes or spaces quoted in brackets with JSON escapes ([\"key.with.dots\"] or " +
+	"['x']). An integer segment indexes an array and is a key on an object; a quoted segment is " +
+	"always a key. The empty path selects the whole result."
+
+// Path is a parsed path. The zero Path is the empty path, which selects the
+// whole value. A Path is immutable and safe for concurrent use.
+type Path struct {
+	segs []segment
+}
+
+// segment is one step of a path.
+type segment struct {
+	// key is the key looked up on an object. For an integer segment it is
+	// the integer's canonical decimal text.
+	key string
+	// index is the array index of an integer segment.
+	index int
+	// num marks an integer segment: an index on an array, a key on an
+	// object. A quoted segment is never num.
+	num bool
+}
+
+func indexSegment(i int) segment {
+	return segment{key: strconv.Itoa(i), index: i, num: true}
+}
+
+// PathError is a path that does not parse. Offset is the byte offset in
+// the path where the problem was found.
+type PathError struct {
+	Offset int
+	Msg    string
+}
+
+func (e *PathError) Error() string {
+	return fmt.Sprintf("invalid path at byte %d: %s", e.Offset, e.Msg)
+}
+
+// ParsePath parses p with [DefaultLimits].
+func ParsePath(p string) (Path, error) {
+	return DefaultLimits().ParsePath(p)
+}
+
+// ParsePath parses p, bounded by l.MaxPathBytes and l.MaxPathSegments.
+// Errors are *[PathError].
+func (l Limits) ParsePath(p string) (Path, error) {
+	l = l.withDefaults()
+	if p == "" {
+		return Path{}, nil
+	}
+	if len(p) > l.MaxPathBytes {
+		return Path{}, &PathError{Offset: l.MaxPathBytes, Msg: fmt.Sprintf("longer than %d bytes", l.MaxPathBytes)}
+	}
+	if !utf8.ValidString(p) {
+		for i := 0; i < len(p); {
+			r, n := utf8.DecodeRuneInString(p[i:])
+			if r == utf8.RuneError && n == 1 {
+				return Path{}, &PathError{Offset: i, Msg: "invalid UTF-8"}
+			}
+			i += n
+		}
+	}
+	segs := make([]segment, 0, 1+strings.Count(p, ".")+strings.Count(p, "["))
+	for i := 0; i < len(p); {
+		if len(segs) == l.MaxPathSegments {
+			return Path{}, &PathError{Offset: i, Msg: fmt.Sprintf("more than %d segments", l.MaxPathSegments)}
+		}
+		var (
+			sg  segment
+			err *PathError
+		)
+		switch c := p[i]; {
+		case c == '[':
+			sg, i, err = parseBracket(p, i)
+		case c == '.':
+			if i == 0 {
+				return Path{}, &PathError{Offset: 0, Msg: "path starts with '.'"}
+			}
+			sg, i, err = parseBare(p, i+1)
+		case i == 0:
+			sg, i, err = parseBare(p, 0)
+		default:
+			// Only reachable right after a bracket.
+			return Path{}, &PathError{Offset: i, Msg: fmt.Sprintf("expected '.' or '[' after ']', found %s", quoteByte(p, i))}
+		}
+		if err != nil {
+			return Path{}, err
+		}
+		segs = append(segs, sg)
+	}
+	return Path{segs: segs}, nil
+}
+
+// bareByte reports whether c may appear in a bare (unquoted) segment.
+// Bytes >= 0x80 (UTF-8 sequences, validated beforehand) are allowed.
+func bareByte(c byte) bool {
+	switch {
+	case c <= ' ' || c == 0x7f:
+		return false
+	case c == '.' || c == '[' || c == ']' || c == '"' || c == '\'' || c == '\\':
+		return false
+	}
+	return true
+}
+
+// parseBare parses a bare segment starting at i.
+func parseBare(p string, i int) (segment, int, *PathError) {
+	start := i
+	for i < len(p) && bareByte(p[i]) {
+		i++
+	}
+	if i < len(p) && p[i] != '.' && p[i] != '[' {
+		return segment{}, i, &PathError{Offset: i, Msg: fmt.Sprintf("unexpected %s (quote the key: [\"...\"])", quoteByte(p, i))}
+	}
+	if i == start {
+		if i == len(p) {
+			return segment{}, i, &PathError{Offset: i, Msg: "path ends with '.'"}
+		}
+		return segment{}, i, &PathError{Offset: i, Msg: "empty segment"}
+	}
+	text := p[start:i]
+	if n, ok := canonicalInt(text); ok {
+		return segment{key: text, index: n, num: true}, i, nil
+	}
+	return segment{key: text}, i, nil
+}
+
+// canonicalInt parses "0" or -?[1-9][0-9]* that fits an int.
+func canonicalInt(s string) (int, bool) {
+	d := s
+	if strings.HasPrefix(d, "-") {
+		d = d[1:]
+	}
+	if d == "" || len(d) > 18 {
+		return 0, false
+	}
+	if d[0] == '0' && (len(d) > 1 || len(s) != len(d)) {
+		return 0, false
+	}
+	for i := 0; i < len(d); i++ {
+		if d[i] < '0' || d[i] > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.Atoi(s)
+	return n, err == nil
+}
+
+// parseBracket parses "[...]" starting at the '['.
+func parseBracket(p string, i int) (segment, int, *PathError) {
+	open := i
+	i++
+	if i >= len(p) {
+		return segment{}, i, &PathError{Offset: open, Msg: "unclosed '['"}
+	}
+	if q := p[i]; q == '"' || q == '\'' {
+		key, j, err := parseQuoted(p, i)
+		if err != nil {
+			return segment{}, j, err
+		}
+		if j >= len(p) || p[j] != ']' {
+			return segment{}, j, &PathError{Offset: j, Msg: "expected ']' after the quoted key"}
+		}
+		return segment{key: key}, j + 1, nil
+	}
+	end := strings.IndexByte(p[i:], ']')
+	if end < 0 {
+		return segment{}, i, &PathError{Offset: open, Msg: "unclosed '['"}
+	}
+	text := p[i : i+end]
+	n, ok := canonicalInt(text)
+	if !ok {
+		return segment{}, i, &PathError{Offset: i, Msg: "a bracket holds an integer index without leading zeros or a quoted key"}
+	}
+	return segment{key: text, index: n, num: true}, i + end + 1, nil
+}
+
+// parseQuoted parses a JSON-style string quoted with p[i] (' or ") and
+// returns the decoded key and the offset after the closing quote. Besides
+// JSON's escapes it accepts \' . A lone surrogate decodes to U+FFFD, as in
+// encoding/json.
+func parseQuoted(p string, i int) (string, int, *PathError) {
+	q := p[i]
+	start := i
+	i++
+	var b []byte // nil until the first escape
+	lit := i
+	for i < len(p) {
+		c := p[i]
+		switch {
+		case c == q:
+			if b == nil {
+				return p[lit:i], i + 1, nil
+			}
+			return string(append(b, p[lit:i]...)), i + 1, nil
+		case c < ' ':
+			return "", i, &PathError{Offset: i, Msg: "control character in a quoted key (use an escape)"}
+		case c == '\\':
+			if b == nil {
+				b = make([]byte, 0, len(p)-start)
+			}
+			b = append(b, p[lit:i]...)
+			if i+1 >= len(p) {
+				return "", i, &PathError{Offset: i, Msg: "unfinished escape"}
+			}
+			esc := p[i+1]
+			switch esc {
+			case '"', '\'', '\\', '/':
+				b = append(b, esc)
+				i += 2
+			case 'b':
+				b = append(b, '\b')
+				i += 2
+			case 'f':
+				b = append(b, '\f')
+				i += 2
+			case 'n':
+				b = append(b, '\n')
+				i += 2
+			case 'r':
+				b = append(b, '\r')
+				i += 2
+			case 't':
+				b = append(b, '\t')
+				i += 2
+			case 'u':
+				r, ok := hex4(p, i+2)
+				if !ok {
+					return "", i, &PathError{Offset: i, Msg: `\u needs four hex digits`}
+				}
+				i += 6
+				if utf16.IsSurrogate(r) {
+					r2, ok2 := rune(-1), false
+					if i+1 < len(p) && p[i] == '\\' && p[i+1] == 'u' {
+						r2, ok2 = hex4(p, i+2)
+					}
+					if dec := utf16.DecodeRune(r, r2); ok2 && dec != utf8.RuneError {
+						r = dec
+						i += 6
+					} else {
+						r = utf8.RuneError
+					}
+				}
+				b = utf8.AppendRune(b, r)
+			default:
+				return "", i, &PathError{Offset: i, Msg: fmt.Sprintf("unknown escape \\%s", string(rune(esc)))}
+			}
+			lit = i
+		default:
+			i++
+		}
+	}
+	return "", i, &PathError{Offset: start, Msg: "unclosed quote"}
+}
+
+func hex4(p string, i int) (rune, bool) {
+	if i+4 > len(p) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range []byte(p[i : i+4]) {
+		var d byte
+		switch {
+		case c >= '0' && c <= '9':
+			d = c - '0'
+		case c >= 'a' && c <= 'f':
+			d = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			d = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(d)
+	}
+	return r, true
+}
+
+func quoteByte(p string, i int) string {
+	if i >= len(p) {
+		return "end of path"
+	}
+	r, _ := utf8.DecodeRuneInString(p[i:])
+	return strconv.QuoteRune(r)
+}
+
+// Len returns the number of segments; 0 is the empty path.
+func (p Path) Len() int { return len(p.segs) }
+
+// Equal reports whether p and q are the same path (they select the same
+// value in every document).
+func (p Path) Equal(q Path) bool {
+	if len(p.segs) != len(q.segs) {
+		return false
+	}
+	for i := range p.segs {
+		if p.segs[i] != q.segs[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// String prints p in normal form: bare keys joined by dots, integer
+// segments as [n], every other key quoted as ["..."]. The result parses
+// back to an equal Path.
+func (p Path) String() string {
+	return string(appendSegments(nil, p.segs))
+}
+
+func appendSegments(dst []byte, segs []segment) []byte {
+	for i, sg := range segs {
+		switch {
+		case sg.num:
+			dst = append(dst, '[')
+			dst = strconv.AppendInt(dst, int64(sg.index), 10)
+			dst = append(dst, ']')
+		case bareKey(sg.key):
+			if i > 0 {
+				dst = append(dst, '.')
+			}
+			dst = append(dst, sg.key...)
+		default:
+			dst = append(dst, '[')
+			dst = jsonw.AppendString(dst, sg.key)
+			dst = append(dst, ']')
+		}
+	}
+	return dst
+}
+
+// bareKey reports whether key prints bare and parses back as the same key.
+func bareKey(key string) bool {
+	if key == "" {
+		return false
+	}
+	for i := 0; i < len(key); i++ {
+		if !bareByte(key[i]) {
+			return false
+		}
+	}
+	_, isInt := canonicalInt(key)
+	return !isInt
+}

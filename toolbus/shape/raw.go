@@ -1,0 +1,388 @@
+package shape
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+)
+
+// ErrInvalidJSON is returned by [Spec.ApplyRaw] for input that is not one
+// valid JSON value.
+var ErrInvalidJSON = errors.New("input is not valid JSON")
+
+// ApplyRaw shapes a JSON document given as bytes and returns the same
+// Result as Apply on the decoded document (with encoding/json's rule that
+// the last of duplicate keys wins). It validates raw, then walks the path
+// and picks keys on the bytes and decodes only what the spec selects, so
+// shaping a small part of a large document costs a validation pass and a
+// scan rather than a full decode (about 10 µs instead of 70 µs on a 9 KB
+// frame). raw is not retained or mutated.
+// Errors are *[MissingError] or [ErrInvalidJSON].
+func (s *Spec) ApplyRaw(raw []byte) (Result, error) {
+	if !gjson.ValidBytes(raw) {
+		return Result{}, ErrInvalidJSON
+	}
+	raw = trimSpace(raw)
+	if s.IsIdentity() {
+		v, err := decodeJSON(raw)
+		if err != nil {
+			return Result{}, fmt.Errorf("%w: %w", ErrInvalidJSON, err)
+		}
+		return Result{Value: v}, nil
+	}
+	cur := raw
+	if len(s.path.segs) > 0 {
+		sub, m := resolveRaw(raw, s.path.segs)
+		if m != nil {
+			return finish(s.missingData(m))
+		}
+		cur = sub
+	}
+	var (
+		v      any
+		err    error
+		picked bool
+	)
+	if s.pick != nil && len(cur) > 0 && cur[0] == '{' {
+		v, err = s.pickRaw(cur)
+		picked = true
+	} else {
+		v, err = decodeValue(cur)
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("%w: %w", ErrInvalidJSON, err)
+	}
+	return finish(s.rest(v, picked))
+}
+
+// resolveRaw follows segs through the JSON value b (no surrounding space)
+// and returns the bytes of the selected value.
+func resolveRaw(b []byte, segs []segment) ([]byte, *missing) {
+	cur := b
+	for i, sg := range segs {
+		if len(cur) == 0 {
+			return nil, &missing{segs: segs, at: i + 1, reason: "the parent is not valid JSON"}
+		}
+		switch cur[0] {
+		case '{':
+			var val []byte
+			found := false
+			eachMember(cur, func(k, v []byte) bool {
+				if keyEqual(k, sg.key) {
+					val, found = v, true // keep going: the last duplicate wins
+				}
+				return true
+			})
+			if !found {
+				return nil, &missing{segs: segs, at: i + 1, reason: "no such key"}
+			}
+			cur = val
+		case '[':
+			if !sg.num {
+				return nil, &missing{segs: segs, at: i + 1, reason: "the parent is an array, which has no keys"}
+			}
+			idx, n := sg.index, -1
+			if idx < 0 {
+				n = arrayLen(cur)
+				idx += n
+			}
+			var val []byte
+			found := false
+			count := 0
+			if idx >= 0 {
+				eachElement(cur, func(j int, v []byte) bool {
+					count = j + 1
+					if j == idx {
+						val, found = v, true
+						return false
+					}
+					return true
+				})
+			}
+			if !found {
+				if n < 0 {
+					n = count
+				}
+				return nil, &missing{segs: segs, at: i + 1, reason: fmt.Sprintf("index out of range (array length %d)", n)}
+			}
+			cur = val
+		default:
+			return nil, &missing{segs: segs, at: i + 1, reason: "the parent is " + kindOfRaw(cur[0]) + ", not an object or array"}
+		}
+	}
+	return cur, nil
+}
+
+func kindOfRaw(c byte) string {
+	switch c {
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
+
+// pickRaw picks s.pick from the JSON object b, decoding only the values of
+// the picked keys.
+func (s *Spec) pickRaw(b []byte) (map[string]any, error) {
+	out := make(map[string]any, len(s.pick))
+	var err error
+	eachMember(b, func(kr, vr []byte) bool {
+		var k string
+		if inner, ok := plainString(kr); ok {
+			if _, want := s.pickSet[string(inner)]; !want {
+				return true
+			}
+			k = string(inner)
+		} else {
+			if err = json.Unmarshal(kr, &k); err != nil {
+				return false
+			}
+			if _, want := s.pickSet[k]; !want {
+				return true
+			}
+		}
+		var v any
+		if v, err = decodeValue(vr); err != nil {
+			return false
+		}
+		out[k] = v
+		return true
+	})
+	return out, err
+}
+
+// plainString returns the content of the JSON string literal q when it
+// decodes to itself: no escapes, no control characters, valid UTF-8.
+func plainString(q []byte) ([]byte, bool) {
+	if len(q) < 2 || q[0] != '"' || q[len(q)-1] != '"' {
+		return nil, false
+	}
+	inner := q[1 : len(q)-1]
+	ascii := true
+	for _, c := range inner {
+		if c < 0x20 || c == '\\' || c == '"' {
+			return nil, false
+		}
+		if c >= utf8.RuneSelf {
+			ascii = false
+		}
+	}
+	if !ascii && !utf8.Valid(inner) {
+		return nil, false
+	}
+	return inner, true
+}
+
+// keyEqual reports whether the JSON string literal kr decodes to key.
+func keyEqual(kr []byte, key string) bool {
+	if inner, ok := plainString(kr); ok {
+		return string(inner) == key
+	}
+	var k string
+	return json.Unmarshal(kr, &k) == nil && k == key
+}
+
+// decodeValue decodes one JSON value (no surrounding space) like
+// encoding/json with UseNumber, with fast paths for scalars.
+func decodeValue(b []byte) (any, error) {
+	if len(b) == 0 {
+		return nil, errors.New("empty value")
+	}
+	switch c := b[0]; {
+	case c == '"':
+		if inner, ok := plainString(b); ok {
+			return string(inner), nil
+		}
+	case c == 't' && string(b) == "true":
+		return true, nil
+	case c == 'f' && string(b) == "false":
+		return false, nil
+	case c == 'n' && string(b) == "null":
+		return nil, nil
+	case c == '-' || (c >= '0' && c <= '9'):
+		if validNumber(b) {
+			return json.Number(b), nil
+		}
+	}
+	return decodeJSON(b)
+}
+
+// validNumber reports whether b is a JSON number.
+func validNumber(b []byte) bool {
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	default:
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		d := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == d {
+			return false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		d := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == d {
+			return false
+		}
+	}
+	return i == len(b)
+}
+
+// The scanner below walks JSON that gjson.ValidBytes accepted. It is still
+// bounds-checked everywhere, so garbage cannot make it panic or loop.
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	return i
+}
+
+// skipString returns the offset after the string literal starting at b[i].
+// It jumps from quote to quote (bytes.IndexByte is vectorised) and counts
+// the backslashes before each to tell an escaped quote from the end.
+func skipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		j := bytes.IndexByte(b[i:], '"')
+		if j < 0 {
+			break
+		}
+		i += j
+		n := 0
+		for k := i - 1; k >= 0 && b[k] == '\\'; k-- {
+			n++
+		}
+		if n%2 == 0 {
+			return i + 1
+		}
+	}
+	return len(b)
+}
+
+// skipValue returns the offset after the value starting at b[i].
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return len(b)
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return len(b)
+	}
+	for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && !isSpace(b[i]) {
+		i++
+	}
+	return i
+}
+
+// eachMember calls fn with the raw key (a string literal) and raw value of
+// each member of the object b, in order, until fn returns false.
+func eachMember(b []byte, fn func(key, val []byte) bool) {
+	i := skipSpace(b, 1)
+	for i < len(b) && b[i] == '"' {
+		ks := i
+		i = skipString(b, i)
+		key := b[ks:i]
+		i = skipSpace(b, i)
+		if i >= len(b) || b[i] != ':' {
+			return
+		}
+		vs := skipSpace(b, i+1)
+		i = skipValue(b, vs)
+		if !fn(key, b[vs:i]) {
+			return
+		}
+		i = skipSpace(b, i)
+		if i >= len(b) || b[i] != ',' {
+			return
+		}
+		i = skipSpace(b, i+1)
+	}
+}
+
+// eachElement calls fn with the index and raw value of each element of the
+// array b, in order, until fn returns false.
+func eachElement(b []byte, fn func(i int, val []byte) bool) {
+	i := skipSpace(b, 1)
+	if i >= len(b) || b[i] == ']' {
+		return
+	}
+	for n := 0; i < len(b); n++ {
+		vs := i
+		i = skipValue(b, vs)
+		if i == vs || !fn(n, b[vs:i]) {
+			return
+		}
+		i = skipSpace(b, i)
+		if i >= len(b) || b[i] != ',' {
+			return
+		}
+		i = skipSpace(b, i+1)
+	}
+}
+
+func arrayLen(b []byte) int {
+	n := 0
+	eachElement(b, func(int, []byte) bool { n++; return true })
+	return n
+}
+
+// trimSpace trims JSON whitespace (not bytes.TrimSpace's wider set).
+func trimSpace(b []byte) []byte {
+	i, j := 0, len(b)
+	for i < j && isSpace(b[i]) {
+		i++
+	}
+	for j > i && isSpace(b[j-1]) {
+		j--
+	}
+	return b[i:j]
+}

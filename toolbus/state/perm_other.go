@@ -1,0 +1,14 @@
+//go:build !unix
+
+package state
+
+import "io/fs"
+
+// checkPerms says whether Unix permission bits mean anything here.
+const checkPerms = false
+
+func ownedByMe(fs.FileInfo) bool { return false }
+
+// syncDir is a no-op: Windows cannot fsync a directory, and its rename is
+// durable once the file's data is.
+func syncDir(string) error { return nil }

@@ -1,0 +1,29 @@
+//go:build unix
+
+package state
+
+import (
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// checkPerms says whether Unix permission bits mean anything here.
+const checkPerms = true
+
+func ownedByMe(fi fs.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Geteuid()
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
