@@ -63,7 +63,7 @@ func TestNames(t *testing.T) {
 		"server.max_in_flight":         {"AWBRIDGE_MAX_IN_FLIGHT", "max-in-flight"},
 		"paths.context_root":           {"AWBRIDGE_CONTEXT_ROOT", "context-root"},
 		"paths.state_dir":              {"AWBRIDGE_STATE_DIR", "state-dir"},
-		"limits.rate_limits": {"AWBRIDGE_RATE_LIMITS", "rate-limits"},
+		"limits.rate_limits":           {"AWBRIDGE_RATE_LIMITS", "rate-limits"},
 		"log.level":                    {"AWBRIDGE_LOG_LEVEL", "log-level"},
 		"privacy.max_title_length":     {"AWBRIDGE_MAX_TITLE_LENGTH", ""},
 	}
