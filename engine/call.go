@@ -30,7 +30,15 @@ type Request struct {
 	Args json.RawMessage
 	// ProtocolVersion is the session's negotiated MCP version, "" if none.
 	ProtocolVersion string
+	// Saturated says the connection already has its maximum of calls in
+	// flight; a call whose arguments say wait:false then fails at once
+	// with ConcurrencyLimited.
+	Saturated bool
 }
+
+// NoWait reports whether a tool call's arguments say wait:false: the
+// transport asks before it queues a call beyond its in-flight cap.
+func NoWait(args json.RawMessage) bool { return toolbus.NoWait(args) }
 
 // Stage says where a call failed: the tool bus's stages.
 type Stage = toolbus.Stage

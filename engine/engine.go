@@ -212,7 +212,7 @@ func (e *Engine) Call(ctx context.Context, req Request) Outcome {
 				Message: fmt.Sprintf("unknown method %q", name)}, Stage: StageResolve}
 		}
 	}
-	r := e.bus.Call(ctx, toolbus.Request{Name: name, Args: req.Args, Direct: req.Kind == KindDirect})
+	r := e.bus.Call(ctx, toolbus.Request{Name: name, Args: req.Args, Direct: req.Kind == KindDirect, Saturated: req.Saturated})
 	return Outcome{Body: r.Body, Err: r.Err, Stage: r.Stage}
 }
 

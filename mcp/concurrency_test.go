@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -9,6 +10,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/awbridge/awbridge/engine"
+	"github.com/awbridge/awbridge/toolbus"
 )
 
 // A blocked call does not delay ping: its answer comes first, even when the
@@ -349,4 +353,43 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// saturatedBackend answers Saturated calls at once, as the engine does
+// (ConcurrencyLimited, without running the tool); others go to the gate.
+type saturatedBackend struct {
+	*gateBackend
+	saturated chan engine.Request
+}
+
+func (b saturatedBackend) Call(ctx context.Context, req engine.Request) engine.Outcome {
+	if req.Saturated {
+		b.saturated <- req
+		return engine.Outcome{Body: json.RawMessage(`{"success":false}`), Stage: engine.StageExecute,
+			Err: &toolbus.ToolError{Kind: toolbus.PolicyError, Code: toolbus.CodeConcurrencyLimited, Retryable: true, Message: "busy"}}
+	}
+	return b.gateBackend.Call(ctx, req)
+}
+
+// A call that says wait:false is not queued behind a full connection: the
+// backend is asked at once, marked Saturated, and its answer goes out
+// while the other call still runs; a call without it waits.
+func TestNoWaitCallIsAnsweredAtOnceWhenSaturated(t *testing.T) {
+	g := saturatedBackend{newGate(), make(chan engine.Request, 4)}
+	srv := NewServer(g, Options{MaxInFlight: 1})
+	c := startConn(t, srv)
+	c.send(toolCall("1", "slow", `{}`))
+	g.waitStarted(t, 1)
+	c.send(toolCall("2", "quick", `{"wait":false}`))
+	if r := c.recv(); string(r.ID) != "2" || !strings.Contains(string(r.Raw), `"isError":true`) {
+		t.Fatalf("first reply %s, want the no-wait call's error while call 1 still runs", r.Raw)
+	}
+	if req := <-g.saturated; req.Name != "quick" {
+		t.Fatalf("saturated call %+v", req)
+	}
+	g.release <- struct{}{}
+	rest, err := c.closeAndWait()
+	if err != nil || len(rest) != 1 {
+		t.Fatalf("Serve = %v, rest %q", err, rest)
+	}
 }

@@ -566,6 +566,19 @@ func (s *session) startCall(callCtx context.Context, b *batch, id []byte, req en
 	select {
 	case s.sem <- struct{}{}:
 	default:
+		if req.Kind == engine.KindTool && engine.NoWait(req.Args) {
+			// The caller asked not to queue: answer ConcurrencyLimited now,
+			// on the reading goroutine (the engine does not run the tool).
+			req.Saturated = true
+			reply := s.srv.renderOutcome(id, req.Kind, req.ProtocolVersion, s.callBackend(callCtx, req))
+			if b != nil {
+				b.hold()
+				b.done(reply)
+			} else {
+				s.send(reply)
+			}
+			return
+		}
 		if h := s.srv.hooks.readPaused; h != nil {
 			h()
 		}

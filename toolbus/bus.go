@@ -169,6 +169,8 @@ type Request struct {
 	Args json.RawMessage
 	// Direct asks for the bare result instead of the envelope.
 	Direct bool
+	// Saturated says the caller's connection is at its in-flight cap.
+	Saturated bool
 }
 
 // Response is the outcome of a call.

@@ -39,6 +39,12 @@ type policySnapshot struct {
 // deadline or timeout_ms, never lengthened).
 func (b *Bus) policyStage(r *run) bool {
 	r.pol.timeout = r.e.timeout
+	if r.req.Saturated && r.opt.noWait {
+		ms := int64(50)
+		return r.fail(StageExecute, &ToolError{Kind: PolicyError, Code: CodeConcurrencyLimited, Retryable: true,
+			Message: fmt.Sprintf("this connection already has its maximum of %d calls in flight", b.opts.MaxInFlight),
+			Hint:    "retry shortly, or send without wait:false to queue", RetryAfterMs: &ms})
+	}
 	if r.opt.timeout > 0 && r.opt.timeout < r.pol.timeout {
 		r.pol.timeout = r.opt.timeout
 	}

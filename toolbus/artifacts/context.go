@@ -305,20 +305,20 @@ func (r *renderer) object(m map[string]any, depth int) {
 	}
 	slices.Sort(keys)
 	r.keys[depth] = keys
+	if len(keys) > r.l.MaxKeys { // noted first: the walk may stop inside
+		r.noteCut(len(keys)-r.l.MaxKeys, "key", r.l.MaxKeys)
+		keys = keys[:r.l.MaxKeys]
+	}
 	mark := len(r.path)
-	for i, k := range keys {
-		if i >= r.l.MaxKeys {
-			r.noteCut(len(keys)-i, "key", r.l.MaxKeys)
-			break
-		}
+	for _, k := range keys {
 		r.path = appendKey(r.path, k)
 		r.walk(m[k], depth+1)
 		r.path = r.path[:mark]
 		if r.stopped {
-			return
+			break
 		}
 	}
-	clear(keys) // let the strings go
+	clear(r.keys[depth]) // let the strings go
 }
 
 func (r *renderer) array(a []any, depth int) {
@@ -330,12 +330,12 @@ func (r *renderer) array(a []any, depth int) {
 		r.summary("[…", len(a), plural(len(a), " item]", " items]"))
 		return
 	}
+	if len(a) > r.l.MaxItems { // noted first: the walk may stop inside
+		r.noteCut(len(a)-r.l.MaxItems, "item", r.l.MaxItems)
+		a = a[:r.l.MaxItems]
+	}
 	mark := len(r.path)
 	for i, v := range a {
-		if i >= r.l.MaxItems {
-			r.noteCut(len(a)-i, "item", r.l.MaxItems)
-			break
-		}
 		r.path = append(r.path, '[')
 		r.path = strconv.AppendInt(r.path, int64(i), 10)
 		r.path = append(r.path, ']')
@@ -369,7 +369,11 @@ func (r *renderer) noteCut(left int, noun string, first int) {
 	if len(r.cutNotes) >= maxCutNotes {
 		return
 	}
-	r.cutNotes = append(r.cutNotes, r.pathString()+": "+strconv.Itoa(left)+" "+
+	where := "the answer"
+	if len(r.path) > 0 {
+		where = string(r.path)
+	}
+	r.cutNotes = append(r.cutNotes, where+": "+strconv.Itoa(left)+" "+
 		plural(left, noun+" beyond the first "+strconv.Itoa(first)+" was left out",
 			noun+"s beyond the first "+strconv.Itoa(first)+" were left out"))
 }
