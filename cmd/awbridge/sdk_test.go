@@ -36,11 +36,14 @@ func TestOfficialSDKClient(t *testing.T) {
 	var names []string
 	for _, tl := range tools.Tools {
 		names = append(names, tl.Name)
-		if tl.Annotations == nil || !tl.Annotations.ReadOnlyHint || tl.OutputSchema == nil || tl.Description == "" {
+		if tl.Annotations == nil || tl.OutputSchema == nil || tl.Description == "" {
 			t.Fatalf("tool %s lacks annotations, outputSchema or description", tl.Name)
 		}
+		if readOnly := tl.Name != "state"; tl.Annotations.ReadOnlyHint != readOnly {
+			t.Fatalf("tool %s: readOnlyHint %v", tl.Name, tl.Annotations.ReadOnlyHint)
+		}
 	}
-	for _, want := range []string{"help", "nowframe_build", "system_health", "aw_get_state"} {
+	for _, want := range []string{"help", "nowframe_build", "system_health", "aw_get_state", "state", "artifacts"} {
 		if !slices.Contains(names, want) {
 			t.Fatalf("tools/list lacks %s: %v", want, names)
 		}
@@ -55,6 +58,9 @@ func TestOfficialSDKClient(t *testing.T) {
 		{"system_health", map[string]any{}, `"aw_ok":true`},
 		{"aw_get_state", map[string]any{"max_age_ms": 0}, `"hostname":"vm"`},
 		{"nowframe.build", map[string]any{"reason": "alias"}, `"tool":"nowframe.build"`},
+		{"nowframe_build", map[string]any{"output": map[string]any{"path": "now", "pick": []string{"summary"}}, "store_as": "now"}, `"stored":{"key":"now","scope":"session"}`},
+		{"state", map[string]any{"action": "get", "key": "now"}, `"value":{"summary":`},
+		{"system_health", map[string]any{"response_mode": "compact"}, `"status":"Ok"`},
 	} {
 		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: tc.name, Arguments: tc.args})
 		if err != nil {
