@@ -232,6 +232,9 @@ func (b *Bus) finish(r *run) Response {
 	if r.err != nil {
 		r.result = nil
 	}
+	if r.pol.timeout == 0 && r.e != nil {
+		r.pol.timeout = r.e.timeout
+	}
 	var env []byte
 	if r.stage != StageResolve && r.stage != StageValidate && b.opts.Artifacts.Enabled() {
 		env = b.artifactsStage(r) // renders the envelope with its URIs and writes it

@@ -139,15 +139,19 @@ func RenderContext(c Context, l ContextLimits) []byte {
 		r.starts = r.starts[:len(r.starts)-1]
 		r.stopped = true
 	}
+	droppedGen := false
 	for len(r.buf)+len(gen) > r.budget {
 		gen = gen[:bytes.LastIndexByte(gen[:len(gen)-1], '\n')+1]
-		r.stopped = true
+		r.stopped, droppedGen = true, true
 	}
 	if r.stopped {
 		start := len(gen)
 		gen = append(gen, "N: the answer stopped at this document's limit of "...)
 		gen = strconv.AppendInt(gen, int64(l.MaxBytes), 10)
-		gen = append(gen, " bytes; later values and notes were left out"...)
+		gen = append(gen, " bytes; later values were left out"...)
+		if droppedGen {
+			gen = append(gen, ", and notes about them"...)
+		}
 		gen, _ = r.cutLine(gen, start)
 		gen = append(gen, '\n')
 	}

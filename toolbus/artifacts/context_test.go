@@ -107,7 +107,7 @@ func TestRenderContextGolden(t *testing.T) {
 			Answer: decodeFile(t, "overlimit.json"),
 			Notes:  []string{"note one", "multi\nline note", "note three", "note four"},
 			Refs:   []string{"artifact://runs/t/tool_calls/s/result.json", "artifact://runs/t/tool_calls/s/spill-0.txt", "ref three", "ref four"},
-		}, ContextLimits{MaxDepth: 3, MaxItems: 3, MaxKeys: 12, MaxLineBytes: 100, MaxBytes: 3000}},
+		}, ContextLimits{MaxDepth: 3, MaxItems: 3, MaxKeys: 16, MaxLineBytes: 100, MaxBytes: 1500}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
