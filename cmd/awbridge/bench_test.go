@@ -96,9 +96,9 @@ func BenchmarkStartToInitialize(b *testing.B) {
 
 // benchRoundTrip measures calls over one stdio session: p50 latency and
 // the server's CPU per call, read from /proc.
-func benchRoundTrip(b *testing.B, warmup, line string) {
+func benchRoundTrip(b *testing.B, warmup, line string, env ...string) {
 	srv, _ := recordedAWb(b)
-	p := startStdio(b, append(os.Environ(), "AWBRIDGE_AW_URL="+srv, "AWBRIDGE_LOG_LEVEL=warn"))
+	p := startStdio(b, append(append(os.Environ(), "AWBRIDGE_AW_URL="+srv, "AWBRIDGE_LOG_LEVEL=warn"), env...))
 	if warmup != "" {
 		p.roundTrip(b, warmup)
 	}
@@ -128,6 +128,13 @@ func benchRoundTrip(b *testing.B, warmup, line string) {
 
 func BenchmarkStdioSystemHealth(b *testing.B) {
 	benchRoundTrip(b, "", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"system_health","arguments":{}}}`)
+}
+
+// BenchmarkStdioSystemHealthArtifacts: the same with artifacts on (two
+// files written atomically per call).
+func BenchmarkStdioSystemHealthArtifacts(b *testing.B) {
+	benchRoundTrip(b, "", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"system_health","arguments":{}}}`,
+		"AWBRIDGE_CONTEXT_ROOT="+b.TempDir())
 }
 
 func BenchmarkStdioWarmNowframe(b *testing.B) {

@@ -481,3 +481,26 @@ func TestNowframeAgainstTheSimulator(t *testing.T) {
 		t.Fatalf("frame from the simulator: %s", out.String())
 	}
 }
+
+// awbridge call passes the same pipeline: shaping, the envelope, artifacts.
+func TestCallCommandPassesThePipeline(t *testing.T) {
+	srv, _ := recordedAW(t)
+	root := t.TempDir()
+	cmd := exec.Command(binPath, "call", "aw_get_state", `{"trace_id":"cli","span_id":"c1","output":{"path":"info","pick":["hostname"]}}`)
+	cmd.Env = baseEnv(t, srv.URL, "AWBRIDGE_CONTEXT_ROOT="+root)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("awbridge call: %v", err)
+	}
+	var env struct {
+		Result map[string]any `json:"result"`
+		URI    string         `json:"artifact_uri_json"`
+	}
+	if err := json.Unmarshal(out, &env); err != nil || len(env.Result) != 1 || env.Result["hostname"] != "vm" ||
+		env.URI != "artifact://runs/cli/tool_calls/c1/result.json" {
+		t.Fatalf("envelope %s", out)
+	}
+	if _, err := os.Stat(filepath.Join(root, "artifacts/runs/cli/tool_calls/c1.context")); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,433 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// docsPath is the contract document whose examples TestDocsExamples replays.
+const docsPath = "../../docs/tool-bus.md"
+
+// docBlock is one ```jsonl example exchange of the contract document.
+type docBlock struct {
+	line     int      // line of the opening fence (1-based)
+	env      []string // KEY=VALUE from <!-- env: ... --> comments before the fence
+	requests []docLine
+	replies  []docLine
+}
+
+// docLine is a "-> " or "<- " line of a block.
+type docLine struct {
+	line int
+	text string
+}
+
+// parseDocBlocks returns the ```jsonl blocks of a markdown document. Inside
+// a block only "-> " lines, "<- " lines and blank lines are allowed; the
+// HTML comments `<!-- env: K=V K2=V2 -->` on the lines right before the
+// fence (blank lines between are allowed) add to the block's environment.
+func parseDocBlocks(doc string) ([]docBlock, error) {
+	lines := strings.Split(doc, "\n")
+	var (
+		blocks  []docBlock
+		cur     *docBlock
+		pending []string // env of the comments seen since the last text line
+		inOther bool     // inside a fenced block of another language
+	)
+	for i, l := range lines {
+		n := i + 1
+		trimmed := strings.TrimSpace(l)
+		switch {
+		case cur != nil:
+			switch {
+			case trimmed == "```":
+				if len(cur.requests) == 0 {
+					return nil, fmt.Errorf("line %d: jsonl block without a request", cur.line)
+				}
+				blocks = append(blocks, *cur)
+				cur = nil
+			case strings.HasPrefix(l, "-> "):
+				cur.requests = append(cur.requests, docLine{n, strings.TrimPrefix(l, "-> ")})
+			case strings.HasPrefix(l, "<- "):
+				cur.replies = append(cur.replies, docLine{n, strings.TrimPrefix(l, "<- ")})
+			case trimmed == "":
+			default:
+				return nil, fmt.Errorf("line %d: a jsonl block holds only \"-> \" and \"<- \" lines, got %q", n, clipDoc(l))
+			}
+		case inOther:
+			if strings.HasPrefix(trimmed, "```") {
+				inOther = false
+			}
+		case trimmed == "```jsonl":
+			cur = &docBlock{line: n, env: pending}
+			pending = nil
+		case strings.HasPrefix(trimmed, "```"):
+			inOther, pending = true, nil
+		case strings.HasPrefix(trimmed, "<!-- env:"):
+			if !strings.HasSuffix(trimmed, "-->") {
+				return nil, fmt.Errorf("line %d: an env comment must end on its line with -->", n)
+			}
+			body := strings.TrimSuffix(strings.TrimPrefix(trimmed, "<!-- env:"), "-->")
+			for _, kv := range strings.Fields(body) {
+				if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+					return nil, fmt.Errorf("line %d: env entry %q is not KEY=VALUE", n, kv)
+				}
+				pending = append(pending, kv)
+			}
+		case trimmed == "":
+		default:
+			pending = nil
+		}
+	}
+	if cur != nil {
+		return nil, fmt.Errorf("line %d: jsonl block is never closed", cur.line)
+	}
+	return blocks, nil
+}
+
+func clipDoc(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
+}
+
+// decodeJSON decodes one JSON value, numbers as json.Number.
+func decodeJSON(s string) (any, error) {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("more than one JSON value")
+	}
+	return v, nil
+}
+
+// subset reports where want is not a subset of got ("" when it is): every
+// key of a wanted object must be in the actual object with a matching
+// value, a wanted array's elements must match the actual array's first
+// elements one by one, and scalars must be equal (numbers by value). A
+// wanted object under the key "text" is matched against the actual string
+// decoded as JSON (the envelope's text content).
+func subset(path string, want, got any) string {
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			return fmt.Sprintf("%s: want an object, got %s", path, brief(got))
+		}
+		for k, wv := range w {
+			gv, ok := g[k]
+			if !ok {
+				return fmt.Sprintf("%s.%s: missing in the reply", path, k)
+			}
+			if s, isStr := gv.(string); isStr && k == "text" {
+				if _, wantObj := wv.(map[string]any); wantObj {
+					inner, err := decodeJSON(s)
+					if err != nil {
+						return fmt.Sprintf("%s.%s: not JSON: %v", path, k, err)
+					}
+					gv = inner
+				}
+			}
+			if msg := subset(path+"."+k, wv, gv); msg != "" {
+				return msg
+			}
+		}
+		return ""
+	case []any:
+		g, ok := got.([]any)
+		if !ok {
+			return fmt.Sprintf("%s: want an array, got %s", path, brief(got))
+		}
+		if len(w) > len(g) {
+			return fmt.Sprintf("%s: want at least %d elements, got %d", path, len(w), len(g))
+		}
+		for i := range w {
+			if msg := subset(fmt.Sprintf("%s[%d]", path, i), w[i], g[i]); msg != "" {
+				return msg
+			}
+		}
+		return ""
+	case json.Number:
+		g, ok := got.(json.Number)
+		if !ok {
+			return fmt.Sprintf("%s: want %s, got %s", path, w, brief(got))
+		}
+		wf, err1 := w.Float64()
+		gf, err2 := g.Float64()
+		if err1 != nil || err2 != nil || wf != gf {
+			return fmt.Sprintf("%s: want %s, got %s", path, w, g)
+		}
+		return ""
+	default: // string, bool, nil
+		if want != got {
+			return fmt.Sprintf("%s: want %s, got %s", path, brief(want), brief(got))
+		}
+		return ""
+	}
+}
+
+func brief(v any) string {
+	b, _ := json.Marshal(v)
+	return clipDoc(string(b))
+}
+
+// requestID returns the raw id of a request line that expects a reply, and
+// whether it does: a batch (an array) expects one reply line, with id "".
+func requestID(line string) (string, bool) {
+	t := strings.TrimSpace(line)
+	if strings.HasPrefix(t, "[") {
+		return "", true
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal([]byte(t), &m) != nil {
+		return "", true // a line that is not JSON still gets a -32700 reply
+	}
+	id, ok := m["id"]
+	if !ok {
+		return "", false // a notification
+	}
+	return string(id), true
+}
+
+// docSession runs `awbridge stdio` as a client that waits for each reply
+// before it sends the next request (so examples that build on an earlier
+// call, like store_as then state get, are deterministic), and returns every
+// stdout line.
+func docSession(t *testing.T, env []string, requests []docLine) ([]string, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binPath, "stdio")
+	cmd.Env = env
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	out := make(chan string, 64)
+	go func() {
+		defer close(out)
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(nil, 8<<20)
+		for sc.Scan() {
+			out <- sc.Text()
+		}
+	}()
+	var lines []string
+	fail := func(format string, args ...any) {
+		stdin.Close()
+		cancel()
+		for range out {
+		}
+		_ = cmd.Wait()
+		t.Fatalf(format+"\nstderr:\n%s", append(args, errb.String())...)
+	}
+	for _, r := range requests {
+		if _, err := io.WriteString(stdin, r.text+"\n"); err != nil {
+			fail("line %d: writing the request: %v", r.line, err)
+		}
+		if _, wants := requestID(r.text); !wants {
+			continue
+		}
+		select {
+		case l, ok := <-out:
+			if !ok {
+				fail("line %d: stdout ended before the reply", r.line)
+			}
+			lines = append(lines, l)
+		case <-time.After(30 * time.Second):
+			fail("line %d: no reply within 30 s", r.line)
+		}
+	}
+	stdin.Close()
+	for l := range out { // anything else: a reply nobody should have got
+		lines = append(lines, l)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("awbridge stdio: %v\nstderr:\n%s", err, errb.String())
+	}
+	return lines, errb.String()
+}
+
+// TestDocsExamples replays every ```jsonl example of docs/tool-bus.md
+// against the binary, one stdio session per block, so the contract
+// document cannot drift from what awbridge does. Each "<- " line must be a
+// subset (see subset) of the reply with the same id; every reply must be
+// shown, and a request without id must get none.
+func TestDocsExamples(t *testing.T) {
+	raw, err := os.ReadFile(docsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, err := parseDocBlocks(string(raw))
+	if err != nil {
+		t.Fatalf("%s: %v", docsPath, err)
+	}
+	if len(blocks) < 1 {
+		t.Fatalf("%s has %d example blocks; the parser or the document is broken", docsPath, len(blocks))
+	}
+	srv, _ := recordedAW(t)
+	for _, b := range blocks {
+		t.Run(fmt.Sprintf("line_%d", b.line), func(t *testing.T) {
+			env := baseEnv(t, srv.URL,
+				"AWBRIDGE_CONTEXT_ROOT="+t.TempDir(),
+				"AWBRIDGE_STATE_DIR="+filepath.Join(t.TempDir(), "state"))
+			env = append(env, b.env...) // exec keeps the last value of a key
+			got, stderr := docSession(t, env, b.requests)
+			t.Logf("%s:%d: replies:\n%s", docsPath, b.line, strings.Join(got, "\n"))
+			byID := map[string]string{}
+			for _, l := range got {
+				id := replyID(l)
+				if _, dup := byID[id]; dup {
+					t.Fatalf("%s:%d: two replies with id %s:\n%s", docsPath, b.line, id, strings.Join(got, "\n"))
+				}
+				byID[id] = l
+				checkEnvelopeText(t, b.line, l)
+			}
+			if len(got) != len(b.replies) {
+				t.Errorf("%s:%d: the block shows %d replies, the binary sent %d:\n%s\nstderr:\n%s",
+					docsPath, b.line, len(b.replies), len(got), strings.Join(got, "\n"), stderr)
+			}
+			for _, want := range b.replies {
+				w, err := decodeJSON(want.text)
+				if err != nil {
+					t.Fatalf("%s:%d: the expected reply is not JSON: %v", docsPath, want.line, err)
+				}
+				id := "null"
+				if _, batch := w.([]any); batch {
+					id = ""
+				}
+				if m, ok := w.(map[string]any); ok {
+					if v, ok := m["id"]; ok {
+						id = brief(v)
+					}
+				}
+				actual, ok := byID[id]
+				if !ok {
+					t.Errorf("%s:%d: no reply with id %s; replies:\n%s", docsPath, want.line, id, strings.Join(got, "\n"))
+					continue
+				}
+				g, err := decodeJSON(actual)
+				if err != nil {
+					t.Errorf("%s:%d: reply is not JSON: %v: %s", docsPath, want.line, err, actual)
+					continue
+				}
+				if msg := subset("$", w, g); msg != "" {
+					t.Errorf("%s:%d: the binary does not do what the document shows: %s\nactual reply:\n%s",
+						docsPath, want.line, msg, actual)
+				}
+			}
+		})
+	}
+}
+
+// checkEnvelopeText checks the document's claim that a tools/call result
+// carries the envelope twice: as the text content (a JSON string) and as
+// structuredContent, equal.
+func checkEnvelopeText(t *testing.T, line int, reply string) {
+	t.Helper()
+	var r struct {
+		Result struct {
+			Content []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"content"`
+			Structured json.RawMessage `json:"structuredContent"`
+		} `json:"result"`
+	}
+	if json.Unmarshal([]byte(reply), &r) != nil || len(r.Result.Structured) == 0 {
+		return
+	}
+	if len(r.Result.Content) != 1 || r.Result.Content[0].Type != "text" {
+		t.Errorf("%s:%d: a tool result without exactly one text content: %s", docsPath, line, reply)
+		return
+	}
+	text, err1 := decodeJSON(r.Result.Content[0].Text)
+	sc, err2 := decodeJSON(string(r.Result.Structured))
+	if err1 != nil || err2 != nil || canonical(text) != canonical(sc) {
+		t.Errorf("%s:%d: text content and structuredContent differ: %s", docsPath, line, reply)
+	}
+}
+
+// canonical renders a decoded value with sorted keys.
+func canonical(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// TestDocsSubset checks the matcher itself: a test that cannot fail is a
+// defect, and so is a matcher that accepts anything.
+func TestDocsSubset(t *testing.T) {
+	got := `{"id":1,"result":{"a":1,"b":[1,2,3],"c":{"d":"x","e":null},"text":"{\"k\":true,\"n\":2}"}}`
+	cases := []struct {
+		want string
+		ok   bool
+	}{
+		{`{"id":1}`, true},
+		{`{"id":1.0,"result":{"a":1}}`, true},
+		{`{"result":{"b":[1,2]}}`, true},
+		{`{"result":{"c":{"e":null}}}`, true},
+		{`{"result":{"text":{"k":true}}}`, true},
+		{`{"result":{"text":{"k":false}}}`, false},
+		{`{"id":2}`, false},
+		{`{"result":{"a":"1"}}`, false},
+		{`{"result":{"b":[2]}}`, false},
+		{`{"result":{"b":[1,2,3,4]}}`, false},
+		{`{"result":{"c":{"f":null}}}`, false},
+		{`{"result":{"c":{"d":null}}}`, false},
+		{`{"result":{"b":{}}}`, false},
+	}
+	g, err := decodeJSON(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		w, err := decodeJSON(c.want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if msg := subset("$", w, g); (msg == "") != c.ok {
+			t.Errorf("subset(%s) = %q, want ok=%v", c.want, msg, c.ok)
+		}
+	}
+}
+
+func TestParseDocBlocks(t *testing.T) {
+	doc := "# t\n\n<!-- env: A=1 B=x=y -->\n\n```jsonl\n-> {\"id\":1}\n\n<- {\"id\":1}\n```\n\ntext\n```json\n-> no\n```\n```jsonl\n-> {}\n```\n"
+	blocks, err := parseDocBlocks(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(blocks) != 2 || blocks[0].line != 5 || strings.Join(blocks[0].env, " ") != "A=1 B=x=y" ||
+		len(blocks[0].requests) != 1 || blocks[0].replies[0].line != 8 || len(blocks[1].env) != 0 {
+		t.Fatalf("blocks = %+v", blocks)
+	}
+	for _, bad := range []string{"```jsonl\n-> {}\n", "```jsonl\n<- {}\n```\n", "```jsonl\n-> {}\nstray\n```\n", "<!-- env: NOEQ -->\n```jsonl\n-> {}\n```\n"} {
+		if _, err := parseDocBlocks(bad); err == nil {
+			t.Errorf("parseDocBlocks(%q) accepted it", bad)
+		}
+	}
+}
