@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,10 +22,11 @@ const docsPath = "../../docs/tool-bus.md"
 
 // docBlock is one ```jsonl example exchange of the contract document.
 type docBlock struct {
-	line     int      // line of the opening fence (1-based)
-	env      []string // KEY=VALUE from <!-- env: ... --> comments before the fence
-	requests []docLine
-	replies  []docLine
+	line      int      // line of the opening fence (1-based)
+	env       []string // KEY=VALUE from <!-- env: ... --> comments before the fence
+	pipelined bool     // <!-- pipelined -->: send every request at once
+	requests  []docLine
+	replies   []docLine
 }
 
 // docLine is a "-> " or "<- " line of a block.
@@ -35,13 +38,16 @@ type docLine struct {
 // parseDocBlocks returns the ```jsonl blocks of a markdown document. Inside
 // a block only "-> " lines, "<- " lines and blank lines are allowed; the
 // HTML comments `<!-- env: K=V K2=V2 -->` on the lines right before the
-// fence (blank lines between are allowed) add to the block's environment.
+// fence (blank lines between are allowed) add to the block's environment,
+// and `<!-- pipelined -->` there makes the client send every request at
+// once instead of waiting for each reply.
 func parseDocBlocks(doc string) ([]docBlock, error) {
 	lines := strings.Split(doc, "\n")
 	var (
 		blocks  []docBlock
 		cur     *docBlock
 		pending []string // env of the comments seen since the last text line
+		piped   bool     // a pipelined comment seen since the last text line
 		inOther bool     // inside a fenced block of another language
 	)
 	for i, l := range lines {
@@ -69,10 +75,12 @@ func parseDocBlocks(doc string) ([]docBlock, error) {
 				inOther = false
 			}
 		case trimmed == "```jsonl":
-			cur = &docBlock{line: n, env: pending}
-			pending = nil
+			cur = &docBlock{line: n, env: pending, pipelined: piped}
+			pending, piped = nil, false
 		case strings.HasPrefix(trimmed, "```"):
-			inOther, pending = true, nil
+			inOther, pending, piped = true, nil, false
+		case trimmed == "<!-- pipelined -->":
+			piped = true
 		case strings.HasPrefix(trimmed, "<!-- env:"):
 			if !strings.HasSuffix(trimmed, "-->") {
 				return nil, fmt.Errorf("line %d: an env comment must end on its line with -->", n)
@@ -86,7 +94,7 @@ func parseDocBlocks(doc string) ([]docBlock, error) {
 			}
 		case trimmed == "":
 		default:
-			pending = nil
+			pending, piped = nil, false
 		}
 	}
 	if cur != nil {
@@ -116,12 +124,22 @@ func decodeJSON(s string) (any, error) {
 	return v, nil
 }
 
+// The placeholders an expected reply may use where the actual value varies
+// from run to run, or to say that a key is left out.
+const (
+	markAbsent = "<absent>" // the key must not be in the reply
+	markAny    = "<any>"    // the key must be there, with any value
+	markNumber = "<number>" // any number
+	markString = "<string>" // any string
+)
+
 // subset reports where want is not a subset of got ("" when it is): every
 // key of a wanted object must be in the actual object with a matching
 // value, a wanted array's elements must match the actual array's first
-// elements one by one, and scalars must be equal (numbers by value). A
-// wanted object under the key "text" is matched against the actual string
-// decoded as JSON (the envelope's text content).
+// elements one by one (an empty wanted array matches only an empty one),
+// and scalars must be equal (numbers by value), except for the
+// placeholders above. A wanted object under the key "text" is matched
+// against the actual string decoded as JSON (the envelope's text content).
 func subset(path string, want, got any) string {
 	switch w := want.(type) {
 	case map[string]any:
@@ -131,6 +149,12 @@ func subset(path string, want, got any) string {
 		}
 		for k, wv := range w {
 			gv, ok := g[k]
+			if wv == markAbsent {
+				if ok {
+					return fmt.Sprintf("%s.%s: want it left out, got %s", path, k, brief(gv))
+				}
+				continue
+			}
 			if !ok {
 				return fmt.Sprintf("%s.%s: missing in the reply", path, k)
 			}
@@ -153,8 +177,8 @@ func subset(path string, want, got any) string {
 		if !ok {
 			return fmt.Sprintf("%s: want an array, got %s", path, brief(got))
 		}
-		if len(w) > len(g) {
-			return fmt.Sprintf("%s: want at least %d elements, got %d", path, len(w), len(g))
+		if len(w) > len(g) || (len(w) == 0 && len(g) > 0) {
+			return fmt.Sprintf("%s: want %s, got %d elements", path, brief(w), len(g))
 		}
 		for i := range w {
 			if msg := subset(fmt.Sprintf("%s[%d]", path, i), w[i], g[i]); msg != "" {
@@ -173,7 +197,25 @@ func subset(path string, want, got any) string {
 			return fmt.Sprintf("%s: want %s, got %s", path, w, g)
 		}
 		return ""
-	default: // string, bool, nil
+	case string:
+		var ok bool
+		switch w {
+		case markAny:
+			return ""
+		case markNumber:
+			_, ok = got.(json.Number)
+		case markString:
+			_, ok = got.(string)
+		case markAbsent:
+			return fmt.Sprintf("%s: %s is only allowed as the value of a key", path, markAbsent)
+		default:
+			ok = got == want
+		}
+		if !ok {
+			return fmt.Sprintf("%s: want %s, got %s", path, brief(want), brief(got))
+		}
+		return ""
+	default: // bool, nil
 		if want != got {
 			return fmt.Sprintf("%s: want %s, got %s", path, brief(want), brief(got))
 		}
@@ -206,9 +248,9 @@ func requestID(line string) (string, bool) {
 
 // docSession runs `awbridge stdio` as a client that waits for each reply
 // before it sends the next request (so examples that build on an earlier
-// call, like store_as then state get, are deterministic), and returns every
-// stdout line.
-func docSession(t *testing.T, env []string, requests []docLine) ([]string, string) {
+// call, like store_as then state get, are deterministic), or, pipelined,
+// sends them all at once, and returns every stdout line.
+func docSession(t *testing.T, env []string, requests []docLine, pipelined bool) ([]string, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -249,7 +291,7 @@ func docSession(t *testing.T, env []string, requests []docLine) ([]string, strin
 		if _, err := io.WriteString(stdin, r.text+"\n"); err != nil {
 			fail("line %d: writing the request: %v", r.line, err)
 		}
-		if _, wants := requestID(r.text); !wants {
+		if _, wants := requestID(r.text); !wants || pipelined {
 			continue
 		}
 		select {
@@ -292,11 +334,11 @@ func TestDocsExamples(t *testing.T) {
 	srv, _ := recordedAW(t)
 	for _, b := range blocks {
 		t.Run(fmt.Sprintf("line_%d", b.line), func(t *testing.T) {
-			env := baseEnv(t, srv.URL,
-				"AWBRIDGE_CONTEXT_ROOT="+t.TempDir(),
-				"AWBRIDGE_STATE_DIR="+filepath.Join(t.TempDir(), "state"))
+			root, stateDir := t.TempDir(), filepath.Join(t.TempDir(), "state")
+			env := baseEnv(t, srv.URL, "AWBRIDGE_CONTEXT_ROOT="+root, "AWBRIDGE_STATE_DIR="+stateDir)
 			env = append(env, b.env...) // exec keeps the last value of a key
-			got, stderr := docSession(t, env, b.requests)
+			got, stderr := docSession(t, env, b.requests, b.pipelined)
+			checkModes(t, b.line, filepath.Join(root, "artifacts"), stateDir)
 			t.Logf("%s:%d: replies:\n%s", docsPath, b.line, strings.Join(got, "\n"))
 			byID := map[string]string{}
 			for _, l := range got {
@@ -344,6 +386,37 @@ func TestDocsExamples(t *testing.T) {
 	}
 }
 
+// checkModes checks the document's claim that artifacts and the state file
+// are 0600 in 0700 folders.
+func checkModes(t *testing.T, line int, dirs ...string) {
+	t.Helper()
+	for _, dir := range dirs {
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					return nil
+				}
+				return err
+			}
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			want := fs.FileMode(0o600)
+			if d.IsDir() {
+				want = 0o700
+			}
+			if info.Mode().Perm() != want {
+				t.Errorf("%s:%d: %s has mode %v, want %v", docsPath, line, path, info.Mode().Perm(), want)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Errorf("%s:%d: walking %s: %v", docsPath, line, dir, err)
+		}
+	}
+}
+
 // checkEnvelopeText checks the document's claim that a tools/call result
 // carries the envelope twice: as the text content (a JSON string) and as
 // structuredContent, equal.
@@ -381,7 +454,7 @@ func canonical(v any) string {
 // TestDocsSubset checks the matcher itself: a test that cannot fail is a
 // defect, and so is a matcher that accepts anything.
 func TestDocsSubset(t *testing.T) {
-	got := `{"id":1,"result":{"a":1,"b":[1,2,3],"c":{"d":"x","e":null},"text":"{\"k\":true,\"n\":2}"}}`
+	got := `{"id":1,"result":{"a":1,"b":[1,2,3],"c":{"d":"x","e":null},"z":[],"text":"{\"k\":true,\"n\":2}"}}`
 	cases := []struct {
 		want string
 		ok   bool
@@ -399,6 +472,16 @@ func TestDocsSubset(t *testing.T) {
 		{`{"result":{"c":{"f":null}}}`, false},
 		{`{"result":{"c":{"d":null}}}`, false},
 		{`{"result":{"b":{}}}`, false},
+		{`{"result":{"z":[]}}`, true},
+		{`{"result":{"b":[]}}`, false},
+		{`{"result":{"f":"<absent>","c":{"f":"<absent>"}}}`, true},
+		{`{"result":{"a":"<absent>"}}`, false},
+		{`{"result":{"c":{"e":"<absent>"}}}`, false},
+		{`{"result":{"a":"<number>","c":{"d":"<string>","e":"<any>"}}}`, true},
+		{`{"result":{"a":"<string>"}}`, false},
+		{`{"result":{"c":{"d":"<number>"}}}`, false},
+		{`{"result":{"f":"<any>"}}`, false},
+		{`{"result":{"b":["<absent>"]}}`, false},
 	}
 	g, err := decodeJSON(got)
 	if err != nil {
@@ -416,13 +499,13 @@ func TestDocsSubset(t *testing.T) {
 }
 
 func TestParseDocBlocks(t *testing.T) {
-	doc := "# t\n\n<!-- env: A=1 B=x=y -->\n\n```jsonl\n-> {\"id\":1}\n\n<- {\"id\":1}\n```\n\ntext\n```json\n-> no\n```\n```jsonl\n-> {}\n```\n"
+	doc := "# t\n\n<!-- env: A=1 B=x=y -->\n<!-- pipelined -->\n```jsonl\n-> {\"id\":1}\n\n<- {\"id\":1}\n```\n\ntext\n```json\n-> no\n```\n```jsonl\n-> {}\n```\n"
 	blocks, err := parseDocBlocks(doc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(blocks) != 2 || blocks[0].line != 5 || strings.Join(blocks[0].env, " ") != "A=1 B=x=y" ||
-		len(blocks[0].requests) != 1 || blocks[0].replies[0].line != 8 || len(blocks[1].env) != 0 {
+	if len(blocks) != 2 || blocks[0].line != 5 || strings.Join(blocks[0].env, " ") != "A=1 B=x=y" || !blocks[0].pipelined ||
+		len(blocks[0].requests) != 1 || blocks[0].replies[0].line != 8 || len(blocks[1].env) != 0 || blocks[1].pipelined {
 		t.Fatalf("blocks = %+v", blocks)
 	}
 	for _, bad := range []string{"```jsonl\n-> {}\n", "```jsonl\n<- {}\n```\n", "```jsonl\n-> {}\nstray\n```\n", "<!-- env: NOEQ -->\n```jsonl\n-> {}\n```\n"} {

@@ -107,40 +107,47 @@ func (l ContextLimits) withDefaults() ContextLimits {
 // JSON strings with those characters escaped, so every line is one line of
 // valid UTF-8. It is safe for concurrent use.
 func RenderContext(c Context, l ContextLimits) []byte {
+	return AppendContext(make([]byte, 0, 4096), c, l)
+}
+
+// AppendContext appends the document RenderContext renders to dst, so a
+// caller can reuse one buffer per call. It is safe for concurrent use with
+// distinct dst.
+func AppendContext(dst []byte, c Context, l ContextLimits) []byte {
 	l = l.withDefaults()
 	r := renderer{l: l}
-
-	header := make([]byte, 0, 128)
-	header = append(header, "A: tool="...)
-	header = appendHeaderValue(header, c.Tool)
-	header = append(header, " status="...)
-	header = appendHeaderValue(header, c.Status)
-	header = append(header, " trace="...)
-	header = appendHeaderValue(header, c.Trace)
-	header = append(header, " span="...)
-	header = appendHeaderValue(header, c.Span)
-	header, _ = r.cutLine(header, 0)
-	header = append(header, '\n')
+	out := append(dst, contextLegend...)
+	head := len(out)
+	out = append(out, "A: tool="...)
+	out = appendHeaderValue(out, c.Tool)
+	out = append(out, " status="...)
+	out = appendHeaderValue(out, c.Status)
+	out = append(out, " trace="...)
+	out = appendHeaderValue(out, c.Trace)
+	out = append(out, " span="...)
+	out = appendHeaderValue(out, c.Span)
+	out, _ = r.cutLine(out, head)
+	out = append(out, '\n')
 
 	// Room left after the legend and the call's line, less one line kept
 	// for the note that says the answer stopped.
-	avail := l.MaxBytes - len(contextLegend) - len(header)
+	avail := l.MaxBytes - (len(out) - len(dst))
 	reserve := l.MaxLineBytes + 1
 	refs, droppedRefs := r.textLines('R', c.Refs, &avail, reserve)
 	notes, droppedNotes := r.textLines('N', c.Notes, &avail, reserve)
 
+	// The A lines go straight into out: r.buf[r.base:].
 	r.budget = avail - reserve
-	r.buf = make([]byte, 0, min(r.budget, 4096))
+	r.buf, r.base = out, len(out)
 	r.walk(c.Answer, 0)
 
 	gen := r.genNotes(droppedNotes, droppedRefs)
-	for len(r.buf)+len(gen) > r.budget && len(r.starts) > 0 {
-		r.buf = r.buf[:r.starts[len(r.starts)-1]]
-		r.starts = r.starts[:len(r.starts)-1]
+	for r.size()+len(gen) > r.budget && r.size() > 0 {
+		r.buf = r.buf[:r.base+bytes.LastIndexByte(r.buf[r.base:len(r.buf)-1], '\n')+1]
 		r.stopped = true
 	}
 	droppedGen := false
-	for len(r.buf)+len(gen) > r.budget {
+	for r.size()+len(gen) > r.budget {
 		gen = gen[:bytes.LastIndexByte(gen[:len(gen)-1], '\n')+1]
 		r.stopped, droppedGen = true, true
 	}
@@ -155,24 +162,18 @@ func RenderContext(c Context, l ContextLimits) []byte {
 		gen, _ = r.cutLine(gen, start)
 		gen = append(gen, '\n')
 	}
-
-	out := make([]byte, 0, len(contextLegend)+len(header)+len(r.buf)+len(notes)+len(gen)+len(refs))
-	out = append(out, contextLegend...)
-	out = append(out, header...)
-	out = append(out, r.buf...)
-	out = append(out, notes...)
+	out = append(r.buf, notes...)
 	out = append(out, gen...)
-	out = append(out, refs...)
-	return out
+	return append(out, refs...)
 }
 
 // renderer flattens one answer. Not safe for concurrent use; one per call.
 type renderer struct {
 	l       ContextLimits
-	buf     []byte // the A lines
-	starts  []int  // where each A line starts in buf
-	budget  int    // the most buf may hold
-	stopped bool   // a line did not fit: the walk is over
+	buf     []byte // the document so far; the A lines start at base
+	base    int
+	budget  int  // the most the A lines may take
+	stopped bool // a line did not fit: the walk is over
 	path    []byte
 	keys    [][]string // a reusable key slice per depth
 
@@ -415,7 +416,7 @@ func (r *renderer) lineEnd(start int) {
 	var cut bool
 	r.buf, cut = r.cutLine(r.buf, start)
 	r.buf = append(r.buf, '\n')
-	if len(r.buf) > r.budget {
+	if r.size() > r.budget {
 		r.buf = r.buf[:start]
 		r.stopped = true
 		return
@@ -426,8 +427,10 @@ func (r *renderer) lineEnd(start int) {
 		}
 		r.longLines++
 	}
-	r.starts = append(r.starts, start)
 }
+
+// size is how many bytes the A lines take.
+func (r *renderer) size() int { return len(r.buf) - r.base }
 
 // genNotes renders the notes about what the limits left out.
 func (r *renderer) genNotes(droppedNotes, droppedRefs int) []byte {

@@ -307,6 +307,19 @@ func BenchmarkRenderContext(b *testing.B) {
 	b.SetBytes(int64(n))
 }
 
+// BenchmarkAppendContext reuses one buffer, as the pipeline can.
+func BenchmarkAppendContext(b *testing.B) {
+	frame := decodeFile(b, "frame.json")
+	c := Context{Tool: "nowframe_build", Status: "Ok", Trace: "run", Span: "frame.2", Answer: frame,
+		Refs: []string{"artifact://runs/run/tool_calls/frame.2/result.json"}}
+	b.ReportAllocs()
+	var buf []byte
+	for b.Loop() {
+		buf = AppendContext(buf[:0], c, ContextLimits{})
+	}
+	b.SetBytes(int64(len(buf)))
+}
+
 func BenchmarkWriteCall(b *testing.B) {
 	s := newStore(b, Options{Root: b.TempDir()})
 	frame, err := os.ReadFile(filepath.Join("testdata", "frame.json"))
