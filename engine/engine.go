@@ -94,17 +94,18 @@ func New(d Deps) (*Engine, error) {
 		Configured: sc != nil, Deadline: c.Sidecar.Timeout, Now: d.Now, OnChange: e.logTransition})
 
 	red := redact.New(redact.Options{})
+	redactOnce := func(b []byte) ([]byte, []string) {
+		out, rep, err := red.JSON("result", b, nil)
+		if err != nil {
+			return []byte(`{"withheld":"the document exceeded the redactor's limits"}`), []string{"result"}
+		}
+		return out, rep.Redacted
+	}
 	bopts := nowframe.Options{
 		AW: awc, AWSource: e.awSrc, SidecarSource: e.scSrc, Host: c.AW.Host,
 		Privacy: nowframe.Privacy{MaxTitleLength: c.Privacy.MaxTitleLength}, Now: d.Now,
 		// Every frame is redacted once, when it is rendered, not per call.
-		Redact: func(b []byte) ([]byte, []string) {
-			out, rep, err := red.JSON("result", b, nil)
-			if err != nil {
-				return []byte(`{"withheld":"the frame exceeded the redactor's limits"}`), []string{"$"}
-			}
-			return out, rep.Redacted
-		},
+		Redact: redactOnce,
 	}
 	hopts := health.Options{
 		AWSource: e.awSrc,
@@ -116,6 +117,7 @@ func New(d Deps) (*Engine, error) {
 		Preflight:     Preflight(c),
 		Now:           d.Now,
 		FirstWait:     d.HealthFirstWait,
+		Redact:        redactOnce,
 	}
 	if sc != nil {
 		bopts.Sidecar = sc

@@ -42,7 +42,9 @@ func (e *Engine) tools() []*toolbus.Tool {
 			ResultSchema: json.RawMessage(`{"type":"object","required":["aw_ok","sidecar_probe_status","preflight_ok","protected_env_ok","protected_diff_count","omni_probe"]}`),
 			ReadOnly:     true, Idempotent: true,
 			Run: func(ctx context.Context, _ *toolbus.Call) (toolbus.Result, error) {
-				return toolbus.Result{Body: e.health.JSON(ctx), Circuit: e.awSrc.Circuit().String()}, nil
+				// Redacted once per render (at most once a second).
+				return toolbus.Result{Body: e.health.JSON(ctx), Circuit: e.awSrc.Circuit().String(),
+					Redacted: true, Redactions: e.health.Redactions()}, nil
 			},
 		},
 		{

@@ -33,6 +33,9 @@ type Options struct {
 	Preflight []Check
 	// Refresh is the most often the sources are re-checked (default 1 s).
 	Refresh time.Duration
+	// Redact, when set, redacts each rendered report once (the probe
+	// payload is the sidecar's data) and says where.
+	Redact func(report []byte) ([]byte, []string)
 	// FirstWait bounds how long the first call waits for the first probe
 	// (default 200 ms): a slow source never holds health longer; the
 	// report then says status "checking", and the probe goes on in the
@@ -77,6 +80,7 @@ type Checker struct {
 	checkedAt  time.Time
 	refreshing bool
 	rendered   []byte
+	redactions []string
 	report     Report
 	first      chan struct{} // closed after the first refresh
 	firstOnce  sync.Once
@@ -113,7 +117,14 @@ func (c *Checker) Prime(ctx context.Context) {
 	}
 }
 
-// JSON returns the rendered report. The first call probes the sources
+// Redactions says where the rendered report was redacted (paths).
+func (c *Checker) Redactions() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.redactions
+}
+
+// JSON returns the rendered (and redacted) report. The first call probes the sources
 // (bounded by their deadlines); later calls answer at once from the last
 // status and, when it is older than the refresh interval, start one
 // refresh in the background.
@@ -238,6 +249,10 @@ func (c *Checker) render(now time.Time) {
 	b, err := json.Marshal(&r)
 	if err != nil {
 		b = []byte(`{"aw_ok":false,"sidecar_probe_status":null,"preflight_ok":false,"protected_env_ok":false,"protected_diff_count":-1,"omni_probe":null,"status":"degraded"}`)
+	}
+	c.redactions = nil
+	if c.opts.Redact != nil {
+		b, c.redactions = c.opts.Redact(b)
 	}
 	c.report, c.rendered = r, b
 }

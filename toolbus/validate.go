@@ -78,7 +78,7 @@ func commonParams(readOnly bool, timeout time.Duration) []Param {
 func decodeArgs(raw json.RawMessage, params []Param) (map[string]any, *ToolError) {
 	raw = bytes.TrimSpace(raw)
 	out := make(map[string]any, 4)
-	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) || bytes.Equal(raw, []byte("{}")) {
 		return out, nil
 	}
 	if raw[0] != '{' {

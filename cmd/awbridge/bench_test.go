@@ -137,6 +137,19 @@ func BenchmarkStdioSystemHealthArtifacts(b *testing.B) {
 		"AWBRIDGE_CONTEXT_ROOT="+b.TempDir())
 }
 
+// BenchmarkStdioSystemHealthArtifactsTmpfs: artifacts on a memory file
+// system (/dev/shm), where creating a file costs ~15 µs instead of the
+// ~270 µs of this VM's ext4.
+func BenchmarkStdioSystemHealthArtifactsTmpfs(b *testing.B) {
+	dir, err := os.MkdirTemp("/dev/shm", "awbridge-bench-")
+	if err != nil {
+		b.Skip("no /dev/shm")
+	}
+	b.Cleanup(func() { os.RemoveAll(dir) })
+	benchRoundTrip(b, "", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"system_health","arguments":{}}}`,
+		"AWBRIDGE_CONTEXT_ROOT="+dir)
+}
+
 func BenchmarkStdioWarmNowframe(b *testing.B) {
 	benchRoundTrip(b, `{"jsonrpc":"2.0","id":0,"method":"nowframe.build"}`,
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nowframe_build","arguments":{"reason":"bench","max_age_ms":3600000}}}`)

@@ -200,7 +200,7 @@ func (r *renderer) textLines(tag byte, texts []string, avail *int, reserve int) 
 		}
 		start := len(out)
 		out = append(out, tag, ':', ' ')
-		out = appendText(out, t)
+		out = appendText(out, t, r.l.MaxLineBytes+1)
 		out, _ = r.cutLine(out, start)
 		out = append(out, '\n')
 		if n := len(out) - start; n > *avail-reserve {
@@ -238,7 +238,7 @@ func (r *renderer) walk(v any, depth int) {
 		r.array(x, depth)
 	case string:
 		start := r.lineStart()
-		r.buf = appendString(r.buf, x)
+		r.buf = appendString(r.buf, x, r.l.MaxLineBytes+1)
 		r.lineEnd(start)
 	case json.Number:
 		start := r.lineStart()
@@ -498,12 +498,22 @@ func plainKey(k string) bool {
 	return true
 }
 
-// appendString appends s as is when it cannot be misread, else quoted.
-func appendString(dst []byte, s string) []byte {
+// appendString appends s as is when it cannot be misread, else quoted. It
+// writes at most the first limit bytes of s: the line is cut anyway.
+func appendString(dst []byte, s string, limit int) []byte {
 	if plainValue(s) {
-		return append(dst, s...)
+		return append(dst, clip(s, limit)...)
 	}
-	return appendQuoted(dst, s)
+	return appendQuoted(dst, clip(s, limit))
+}
+
+// clip is s's first n bytes. A rune split at the end becomes U+FFFD when
+// quoted, and is cut away with the rest of the line.
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
 }
 
 // plainValue reports whether s can be written unquoted as a value: it is
@@ -548,12 +558,13 @@ func printable(s string) bool {
 	return true
 }
 
-// appendText appends a note or reference: as is when printable, else quoted.
-func appendText(dst []byte, s string) []byte {
+// appendText appends a note or reference, at most its first limit bytes:
+// as is when printable, else quoted.
+func appendText(dst []byte, s string, limit int) []byte {
 	if s != "" && s[0] != '"' && printable(s) {
-		return append(dst, s...)
+		return append(dst, clip(s, limit)...)
 	}
-	return appendQuoted(dst, s)
+	return appendQuoted(dst, clip(s, limit))
 }
 
 // appendHeaderValue appends one value of the call's line: plain when it is

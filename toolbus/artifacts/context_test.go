@@ -183,7 +183,7 @@ func TestAppendString(t *testing.T) {
 		{`back\slash`, `back\slash`},
 	}
 	for _, tt := range tests {
-		got := string(appendString(nil, tt.in))
+		got := string(appendString(nil, tt.in, 1<<20))
 		if got != tt.want {
 			t.Errorf("appendString(%q) = %s, want %s", tt.in, got, tt.want)
 		}

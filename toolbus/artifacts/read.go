@@ -195,7 +195,7 @@ func (s *Store) List(trace string) (items []Info, total int, err error) {
 // reported missing), then the whole path with EvalSymlinks.
 func (s *Store) resolve(rel string) (string, error) {
 	full := filepath.Join(s.root, filepath.FromSlash(rel))
-	if !strings.HasPrefix(full, s.root+string(filepath.Separator)) {
+	if !strings.HasPrefix(full, s.prefix) {
 		return "", &URIError{Reason: "escapes the context root"}
 	}
 	p := s.root

@@ -184,6 +184,31 @@ func TestReadRefusesEscapes(t *testing.T) {
 	}
 }
 
+// swapFS opens another file than the one checked, as a file swapped for a
+// link between the check and the open would.
+type swapFS struct {
+	OSFS
+	decoy string
+}
+
+func (f swapFS) Open(string) (ReadFile, error) { return f.OSFS.Open(f.decoy) }
+
+func TestReadRefusesSwappedFile(t *testing.T) {
+	root, outside := t.TempDir(), t.TempDir()
+	decoy := filepath.Join(outside, "secret")
+	if err := os.WriteFile(decoy, []byte("TOP SECRET"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := newStore(t, Options{Root: root, FS: swapFS{decoy: decoy}})
+	if _, _, err := s.WriteCall("t", "s", []byte("ctx"), []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	data, _, err := s.Read("artifact://runs/t/tool_calls/s.context", ModeGet, 0)
+	if !isURIError(err) || len(data) != 0 {
+		t.Errorf("Read of a swapped file = %q, %v; want a *URIError", data, err)
+	}
+}
+
 func isURIError(err error) bool {
 	var ue *URIError
 	return errors.As(err, &ue)

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"unicode"
 )
 
 // Defaults of Options.
@@ -41,6 +43,12 @@ type Options struct {
 	MaxListItems int
 	// FS performs every file operation. Default OSFS.
 	FS FS
+	// Sync fsyncs each file before its rename. Off by default: artifacts
+	// are diagnostic records, the rename alone keeps a reader from ever
+	// seeing a torn file, and on a slow disk the fsync triples the cost of
+	// a call (state files, which hold what callers asked to keep, are
+	// always synced).
+	Sync bool
 }
 
 func (o Options) withDefaults() Options {
@@ -99,11 +107,12 @@ func (e *WriteError) Error() string {
 func (e *WriteError) Unwrap() error { return e.Err }
 
 // Store writes and reads the artifacts under one context root. It holds no
-// mutable state: safe for concurrent use. Two calls writing the same
+// mutable state: safe for concurrent use. A nil *Store is a disabled one. Two calls writing the same
 // trace and span race, and the last rename wins; each file stays whole.
 type Store struct {
-	root string // resolved absolute root; "" when disabled
-	o    Options
+	root   string // resolved absolute root; "" when disabled
+	prefix string // root ending with a separator
+	o      Options
 }
 
 // Open checks the root and returns a Store. A root that is missing, not a
@@ -117,7 +126,13 @@ func Open(o Options) (*Store, string) {
 		return s, ""
 	}
 	warn := func(format string, a ...any) (*Store, string) {
-		return s, "artifacts disabled: " + fmt.Sprintf(format, a...)
+		msg := "artifacts disabled: " + fmt.Sprintf(format, a...)
+		return s, strings.Map(func(r rune) rune { // one line, whatever the path holds
+			if unicode.IsControl(r) {
+				return ' '
+			}
+			return r
+		}, msg)
 	}
 	abs, err := filepath.Abs(o.Root)
 	if err != nil {
@@ -154,18 +169,29 @@ func Open(o Options) (*Store, string) {
 	name := f.Name()
 	cerr := f.Close()
 	rerr := o.FS.Remove(name)
-	if cerr != nil || rerr != nil {
-		return warn("folder %q is not writable: %v", probeDir, errors.Join(cerr, rerr))
+	if cerr != nil {
+		return warn("folder %q is not writable: %v", probeDir, cerr)
 	}
-	s.root = root
+	if rerr != nil {
+		return warn("folder %q is not writable: %v", probeDir, rerr)
+	}
+	s.root, s.prefix = root, root
+	if !strings.HasSuffix(s.prefix, string(filepath.Separator)) {
+		s.prefix += string(filepath.Separator)
+	}
 	return s, ""
 }
 
 // Enabled reports whether the store writes artifacts.
-func (s *Store) Enabled() bool { return s.root != "" }
+func (s *Store) Enabled() bool { return s != nil && s.root != "" }
 
 // Root is the resolved context root ("" when disabled).
-func (s *Store) Root() string { return s.root }
+func (s *Store) Root() string {
+	if s == nil {
+		return ""
+	}
+	return s.root
+}
 
 // WriteCall stores one call's artifacts: contextDoc as
 // runs/<trace>/tool_calls/<span>.context and resultJSON, byte for byte, as
@@ -268,7 +294,7 @@ func (s *Store) ensureDir(dir string) error {
 }
 
 // writeAtomic writes data to dir/name through a temp file in dir: create,
-// chmod, write, fsync, close, rename. On any failure the temp file is
+// chmod, write, fsync (with Options.Sync), close, rename. On any failure the temp file is
 // removed and the target is untouched.
 func (s *Store) writeAtomic(dir, name string, data []byte, rel string) (err error) {
 	f, err := s.o.FS.CreateTemp(dir, "."+name+".tmp-*")
@@ -294,8 +320,10 @@ func (s *Store) writeAtomic(dir, name string, data []byte, rel string) (err erro
 		}
 		return &WriteError{Op: "write", Path: rel, Err: err}
 	}
-	if err := f.Sync(); err != nil {
-		return &WriteError{Op: "sync", Path: rel, Err: err}
+	if s.o.Sync {
+		if err := f.Sync(); err != nil {
+			return &WriteError{Op: "sync", Path: rel, Err: err}
+		}
 	}
 	closed = true
 	if err := f.Close(); err != nil {

@@ -333,7 +333,7 @@ func TestWriteFailuresLeaveNothing(t *testing.T) {
 					target = "tool_calls"
 				}
 				ffs := &faultFS{op: op, target: target, err: syscall.ENOSPC}
-				s := newStore(t, Options{Root: root, FS: ffs})
+				s := newStore(t, Options{Root: root, FS: ffs, Sync: true})
 				var err error
 				if target == "spill-" {
 					var uri string
@@ -462,6 +462,21 @@ func TestOpen(t *testing.T) {
 		t.Errorf("probe left %q", got)
 	}
 
+	t.Run("newline in the root", func(t *testing.T) {
+		_, warn := Open(Options{Root: filepath.Join(base, "a\nb")})
+		if warn == "" || strings.ContainsAny(warn, "\n\r") {
+			t.Errorf("warning = %q", warn)
+		}
+	})
+	t.Run("nil store", func(t *testing.T) {
+		var s *Store
+		if s.Enabled() || s.Root() != "" {
+			t.Error("a nil store is enabled")
+		}
+		if _, _, err := s.WriteCall("t", "s", nil, nil); !errors.Is(err, ErrDisabled) {
+			t.Errorf("WriteCall = %v", err)
+		}
+	})
 	t.Run("not configured", func(t *testing.T) {
 		s, warn := Open(Options{})
 		if s.Enabled() || warn != "" {

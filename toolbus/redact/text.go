@@ -284,13 +284,27 @@ func (r *Redactor) maskFrom(s string, first int) string {
 	pos := 0     // s[:pos] has been written to b
 	covered := 0 // s[:covered] belongs to an earlier match
 	changed := false
+	// dead[k]: a candidate of kind k starting before it cannot match,
+	// because one that started earlier in the same run did not. Without
+	// it, "sk-sk-sk-…" would cost quadratic time.
+	var dead [nRunKinds]int
 	for i := first; i < len(s); i++ {
 		a := r.text[s[i]]
 		if a == aNone || !probe(r, s, i, a) {
 			continue
 		}
+		kind, ts := runKind(s, i, a)
+		if kind >= 0 && ts < dead[kind] {
+			continue
+		}
 		start, end, repl, ok := r.match(s, i, a)
-		if !ok || start < covered {
+		if !ok {
+			if kind >= 0 {
+				dead[kind] = runEnd(s, ts, kind)
+			}
+			continue
+		}
+		if start < covered {
 			continue
 		}
 		if s[start:end] != repl {
@@ -312,6 +326,49 @@ func (r *Redactor) maskFrom(s string, first int) string {
 	}
 	b.WriteString(s[pos:])
 	return b.String()
+}
+
+// Token kinds whose characters include a non-word byte ('-'), so that
+// another candidate of the same kind can start inside one.
+const (
+	runSK = iota
+	runGLPat
+	runXox
+	runAIza
+	runJWT
+	nRunKinds
+)
+
+// runKind returns the run kind of the candidate at i and where its token
+// starts, or -1.
+func runKind(s string, i int, a uint8) (kind, start int) {
+	switch a {
+	case aK:
+		return runSK, i - 1
+	case aG:
+		if s[i+1] == 'l' {
+			return runGLPat, i
+		}
+	case aX:
+		return runXox, i
+	case aA:
+		if s[i+1] == 'I' {
+			return runAIza, i
+		}
+	case aJ:
+		return runJWT, i - 2
+	}
+	return -1, 0
+}
+
+// runEnd is the end of the run of token bytes of kind starting at i: a
+// failed match of that kind examined all of it, and any later candidate
+// of the kind inside it sees a suffix of it followed by the same bytes.
+func runEnd(s string, i, kind int) int {
+	for i < len(s) && (isAlnum(s[i]) || s[i] == '-' || s[i] == '_' && kind != runXox) {
+		i++
+	}
+	return i
 }
 
 // match runs the anchored pattern for the candidate at i and returns the

@@ -3,6 +3,7 @@ package redact
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // Planted secrets, one per kind; none is a real credential.
@@ -180,5 +181,23 @@ func TestSensitiveKey(t *testing.T) {
 	}
 	if New(Options{}).SensitiveKey("cookie") {
 		t.Error("cookie is sensitive without ExtraKeys")
+	}
+}
+
+// TestTextAdversarialIsLinear: inputs made of nothing but candidates. A
+// quadratic scan takes minutes on these; the ceiling is generous.
+func TestTextAdversarialIsLinear(t *testing.T) {
+	r := New(Options{})
+	for _, unit := range []string{
+		"sk-", "eyJ-", "AIza-", "glpat-", "xoxb-", "ghp_a-", "github_pat_-", "AKIA", "eyJabcd.eyJ-",
+		"Bearer a-", "bearer ", "token:\"", "token='", `password:\"a`, "a=", "://u:", "x-api-key:",
+		"-----BEGIN PRIVATE KEY-----", "-----BEGIN PUBLIC KEY-----",
+	} {
+		s := strings.Repeat(unit, (256<<10)/len(unit))
+		start := time.Now()
+		r.Text(s)
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("Text of %q repeated took %v", unit, d)
+		}
 	}
 }
