@@ -305,4 +305,3 @@ func TestArtifactsToolRefusesEscapes(t *testing.T) {
 		}
 	}
 }
-
