@@ -504,3 +504,27 @@ func TestCallCommandPassesThePipeline(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Persistent state outlives the process: one stdio session stores, the
+// next (another process, another connection) reads it back.
+func TestPersistentStateAcrossProcesses(t *testing.T) {
+	srv, _ := recordedAW(t)
+	stateDir := t.TempDir()
+	env := baseEnv(t, srv.URL, "AWBRIDGE_STATE_DIR="+stateDir)
+	lines, _ := session(t, env, []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nowframe_build","arguments":{"output":{"path":"now.window","pick":["app"]},"store_as":{"key":"focus","scope":"persistent"}}}}`,
+	})
+	if len(lines) != 1 || !strings.Contains(lines[0], `\"stored\":{\"key\":\"focus\",\"scope\":\"persistent\"}`) {
+		t.Fatalf("store: %v", lines)
+	}
+	lines, _ = session(t, env, []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"state","arguments":{"action":"get","key":"focus"}}}`,
+	})
+	if len(lines) != 1 || !strings.Contains(lines[0], `\"scope\":\"persistent\",\"value\":{\"app\":\"Google-chrome\"}`) {
+		t.Fatalf("read back: %v", lines)
+	}
+	st, err := os.Stat(filepath.Join(stateDir, "state.json"))
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("state file: %v %v", st, err)
+	}
+}
