@@ -369,7 +369,7 @@ func TestDocsExamples(t *testing.T) {
 				}
 				actual, ok := byID[id]
 				if !ok {
-					t.Errorf("%s:%d: no reply with id %s; replies:\n%s", docsPath, want.line, id, strings.Join(got, "\n"))
+					t.Errorf("%s:%d (block at line %d): no reply with id %s; replies:\n%s", docsPath, want.line, b.line, id, strings.Join(got, "\n"))
 					continue
 				}
 				g, err := decodeJSON(actual)
@@ -378,8 +378,8 @@ func TestDocsExamples(t *testing.T) {
 					continue
 				}
 				if msg := subset("$", w, g); msg != "" {
-					t.Errorf("%s:%d: the binary does not do what the document shows: %s\nactual reply:\n%s",
-						docsPath, want.line, msg, actual)
+					t.Errorf("%s:%d (block at line %d): the binary does not do what the document shows: %s\nactual reply:\n%s",
+						docsPath, want.line, b.line, msg, actual)
 				}
 			}
 		})

@@ -527,4 +527,10 @@ func TestPersistentStateAcrossProcesses(t *testing.T) {
 	if err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("state file: %v %v", st, err)
 	}
+	cmd := exec.Command(binPath, "state", "--json")
+	cmd.Env = env
+	out, err := cmd.Output()
+	if err != nil || !strings.Contains(string(out), `"key":"focus","scope":"persistent"`) {
+		t.Fatalf("awbridge state --json: %s %v", out, err)
+	}
 }

@@ -3,54 +3,51 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"sort"
+
+	"github.com/awbridge/awbridge/toolbus/state"
 )
 
-// cmdState lists the persistent state file's keys. (The session store and
-// the state tool arrive with the tool bus; this reads what is on disk.)
+// cmdState lists the persistent state (what store_as and the state tool
+// kept with scope persistent). Session state lives in a running process
+// and is read with the state tool.
 func cmdState(_ context.Context, e *env, args []string) int {
 	fset := newFlags(e, "state")
 	asJSON := fset.Bool("json", false, "print the stored entries alone on stdout as JSON")
-	l, _, code := prepare(e, fset, args)
+	prefix := fset.String("prefix", "", "only keys starting with this")
+	l, log, code := prepare(e, fset, args)
 	if l == nil {
 		return code
 	}
-	path := filepath.Join(l.Config.Paths.StateDir, "state.json")
-	entries := map[string]json.RawMessage{}
-	b, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		fmt.Fprintf(e.stderr, "awbridge state: reading %s: %v\n", path, err)
+	st, warns, err := state.Open(state.Options{Dir: l.Config.Paths.StateDir})
+	for _, w := range warns {
+		log.Warn().Msg("state: " + w)
+	}
+	if err != nil {
+		fmt.Fprintln(e.stderr, "awbridge state: "+oneLine(err.Error()))
 		return exitUsage
-	default:
-		if err := json.Unmarshal(b, &entries); err != nil {
-			fmt.Fprintf(e.stderr, "awbridge state: %s is not a JSON object: %v\n", path, err)
-			return exitUsage
-		}
+	}
+	defer st.Close()
+	entries, err := st.List(*prefix, state.ScopePersistent)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "awbridge state: "+oneLine(err.Error()))
+		return exitUsage
 	}
 	if *asJSON {
-		out, _ := json.Marshal(map[string]any{"path": path, "entries": entries})
+		if entries == nil {
+			entries = []state.Entry{}
+		}
+		out, _ := json.Marshal(map[string]any{"path": st.Path(), "entries": entries})
 		fmt.Fprintln(e.stdout, string(out))
 		return exitOK
 	}
-	fmt.Fprintf(e.stdout, "state file: %s\n", path)
+	fmt.Fprintf(e.stdout, "state file: %s\n", st.Path())
 	if len(entries) == 0 {
 		fmt.Fprintln(e.stdout, "no stored state")
 		return exitOK
 	}
-	keys := make([]string, 0, len(entries))
-	for k := range entries {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		fmt.Fprintf(e.stdout, "%s\t%d bytes\n", k, len(entries[k]))
+	for _, en := range entries {
+		fmt.Fprintf(e.stdout, "%-32s %8d bytes  %s\n", en.Key, en.Bytes, en.UpdatedAt.UTC().Format("2006-01-02 15:04:05Z"))
 	}
 	return exitOK
 }
