@@ -70,3 +70,28 @@ func TestDirectMethodsPassThePipeline(t *testing.T) {
 		t.Fatalf("stored by the direct call: %s", got.Body)
 	}
 }
+
+// nowframe_build honours the caller's timeout_ms: a hanging ActivityWatch
+// does not hold the call past it.
+func TestNowframeHonoursTimeout(t *testing.T) {
+	stop := make(chan struct{})
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-stop:
+		case <-r.Context().Done():
+		}
+	}))
+	defer hang.Close()
+	defer close(stop)
+	c := config.Defaults()
+	c.AW.URL = hang.URL
+	e, err := New(Deps{Config: c, Logger: zerolog.Nop(), Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	out := e.Call(context.Background(), Request{Kind: KindTool, Name: "nowframe_build", Args: json.RawMessage(`{"timeout_ms":50}`)})
+	if out.Err == nil || out.Err.Code != toolbus.CodeTimeout || !out.Err.Retryable {
+		t.Fatalf("nowframe_build with timeout_ms 50 and a hanging ActivityWatch: %+v", out.Err)
+	}
+}

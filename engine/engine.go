@@ -192,6 +192,7 @@ func (e *Engine) Prime(ctx context.Context) { e.health.Prime(ctx) }
 // Close waits for background work (a health refresh) to end and flushes
 // state.
 func (e *Engine) Close() {
+	e.builder.Close()
 	e.health.Close()
 	if err := e.state.Close(); err != nil {
 		e.log.Warn().Err(err).Msg("state: closing")

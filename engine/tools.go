@@ -30,6 +30,10 @@ func (e *Engine) tools() []*toolbus.Tool {
 				Description: "Why the frame is requested (echoed in the frame's reason; default \"mcp\")."}},
 			ResultSchema: json.RawMessage(`{"type":"object","required":["timestamp","reason","aw_info","aw_buckets","omni_probe"]}`),
 			ReadOnly:     true, Idempotent: true,
+			Example: &toolbus.Example{
+				Arguments: json.RawMessage(`{"reason":"user asked","max_age_ms":2000,"output":{"path":"now","pick":["summary","stale"]}}`),
+				Result:    json.RawMessage(`{"summary":"Active in Code","stale":false}`),
+			},
 			Run: e.runNowframe,
 		},
 		{
@@ -41,10 +45,15 @@ func (e *Engine) tools() []*toolbus.Tool {
 				"before every call." + dataNotInstructions,
 			ResultSchema: json.RawMessage(`{"type":"object","required":["aw_ok","sidecar_probe_status","preflight_ok","protected_env_ok","protected_diff_count","omni_probe"]}`),
 			ReadOnly:     true, Idempotent: true,
+			Example: &toolbus.Example{
+				Arguments: json.RawMessage(`{"output":{"pick":["aw_ok","sidecar_probe_status","status"]}}`),
+				Result:    json.RawMessage(`{"aw_ok":true,"sidecar_probe_status":null,"status":"healthy"}`),
+			},
 			Run: func(ctx context.Context, _ *toolbus.Call) (toolbus.Result, error) {
 				// Redacted once per render (at most once a second).
-				return toolbus.Result{Body: e.health.JSON(ctx), Circuit: e.awSrc.Circuit().String(),
-					Redacted: true, Redactions: e.health.Redactions()}, nil
+				// The report names each circuit; policy.circuit is left out so
+				// the envelope never contradicts a report up to a second old.
+				return toolbus.Result{Body: e.health.JSON(ctx), Redacted: true, Redactions: e.health.Redactions()}, nil
 			},
 		},
 		{
@@ -56,6 +65,10 @@ func (e *Engine) tools() []*toolbus.Tool {
 				"does not answer." + dataNotInstructions,
 			ResultSchema: json.RawMessage(`{"type":"object","required":["info","buckets"]}`),
 			ReadOnly:     true, Idempotent: true,
+			Example: &toolbus.Example{
+				Arguments: json.RawMessage(`{"output":{"path":"info","pick":["hostname","version"]}}`),
+				Result:    json.RawMessage(`{"hostname":"laptop","version":"v0.13.2"}`),
+			},
 			Run: e.runGetState,
 		},
 	}
@@ -65,10 +78,13 @@ func (e *Engine) runNowframe(ctx context.Context, call *toolbus.Call) (toolbus.R
 	reason := nowframe.SanitizeTitle(call.String("reason", "mcp"), 200)
 	redactions := []string(nil)
 	if r, changed := e.bus.Redactor().Text(reason); changed {
-		reason, redactions = r, []string{"reason"}
+		reason, redactions = r, []string{"result.reason"}
 	}
 	maxAge := time.Duration(max(call.MaxAgeMs, 0)) * time.Millisecond
 	f, hit := e.builder.Get(ctx, maxAge)
+	if f == nil {
+		return toolbus.Result{}, ctx.Err() // the bus reports Timeout or Cancelled
+	}
 	// The frame was bounded and redacted once, when it was rendered.
 	return toolbus.Result{Body: f.AppendJSON(make([]byte, 0, f.Size()+len(reason)), reason), CacheHit: hit,
 		Circuit: f.Sources.ActivityWatch.Circuit, Redacted: true, Redactions: append(redactions, f.Redactions...)}, nil

@@ -55,6 +55,7 @@ type Builder struct {
 
 	mu       sync.Mutex
 	inflight *flight
+	wg       sync.WaitGroup
 }
 
 type cachedSelection struct {
@@ -83,6 +84,7 @@ func (b *Builder) Latest() *Frame { return b.latest.Load() }
 
 // Get returns a frame at most maxAge old: the latest one when it is young
 // enough (cacheHit true), else a fresh build. maxAge <= 0 forces a build.
+// It returns nil when ctx ends before a fresh frame is ready.
 func (b *Builder) Get(ctx context.Context, maxAge time.Duration) (f *Frame, cacheHit bool) {
 	if maxAge > 0 {
 		if f := b.latest.Load(); f != nil && f.Age(b.opts.Now()) <= maxAge {
@@ -93,38 +95,41 @@ func (b *Builder) Get(ctx context.Context, maxAge time.Duration) (f *Frame, cach
 }
 
 // Build assembles a fresh frame. A build already under way when Build is
-// called is joined rather than repeated. It never fails: a source that
-// failed leaves its fields null and says why in Sources.
+// called is joined rather than repeated. The build itself never fails: a
+// source that failed leaves its fields null and says why in Sources. Build
+// returns nil when ctx ends first; the build goes on (bounded by the
+// sources' deadlines) for whoever else waits, and Close waits for it.
 func (b *Builder) Build(ctx context.Context) *Frame {
 	b.mu.Lock()
-	if fl := b.inflight; fl != nil {
-		b.mu.Unlock()
-		select {
-		case <-fl.done:
-			return fl.frame
-		case <-ctx.Done():
-			// The caller went away; give it the latest frame if any.
-			if f := b.latest.Load(); f != nil {
-				return f
-			}
-			<-fl.done
-			return fl.frame
-		}
+	fl := b.inflight
+	if fl == nil {
+		fl = &flight{done: make(chan struct{})}
+		b.inflight = fl
+		b.wg.Add(1)
+		// Shared by every caller that joins: one caller's cancellation must
+		// not spoil it for the others.
+		go b.run(context.WithoutCancel(ctx), fl)
 	}
-	fl := &flight{done: make(chan struct{})}
-	b.inflight = fl
 	b.mu.Unlock()
+	select {
+	case <-fl.done:
+		return fl.frame
+	case <-ctx.Done():
+		return nil
+	}
+}
 
-	// The build is shared: one caller's cancellation must not spoil it for
-	// the others. The sources' own deadlines bound it.
-	fl.frame = b.build(context.WithoutCancel(ctx))
-
+func (b *Builder) run(ctx context.Context, fl *flight) {
+	defer b.wg.Done()
+	fl.frame = b.build(ctx)
 	b.mu.Lock()
 	b.inflight = nil
 	b.mu.Unlock()
 	close(fl.done)
-	return fl.frame
 }
+
+// Close waits for a build under way.
+func (b *Builder) Close() { b.wg.Wait() }
 
 type awPart struct {
 	info    *aw.Info

@@ -41,6 +41,9 @@ func (b *Bus) spill(r *run) redact.SpillFunc {
 			b.opts.Logger.Warn().Err(err).Msg("artifact spill write failed")
 			return ""
 		}
+		if r.firstSpill == "" {
+			r.firstSpill = uri
+		}
 		return uri
 	}
 }

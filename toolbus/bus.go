@@ -197,6 +197,7 @@ type run struct {
 
 	redactions, bounded []string
 	spills              int
+	firstSpill          string
 	stored              *state.Entry
 	uriContext, uriJSON string
 	artifactFailed      bool

@@ -163,13 +163,11 @@ func (b *Bus) appendNextActions(dst []byte, r *run, compact bool) []byte {
 				nextAction{Tool: "nowframe_build", Why: "a best-effort frame still answers with the sources that work"})
 		case CodeSchemaInvalid, CodeUnknownTool, CodeOutputMissing:
 			acts = append(acts, nextAction{Tool: "help", Arguments: map[string]any{"tool": r.e.toolName()}, Why: "the tool's arguments and an example"})
-		case CodeRateLimited:
-			acts = append(acts, nextAction{Tool: r.e.toolName(), Arguments: map[string]any{"max_age_ms": 5000}, Why: "answer from the warm frame or cache instead"})
 		}
 	}
-	if len(r.bounded) > 0 && r.spills > 0 && r.uriJSON != "" {
-		acts = append(acts, nextAction{Tool: "artifacts", Arguments: map[string]any{"action": "list", "trace_id": r.call.Trace.TraceID},
-			Why: "truncated values were spilled in full next to this call's artifacts; list them, then get one by uri"})
+	if r.firstSpill != "" {
+		acts = append(acts, nextAction{Tool: "artifacts", Arguments: map[string]any{"action": "head", "uri": r.firstSpill},
+			Why: "a truncated value's full text (more with action tail, or list the trace for every spill)"})
 	}
 	if r.stored != nil {
 		acts = append(acts, nextAction{Tool: "state", Arguments: map[string]any{"action": "get", "key": r.stored.Key, "scope": string(r.stored.Scope)},

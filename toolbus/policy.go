@@ -65,7 +65,7 @@ func (b *Bus) policyStage(r *run) bool {
 			ms := max(delay.Milliseconds(), 1)
 			return r.fail(StageExecute, &ToolError{Kind: PolicyError, Code: CodeRateLimited, Retryable: true,
 				Message:      fmt.Sprintf("%s is limited to %g calls a second (burst %d)", r.e.tool.Name, lim.cfg.PerSecond, lim.cfg.Burst),
-				Hint:         "wait retry_after_ms, or use max_age_ms to answer from the warm frame",
+				Hint:         "wait retry_after_ms before calling this tool again",
 				RetryAfterMs: &ms, Details: map[string]any{"throttling_scope": r.e.tool.Name}})
 		}
 	}

@@ -54,8 +54,8 @@ func envelopeSchema(result json.RawMessage) map[string]any {
 			"cache_hit":            map[string]any{"type": "boolean"},
 			"next_actions":         map[string]any{"type": "array"},
 		},
-		"required": []string{"success", "tool", "action", "status", "result", "error", "duration_ms", "trace",
-			"artifact_uri_context", "artifact_uri_json"},
+		// compact mode and output.missing "undefined" leave the others out.
+		"required": []string{"success", "tool", "status", "duration_ms", "trace"},
 	}
 }
 

@@ -49,7 +49,7 @@ func checkID(v any) string {
 func commonParams(readOnly bool, timeout time.Duration) []Param {
 	ps := []Param{
 		{Name: argTraceID, Type: "string", Description: "Correlation id of the run; generated (UUIDv7) when absent. Names the artifact folder.", MaxLen: 128, Pattern: idPattern.String(), Check: checkID},
-		{Name: argSpanID, Type: "string", Description: "Id of this call within the run; generated when absent. Names the artifact files.", MaxLen: 128, Pattern: idPattern.String(), Check: checkID},
+		{Name: argSpanID, Type: "string", Description: "Id of this call within the run; generated when absent. Names the artifact files (so it may not end in .context).", MaxLen: 128, Pattern: idPattern.String(), Check: checkSpanID},
 		{Name: argParentSpanID, Type: "string", Description: "Span id of the call that caused this one.", MaxLen: 128, Pattern: idPattern.String(), Check: checkID},
 		{Name: argOutput, Type: "object", Description: "Output shaping {path, pick, omit, map, missing, default}: path (dot/bracket, rows[0].id) -> pick (keys) -> omit (keys) -> map (a nested spec per array element); missing: error|null|undefined|empty; default replaces missing data. " + shape.PathSyntax,
 			Decode: decodeOutput},
@@ -107,6 +107,18 @@ func decodeArgs(raw json.RawMessage, params []Param) (map[string]any, *ToolError
 		out[p.Name] = val
 	}
 	return out, nil
+}
+
+// checkSpanID also refuses a span ending in ".context": its folder would
+// collide with the .context file of the span without that suffix.
+func checkSpanID(v any) string {
+	if msg := checkID(v); msg != "" {
+		return msg
+	}
+	if strings.HasSuffix(v.(string), ".context") {
+		return "must not end in .context (it would collide with another span's .context file)"
+	}
+	return ""
 }
 
 func checkDeadline(v any) string {

@@ -328,7 +328,7 @@ func TestDocsExamples(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%s: %v", docsPath, err)
 	}
-	if len(blocks) < 1 {
+	if len(blocks) < 10 {
 		t.Fatalf("%s has %d example blocks; the parser or the document is broken", docsPath, len(blocks))
 	}
 	srv, _ := recordedAW(t)

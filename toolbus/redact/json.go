@@ -230,7 +230,11 @@ func (s *jscan) object(depth int) error {
 		if s.skip == 0 {
 			sensitive = matchKey(&s.r.keys, key)
 			if res&(scanSecret|scanBadUTF8) != 0 {
-				masked, changed := s.r.Text(string(key))
+				k := string(key)
+				if res&scanBadUTF8 != 0 {
+					k = fixUTF8(k)
+				}
+				masked, changed := s.r.Text(k)
 				if changed {
 					s.rp.redacted(s.path())
 				}
@@ -320,10 +324,10 @@ func (s *jscan) stringValue() error {
 		return nil
 	}
 	text := string(content)
-	masked, changed := text, false
-	if res&scanSecret != 0 {
-		masked, changed = s.r.Text(text)
+	if res&scanBadUTF8 != 0 {
+		text = fixUTF8(text)
 	}
+	masked, changed := s.r.Text(text)
 	if changed {
 		s.rp.redacted(s.path())
 	}
@@ -479,4 +483,20 @@ func hex4(b []byte, k int) (rune, bool) {
 		r = r<<4 | rune(c)
 	}
 	return r, true
+}
+
+// fixUTF8 replaces each invalid byte with U+FFFD, as encoding/json does
+// when it decodes and jsonw when it encodes.
+func fixUTF8(s string) string {
+	b := make([]byte, 0, len(s)+8)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = utf8.AppendRune(b, utf8.RuneError)
+		} else {
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return string(b)
 }

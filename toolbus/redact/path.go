@@ -75,3 +75,15 @@ func (p *reporter) bounded(path string) {
 		p.rep.Bounded = append(p.rep.Bounded, path)
 	}
 }
+
+// merge adds the report of a nested document.
+func (p *reporter) merge(r Report) {
+	for _, path := range r.Redacted {
+		p.redacted(path)
+	}
+	for _, path := range r.Bounded {
+		p.bounded(path)
+	}
+	p.rep.RedactedTotal += r.RedactedTotal - len(r.Redacted)
+	p.rep.BoundedTotal += r.BoundedTotal - len(r.Bounded)
+}

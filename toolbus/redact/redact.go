@@ -26,7 +26,9 @@ type Options struct {
 	// is replaced by a {truncated, ...} object. Default 16 KiB.
 	MaxString int
 	// PreviewBytes and TailBytes size the preview and tail of a bounded
-	// string, cut on UTF-8 boundaries. Defaults 512 and 256.
+	// string, cut on UTF-8 boundaries. Defaults 512 and 256; at most
+	// MaxString/2 and MaxString/4, so that a summary is always shorter
+	// than what it replaces.
 	PreviewBytes, TailBytes int
 	// MaxDepth bounds the nesting of objects and arrays (the root
 	// container is depth 1). Default 64.
@@ -57,6 +59,8 @@ func (o Options) withDefaults() Options {
 	def(&o.TailBytes, DefaultTailBytes)
 	def(&o.MaxDepth, DefaultMaxDepth)
 	def(&o.MaxItems, DefaultMaxItems)
+	o.PreviewBytes = min(o.PreviewBytes, o.MaxString/2)
+	o.TailBytes = min(o.TailBytes, o.MaxString/4)
 	def(&o.MaxPaths, DefaultMaxPaths)
 	def(&o.PathKeyBytes, DefaultPathKeyBytes)
 	return o

@@ -75,11 +75,10 @@ func hasPrefixFoldAt[T string | []byte](s T, i int, p string) bool {
 	return true
 }
 
-// maxKeyLookback bounds how far back a key=value key is looked for.
-const maxKeyLookback = 256
-
 // kvKey returns the start and end of the key before the separator at i
 // (skipping blanks and one closing quote, possibly escaped), or ok=false.
+// Separators are not key bytes, so the keys of successive separators do
+// not overlap and all lookbacks together cost one pass.
 func kvKey[T string | []byte](s T, i int) (start, end int, ok bool) {
 	j := i
 	for j > 0 && (s[j-1] == ' ' || s[j-1] == '\t') {
@@ -92,7 +91,7 @@ func kvKey[T string | []byte](s T, i int) (start, end int, ok bool) {
 		}
 	}
 	end = j
-	for j > 0 && end-j < maxKeyLookback && isKeyByte(s[j-1]) {
+	for j > 0 && isKeyByte(s[j-1]) {
 		j--
 	}
 	return j, end, j < end
@@ -119,9 +118,8 @@ func userinfoAt[T string | []byte](s T, i int) bool {
 
 // probe is the cheap test at an anchor: true when a secret may start
 // here. It is exact about prefixes and word starts and leaves the rest to
-// the anchored patterns.
-func (r *Redactor) probe(s string, i int, a uint8) bool { return probe(r, s, i, a) }
-
+// the anchored patterns. It may look past the end of a JSON string (see
+// jscan.str) but never before its start.
 func probe[T string | []byte](r *Redactor, s T, i int, a uint8) bool {
 	switch a {
 	case aK:
@@ -171,8 +169,6 @@ func bearerToken[T string | []byte](s T, i int) bool {
 }
 
 // kvSensitive reports whether the separator at i follows a sensitive key.
-// The letters of the key are counted on the way back, so a timestamp's
-// "T01:" costs a few comparisons.
 func kvSensitive[T string | []byte](ks *keySet, s T, i int) bool {
 	ks0, ke, ok := kvKey(s, i)
 	if !ok || ke-ks0 < ks.minLen {
@@ -406,7 +402,7 @@ func (r *Redactor) match(s string, i int, a uint8) (start, end int, repl string,
 	case aJ:
 		return tok(i-2, "eyJ", r.reJWT.FindStringIndex(s[i-2:]))
 	case aB:
-		if s[i] == 'B' && i >= 5 && s[i-5:i] == "-----" {
+		if i >= 5 && s[i-5:i] == "-----" && strings.HasPrefix(s[i:], "BEGIN ") {
 			return 0, 0, "", false // PEM, masked before
 		}
 		loc := r.reBearer.FindStringSubmatchIndex(s[i:])

@@ -64,6 +64,7 @@ func TestTextSecrets(t *testing.T) {
 		{"bearer prose", "the bearer of this letter is welcome", "the bearer of this letter is welcome"},
 		{"bearer prose 2", "Bearer token authentication is described in RFC 6750", "Bearer token authentication is described in RFC 6750"},
 		{"bearer bonds", "Bearer bonds", "Bearer bonds"},
+		{"bearer after dashes", "-----Bearer abcdef123456", "-----Bearer [REDACTED]"},
 		// key=value and key: value.
 		{"password=", "login password=hunter2 ok", "login password=[REDACTED] ok"},
 		{"token:", "token: abc", "token: [REDACTED]"},

@@ -6,19 +6,22 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"unicode/utf8"
 )
 
 // Value returns a redacted, bounded copy of v, a document decoded by
 // encoding/json with UseNumber (map[string]any, []any, string,
 // json.Number, bool, nil; float64 and the integer types are accepted as
-// numbers), and a Report of what changed, with paths under root ("result"
+// numbers; a json.RawMessage goes through JSON, its limits counted
+// apart), and a Report of what changed, with paths under root ("result"
 // gives "result.token"; "" gives "token", and the root itself is "").
 // Any other type is an error.
 //
 // v is never modified. When nothing needs to change, Value returns v
 // itself; otherwise the result shares unchanged subtrees with v: treat
 // both as read-only. Object keys are visited in sorted order, so paths and
-// spill calls are deterministic. spill, which may be nil, is called for
+// spill calls are deterministic; a key whose masked form collides with
+// another key gets a "#2" suffix. spill, which may be nil, is called for
 // each string longer than MaxString. A document deeper than MaxDepth or
 // with more than MaxItems values is a *LimitError.
 func (r *Redactor) Value(root string, v any, spill SpillFunc) (any, Report, error) {
@@ -44,7 +47,7 @@ func (r *Redactor) dirty(v any, depth int, items *int) (dirty, hit bool) {
 	}
 	switch t := v.(type) {
 	case string:
-		return len(t) > r.o.MaxString || r.textCandidate(t), false
+		return len(t) > r.o.MaxString || r.textCandidate(t) || !utf8.ValidString(t), false
 	case map[string]any:
 		if depth+1 > r.o.MaxDepth {
 			return false, true
@@ -66,6 +69,9 @@ func (r *Redactor) dirty(v any, depth int, items *int) (dirty, hit bool) {
 				return d, h
 			}
 		}
+	case json.RawMessage:
+		out, rep, err := r.JSON("", t, nil)
+		return err != nil || rep.Changed() || len(out) != len(t), false
 	case json.Number, bool, nil, float64, float32, int, int64, int32, uint, uint64, uint32:
 	default:
 		return true, false // the walker reports the type
@@ -156,6 +162,16 @@ func (w *walker) walk(v any, depth int) (any, bool, error) {
 		return w.object(t, depth+1)
 	case []any:
 		return w.array(t, depth+1)
+	case json.RawMessage:
+		out, rep, err := w.r.JSON(w.path(), t, w.spill)
+		if err != nil {
+			return nil, false, err
+		}
+		w.rp.merge(rep)
+		if rep.Changed() || len(out) != len(t) || &out[0] != &t[0] {
+			return json.RawMessage(out), true, nil
+		}
+		return v, false, nil
 	case json.Number, bool, nil, float64, float32, int, int64, int32, uint, uint64, uint32:
 		return v, false, nil
 	default:
@@ -164,6 +180,10 @@ func (w *walker) walk(v any, depth int) (any, bool, error) {
 }
 
 func (w *walker) str(s string) (any, bool, error) {
+	fixed := false
+	if !utf8.ValidString(s) {
+		s, fixed = fixUTF8(s), true
+	}
 	m, changed := w.r.Text(s)
 	if changed {
 		w.rp.redacted(w.path())
@@ -173,7 +193,7 @@ func (w *walker) str(s string) (any, bool, error) {
 		w.rp.bounded(p)
 		return w.r.bound(p, m, w.spill).value(), true, nil
 	}
-	return m, changed, nil
+	return m, changed || fixed, nil
 }
 
 func (w *walker) object(m map[string]any, depth int) (any, bool, error) {

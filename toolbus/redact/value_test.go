@@ -317,7 +317,7 @@ func TestJSON(t *testing.T) {
 		{"masked string is re-encoded", `{"t":"a <b> password=x \u0026"}`, `{"t":"a \u003cb\u003e password=[REDACTED] \u0026"}`},
 		{"escaped secret is found", `{"t":"\u0073k-Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF"}`, `{"t":"sk-…[REDACTED]"}`},
 		{"escaped key is found", `{"pass\u0077ord":"x"}`, `{"pass\u0077ord":"[REDACTED]"}`},
-		{"invalid UTF-8 is replaced", "[\"a\xffb\"]", `["a\ufffdb"]`},
+		{"invalid UTF-8 is replaced", "[\"a\xffb\"]", "[\"a\uFFFDb\"]"},
 		{"whitespace around", " \n[ ] \t", " \n[ ] \t"},
 	}
 	for _, tt := range tests {
@@ -402,5 +402,67 @@ func TestGolden(t *testing.T) {
 	if !slices.Equal(slices.Sorted(slices.Values(vrep.Redacted)), slices.Sorted(slices.Values(rep.Redacted))) ||
 		!slices.Equal(slices.Sorted(slices.Values(vrep.Bounded)), slices.Sorted(slices.Values(rep.Bounded))) {
 		t.Errorf("reports differ:\n%+v\n%+v", vrep, rep)
+	}
+}
+
+func TestValueRawMessage(t *testing.T) {
+	r := New(Options{})
+	clean := json.RawMessage(`{"app":"Code"}`)
+	v := map[string]any{"frame": clean, "n": json.Number("1")}
+	out, rep, err := r.Value("result", v, nil)
+	if err != nil || rep.Changed() || reflect.ValueOf(out).UnsafePointer() != reflect.ValueOf(v).UnsafePointer() {
+		t.Fatalf("clean raw message: %v %+v", err, rep)
+	}
+	v = map[string]any{"frame": json.RawMessage(`{"a":[{"token":"x"}]}`)}
+	out, rep, err = r.Value("result", v, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := encode(t, out); got != `{"frame":{"a":[{"token":"[REDACTED]"}]}}` {
+		t.Errorf("got %s", got)
+	}
+	if !slices.Equal(rep.Redacted, []string{"result.frame.a[0].token"}) {
+		t.Errorf("paths %q", rep.Redacted)
+	}
+	if _, _, err := r.Value("", json.RawMessage(`{`), nil); err == nil {
+		t.Error("invalid raw message accepted")
+	}
+}
+
+// TestConcurrentUse runs every entry point from several goroutines; run
+// with -race it shows the Redactor keeps no mutable state.
+func TestConcurrentUse(t *testing.T) {
+	r := New(Options{MaxString: 64})
+	raw, err := readFile("testdata/dirty.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, _ := r.JSON("", raw, nil)
+	shared := decode(t, string(raw)) // read by every goroutine
+	done := make(chan string)
+	for range 4 {
+		go func() {
+			for range 20 {
+				out, _, err := r.JSON("", raw, nil)
+				if err != nil || !bytes.Equal(out, want) {
+					done <- "JSON differs"
+					return
+				}
+				if s, _ := r.Text("password=x " + ghpKey); s != "password=[REDACTED] ghp_…[REDACTED]" {
+					done <- "Text differs: " + s
+					return
+				}
+				if _, _, err := r.Value("", shared, nil); err != nil {
+					done <- err.Error()
+					return
+				}
+			}
+			done <- ""
+		}()
+	}
+	for range 4 {
+		if msg := <-done; msg != "" {
+			t.Error(msg)
+		}
 	}
 }
