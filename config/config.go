@@ -29,6 +29,14 @@ type Limits struct {
 	// RateLimits is "tool=N/s[:burst],tool=N/m": a token bucket per tool
 	// (off by default). ParseRateLimits reads it.
 	RateLimits string `toml:"rate_limits"`
+	// MaxStringBytes bounds every string a result carries: a longer one
+	// becomes {truncated, bytes, sha256, preview, tail, artifact}
+	// (default 16 KiB).
+	MaxStringBytes int64 `toml:"max_string_bytes"`
+	// SensitiveKeys are more key names whose values are redacted, besides
+	// password, secret, token, api_key, authorization, private_key...
+	// (comma-separated; default none).
+	SensitiveKeys string `toml:"sensitive_keys"`
 }
 
 // AW is how to reach ActivityWatch.
@@ -111,5 +119,6 @@ func Defaults() Config {
 		},
 		Log:     Log{Level: "info"},
 		Privacy: Privacy{MaxTitleLength: 300},
+		Limits:  Limits{MaxStringBytes: 16 << 10},
 	}
 }

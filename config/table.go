@@ -184,6 +184,18 @@ func table() []spec {
 			maxLen: 4096,
 			field:  func(c *Config) any { return &c.Limits.RateLimits },
 		},
+		{
+			key: "limits.max_string_bytes", env: "AWBRIDGE_MAX_STRING_BYTES", kind: kindBytes,
+			doc: "longest string in a result before it is truncated and spilled to an artifact",
+			min: kib, max: 16 * mib,
+			field: func(c *Config) any { return &c.Limits.MaxStringBytes },
+		},
+		{
+			key: "limits.sensitive_keys", env: "AWBRIDGE_SENSITIVE_KEYS", kind: kindText, optional: true,
+			doc:    "more key names whose values are redacted, comma-separated",
+			maxLen: 4096,
+			field:  func(c *Config) any { return &c.Limits.SensitiveKeys },
+		},
 	}
 }
 

@@ -64,6 +64,8 @@ func TestNames(t *testing.T) {
 		"paths.context_root":           {"AWBRIDGE_CONTEXT_ROOT", "context-root"},
 		"paths.state_dir":              {"AWBRIDGE_STATE_DIR", "state-dir"},
 		"limits.rate_limits":           {"AWBRIDGE_RATE_LIMITS", "rate-limits"},
+		"limits.max_string_bytes":      {"AWBRIDGE_MAX_STRING_BYTES", ""},
+		"limits.sensitive_keys":        {"AWBRIDGE_SENSITIVE_KEYS", ""},
 		"log.level":                    {"AWBRIDGE_LOG_LEVEL", "log-level"},
 		"privacy.max_title_length":     {"AWBRIDGE_MAX_TITLE_LENGTH", ""},
 	}
