@@ -83,6 +83,8 @@ type Checker struct {
 	redactions []string
 	report     Report
 	first      chan struct{} // closed after the first refresh
+	quit       chan struct{} // closed by Close: a refresh under way stops
+	closeOnce  sync.Once
 	firstOnce  sync.Once
 	wg         sync.WaitGroup
 }
@@ -98,11 +100,15 @@ func New(opts Options) *Checker {
 	if opts.FirstWait <= 0 {
 		opts.FirstWait = 200 * time.Millisecond
 	}
-	return &Checker{opts: opts, first: make(chan struct{})}
+	return &Checker{opts: opts, first: make(chan struct{}), quit: make(chan struct{})}
 }
 
-// Close waits for a refresh under way.
-func (c *Checker) Close() { c.wg.Wait() }
+// Close stops a refresh under way (the process is exiting: a probe of a
+// slow source must not hold it) and waits for it. Call it once.
+func (c *Checker) Close() {
+	c.closeOnce.Do(func() { close(c.quit) })
+	c.wg.Wait()
+}
 
 // Prime starts the first probe in the background, so that the first
 // health call finds it done (ctx bounds nothing after Prime returns: the
@@ -174,6 +180,17 @@ func (c *Checker) get(ctx context.Context) ([]byte, Report) {
 
 func (c *Checker) refresh(ctx context.Context) {
 	defer c.wg.Done()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		select {
+		case <-c.quit:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	var (
 		wg    sync.WaitGroup
 		probe json.RawMessage

@@ -72,7 +72,7 @@ func TestHealthAnswersFromLastStatusAndRefreshes(t *testing.T) {
 	awErr.Store(errors.New("connection refused"))
 	c.add(2 * time.Second)
 	h.Report(context.Background()) // answers from the last status, starts a refresh
-	h.Close()                      // wait for the refresh
+	h.wg.Wait()                    // wait for the refresh
 	r := h.Report(context.Background())
 	if r.AWOK || r.Status != "degraded" || r.Sources.ActivityWatch.Error == "" {
 		t.Fatalf("after ActivityWatch went down: %+v", r)
@@ -164,8 +164,27 @@ func TestHealthFirstCallIsNotHeldBySlowSource(t *testing.T) {
 		t.Fatalf("first report while the probe hangs = %+v", r)
 	}
 	close(release)
-	h.Close()
+	h.wg.Wait()
 	if r := h.Report(context.Background()); !r.AWOK {
 		t.Fatalf("after the probe answered = %+v", r)
+	}
+}
+
+func TestCloseStopsAProbeUnderWay(t *testing.T) {
+	aw := upstream.New(upstream.Options{Name: "activitywatch", Code: "AwUnavailable", Configured: true, Deadline: time.Minute})
+	started := make(chan struct{})
+	h := New(Options{AWSource: aw, AWProbe: func(ctx context.Context) error {
+		close(started)
+		<-ctx.Done()
+		return ctx.Err()
+	}})
+	h.Prime(context.Background())
+	<-started
+	done := make(chan struct{})
+	go func() { h.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Close waited for a probe with a one-minute deadline")
 	}
 }
