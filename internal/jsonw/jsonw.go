@@ -5,6 +5,21 @@ import "unicode/utf8"
 
 const hex = "0123456789abcdef"
 
+// Bit c of escLo (c < 64) or escHi (64 <= c < 128) is set when the ASCII
+// byte c must be escaped: controls, '"', '&', '<', '>' and '\\'.
+const (
+	escLo = 1<<32 - 1 | 1<<'"' | 1<<'&' | 1<<'<' | 1<<'>'
+	escHi = 1 << ('\\' - 64)
+)
+
+// plain reports whether ASCII byte c goes out as is.
+func plain(c byte) bool {
+	if c < 64 {
+		return escLo>>c&1 == 0
+	}
+	return escHi>>(c-64)&1 == 0
+}
+
 // AppendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD;
 // <, >, & and the line separators are escaped like encoding/json does.
 func AppendString[S ~string | ~[]byte](dst []byte, s S) []byte {
@@ -13,7 +28,7 @@ func AppendString[S ~string | ~[]byte](dst []byte, s S) []byte {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+			if plain(c) {
 				i++
 				continue
 			}

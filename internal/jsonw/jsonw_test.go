@@ -2,6 +2,7 @@ package jsonw
 
 import (
 	"encoding/json"
+	"os"
 	"testing"
 )
 
@@ -20,4 +21,16 @@ func FuzzAppendString(f *testing.F) {
 			t.Fatalf("AppendString(%q) = %s, encoding/json says %s", s, got, want)
 		}
 	})
+}
+
+func BenchmarkAppendStringFrame(b *testing.B) {
+	raw, err := os.ReadFile("../../engine/testdata/frame_recorded.golden.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	buf := make([]byte, 0, 3*len(raw))
+	b.SetBytes(int64(len(raw)))
+	for b.Loop() {
+		buf = AppendString(buf[:0], raw)
+	}
 }
