@@ -74,15 +74,7 @@ func TestDirectMethodsPassThePipeline(t *testing.T) {
 // nowframe_build honours the caller's timeout_ms: a hanging ActivityWatch
 // does not hold the call past it.
 func TestNowframeHonoursTimeout(t *testing.T) {
-	stop := make(chan struct{})
-	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-stop:
-		case <-r.Context().Done():
-		}
-	}))
-	defer hang.Close()
-	defer close(stop)
+	hang := hangingServer(t)
 	c := config.Defaults()
 	c.AW.URL = hang.URL
 	e, err := New(Deps{Config: c, Logger: zerolog.Nop(), Version: "test"})

@@ -48,6 +48,21 @@ func fixtureEngine(t *testing.T, edit func(*config.Config)) (*Engine, *awfixture
 	return e, fs
 }
 
+// hangingServer answers nothing until the test ends.
+func hangingServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	stop := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-stop:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(stop) })
+	return srv
+}
+
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	var pretty bytes.Buffer
@@ -219,15 +234,7 @@ func TestActivityWatchDown(t *testing.T) {
 }
 
 func TestSidecarHangingDoesNotHoldTheFrame(t *testing.T) {
-	stop := make(chan struct{})
-	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-stop:
-		case <-r.Context().Done():
-		}
-	}))
-	defer hang.Close()
-	defer close(stop)
+	hang := hangingServer(t)
 	e, _ := fixtureEngine(t, func(c *config.Config) {
 		c.Sidecar.URL = hang.URL
 		c.Sidecar.Timeout = 150 * time.Millisecond
