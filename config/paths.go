@@ -48,28 +48,38 @@ func (e Env) absVar(name string) string {
 // macOS, %AppData%\awbridge\config.toml on Windows. It is "" when the
 // variables it needs are unset or relative.
 func DefaultConfigPath(env Env) string {
-	var dir string
-	switch goos := env.goos(); goos {
-	case "windows":
-		dir = env.absVar("AppData")
-	case "darwin", "ios":
-		if h := env.absVar("HOME"); h != "" {
-			dir = join(goos, h, "Library", "Application Support")
-		}
-	case "plan9":
-		if h := env.absVar("home"); h != "" {
-			dir = join(goos, h, "lib")
-		}
-	default:
-		dir = env.absVar("XDG_CONFIG_HOME")
-		if h := env.absVar("HOME"); dir == "" && h != "" {
-			dir = join(goos, h, ".config")
-		}
-	}
+	dir := env.baseDir("AppData", "XDG_CONFIG_HOME", ".config")
 	if dir == "" {
 		return ""
 	}
 	return join(env.goos(), dir, "awbridge", "config.toml")
+}
+
+// baseDir is the per-user folder of one kind with os.UserConfigDir's
+// conventions: %<winVar>% on Windows, ~/Library/Application Support on
+// macOS, $home/lib on Plan 9, else $<xdgVar> or ~/<xdgDefault>. "" when
+// the variables it needs are unset or relative.
+func (env Env) baseDir(winVar, xdgVar string, xdgDefault ...string) string {
+	switch goos := env.goos(); goos {
+	case "windows":
+		return env.absVar(winVar)
+	case "darwin", "ios":
+		if h := env.absVar("HOME"); h != "" {
+			return join(goos, h, "Library", "Application Support")
+		}
+	case "plan9":
+		if h := env.absVar("home"); h != "" {
+			return join(goos, h, "lib")
+		}
+	default:
+		if dir := env.absVar(xdgVar); dir != "" {
+			return dir
+		}
+		if h := env.absVar("HOME"); h != "" {
+			return join(goos, append([]string{h}, xdgDefault...)...)
+		}
+	}
+	return ""
 }
 
 // DefaultStateDir is paths.state_dir's default: $XDG_STATE_HOME/awbridge
@@ -78,24 +88,7 @@ func DefaultConfigPath(env Env) string {
 // %LocalAppData%\awbridge on Windows. It is "" when the variables it needs
 // are unset or relative; Load then reports that state_dir must be set.
 func DefaultStateDir(env Env) string {
-	var dir string
-	switch goos := env.goos(); goos {
-	case "windows":
-		dir = env.absVar("LocalAppData")
-	case "darwin", "ios":
-		if h := env.absVar("HOME"); h != "" {
-			dir = join(goos, h, "Library", "Application Support")
-		}
-	case "plan9":
-		if h := env.absVar("home"); h != "" {
-			dir = join(goos, h, "lib")
-		}
-	default:
-		dir = env.absVar("XDG_STATE_HOME")
-		if h := env.absVar("HOME"); dir == "" && h != "" {
-			dir = join(goos, h, ".local", "state")
-		}
-	}
+	dir := env.baseDir("LocalAppData", "XDG_STATE_HOME", ".local", "state")
 	if dir == "" {
 		return ""
 	}
