@@ -94,7 +94,7 @@ func New(d Deps) (*Engine, error) {
 	e.scSrc = upstream.New(upstream.Options{Name: "sidecar", Code: toolbus.CodeSidecarUnavailable,
 		Configured: sc != nil, Deadline: c.Sidecar.Timeout, Now: d.Now, OnChange: e.logTransition})
 
-	red := redact.New(redact.Options{MaxString: int(c.Limits.MaxStringBytes), ExtraKeys: splitList(c.Limits.SensitiveKeys)})
+	red := redact.New(redact.Options{MaxString: int(c.Limits.MaxStringBytes), ExtraKeys: SplitList(c.Limits.SensitiveKeys)})
 	redactOnce := func(b []byte) ([]byte, []string) {
 		out, rep, err := red.JSON("result", b, nil)
 		if err != nil {
@@ -171,8 +171,8 @@ func openState(c config.Config, red *redact.Redactor, log zerolog.Logger) (*stat
 	return st, nil
 }
 
-// splitList splits a comma-separated setting, dropping empty items.
-func splitList(s string) []string {
+// SplitList splits a comma-separated setting, dropping empty items.
+func SplitList(s string) []string {
 	var out []string
 	for _, p := range strings.Split(s, ",") {
 		if p = strings.TrimSpace(p); p != "" {

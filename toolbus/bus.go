@@ -232,6 +232,7 @@ func (b *Bus) finish(r *run) Response {
 	}
 	if r.err != nil {
 		r.result = nil
+		r.err = b.redactError(r.err)
 	}
 	if r.pol.timeout == 0 && r.e != nil {
 		r.pol.timeout = r.e.timeout
@@ -252,6 +253,29 @@ func (b *Bus) finish(r *run) Response {
 		return Response{Body: r.result}
 	}
 	return Response{Body: env, Err: r.err, Stage: r.stage}
+}
+
+// redactError masks secrets an error may quote (an upstream's message
+// can carry anything) before it reaches the caller, an artifact or a log.
+func (b *Bus) redactError(te *ToolError) *ToolError {
+	msg, m := b.opts.Redactor.Text(te.Message)
+	hint, h := b.opts.Redactor.Text(te.Hint)
+	var details map[string]any
+	d := false
+	if te.Details != nil {
+		if v, rep, err := b.opts.Redactor.Value("details", te.Details, nil); err == nil && rep.Changed() {
+			details, d = v.(map[string]any), true
+		}
+	}
+	if !m && !h && !d {
+		return te
+	}
+	c := *te
+	c.Message, c.Hint = msg, hint
+	if d {
+		c.Details = details
+	}
+	return &c
 }
 
 func (r *run) fail(stage Stage, te *ToolError) bool {

@@ -17,6 +17,7 @@ import (
 	"github.com/awbridge/awbridge/aw"
 	"github.com/awbridge/awbridge/config"
 	"github.com/awbridge/awbridge/engine"
+	"github.com/awbridge/awbridge/toolbus/redact"
 )
 
 // Exit codes.
@@ -139,7 +140,7 @@ func prepare(e *env, fs *flag.FlagSet, args []string) (*config.Loaded, zerolog.L
 		fmt.Fprintln(e.stderr, oneLine(err.Error()))
 		return nil, zerolog.Nop(), exitUsage
 	}
-	return l, newLogger(e, l.Config.Log.Level), -1
+	return l, newLogger(e, l.Config), -1
 }
 
 // startEngine builds the engine for command name; nil means stop with
@@ -154,15 +155,17 @@ func startEngine(e *env, name string, l *config.Loaded, log zerolog.Logger, d en
 }
 
 // newLogger builds the one logger, on stderr: console format on a
-// terminal, JSON otherwise.
-func newLogger(e *env, level string) zerolog.Logger {
-	lvl, err := zerolog.ParseLevel(level)
+// terminal, JSON otherwise; every line passes the redactor (log lines may
+// quote error texts).
+func newLogger(e *env, c config.Config) zerolog.Logger {
+	lvl, err := zerolog.ParseLevel(c.Log.Level)
 	if err != nil {
 		lvl = zerolog.InfoLevel
 	}
-	var w io.Writer = e.stderr
+	red := redact.New(redact.Options{MaxString: int(c.Limits.MaxStringBytes), ExtraKeys: engine.SplitList(c.Limits.SensitiveKeys)})
+	w := red.Writer(e.stderr)
 	if f, ok := e.stderr.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
-		w = zerolog.ConsoleWriter{Out: e.stderr, TimeFormat: time.TimeOnly}
+		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly}
 	}
 	return zerolog.New(w).Level(lvl).With().Timestamp().Str("app", "awbridge").Logger()
 }

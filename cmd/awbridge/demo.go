@@ -40,7 +40,7 @@ func cmdDemo(ctx context.Context, e *env, args []string) int {
 	c := config.Defaults()
 	c.AW.URL, c.Sidecar.URL = url, url
 	c.Log.Level = "warn"
-	log := newLogger(e, c.Log.Level)
+	log := newLogger(e, c)
 	eng, err := engine.New(engine.Deps{Config: c, Logger: log, Version: e.version})
 	if err != nil {
 		fmt.Fprintln(e.stderr, "awbridge demo: "+err.Error())

@@ -534,3 +534,24 @@ func TestPersistentStateAcrossProcesses(t *testing.T) {
 		t.Fatalf("awbridge state --json: %s %v", out, err)
 	}
 }
+
+// Log lines pass the redactor: an upstream error quoting a secret is
+// masked on stderr as well as in the envelope.
+func TestSecretsNeverReachTheLogs(t *testing.T) {
+	const secret = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789"
+	leaky := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, `{"message": "bad key %s, token=%s"}`, secret, secret)
+	}))
+	defer leaky.Close()
+	lines, stderr := session(t, baseEnv(t, leaky.URL, "AWBRIDGE_LOG_LEVEL=debug"), []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"aw_get_state","arguments":{}}}`,
+	})
+	if !strings.Contains(stderr, "source down") {
+		t.Fatalf("the failure was not logged: %s", stderr)
+	}
+	if strings.Contains(stderr, secret) || strings.Contains(strings.Join(lines, "\n"), secret) {
+		t.Fatalf("the secret reached stderr or stdout:\n%s\n%s", stderr, lines)
+	}
+}
