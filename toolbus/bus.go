@@ -238,10 +238,11 @@ func (b *Bus) finish(r *run) Response {
 		r.pol.timeout = r.e.timeout
 	}
 	var env []byte
-	if r.stage != StageResolve && r.stage != StageValidate && b.opts.Artifacts.Enabled() {
+	switch {
+	case r.stage != StageResolve && r.stage != StageValidate && b.opts.Artifacts.Enabled():
 		env = b.artifactsStage(r) // renders the envelope with its URIs and writes it
-	} else {
-		env = b.envelope(r)
+	case !r.req.Direct:
+		env = b.envelope(r) // a direct method answers without one
 	}
 	if r.req.Direct {
 		if r.err != nil {
