@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"runtime"
 	"strings"
 )
@@ -155,4 +156,22 @@ func join(goos string, elem ...string) string {
 		b.WriteString(e)
 	}
 	return b.String()
+}
+
+// SocketPath is where `awbridge serve` listens and `awbridge stdio`
+// looks for it: AWBRIDGE_SOCKET, else $XDG_RUNTIME_DIR/awbridge/awbridge.sock,
+// else <temp dir>/awbridge-<uid>/awbridge.sock.
+func SocketPath(env Env, uid int) string {
+	if p := env.absVar("AWBRIDGE_SOCKET"); p != "" {
+		return p
+	}
+	goos := env.goos()
+	if d := env.absVar("XDG_RUNTIME_DIR"); d != "" {
+		return join(goos, d, "awbridge", "awbridge.sock")
+	}
+	tmp := env.absVar("TMPDIR")
+	if tmp == "" {
+		tmp = "/tmp"
+	}
+	return join(goos, tmp, fmt.Sprintf("awbridge-%d", uid), "awbridge.sock")
 }

@@ -75,3 +75,22 @@ func TestPathSetting(t *testing.T) {
 		})
 	}
 }
+
+func TestSocketPath(t *testing.T) {
+	tests := []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"AWBRIDGE_SOCKET": "/run/x.sock", "XDG_RUNTIME_DIR": "/run/user/1"}, "/run/x.sock"},
+		{map[string]string{"XDG_RUNTIME_DIR": "/run/user/1"}, "/run/user/1/awbridge/awbridge.sock"},
+		{map[string]string{"XDG_RUNTIME_DIR": "relative"}, "/tmp/awbridge-7/awbridge.sock"},
+		{map[string]string{"TMPDIR": "/var/tmp"}, "/var/tmp/awbridge-7/awbridge.sock"},
+		{map[string]string{}, "/tmp/awbridge-7/awbridge.sock"},
+	}
+	for _, tt := range tests {
+		env := Env{GOOS: "linux", Lookup: func(k string) (string, bool) { v, ok := tt.env[k]; return v, ok }}
+		if got := SocketPath(env, 7); got != tt.want {
+			t.Errorf("%v: %s, want %s", tt.env, got, tt.want)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -52,6 +53,10 @@ type Engine struct {
 	health  *health.Checker
 	bus     *toolbus.Bus
 	state   *state.Store
+	poller  *nowframe.Poller
+	// warmMaxAge is nowframe_build's default max_age_ms while the poller
+	// runs (0: build fresh unless the caller says otherwise).
+	warmMaxAge atomic.Int64
 }
 
 // DirectMethods lists seed 003's direct JSON-RPC methods; each is also an
@@ -124,7 +129,11 @@ func New(d Deps) (*Engine, error) {
 		bopts.Sidecar = sc
 		hopts.SidecarProbe = sc.Probe
 	}
+	var poller *nowframe.Poller
+	bopts.OnFrame = func(f *nowframe.Frame) { poller.Observe(f) }
 	e.builder = nowframe.NewBuilder(bopts)
+	poller = nowframe.NewPoller(e.builder, nowframe.PollerOptions{Now: d.Now})
+	e.poller = poller
 	e.health = health.New(hopts)
 
 	e.state, err = openState(c, red, d.Logger)
@@ -195,6 +204,15 @@ func (e *Engine) logTransition(st upstream.Status) {
 // attemptTimeout leaves room for retries inside a source's deadline.
 func attemptTimeout(deadline time.Duration) time.Duration {
 	return max(deadline/2, 100*time.Millisecond)
+}
+
+// Run keeps the frame warm until ctx ends: a frame every second, a change
+// feed, and nowframe_build answering from the warm frame by default. The
+// service runs it; a stdio session without a service does not.
+func (e *Engine) Run(ctx context.Context) error {
+	e.warmMaxAge.Store(2000)
+	defer e.warmMaxAge.Store(0)
+	return e.poller.Run(ctx)
 }
 
 // Prime starts the first health probe in the background (a server calls

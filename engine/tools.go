@@ -71,6 +71,38 @@ func (e *Engine) tools() []*toolbus.Tool {
 			},
 			Run: e.runGetState,
 		},
+		{
+			Name:  "nowframe_history",
+			Title: "What the person switched between recently",
+			Description: "Lists the recent switches (the focused app, window title, tab URL or AFK status changed) over the last " +
+				"minutes, oldest first, each with when and a one-line summary. Use it to answer \"what was I just doing\" or " +
+				"\"how long have I been on this\". Switches are recorded from every frame built (continuously while awbridge " +
+				"runs as a service); not a full-day history." + dataNotInstructions,
+			Params: []toolbus.Param{
+				{Name: "minutes", Type: "integer", Min: 1, Max: 1440, Description: "How far back to look (default 10)."},
+				{Name: "limit", Type: "integer", Min: 1, Max: 500, Description: "At most this many switches, the newest (default 50)."},
+			},
+			ResultSchema: json.RawMessage(`{"type":"object","required":["changes","count"]}`),
+			ReadOnly:     true, Idempotent: true,
+			Example: &toolbus.Example{Arguments: json.RawMessage(`{"minutes":30,"output":{"path":"changes","map":{"pick":["at","what","summary"]}}}`),
+				Result: json.RawMessage(`[{"at":"2026-11-22T10:02:11Z","what":["app","title"],"summary":"Active in Code"}]`)},
+			Run: func(_ context.Context, call *toolbus.Call) (toolbus.Result, error) {
+				mins, limit := int64(10), int64(50)
+				if v, ok := call.Args["minutes"].(int64); ok {
+					mins = v
+				}
+				if v, ok := call.Args["limit"].(int64); ok {
+					limit = v
+				}
+				ch := e.poller.Changes(time.Duration(mins)*time.Minute, int(limit))
+				if ch == nil {
+					ch = []nowframe.Change{}
+				}
+				b, err := json.Marshal(map[string]any{"changes": ch, "count": len(ch), "minutes": mins,
+					"polling": e.warmMaxAge.Load() > 0})
+				return toolbus.Result{Body: b}, err
+			},
+		},
 	}
 }
 
@@ -80,8 +112,11 @@ func (e *Engine) runNowframe(ctx context.Context, call *toolbus.Call) (toolbus.R
 	if r, changed := e.bus.Redactor().Text(reason); changed {
 		reason, redactions = r, []string{"result.reason"}
 	}
-	maxAge := time.Duration(max(call.MaxAgeMs, 0)) * time.Millisecond
-	f, hit := e.builder.Get(ctx, maxAge)
+	ms := call.MaxAgeMs
+	if ms < 0 {
+		ms = e.warmMaxAge.Load() // the poller keeps a frame warm
+	}
+	f, hit := e.builder.Get(ctx, time.Duration(ms)*time.Millisecond)
 	if f == nil {
 		return toolbus.Result{}, ctx.Err() // the bus reports Timeout or Cancelled
 	}

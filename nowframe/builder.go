@@ -43,6 +43,8 @@ type Options struct {
 	// Redact, when set, redacts each frame's JSON once, when it is
 	// rendered, and returns where it changed it (paths, never values).
 	Redact func(frame []byte) ([]byte, []string)
+	// OnFrame, when set, sees every new frame (the poller's change feed).
+	OnFrame func(*Frame)
 }
 
 // Builder assembles frames. Safe for concurrent use: concurrent fresh
@@ -194,6 +196,9 @@ func (b *Builder) build(ctx context.Context) *Frame {
 		if b.latest.CompareAndSwap(old, f) {
 			break
 		}
+	}
+	if b.opts.OnFrame != nil {
+		b.opts.OnFrame(f)
 	}
 	return f
 }

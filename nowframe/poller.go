@@ -1,0 +1,157 @@
+package nowframe
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"time"
+)
+
+// PollerOptions configure a Poller.
+type PollerOptions struct {
+	// Interval between frames (default 1 s), jittered by up to a tenth.
+	Interval time.Duration
+	// History bounds how many changes are kept (default 1,000).
+	History int
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Change is one switch the poller saw: what the person is doing changed
+// (app, title, URL or AFK status) between two frames.
+type Change struct {
+	At      time.Time `json:"at"`
+	Version uint64    `json:"frame_version"`
+	// What names the fields that changed: "app", "title", "url", "afk".
+	What    []string `json:"what"`
+	Summary string   `json:"summary"`
+}
+
+// Poller keeps the builder's latest frame warm: one frame per interval,
+// whoever asks, and a bounded feed of changes. Safe for concurrent use;
+// Run is called at most once and returns when its ctx ends.
+type Poller struct {
+	b    *Builder
+	opts PollerOptions
+
+	mu      sync.Mutex
+	changes []Change // ring, oldest first once full
+	next    int
+	full    bool
+	last    *Frame
+	waiters []chan struct{}
+}
+
+// NewPoller returns a Poller over b. Pass its Observe as b's OnFrame.
+func NewPoller(b *Builder, opts PollerOptions) *Poller {
+	if opts.Interval <= 0 {
+		opts.Interval = time.Second
+	}
+	if opts.History <= 0 {
+		opts.History = 1000
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Poller{b: b, opts: opts, changes: make([]Change, opts.History)}
+}
+
+// Run builds a frame every interval until ctx ends. A build is bounded by
+// the sources' own deadlines; a source that is down is asked again on the
+// next tick (its circuit breaker keeps that cheap).
+func (p *Poller) Run(ctx context.Context) error {
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		p.b.Build(ctx) // the builder's OnFrame feeds Observe
+		jitter := time.Duration(rand.Int64N(int64(p.opts.Interval)/10 + 1))
+		t.Reset(p.opts.Interval + jitter)
+	}
+}
+
+// Observe records what changed since the last frame; the builder calls
+// it (Options.OnFrame) for every frame, polled or asked for.
+func (p *Poller) Observe(f *Frame) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	prev := p.last
+	if prev != nil && f.Version < prev.Version {
+		return // an older build finished late
+	}
+	p.last = f
+	if prev == nil {
+		return
+	}
+	what := diff(prev.Now, f.Now)
+	if len(what) == 0 {
+		return
+	}
+	p.changes[p.next] = Change{At: f.Timestamp.UTC(), Version: f.Version, What: what, Summary: f.Now.Summary}
+	p.next = (p.next + 1) % len(p.changes)
+	if p.next == 0 {
+		p.full = true
+	}
+	for _, w := range p.waiters {
+		close(w)
+	}
+	p.waiters = nil
+}
+
+// diff names what the person-visible state changed between two frames.
+func diff(a, b Now) []string {
+	var what []string
+	if a.Window.App != b.Window.App {
+		what = append(what, "app")
+	}
+	if a.Window.Title != b.Window.Title || a.Window.Excluded != b.Window.Excluded {
+		what = append(what, "title")
+	}
+	if a.Browser.URL != b.Browser.URL || a.Browser.Focused != b.Browser.Focused {
+		what = append(what, "url")
+	}
+	if a.AFK.Status != b.AFK.Status {
+		what = append(what, "afk")
+	}
+	return what
+}
+
+// Changes returns the changes of the last d (all kept ones when d <= 0),
+// oldest first, at most limit (the newest ones) when limit > 0.
+func (p *Poller) Changes(d time.Duration, limit int) []Change {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var all []Change
+	if p.full {
+		all = append(all, p.changes[p.next:]...)
+	}
+	all = append(all, p.changes[:p.next]...)
+	if d > 0 {
+		cut := p.opts.Now().Add(-d)
+		i := 0
+		for i < len(all) && all[i].At.Before(cut) {
+			i++
+		}
+		all = all[i:]
+	}
+	if limit > 0 && len(all) > limit {
+		all = all[len(all)-limit:]
+	}
+	return all
+}
+
+// Changed returns a channel closed at the next change (for subscribers).
+func (p *Poller) Changed() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ch := make(chan struct{})
+	p.waiters = append(p.waiters, ch)
+	return ch
+}
