@@ -86,6 +86,9 @@ type Options struct {
 	// Instructions is initialize's instructions text (default
 	// DefaultInstructions).
 	Instructions string
+	// Engine, when set, says in initialize's _meta which engine answers
+	// ("service": the shared one behind the socket; "in-process").
+	Engine string
 	// LegacyDirectErrorCode answers execution failures of direct methods
 	// with -32601, as seed 003 did, instead of the server-range codes.
 	LegacyDirectErrorCode bool
@@ -162,12 +165,12 @@ func NewServer(b Backend, opts Options) *Server {
 		instr = DefaultInstructions
 	}
 	for _, v := range SupportedVersions() {
-		s.initResult[v] = renderInitialize(v, name, version, opts.ServerTitle, instr)
+		s.initResult[v] = renderInitialize(v, name, version, opts.ServerTitle, instr, opts.Engine)
 	}
 	return s
 }
 
-func renderInitialize(v, name, version, title, instr string) []byte {
+func renderInitialize(v, name, version, title, instr, engine string) []byte {
 	b := []byte(`{"protocolVersion":`)
 	b = jsonw.AppendString(b, v)
 	b = append(b, `,"capabilities":{"tools":{"listChanged":false}},"serverInfo":{"name":`...)
@@ -180,6 +183,11 @@ func renderInitialize(v, name, version, title, instr string) []byte {
 	}
 	b = append(b, `},"instructions":`...)
 	b = jsonw.AppendString(b, instr)
+	if engine != "" {
+		b = append(b, `,"_meta":{"awbridge/engine":`...)
+		b = jsonw.AppendString(b, engine)
+		b = append(b, '}')
+	}
 	return append(b, '}')
 }
 

@@ -80,6 +80,8 @@ func baseEnv(t *testing.T, awURL string, extra ...string) []string {
 		"XDG_STATE_HOME=" + filepath.Join(home, "state"),
 		"AWBRIDGE_AW_URL=" + awURL,
 		"AWBRIDGE_LOG_LEVEL=warn",
+		// No service answers here unless a test starts one.
+		"AWBRIDGE_SOCKET=" + filepath.Join(home, "no-service.sock"),
 	}
 	return append(env, extra...)
 }

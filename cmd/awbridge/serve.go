@@ -44,11 +44,7 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 	}
 	defer eng.Close()
 	eng.Prime(ctx)
-	srv := mcp.NewServer(eng, mcp.Options{
-		MaxLineBytes: l.Config.Server.MaxLineBytes, MaxInFlight: l.Config.Server.MaxInFlight,
-		DirectMethods: engine.DirectMethods(), ServerName: "awbridge", ServerVersion: e.version,
-		Instructions: instructions, Logger: log,
-	})
+	srv := stdioServer(eng, l.Config, e, log, "service")
 	log.Info().Str("socket", path).Msg("serving")
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = eng.Run(ctx) })

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -130,4 +132,90 @@ func TestServeReplacesAStaleSocket(t *testing.T) {
 	if got := socketCall(t, sock, `{"jsonrpc":"2.0","id":1,"method":"ping"}`); !strings.Contains(got[0], `"result":{}`) {
 		t.Fatalf("ping: %v", got)
 	}
+}
+
+// awbridge stdio relays to the running service: two assistants share one
+// engine and its state; initialize says which engine answers.
+func TestStdioRelaysToTheService(t *testing.T) {
+	srv, _ := recordedAW(t)
+	sock := filepath.Join(t.TempDir(), "awbridge.sock")
+	env := append(baseEnv(t, srv.URL), "AWBRIDGE_SOCKET="+sock)
+	startServe(t, env, sock)
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`
+	lines, stderr := session(t, env, []string{init,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"state","arguments":{"action":"set","key":"shared","value":42}}}`})
+	if len(lines) != 2 || !strings.Contains(lines[0], `"awbridge/engine":"service"`) {
+		t.Fatalf("relayed session: %v\n%s", lines, stderr)
+	}
+	lines, _ = session(t, env, []string{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"state","arguments":{"action":"get","key":"shared"}}}`})
+	if len(lines) != 1 || !strings.Contains(lines[0], `\"value\":42`) {
+		t.Fatalf("a second assistant did not see the first one's state: %v", lines)
+	}
+	// --no-relay runs in-process: the session state is its own.
+	cmd := exec.Command(binPath, "stdio", "--no-relay")
+	cmd.Env = env
+	cmd.Stdin = strings.NewReader(init + "\n")
+	out, err := cmd.Output()
+	if err != nil || !strings.Contains(string(out), `"awbridge/engine":"in-process"`) {
+		t.Fatalf("--no-relay: %s %v", out, err)
+	}
+}
+
+// If the service dies mid-stream, the relay answers the calls it owed with
+// a retryable error and goes on in-process, replaying initialize.
+func TestRelayFailsOverWhenTheServiceDies(t *testing.T) {
+	xs := hangingAW(t)
+	sock := filepath.Join(t.TempDir(), "awbridge.sock")
+	env := append(baseEnv(t, xs, "AWBRIDGE_AW_TIMEOUT=30s"), "AWBRIDGE_SOCKET="+sock)
+	svc, _ := startServe(t, env, sock)
+
+	cmd := exec.Command(binPath, "stdio")
+	cmd.Env = env
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	r := bufio.NewReader(stdout)
+	read := func() string {
+		l, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("reading: %v", err)
+		}
+		return l
+	}
+	stdin.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}` + "\n"))
+	if l := read(); !strings.Contains(l, `"awbridge/engine":"service"`) {
+		t.Fatalf("init: %s", l)
+	}
+	stdin.Write([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"aw_get_state","arguments":{}}}` + "\n"))
+	time.Sleep(200 * time.Millisecond) // the call is in flight at the service (ActivityWatch hangs)
+	svc.Process.Kill()
+	svc.Wait()
+	if l := read(); !strings.Contains(l, `"id":2`) || !strings.Contains(l, `"ServiceUnavailable"`) || !strings.Contains(l, `"retryable":true`) {
+		t.Fatalf("the call in flight: %s", l)
+	}
+	stdin.Write([]byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"help","arguments":{"output":{"path":"tools[0].name"}}}}` + "\n"))
+	if l := read(); !strings.Contains(l, `"id":3`) || !strings.Contains(l, `\"result\":\"help\"`) {
+		t.Fatalf("after the failover: %s", l)
+	}
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("stdio after failover: %v", err)
+	}
+}
+
+// hangingAW is an ActivityWatch that never answers, until the test ends.
+func hangingAW(t *testing.T) string {
+	stop := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-stop:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(stop) })
+	return srv.URL
 }
