@@ -58,6 +58,46 @@ type Builder struct {
 	mu       sync.Mutex
 	inflight *flight
 	wg       sync.WaitGroup
+
+	// While polling (SetReuse), the bucket list, server info and the
+	// sidecar's probe are read less often than the window and AFK events.
+	reuseAW, reuseProbe atomic.Int64 // nanoseconds; 0: read every build
+	lastAW              atomic.Pointer[cachedAW]
+	lastProbe           atomic.Pointer[cachedProbe]
+}
+
+type cachedAW struct {
+	at      time.Time
+	info    *aw.Info
+	buckets map[string]aw.Bucket
+	sel     Selection
+}
+
+type cachedProbe struct {
+	at   time.Time
+	body json.RawMessage
+}
+
+// SetReuse makes builds reuse ActivityWatch's bucket list and info for up
+// to awEvery, and the sidecar's probe for up to probeEvery (0: read them
+// every build). The poller sets it; asked-for frames then cost only the
+// event reads.
+func (b *Builder) SetReuse(awEvery, probeEvery time.Duration) {
+	b.reuseAW.Store(int64(awEvery))
+	b.reuseProbe.Store(int64(probeEvery))
+}
+
+// AWDown reports whether ActivityWatch's circuit is open.
+func (b *Builder) AWDown() bool { return b.opts.AWSource.Circuit() == upstream.Open }
+
+// ProbeAW checks ActivityWatch cheaply (server info) as the circuit's
+// half-open probe, even during the cool-down: the poller's once-per-
+// interval check of a source that is down.
+func (b *Builder) ProbeAW(ctx context.Context) error {
+	return b.opts.AWSource.Probe(ctx, func(ctx context.Context) error {
+		_, err := b.opts.AW.Info(ctx)
+		return err
+	})
 }
 
 type cachedSelection struct {
@@ -157,13 +197,22 @@ func (b *Builder) build(ctx context.Context) *Frame {
 		})
 	})
 	if b.opts.SidecarSource != nil && b.opts.SidecarSource.Configured() && b.opts.Sidecar != nil {
-		wg.Go(func() {
-			scErr = b.opts.SidecarSource.Do(ctx, func(ctx context.Context) error {
-				var err error
-				probe, err = b.opts.Sidecar.Probe(ctx)
-				return err
+		if c := b.lastProbe.Load(); c != nil && b.opts.Now().Sub(c.at) < time.Duration(b.reuseProbe.Load()) {
+			probe = c.body
+		} else {
+			wg.Go(func() {
+				scErr = b.opts.SidecarSource.Do(ctx, func(ctx context.Context) error {
+					var err error
+					probe, err = b.opts.Sidecar.Probe(ctx)
+					return err
+				})
+				if scErr == nil {
+					b.lastProbe.Store(&cachedProbe{at: b.opts.Now(), body: probe})
+				} else {
+					b.lastProbe.Store(nil)
+				}
 			})
-		})
+		}
 	}
 	wg.Wait()
 
@@ -223,6 +272,23 @@ const eventsLimit = 2
 // selected buckets. With a trusted bucket selection, all of it runs in
 // parallel; otherwise the events wait for the bucket list.
 func (b *Builder) fetchAW(ctx context.Context) (awPart, error) {
+	if c := b.lastAW.Load(); c != nil && b.opts.Now().Sub(c.at) < time.Duration(b.reuseAW.Load()) {
+		part := awPart{info: c.info, buckets: c.buckets, sel: c.sel}
+		if err := b.fetchEvents(ctx, c.sel, &part); err == nil {
+			return part, nil
+		}
+		// A bucket vanished or the read failed: read everything again.
+		b.lastAW.Store(nil)
+	}
+	part, err := b.fetchAll(ctx)
+	if err == nil && part.info != nil {
+		b.lastAW.Store(&cachedAW{at: b.opts.Now(), info: part.info, buckets: part.buckets, sel: part.sel})
+	}
+	return part, err
+}
+
+// fetchAll reads info, the bucket list and the selected buckets' events.
+func (b *Builder) fetchAll(ctx context.Context) (awPart, error) {
 	var (
 		part          awPart
 		wg            sync.WaitGroup

@@ -56,10 +56,14 @@ func NewPoller(b *Builder, opts PollerOptions) *Poller {
 	return &Poller{b: b, opts: opts, changes: make([]Change, opts.History)}
 }
 
-// Run builds a frame every interval until ctx ends. A build is bounded by
-// the sources' own deadlines; a source that is down is asked again on the
-// next tick (its circuit breaker keeps that cheap).
+// Run builds a frame every interval until ctx ends, reading the bucket
+// list and server info every 10 s and the sidecar every 5 s (SetReuse). A
+// build is bounded by the sources' own deadlines. While ActivityWatch is
+// down (its circuit open) each tick only probes it, so it is noticed within
+// one interval of its return.
 func (p *Poller) Run(ctx context.Context) error {
+	p.b.SetReuse(10*time.Second, 5*time.Second)
+	defer p.b.SetReuse(0, 0)
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
@@ -71,7 +75,11 @@ func (p *Poller) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		p.b.Build(ctx) // the builder's OnFrame feeds Observe
+		// A source that is down is checked once per interval, cheaply;
+		// the full read resumes as soon as it answers.
+		if !p.b.AWDown() || p.b.ProbeAW(ctx) == nil {
+			p.b.Build(ctx) // the builder's OnFrame feeds Observe
+		}
 		jitter := time.Duration(rand.Int64N(int64(p.opts.Interval)/10 + 1))
 		t.Reset(p.opts.Interval + jitter)
 	}

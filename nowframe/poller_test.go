@@ -2,9 +2,14 @@ package nowframe
 
 import (
 	"context"
+	"errors"
 	"slices"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/awbridge/awbridge/aw"
+	"github.com/awbridge/awbridge/upstream"
 )
 
 func frameWith(v uint64, at time.Time, app, title, url, afk string) *Frame {
@@ -70,5 +75,80 @@ func TestPollerRunStopsWithItsContext(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Run ignored its cancelled context")
+	}
+}
+
+// countingAW is an ActivityWatch that counts what it is asked.
+type countingAW struct {
+	mu                   sync.Mutex
+	info, buckets, event int
+	down                 bool
+}
+
+func (c *countingAW) Info(context.Context) (aw.Info, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.info++
+	if c.down {
+		return aw.Info{}, errors.New("connection refused")
+	}
+	return aw.Info{Hostname: "h"}, nil
+}
+
+func (c *countingAW) Buckets(context.Context) (map[string]aw.Bucket, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.buckets++
+	if c.down {
+		return nil, errors.New("connection refused")
+	}
+	return map[string]aw.Bucket{
+		"aw-watcher-window_h": {ID: "aw-watcher-window_h", Type: aw.TypeWindow, Hostname: "h"},
+		"aw-watcher-afk_h":    {ID: "aw-watcher-afk_h", Type: aw.TypeAFK, Hostname: "h"},
+	}, nil
+}
+
+func (c *countingAW) Events(context.Context, string, aw.EventQuery) ([]aw.Event, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.event++
+	if c.down {
+		return nil, errors.New("connection refused")
+	}
+	return nil, nil
+}
+
+func TestPollingReadsBucketsLessOftenAndProbesWhileDown(t *testing.T) {
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	src := &countingAW{}
+	up := upstream.New(upstream.Options{Name: "activitywatch", Code: "AwUnavailable", Configured: true, Now: clock})
+	b := NewBuilder(Options{AW: src, AWSource: up, SidecarSource: upstream.New(upstream.Options{Name: "sidecar"}), Now: clock})
+	b.SetReuse(10*time.Second, 5*time.Second)
+	for range 5 {
+		b.Build(context.Background())
+		now = now.Add(time.Second)
+	}
+	if src.info != 1 || src.buckets != 1 || src.event != 2*5 {
+		t.Fatalf("five polls read info %d, buckets %d, events %d times; want 1, 1, 10", src.info, src.buckets, src.event)
+	}
+	now = now.Add(10 * time.Second)
+	b.Build(context.Background())
+	if src.buckets != 2 {
+		t.Fatalf("the bucket list was not read again after 10 s (%d)", src.buckets)
+	}
+	// Down: three failures open the circuit; the poller's probe still
+	// reaches ActivityWatch once per tick and notices its return.
+	src.down = true
+	for range 3 {
+		now = now.Add(11 * time.Second)
+		b.Build(context.Background())
+	}
+	if !b.AWDown() {
+		t.Fatal("the circuit did not open")
+	}
+	src.down = false
+	if err := b.ProbeAW(context.Background()); err != nil || b.AWDown() {
+		t.Fatalf("the probe did not close the circuit: %v", err)
 	}
 }

@@ -173,11 +173,23 @@ func (s *Source) circuitLocked(now time.Time) Circuit {
 // source's code. A call abandoned because the caller's ctx was cancelled is
 // not counted against the source.
 func (s *Source) Do(ctx context.Context, fn func(ctx context.Context) error) error {
+	return s.do(ctx, fn, false)
+}
+
+// Probe is Do for the poller's once-per-interval check of a source that is
+// down: it runs as the half-open probe even before the cool-down ends, so
+// a source that comes back is noticed within one interval, while callers
+// are still refused without touching it. It is still one probe at a time.
+func (s *Source) Probe(ctx context.Context, fn func(ctx context.Context) error) error {
+	return s.do(ctx, fn, true)
+}
+
+func (s *Source) do(ctx context.Context, fn func(ctx context.Context) error, probe bool) error {
 	if !s.opts.Configured {
 		return ErrNotConfigured
 	}
 	start := s.opts.Now()
-	if err := s.admit(start); err != nil {
+	if err := s.admit(start, probe); err != nil {
 		return err
 	}
 	cctx, cancel := context.WithTimeout(ctx, s.opts.Deadline)
@@ -193,10 +205,14 @@ func (s *Source) Do(ctx context.Context, fn func(ctx context.Context) error) err
 	return s.record(start, end, err, timedOut)
 }
 
-func (s *Source) admit(now time.Time) error {
+func (s *Source) admit(now time.Time, probe bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	switch s.circuitLocked(now) {
+	c := s.circuitLocked(now)
+	if c == Open && probe {
+		c = HalfOpen
+	}
+	switch c {
 	case Open:
 		return &Error{Source: s.opts.Name, Code: CodeCircuitOpen, Circuit: Open,
 			RetryAfter: s.openedAt.Add(s.opts.CoolDown).Sub(now)}

@@ -132,3 +132,21 @@ func TestOnChangeOnlyOnTransitions(t *testing.T) {
 		t.Fatalf("transitions %v, want %v (first result, down, up)", got, want)
 	}
 }
+
+func TestProbeRunsBeforeTheCoolDownEnds(t *testing.T) {
+	c := &clock{t: time.Now()}
+	s := newSource(c)
+	for range 3 {
+		_ = s.Do(context.Background(), fail)
+	}
+	c.add(time.Second) // well inside the 10 s cool-down
+	if err := s.Do(context.Background(), ok); err == nil {
+		t.Fatal("a caller got through an open circuit")
+	}
+	if err := s.Probe(context.Background(), ok); err != nil {
+		t.Fatalf("the poller's probe was refused: %v", err)
+	}
+	if s.Circuit() != Closed {
+		t.Fatalf("after a good probe: %v", s.Circuit())
+	}
+}
