@@ -7,6 +7,7 @@ package health
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 	"time"
 
@@ -82,8 +83,9 @@ type Checker struct {
 	rendered   []byte
 	redactions []string
 	report     Report
-	first      chan struct{} // closed after the first refresh
-	quit       chan struct{} // closed by Close: a refresh under way stops
+	first      chan struct{}   // closed after the first refresh
+	quit       chan struct{}   // closed by Close: a refresh under way stops
+	waiters    []chan struct{} // closed when the report's verdict changes
 	closeOnce  sync.Once
 	firstOnce  sync.Once
 	wg         sync.WaitGroup
@@ -271,5 +273,30 @@ func (c *Checker) render(now time.Time) {
 	if c.opts.Redact != nil {
 		b, c.redactions = c.opts.Redact(b)
 	}
+	if verdict(c.report) != verdict(r) {
+		for _, w := range c.waiters {
+			close(w)
+		}
+		c.waiters = nil
+	}
 	c.report, c.rendered = r, b
+}
+
+// verdict is what a subscriber to health cares about.
+func verdict(r Report) [4]string {
+	sc := "none"
+	if r.SidecarProbeStatus != nil {
+		sc = fmt.Sprint(*r.SidecarProbeStatus)
+	}
+	return [4]string{r.Status, fmt.Sprint(r.AWOK), sc, r.Sources.ActivityWatch.Circuit}
+}
+
+// Changed returns a channel closed when the report's verdict (status,
+// sources up or down, circuit) next changes.
+func (c *Checker) Changed() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch := make(chan struct{})
+	c.waiters = append(c.waiters, ch)
+	return ch
 }

@@ -165,15 +165,20 @@ func NewServer(b Backend, opts Options) *Server {
 		instr = DefaultInstructions
 	}
 	for _, v := range SupportedVersions() {
-		s.initResult[v] = renderInitialize(v, name, version, opts.ServerTitle, instr, opts.Engine)
+		_, resources := b.(ResourceBackend)
+		s.initResult[v] = renderInitialize(v, name, version, opts.ServerTitle, instr, opts.Engine, resources)
 	}
 	return s
 }
 
-func renderInitialize(v, name, version, title, instr, engine string) []byte {
+func renderInitialize(v, name, version, title, instr, engine string, resources bool) []byte {
 	b := []byte(`{"protocolVersion":`)
 	b = jsonw.AppendString(b, v)
-	b = append(b, `,"capabilities":{"tools":{"listChanged":false}},"serverInfo":{"name":`...)
+	b = append(b, `,"capabilities":{"tools":{"listChanged":false}`...)
+	if resources {
+		b = append(b, `,"resources":{"subscribe":true,"listChanged":false}`...)
+	}
+	b = append(b, `},"serverInfo":{"name":`...)
 	b = jsonw.AppendString(b, name)
 	b = append(b, `,"version":`...)
 	b = jsonw.AppendString(b, version)

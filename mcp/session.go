@@ -42,7 +42,8 @@ type session struct {
 	mu       sync.Mutex
 	stopped  bool
 	inflight map[string][]*call // by idKey
-	calls    sync.WaitGroup
+	subs     map[string]context.CancelFunc // resource subscriptions by uri
+	calls    sync.WaitGroup                // calls, resource reads and watches
 }
 
 // call is one Backend call in flight.
@@ -64,6 +65,7 @@ func newSession(srv *Server) *session {
 		sem:          make(chan struct{}, srv.maxInFlight),
 		stop:         make(chan struct{}),
 		inflight:     map[string][]*call{},
+		subs:         map[string]context.CancelFunc{},
 	}
 }
 
@@ -406,6 +408,12 @@ func (s *session) handleMessage(callCtx context.Context, obj []byte, b *batch) {
 			list = []byte(`{"tools":[]}`)
 		}
 		s.reply(b, resultReply(id, list))
+	case "resources/list", "resources/read", "resources/subscribe", "resources/unsubscribe":
+		if !paramsOK {
+			badParams()
+			return
+		}
+		s.handleResource(callCtx, method, id, m.params, b)
 	case "tools/call":
 		if !paramsOK {
 			badParams()
