@@ -41,7 +41,7 @@ type session struct {
 
 	mu       sync.Mutex
 	stopped  bool
-	inflight map[string][]*call // by idKey
+	inflight map[string][]*call            // by idKey
 	subs     map[string]context.CancelFunc // resource subscriptions by uri
 	calls    sync.WaitGroup                // calls, resource reads and watches
 }
