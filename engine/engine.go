@@ -40,6 +40,9 @@ type Deps struct {
 	// HealthFirstWait bounds how long the first health call waits for the
 	// first probe (default 500 ms; the terminal's `health` waits longer).
 	HealthFirstWait time.Duration
+	// SocketPath is the service's socket, checked by preflight ("": not
+	// checked).
+	SocketPath string
 }
 
 // Engine is the process's core. Safe for concurrent use; Close it once.
@@ -120,7 +123,7 @@ func New(d Deps) (*Engine, error) {
 			return err
 		},
 		SidecarSource: e.scSrc,
-		Preflight:     Preflight(c),
+		Preflight:     append(Preflight(c), socketCheck(d.SocketPath)...),
 		Now:           d.Now,
 		FirstWait:     d.HealthFirstWait,
 		Redact:        redactOnce,
@@ -260,6 +263,27 @@ func Preflight(c config.Config) []health.Check {
 		checks = append(checks, health.Check{Name: "context_root", OK: ok, Detail: why})
 	}
 	return checks
+}
+
+// socketCheck says whether the service's socket folder is usable: it
+// exists (or can be made) and is writable.
+func socketCheck(path string) []health.Check {
+	if path == "" {
+		return nil
+	}
+	dir := filepath.Dir(path)
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil {
+			ok, why := writableDir(d)
+			if d != dir {
+				why = "folder can be created under " + d + " (" + why + ")"
+			}
+			return []health.Check{{Name: "socket_path", OK: ok, Detail: why}}
+		}
+		if filepath.Dir(d) == d {
+			return []health.Check{{Name: "socket_path", OK: false, Detail: "no existing parent folder"}}
+		}
+	}
 }
 
 func detail(ok bool, yes, no string) string {
