@@ -22,6 +22,17 @@ type Config struct {
 	Log     Log     `toml:"log"`
 	Privacy Privacy `toml:"privacy"`
 	Limits  Limits  `toml:"limits"`
+	Protect Protect `toml:"protect"`
+}
+
+// Protect lists what the protected-environment baseline covers besides
+// the config file, the executable and the service unit.
+type Protect struct {
+	// Files are more files to watch (comma-separated paths).
+	Files string `toml:"files"`
+	// Env are environment variable names to watch (comma-separated); only
+	// salted hashes of their values are recorded.
+	Env string `toml:"env"`
 }
 
 // Limits holds the per-tool policies.

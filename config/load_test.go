@@ -185,6 +185,7 @@ func TestFullFile(t *testing.T) {
 		Log:     Log{Level: "debug"},
 		Privacy: Privacy{MaxTitleLength: 120},
 		Limits:  Limits{RateLimits: "nowframe_build=5/s:10, aw_get_state=30/m", MaxStringBytes: 32 << 10, SensitiveKeys: "cookie, session_id"},
+		Protect: Protect{Files: "/etc/hosts", Env: "HOME"},
 	}
 	if l.Config != want {
 		t.Errorf("config\n got %+v\nwant %+v", l.Config, want)

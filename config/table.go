@@ -191,6 +191,18 @@ func table() []spec {
 			field: func(c *Config) any { return &c.Limits.MaxStringBytes },
 		},
 		{
+			key: "protect.files", env: "AWBRIDGE_PROTECT_FILES", kind: kindText, optional: true,
+			doc:    "more files the protected-environment baseline watches, comma-separated",
+			maxLen: 8192,
+			field:  func(c *Config) any { return &c.Protect.Files },
+		},
+		{
+			key: "protect.env", env: "AWBRIDGE_PROTECT_ENV", kind: kindText, optional: true,
+			doc:    "environment variable names the baseline watches (salted hashes only), comma-separated",
+			maxLen: 4096,
+			field:  func(c *Config) any { return &c.Protect.Env },
+		},
+		{
 			key: "limits.sensitive_keys", env: "AWBRIDGE_SENSITIVE_KEYS", kind: kindText, optional: true,
 			doc:    "more key names whose values are redacted, comma-separated",
 			maxLen: 4096,

@@ -64,6 +64,8 @@ func TestNames(t *testing.T) {
 		"paths.context_root":           {"AWBRIDGE_CONTEXT_ROOT", "context-root"},
 		"paths.state_dir":              {"AWBRIDGE_STATE_DIR", "state-dir"},
 		"limits.rate_limits":           {"AWBRIDGE_RATE_LIMITS", "rate-limits"},
+		"protect.files":                {"AWBRIDGE_PROTECT_FILES", ""},
+		"protect.env":                  {"AWBRIDGE_PROTECT_ENV", ""},
 		"limits.max_string_bytes":      {"AWBRIDGE_MAX_STRING_BYTES", ""},
 		"limits.sensitive_keys":        {"AWBRIDGE_SENSITIVE_KEYS", ""},
 		"log.level":                    {"AWBRIDGE_LOG_LEVEL", "log-level"},

@@ -18,6 +18,7 @@ import (
 	"github.com/awbridge/awbridge/aw"
 	"github.com/awbridge/awbridge/config"
 	"github.com/awbridge/awbridge/health"
+	"github.com/awbridge/awbridge/health/protect"
 	"github.com/awbridge/awbridge/nowframe"
 	"github.com/awbridge/awbridge/sidecar"
 	"github.com/awbridge/awbridge/toolbus"
@@ -43,6 +44,9 @@ type Deps struct {
 	// SocketPath is the service's socket, checked by preflight ("": not
 	// checked).
 	SocketPath string
+	// Protect checks the protected environment for health (nil: not
+	// configured).
+	Protect func() protect.Result
 }
 
 // Engine is the process's core. Safe for concurrent use; Close it once.
@@ -126,6 +130,7 @@ func New(d Deps) (*Engine, error) {
 		Preflight:     append(Preflight(c), socketCheck(d.SocketPath)...),
 		Now:           d.Now,
 		FirstWait:     d.HealthFirstWait,
+		Protect:       d.Protect,
 		Redact:        redactOnce,
 	}
 	if sc != nil {

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/awbridge/awbridge/health/protect"
 	"github.com/awbridge/awbridge/upstream"
 	"github.com/tidwall/gjson"
 )
@@ -34,6 +35,9 @@ type Options struct {
 	Preflight []Check
 	// Refresh is the most often the sources are re-checked (default 1 s).
 	Refresh time.Duration
+	// Protect checks the protected environment at each refresh (nil: not
+	// configured).
+	Protect func() protect.Result
 	// Redact, when set, redacts each rendered report once (the probe
 	// payload is the sidecar's data) and says where.
 	Redact func(report []byte) ([]byte, []string)
@@ -66,6 +70,9 @@ type Report struct {
 	// ProtectedEnvConfigured says whether a protected-environment
 	// baseline or item list exists.
 	ProtectedEnvConfigured bool `json:"protected_env_configured"`
+	// ProtectedDiffs says what differs from the baseline (items, never
+	// values).
+	ProtectedDiffs []protect.Diff `json:"protected_diffs,omitempty"`
 }
 
 // Healthy reports whether nothing the person configured is failing.
@@ -86,6 +93,7 @@ type Checker struct {
 	first      chan struct{}   // closed after the first refresh
 	quit       chan struct{}   // closed by Close: a refresh under way stops
 	waiters    []chan struct{} // closed when the report's verdict changes
+	prot       protect.Result
 	closeOnce  sync.Once
 	firstOnce  sync.Once
 	wg         sync.WaitGroup
@@ -211,7 +219,12 @@ func (c *Checker) refresh(ctx context.Context) {
 		})
 	}
 	wg.Wait()
+	var pr protect.Result
+	if c.opts.Protect != nil {
+		pr = c.opts.Protect()
+	}
 	c.mu.Lock()
+	c.prot = pr
 	if scErr == nil {
 		c.lastProbe = probe
 	} else {
@@ -226,7 +239,9 @@ func (c *Checker) refresh(ctx context.Context) {
 
 // render rebuilds the report from the sources' last status; c.mu held.
 func (c *Checker) render(now time.Time) {
-	r := Report{ProtectedEnvOK: true, CheckedAt: now.UTC(), Preflight: c.opts.Preflight}
+	r := Report{CheckedAt: now.UTC(), Preflight: c.opts.Preflight}
+	r.ProtectedEnvConfigured, r.ProtectedEnvOK, r.ProtectedDiffCount = c.prot.Configured, c.prot.OK(), c.prot.DiffCount()
+	r.ProtectedDiffs = c.prot.Diffs
 	if c.opts.AWSource != nil {
 		r.Sources.ActivityWatch = c.opts.AWSource.Status()
 	}
@@ -238,7 +253,7 @@ func (c *Checker) render(now time.Time) {
 	for _, ch := range c.opts.Preflight {
 		r.PreflightOK = r.PreflightOK && ch.OK
 	}
-	healthy := r.AWOK && r.PreflightOK
+	healthy := r.AWOK && r.PreflightOK && r.ProtectedEnvOK
 	if r.Sources.Sidecar.Configured {
 		ok := false
 		if c.lastProbe != nil && r.Sources.Sidecar.OK {

@@ -1,68 +1,330 @@
-// Package install renders and (with the service issue) installs awbridge as
-// an OS service through kardianos/service, with awbridge's own unit
-// templates. For now it renders the systemd user unit.
+// Package install owns awbridge as an OS service: the unit files it writes
+// (our own systemd units and launchd plists, rendered here, byte for byte
+// what --dry-run prints), the kardianos/service wrapper that installs and
+// controls them, and the install/uninstall/start/stop/status logic on top
+// (Manager), which works against any Service so it can be tested with a
+// fake.
+//
+// Per-user by default: a systemd user unit, a launchd agent; a Windows
+// service (Windows has no per-user services). System-wide with
+// Spec.System: a systemd system unit, a launchd daemon.
 package install
 
 import (
-	"bytes"
+	"encoding/xml"
+	"errors"
 	"fmt"
+	"runtime"
 	"strings"
-	"text/template"
-
-	"github.com/kardianos/service"
+	"unicode/utf8"
 )
 
-// Platform names the service system kardianos/service detects on this
-// machine (e.g. "linux-systemd", "darwin-launchd", "windows-service").
-func Platform() string { return service.Platform() }
+// Names of the installed service.
+const (
+	// Name is the systemd unit's base name (awbridge.service) and the
+	// Windows service's name.
+	Name = "awbridge"
+	// LaunchdLabel is the launchd job's label and plist base name.
+	LaunchdLabel = "io.github.awbridge"
+	// RestartDelay is how long the service manager waits before restarting
+	// a service that failed.
+	RestartDelay = "2s"
+	// description is the one line every service manager shows.
+	description = "awbridge: what the person at this desktop is doing now, for AI assistants"
+	docURL      = "https://github.com/awbridge/awbridge"
+)
 
-// UnitOptions are the values of a rendered unit.
-type UnitOptions struct {
+// Spec is what an install writes: the command line the service manager
+// runs (Executable serve --config ConfigPath), per-user or system-wide, and
+// the OS conventions. A Spec is a plain value, safe to share.
+type Spec struct {
 	// Executable is the absolute path of the awbridge binary.
 	Executable string
-	// ConfigPath is passed as --config when set.
+	// ConfigPath is the absolute path of the config file passed as
+	// --config.
 	ConfigPath string
+	// System selects a system-wide service instead of a per-user one.
+	System bool
+	// GOOS selects the conventions ("linux", "darwin", "windows"); ""
+	// means runtime.GOOS. Every OS but darwin and windows gets systemd
+	// units.
+	GOOS string
+	// Home is the user's home folder (where per-user units and the launchd
+	// agent's log live).
+	Home string
 }
 
-const systemdUser = `[Unit]
-Description=awbridge: what the person at this desktop is doing now, for AI assistants
-Documentation=https://github.com/awbridge/awbridge
-After=default.target
-
-[Service]
-Type=simple
-ExecStart={{.Exec}}
-Restart=on-failure
-RestartSec=2s
-
-[Install]
-WantedBy=default.target
-`
-
-// SystemdUserUnit renders the systemd user unit for o.
-func SystemdUserUnit(o UnitOptions) (string, error) {
-	if o.Executable == "" || !strings.HasPrefix(o.Executable, "/") {
-		return "", fmt.Errorf("install: executable %q is not an absolute path", o.Executable)
+func (s Spec) goos() string {
+	if s.GOOS == "" {
+		return runtime.GOOS
 	}
-	if strings.Contains(o.Executable, "/go-build") {
-		return "", fmt.Errorf("install: %s is a temporary `go run` binary; build awbridge (make build) and install that", o.Executable)
-	}
-	exec := quote(o.Executable) + " serve"
-	if o.ConfigPath != "" {
-		exec += " --config " + quote(o.ConfigPath)
-	}
-	t := template.Must(template.New("unit").Parse(systemdUser))
-	var b bytes.Buffer
-	if err := t.Execute(&b, map[string]string{"Exec": exec}); err != nil {
-		return "", fmt.Errorf("install: rendering the unit: %w", err)
-	}
-	return b.String(), nil
+	return s.GOOS
 }
 
-// quote quotes a path for systemd's ExecStart when it needs it.
-func quote(s string) string {
-	if !strings.ContainsAny(s, " \t\"\\") {
+// ServiceName is the name the service manager knows the service by:
+// LaunchdLabel on macOS, Name elsewhere.
+func (s Spec) ServiceName() string {
+	if s.goos() == "darwin" {
+		return LaunchdLabel
+	}
+	return Name
+}
+
+// Kind names what is installed: "systemd user unit", "systemd system
+// unit", "launchd agent", "launchd daemon" or "Windows service".
+func (s Spec) Kind() string {
+	switch s.goos() {
+	case "darwin":
+		if s.System {
+			return "launchd daemon"
+		}
+		return "launchd agent"
+	case "windows":
+		return "Windows service"
+	}
+	if s.System {
+		return "systemd system unit"
+	}
+	return "systemd user unit"
+}
+
+// UnitPath is the file the install writes, where kardianos/service writes
+// it; "" on Windows (the service lives in the registry).
+func (s Spec) UnitPath() string {
+	switch s.goos() {
+	case "windows":
+		return ""
+	case "darwin":
+		if s.System {
+			return "/Library/LaunchDaemons/" + LaunchdLabel + ".plist"
+		}
+		return joinSlash(s.Home, "Library", "LaunchAgents", LaunchdLabel+".plist")
+	}
+	if s.System {
+		return "/etc/systemd/system/" + Name + ".service"
+	}
+	return joinSlash(s.Home, ".config", "systemd", "user", Name+".service")
+}
+
+// LogPath is where the service's stderr goes on macOS
+// (~/Library/Logs/awbridge.log for the agent); "" elsewhere (the journal,
+// the event log).
+func (s Spec) LogPath() string {
+	if s.goos() != "darwin" {
+		return ""
+	}
+	if s.System {
+		return "/Library/Logs/awbridge.log"
+	}
+	return joinSlash(s.Home, "Library", "Logs", "awbridge.log")
+}
+
+// Arguments are the service's arguments after the executable.
+func (s Spec) Arguments() []string {
+	return []string{"serve", "--config", s.ConfigPath}
+}
+
+func joinSlash(home string, elem ...string) string {
+	return strings.TrimRight(home, "/") + "/" + strings.Join(elem, "/")
+}
+
+// GoRunError refuses a binary built by `go run`: it lives in a temporary
+// folder that is deleted when go run exits, so the service would not start.
+type GoRunError struct{ Path string }
+
+func (e *GoRunError) Error() string {
+	return fmt.Sprintf("install: %s is a temporary `go run` binary, deleted when go run exits; build awbridge (make build, or go build -o ~/bin/awbridge ./cmd/awbridge) and install that binary", e.Path)
+}
+
+// IsGoRunBinary reports whether path lies in a go build cache folder
+// (go run and go test binaries).
+func IsGoRunBinary(path string) bool {
+	return strings.Contains(strings.ReplaceAll(path, `\`, "/"), "/go-build")
+}
+
+// check reports what makes s impossible to render: a relative path, a
+// control character (or U+FFFE, U+FFFF: not XML), invalid UTF-8, or "{{" (kardianos/service parses the
+// unit we hand it as a template; ours has no actions, so it must contain
+// none).
+func (s Spec) check() error {
+	for _, p := range []struct{ what, v string }{{"executable", s.Executable}, {"config file", s.ConfigPath}} {
+		switch {
+		case !isAbs(s.goos(), p.v):
+			return fmt.Errorf("install: the %s %q is not an absolute path", p.what, p.v)
+		case !utf8.ValidString(p.v):
+			return fmt.Errorf("install: the %s path %q is not valid UTF-8", p.what, p.v)
+		case strings.ContainsFunc(p.v, func(r rune) bool { return r < 0x20 || r == 0x7f || r == 0xfffe || r == 0xffff }):
+			return fmt.Errorf("install: the %s path %q holds a control character", p.what, p.v)
+		case strings.Contains(p.v, "{{"):
+			return fmt.Errorf("install: the %s path %q holds \"{{\", which service units cannot carry", p.what, p.v)
+		}
+	}
+	if s.goos() != "windows" && s.Home == "" && !s.System {
+		return errors.New("install: the home folder is unknown (HOME is not set)")
+	}
+	return nil
+}
+
+// Validate reports why s cannot be installed: what check refuses, and a
+// `go run` binary (*GoRunError).
+func (s Spec) Validate() error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	if IsGoRunBinary(s.Executable) {
+		return &GoRunError{Path: s.Executable}
+	}
+	return nil
+}
+
+func isAbs(goos, p string) bool {
+	if goos != "windows" {
+		return strings.HasPrefix(p, "/")
+	}
+	if strings.HasPrefix(p, `\\`) {
+		return len(p) > 2
+	}
+	return len(p) >= 3 && p[1] == ':' && (p[2] == '\\' || p[2] == '/') &&
+		(('a' <= p[0] && p[0] <= 'z') || ('A' <= p[0] && p[0] <= 'Z'))
+}
+
+// Render returns the file the install writes for s, exactly: the systemd
+// unit, the launchd plist, or on Windows a description of the service
+// (which lives in the registry). It renders `go run` binaries too (for
+// --dry-run); Validate refuses them.
+func Render(s Spec) (string, error) {
+	if err := s.check(); err != nil {
+		return "", err
+	}
+	switch s.goos() {
+	case "darwin":
+		return renderPlist(s), nil
+	case "windows":
+		return renderWindows(s), nil
+	}
+	return renderSystemd(s), nil
+}
+
+func renderSystemd(s Spec) string {
+	var b strings.Builder
+	b.WriteString("[Unit]\n")
+	b.WriteString("Description=" + description + "\n")
+	b.WriteString("Documentation=" + docURL + "\n")
+	if s.System {
+		b.WriteString("After=network.target\n")
+	} else {
+		b.WriteString("After=default.target\n")
+	}
+	b.WriteString("\n[Service]\nType=simple\nExecStart=")
+	for i, a := range append([]string{s.Executable}, s.Arguments()...) {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(systemdArg(a))
+	}
+	b.WriteString("\nRestart=on-failure\nRestartSec=" + RestartDelay + "\n")
+	b.WriteString("\n[Install]\n")
+	if s.System {
+		b.WriteString("WantedBy=multi-user.target\n")
+	} else {
+		b.WriteString("WantedBy=default.target\n")
+	}
+	return b.String()
+}
+
+// systemdArg quotes one ExecStart word: "%" and "$" doubled (specifiers
+// and variables are expanded there), the word in double quotes with "\"
+// and `"` escaped when it holds a blank, a quote or a backslash.
+func systemdArg(a string) string {
+	a = strings.NewReplacer("%", "%%", "$", "$$").Replace(a)
+	if a != "" && !strings.ContainsAny(a, " \t\"'\\") {
+		return a
+	}
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(a) + `"`
+}
+
+func renderPlist(s Spec) string {
+	var b strings.Builder
+	str := func(indent, v string) {
+		b.WriteString(indent + "<string>" + xmlText(v) + "</string>\n")
+	}
+	key := func(k string) { b.WriteString("\t<key>" + k + "</key>\n") }
+	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+<plist version="1.0">
+<dict>
+`)
+	key("Label")
+	str("\t", LaunchdLabel)
+	key("ProgramArguments")
+	b.WriteString("\t<array>\n")
+	for _, a := range append([]string{s.Executable}, s.Arguments()...) {
+		str("\t\t", a)
+	}
+	b.WriteString("\t</array>\n")
+	key("RunAtLoad")
+	b.WriteString("\t<true/>\n")
+	key("KeepAlive")
+	b.WriteString("\t<true/>\n")
+	key("ThrottleInterval")
+	b.WriteString("\t<integer>" + strings.TrimSuffix(RestartDelay, "s") + "</integer>\n")
+	key("ProcessType")
+	str("\t", "Background")
+	key("StandardOutPath")
+	str("\t", s.LogPath())
+	key("StandardErrorPath")
+	str("\t", s.LogPath())
+	b.WriteString("</dict>\n</plist>\n")
+	return b.String()
+}
+
+func xmlText(s string) string {
+	var b strings.Builder
+	_ = xml.EscapeText(&b, []byte(s)) // a strings.Builder never fails
+	return b.String()
+}
+
+func renderWindows(s Spec) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Windows service %q (display name %q)\n", Name, Name)
+	fmt.Fprintf(&b, "Description: %s\n", description)
+	fmt.Fprintf(&b, "Start type: automatic; restarted %s after a failure\n", RestartDelay)
+	b.WriteString("Command line: ")
+	for i, a := range append([]string{s.Executable}, s.Arguments()...) {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(windowsArg(a))
+	}
+	b.WriteByte('\n')
+	return b.String()
+}
+
+// windowsArg quotes one command-line word the way syscall.EscapeArg does
+// (and the service manager's command line is built).
+func windowsArg(s string) string {
+	if s == "" {
+		return `""`
+	}
+	if !strings.ContainsAny(s, " \t\"") {
 		return s
 	}
-	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+	var b strings.Builder
+	b.WriteByte('"')
+	slashes := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			slashes++
+		case '"':
+			b.WriteString(strings.Repeat(`\`, slashes+1))
+			slashes = 0
+		default:
+			slashes = 0
+		}
+		b.WriteByte(s[i])
+	}
+	b.WriteString(strings.Repeat(`\`, slashes))
+	b.WriteByte('"')
+	return b.String()
 }

@@ -1,45 +1,400 @@
 package install
 
 import (
+	"encoding/xml"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/awbridge/awbridge/config"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-func TestSystemdUserUnitGolden(t *testing.T) {
-	got, err := SystemdUserUnit(UnitOptions{Executable: "/home/a b/bin/awbridge", ConfigPath: "/home/a b/.config/awbridge/config.toml"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join("testdata", "awbridge.service.golden")
+// golden compares got with testdata/name, rewriting it with -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
 	if *update {
-		os.MkdirAll("testdata", 0o755)
-		os.WriteFile(path, []byte(got), 0o644)
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v (run go test ./install -update to create it)", err)
 	}
 	if got != string(want) {
-		t.Fatalf("unit differs from %s:\n%s", path, got)
+		t.Fatalf("%s differs (go test ./install -update rewrites it):\n%s", path, got)
 	}
-	for _, must := range []string{"WantedBy=default.target", "RestartSec=2s", `ExecStart="/home/a b/bin/awbridge" serve --config "/home/a b/.config/awbridge/config.toml"`} {
-		if !strings.Contains(got, must) {
-			t.Fatalf("unit lacks %q", must)
+}
+
+func unixSpec(goos string, system bool) Spec {
+	if goos == "darwin" {
+		return Spec{
+			Executable: "/Users/a b/bin/awbridge",
+			ConfigPath: "/Users/a b/Library/Application Support/awbridge/config.toml",
+			System:     system, GOOS: goos, Home: "/Users/a b",
+		}
+	}
+	return Spec{
+		Executable: "/home/a b/bin/awbridge",
+		ConfigPath: "/home/a b/.config/awbridge/config.toml",
+		System:     system, GOOS: goos, Home: "/home/a b",
+	}
+}
+
+func TestUnitsGolden(t *testing.T) {
+	tests := []struct {
+		golden string
+		spec   Spec
+		must   []string
+		path   string
+	}{
+		{"awbridge.service.golden", unixSpec("linux", false),
+			[]string{"WantedBy=default.target", "RestartSec=2s", "Restart=on-failure",
+				`ExecStart="/home/a b/bin/awbridge" serve --config "/home/a b/.config/awbridge/config.toml"`},
+			"/home/a b/.config/systemd/user/awbridge.service"},
+		{"awbridge-system.service.golden", unixSpec("linux", true),
+			[]string{"WantedBy=multi-user.target", "RestartSec=2s"},
+			"/etc/systemd/system/awbridge.service"},
+		{"io.github.awbridge.plist.golden", unixSpec("darwin", false),
+			[]string{"<key>RunAtLoad</key>\n\t<true/>", "<key>KeepAlive</key>\n\t<true/>",
+				"<string>/Users/a b/Library/Logs/awbridge.log</string>", "<string>io.github.awbridge</string>"},
+			"/Users/a b/Library/LaunchAgents/io.github.awbridge.plist"},
+		{"io.github.awbridge-system.plist.golden", unixSpec("darwin", true),
+			[]string{"<string>/Library/Logs/awbridge.log</string>"},
+			"/Library/LaunchDaemons/io.github.awbridge.plist"},
+		{"awbridge-windows.txt.golden", Spec{
+			Executable: `C:\Program Files\awbridge\awbridge.exe`,
+			ConfigPath: `C:\Users\a\AppData\Roaming\awbridge\config.toml`, GOOS: "windows"},
+			[]string{`Command line: "C:\Program Files\awbridge\awbridge.exe" serve --config C:\Users\a\AppData\Roaming\awbridge\config.toml`},
+			""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.golden, func(t *testing.T) {
+			got, err := Render(tt.spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tt.golden, got)
+			for _, must := range tt.must {
+				if !strings.Contains(got, must) {
+					t.Fatalf("unit lacks %q:\n%s", must, got)
+				}
+			}
+			if p := tt.spec.UnitPath(); p != tt.path {
+				t.Fatalf("UnitPath = %q, want %q", p, tt.path)
+			}
+			// kardianos/service parses the unit as a template: it must
+			// have no action left to expand.
+			if strings.Contains(got, "{{") {
+				t.Fatal("the unit holds {{")
+			}
+		})
+	}
+}
+
+// TestServiceConfigCarriesOurUnits: kardianos gets our rendered unit, not
+// its built-in template (multi-user.target, RestartSec=120).
+func TestServiceConfigCarriesOurUnits(t *testing.T) {
+	for _, tt := range []struct {
+		spec   Spec
+		option string
+		name   string
+	}{
+		{unixSpec("linux", false), "SystemdScript", "awbridge"},
+		{unixSpec("darwin", false), "LaunchdConfig", "io.github.awbridge"},
+	} {
+		c, err := ServiceConfig(tt.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		unit, _ := Render(tt.spec)
+		if c.Option[tt.option] != unit {
+			t.Fatalf("%s: option %s = %v", tt.spec.GOOS, tt.option, c.Option[tt.option])
+		}
+		if c.Name != tt.name || c.Option["UserService"] != true || c.Executable != tt.spec.Executable ||
+			!slices.Equal(c.Arguments, []string{"serve", "--config", tt.spec.ConfigPath}) {
+			t.Fatalf("%s: config %+v", tt.spec.GOOS, c)
+		}
+	}
+	c, err := ServiceConfig(Spec{Executable: `C:\a\awbridge.exe`, ConfigPath: `C:\a\c.toml`, GOOS: "windows", System: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Option["OnFailure"] != "restart" || c.Option["StartType"] != "automatic" || c.Option["UserService"] != false {
+		t.Fatalf("windows options %v", c.Option)
+	}
+	// A control-only spec (no executable) needs no unit.
+	c, err = ServiceConfig(Spec{GOOS: "linux", Home: "/h"})
+	if err != nil || c.Option["SystemdScript"] != nil || c.Name != "awbridge" {
+		t.Fatalf("control config %+v %v", c, err)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	ok := unixSpec("linux", false)
+	tests := []struct {
+		name  string
+		edit  func(*Spec)
+		want  string // in the error; "" = valid
+		goRun bool
+	}{
+		{"valid", func(*Spec) {}, "", false},
+		{"go run binary", func(s *Spec) { s.Executable = "/tmp/go-build123/b001/exe/awbridge" }, "temporary `go run` binary", true},
+		{"go run binary on windows", func(s *Spec) {
+			s.GOOS, s.Executable, s.ConfigPath = "windows", `C:\Users\a\AppData\Local\Temp\go-build1\b001\exe\awbridge.exe`, `C:\c.toml`
+		}, "go run", true},
+		{"relative executable", func(s *Spec) { s.Executable = "awbridge" }, "not an absolute path", false},
+		{"relative config", func(s *Spec) { s.ConfigPath = "config.toml" }, "not an absolute path", false},
+		{"newline", func(s *Spec) { s.ConfigPath = "/a\nExecStartPre=/bin/evil" }, "control character", false},
+		{"template action", func(s *Spec) { s.Executable = "/a/{{Path}}/awbridge" }, "{{", false},
+		{"invalid utf-8", func(s *Spec) { s.ConfigPath = "/a/\xff.toml" }, "UTF-8", false},
+		{"no home", func(s *Spec) { s.Home = "" }, "home folder", false},
+		{"no home, system", func(s *Spec) { s.Home, s.System = "", true }, "", false},
+	}
+	for _, tt := range tests {
+		s := ok
+		tt.edit(&s)
+		err := s.Validate()
+		if tt.want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", tt.name, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: err = %v, want %q", tt.name, err, tt.want)
+		}
+		var gr *GoRunError
+		if errors.As(err, &gr) != tt.goRun {
+			t.Errorf("%s: GoRunError = %v", tt.name, errors.As(err, &gr))
+		}
+		// Render refuses what check refuses, but renders go run binaries
+		// (for --dry-run).
+		if _, rerr := Render(s); (rerr == nil) != tt.goRun {
+			t.Errorf("%s: Render err = %v", tt.name, rerr)
 		}
 	}
 }
 
-func TestRefusesGoRunBinaries(t *testing.T) {
-	_, err := SystemdUserUnit(UnitOptions{Executable: "/tmp/go-build123/b001/exe/awbridge"})
-	if err == nil || !strings.Contains(err.Error(), "go run") {
-		t.Fatalf("err = %v", err)
+func TestSystemdArg(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"/usr/bin/awbridge", "/usr/bin/awbridge"},
+		{"/home/a b/x", `"/home/a b/x"`},
+		{`/a"b`, `"/a\"b"`},
+		{`/a\b`, `"/a\\b"`},
+		{"/a'b", `"/a'b"`},
+		{"/100%/x", "/100%%/x"},
+		{"/$HOME/x", "/$$HOME/x"},
+		{"", `""`},
 	}
-	if _, err := SystemdUserUnit(UnitOptions{Executable: "awbridge"}); err == nil {
-		t.Fatal("a relative executable was accepted")
+	for _, tt := range tests {
+		if got := systemdArg(tt.in); got != tt.want {
+			t.Errorf("systemdArg(%q) = %s, want %s", tt.in, got, tt.want)
+		}
+	}
+}
+
+// splitExecStart splits an ExecStart value the way systemd does for what
+// systemdArg produces: blank-separated words, double quotes, backslash
+// escapes, then %% and $$ undoubled.
+func splitExecStart(s string) []string {
+	var (
+		words  []string
+		cur    strings.Builder
+		inWord bool
+		quoted bool
+	)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\\' && i+1 < len(s):
+			i++
+			cur.WriteByte(s[i])
+			inWord = true
+		case c == '"':
+			quoted = !quoted
+			inWord = true
+		case (c == ' ' || c == '\t') && !quoted:
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	r := strings.NewReplacer("%%", "%", "$$", "$")
+	for i := range words {
+		words[i] = r.Replace(words[i])
+	}
+	return words
+}
+
+// FuzzSystemdUnit: whatever the paths, the unit's ExecStart splits back
+// into exactly the executable and its arguments, and the unit has no
+// other line than ours (no injected directive).
+func FuzzSystemdUnit(f *testing.F) {
+	f.Add("/home/a b/bin/awbridge", "/home/a b/.config/awbridge/config.toml")
+	f.Add(`/a"b\c`, "/100%/$x")
+	f.Add("/a'b", `/c\"d`)
+	f.Add("/a\nExecStartPre=/bin/sh", "/c")
+	f.Fuzz(func(t *testing.T, exe, cfg string) {
+		s := Spec{Executable: exe, ConfigPath: cfg, GOOS: "linux", Home: "/h"}
+		unit, err := Render(s)
+		if err != nil {
+			return
+		}
+		lines := strings.Split(unit, "\n")
+		if len(lines) != 14 {
+			t.Fatalf("unit has %d lines:\n%s", len(lines), unit)
+		}
+		var exec string
+		for _, l := range lines {
+			if v, ok := strings.CutPrefix(l, "ExecStart="); ok {
+				exec = v
+			}
+		}
+		want := []string{exe, "serve", "--config", cfg}
+		if got := splitExecStart(exec); !slices.Equal(got, want) {
+			t.Fatalf("ExecStart=%s splits into %q, want %q", exec, got, want)
+		}
+	})
+}
+
+// FuzzPlist: whatever the paths, the plist is well-formed XML whose
+// ProgramArguments are exactly the executable and its arguments.
+func FuzzPlist(f *testing.F) {
+	f.Add("/Users/a b/bin/awbridge", "/Users/a b/Library/Application Support/awbridge/config.toml")
+	f.Add("/a&b<c>", `/"quoted'`)
+	f.Add("/a]]>", "/</string><string>--evil")
+	f.Add("/a\uFFFE", "/c\u0085")
+	f.Fuzz(func(t *testing.T, exe, cfg string) {
+		s := Spec{Executable: exe, ConfigPath: cfg, GOOS: "darwin", Home: "/Users/a"}
+		plist, err := Render(s)
+		if err != nil {
+			return
+		}
+		got := plistArguments(t, plist)
+		if want := []string{exe, "serve", "--config", cfg}; !slices.Equal(got, want) {
+			t.Fatalf("ProgramArguments %q, want %q", got, want)
+		}
+	})
+}
+
+// plistArguments decodes the plist's ProgramArguments array.
+func plistArguments(t *testing.T, plist string) []string {
+	t.Helper()
+	dec := xml.NewDecoder(strings.NewReader(plist))
+	dec.Strict = true
+	var (
+		args      []string
+		lastKey   string
+		inArgs    bool
+		elem      string
+		chardata  strings.Builder
+		sawArgs   bool
+		depthDict int
+	)
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			if err.Error() == "EOF" {
+				break
+			}
+			t.Fatalf("plist is not well-formed XML: %v\n%s", err, plist)
+		}
+		switch tk := tok.(type) {
+		case xml.StartElement:
+			elem = tk.Name.Local
+			chardata.Reset()
+			if elem == "dict" {
+				depthDict++
+			}
+			if elem == "array" && lastKey == "ProgramArguments" {
+				inArgs, sawArgs = true, true
+			}
+		case xml.CharData:
+			chardata.Write(tk)
+		case xml.EndElement:
+			switch tk.Name.Local {
+			case "key":
+				lastKey = chardata.String()
+			case "string":
+				if inArgs {
+					args = append(args, chardata.String())
+				}
+			case "array":
+				inArgs = false
+			}
+		}
+	}
+	if !sawArgs || depthDict != 1 {
+		t.Fatalf("no ProgramArguments or nested dicts (%d):\n%s", depthDict, plist)
+	}
+	return args
+}
+
+func TestWindowsArg(t *testing.T) {
+	// The expectations are syscall.EscapeArg's.
+	tests := []struct{ in, want string }{
+		{`C:\a\awbridge.exe`, `C:\a\awbridge.exe`},
+		{`C:\Program Files\a.exe`, `"C:\Program Files\a.exe"`},
+		{`C:\a b\`, `"C:\a b\\"`},
+		{`a"b`, `"a\"b"`},
+		{`a\"b`, `"a\\\"b"`},
+		{"", `""`},
+	}
+	for _, tt := range tests {
+		if got := windowsArg(tt.in); got != tt.want {
+			t.Errorf("windowsArg(%q) = %s, want %s", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestEnsureConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "sub", "config.toml")
+	created, err := EnsureConfigFile(path)
+	if err != nil || !created {
+		t.Fatalf("created=%v err=%v", created, err)
+	}
+	st, err := os.Stat(path)
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %v %v", st.Mode(), err)
+	}
+	if st, _ := os.Stat(filepath.Dir(path)); st.Mode().Perm() != 0o700 {
+		t.Fatalf("folder mode %v", st.Mode())
+	}
+	// The service can start with it: the config loader accepts it.
+	vars := map[string]string{config.ConfigEnv: path, "HOME": dir}
+	env := config.Env{GOOS: "linux", Lookup: func(k string) (string, bool) { v, ok := vars[k]; return v, ok }}
+	if l, err := config.Load(env, nil); err != nil || l.File != path {
+		t.Fatalf("the created config does not load: %v", err)
+	}
+	// An existing file is never touched.
+	if err := os.WriteFile(path, []byte("[activitywatch]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	created, err = EnsureConfigFile(path)
+	if err != nil || created {
+		t.Fatalf("second call: created=%v err=%v", created, err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "[activitywatch]\n" {
+		t.Fatalf("the existing file was rewritten: %q", b)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/awbridge/awbridge/aw"
 	"github.com/awbridge/awbridge/config"
 	"github.com/awbridge/awbridge/engine"
+	"github.com/awbridge/awbridge/health/protect"
 	"github.com/awbridge/awbridge/toolbus/redact"
 )
 
@@ -61,8 +62,16 @@ func commands() []command {
 			"awbridge sim --addr 127.0.0.1:5666", cmdSim},
 		{"demo", "run the bridge against the simulator and show frames as they change", "awbridge demo [--duration D]",
 			"awbridge demo --duration 20s", cmdDemo},
-		{"install", "render the service unit (the full installer comes with the service)", "awbridge install --dry-run [flags]",
+		{"install", "install (or update) the service that runs `awbridge serve` at login; --dry-run prints the unit", "awbridge install [--system] [--dry-run] [--config FILE]",
 			"awbridge install --dry-run", cmdInstall},
+		{"uninstall", "stop and remove the service", "awbridge uninstall [--system]", "awbridge uninstall", cmdUninstall},
+		{"start", "start the installed service", "awbridge start [--system]", "awbridge start", cmdStart},
+		{"stop", "stop the service (it starts again at the next login)", "awbridge stop [--system]", "awbridge stop", cmdStop},
+		{"restart", "restart the service (after editing the config)", "awbridge restart [--system]", "awbridge restart", cmdRestart},
+		{"status", "say whether the service is installed and running and its socket answers (exit 1 when it does not)", "awbridge status [--system] [--json]",
+			"awbridge status", cmdStatus},
+		{"protect", "record and compare a baseline of awbridge's config, executable, unit and listed files/variables",
+			"awbridge protect snapshot|status [--json] [flags]", "awbridge protect snapshot && awbridge protect status --json", cmdProtect},
 		{"version", "print the version", "awbridge version", "awbridge version", cmdVersion},
 	}
 }
@@ -189,6 +198,17 @@ func newEngineWith(e *env, l *config.Loaded, log zerolog.Logger, d engine.Deps) 
 		}
 	}
 	d.Config, d.Logger, d.Version = c, log, e.version
+	if d.SocketPath == "" {
+		d.SocketPath = config.SocketPath(config.Env{Lookup: e.lookup, GOOS: runtime.GOOS}, os.Getuid())
+	}
+	if d.Protect == nil {
+		items, path, err := protectItems(e, l, nil, configProtectLists, false)
+		if err != nil {
+			return nil, err
+		}
+		ck := protect.NewChecker()
+		d.Protect = func() protect.Result { return ck.Check(items, path) }
+	}
 	return engine.New(d)
 }
 

@@ -2,38 +2,193 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
+	"strings"
 
+	"github.com/awbridge/awbridge/config"
+	"github.com/awbridge/awbridge/health/protect"
 	"github.com/awbridge/awbridge/install"
 )
 
-func cmdInstall(_ context.Context, e *env, args []string) int {
+func cmdInstall(ctx context.Context, e *env, args []string) int {
+	return runInstall(ctx, e, args, hostServiceDeps())
+}
+
+func cmdUninstall(ctx context.Context, e *env, args []string) int {
+	return runUninstall(ctx, e, args, hostServiceDeps())
+}
+
+// runInstall installs (or updates) the service that runs
+// `<this binary> serve --config <config file>`; --dry-run prints the unit
+// it would write instead and changes nothing.
+func runInstall(_ context.Context, e *env, args []string, d serviceDeps) int {
 	fs := newFlags(e, "install")
-	dry := fs.Bool("dry-run", false, "print the unit it would write and exit")
+	system := fs.Bool("system", false, "install a system-wide service (needs root) instead of the per-user one")
+	dry := fs.Bool("dry-run", false, "print the unit it would write and change nothing")
 	l, _, code := prepare(e, fs, args)
 	if l == nil {
 		return code
 	}
-	exe, err := os.Executable()
-	if err == nil {
-		exe, err = filepath.EvalSymlinks(exe)
+	if fs.NArg() > 0 {
+		fmt.Fprintf(e.stderr, "awbridge install: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
 	}
+	exe, err := d.executable()
 	if err != nil {
-		fmt.Fprintln(e.stderr, "awbridge install: cannot find my own executable: "+err.Error())
+		fmt.Fprintln(e.stderr, "awbridge install: cannot find my own executable: "+oneLine(err.Error()))
 		return exitUsage
 	}
-	unit, err := install.SystemdUserUnit(install.UnitOptions{Executable: exe, ConfigPath: l.File})
+	spec := install.Spec{System: *system, GOOS: d.goos, Home: homeDir(e, d.goos), Executable: exe}
+	spec.ConfigPath, err = serviceConfigPath(e, l, d.goos)
 	if err != nil {
-		fmt.Fprintln(e.stderr, "awbridge "+oneLine(err.Error()))
+		fmt.Fprintln(e.stderr, "awbridge install: "+oneLine(err.Error()))
 		return exitUsage
 	}
-	if !*dry {
-		fmt.Fprintln(e.stderr, "awbridge install: installing the service arrives with `awbridge serve`; for now --dry-run shows the unit")
+	if *dry {
+		return dryRun(e, spec, l, d)
+	}
+	if err := spec.Validate(); err != nil {
+		serviceError(e, "install", spec, err)
 		return exitUsage
 	}
-	fmt.Fprintf(e.stdout, "# awbridge systemd user unit (~/.config/systemd/user/awbridge.service); service system here: %s\n", install.Platform())
+	svc, err := d.newService(spec)
+	if err != nil {
+		serviceError(e, "install", spec, err)
+		return exitUsage
+	}
+	if d.uid == 0 && !spec.System && d.goos != "windows" {
+		fmt.Fprintln(e.stderr, "awbridge install: note: this installs a per-user service for root; for a system-wide one: awbridge install --system")
+	}
+	created, err := install.EnsureConfigFile(spec.ConfigPath)
+	if err != nil {
+		serviceError(e, "install", spec, err)
+		return exitDegraded
+	}
+	if created {
+		fmt.Fprintf(e.stdout, "created the config file %s (empty: every setting has its default)\n", spec.ConfigPath)
+	}
+	m := &install.Manager{Spec: spec, Service: svc}
+	res, err := m.Install()
+	if err != nil {
+		serviceError(e, "install", spec, err)
+		return exitDegraded
+	}
+	where := spec.Kind()
+	if p := spec.UnitPath(); p != "" {
+		where += " " + p
+	}
+	switch {
+	case res.Unchanged:
+		fmt.Fprintf(e.stdout, "awbridge is already installed (%s), unchanged and running\n", where)
+	case res.Restarted:
+		fmt.Fprintf(e.stdout, "updated the %s and restarted awbridge with it\n", where)
+	case res.Previous != install.NotInstalled:
+		fmt.Fprintf(e.stdout, "updated the %s\n", where)
+	default:
+		fmt.Fprintf(e.stdout, "installed the %s\n", where)
+	}
+	fmt.Fprintf(e.stdout, "  runs: %s\n", strings.Join(append([]string{spec.Executable}, spec.Arguments()...), " "))
+	if p := spec.LogPath(); p != "" {
+		fmt.Fprintf(e.stdout, "  logs: %s\n", p)
+	}
+	if !res.Unchanged && !res.Restarted {
+		fmt.Fprintf(e.stdout, "it starts at each %s; start it now: %sawbridge start%s\n", startsAt(spec), sudo(spec), systemFlag(spec))
+	}
+	warnUncarried(e, l, spec)
+	// The protected-environment baseline covers what was just installed.
+	if items, path, err := protectItems(e, l, fs, configProtectLists, spec.System); err != nil {
+		fmt.Fprintln(e.stderr, "awbridge install: no protection baseline: "+oneLine(err.Error()))
+	} else if _, _, err := protect.Snapshot(items, path, protect.Options{}); err != nil {
+		fmt.Fprintln(e.stderr, "awbridge install: no protection baseline: "+oneLine(err.Error()))
+	} else {
+		fmt.Fprintf(e.stdout, "  protection baseline: %s (awbridge protect status)\n", path)
+	}
+	return exitOK
+}
+
+// dryRun prints on stdout exactly what an install would write, and on
+// stderr where and what else; it always exits 0 once the unit renders.
+func dryRun(e *env, spec install.Spec, l *config.Loaded, d serviceDeps) int {
+	unit, err := install.Render(spec)
+	if err != nil {
+		serviceError(e, "install", spec, err)
+		return exitUsage
+	}
 	fmt.Fprint(e.stdout, unit)
+	where := "in the registry"
+	if p := spec.UnitPath(); p != "" {
+		where = "to " + p
+	}
+	fmt.Fprintf(e.stderr, "awbridge install: dry run, nothing changed: above is the %s it would write %s (service manager here: %s)\n",
+		spec.Kind(), where, d.platform())
+	if err := spec.Validate(); err != nil {
+		fmt.Fprintf(e.stderr, "awbridge install: note: a real install would refuse: %s\n", strings.TrimPrefix(oneLine(err.Error()), "install: "))
+	}
+	if l.File == "" {
+		fmt.Fprintf(e.stderr, "awbridge install: note: it would create the config file %s (empty: every setting has its default)\n", spec.ConfigPath)
+	}
+	warnUncarried(e, l, spec)
+	return exitOK
+}
+
+// serviceConfigPath is the config file the service gets as --config: the
+// one this command read (--config, AWBRIDGE_CONFIG, the default file),
+// else the default path; absolute.
+func serviceConfigPath(e *env, l *config.Loaded, goos string) (string, error) {
+	p := l.File
+	if p == "" {
+		p = config.DefaultConfigPath(config.Env{Lookup: e.lookup, GOOS: goos})
+	}
+	if p == "" {
+		return "", errors.New("no config file path for the service (HOME is unset): pass --config FILE")
+	}
+	if filepath.IsAbs(p) || (goos == "windows" && len(p) > 2 && p[1] == ':') {
+		return p, nil
+	}
+	return filepath.Abs(p)
+}
+
+// warnUncarried names the settings this command took from the environment
+// or its flags: the service does not see them.
+func warnUncarried(e *env, l *config.Loaded, spec install.Spec) {
+	var names []string
+	for _, s := range l.Settings {
+		if s.Source == config.SourceEnv || s.Source == config.SourceFlag {
+			names = append(names, s.Origin)
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	fmt.Fprintf(e.stderr, "awbridge install: note: %s set here but the service does not see it: it reads only %s (put the settings there)\n",
+		strings.Join(names, ", "), spec.ConfigPath)
+}
+
+// runUninstall stops and removes the service.
+func runUninstall(_ context.Context, e *env, args []string, d serviceDeps) int {
+	system, ok, code := serviceFlags(e, "uninstall", args, nil)
+	if !ok {
+		return code
+	}
+	m := controlManager(e, "uninstall", system, d)
+	if m == nil {
+		return exitUsage
+	}
+	err := m.Uninstall()
+	switch {
+	case errors.Is(err, install.ErrNotInstalled):
+		fmt.Fprintf(e.stdout, "awbridge is not installed as a %s: nothing to remove\n", m.Spec.Kind())
+		return exitOK
+	case err != nil:
+		serviceError(e, "uninstall", m.Spec, err)
+		return exitDegraded
+	}
+	where := m.Spec.Kind()
+	if p := m.Spec.UnitPath(); p != "" {
+		where += " " + p
+	}
+	fmt.Fprintf(e.stdout, "stopped and removed the %s (the config file stays)\n", where)
 	return exitOK
 }

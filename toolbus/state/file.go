@@ -318,7 +318,7 @@ func (s *Store) onlyStateFiles() bool {
 	}
 	for _, e := range ents {
 		n := e.Name()
-		if n != FileName && !strings.HasPrefix(n, FileName+corruptInfix) && !strings.HasPrefix(n, FileName+".tmp-") {
+		if n != FileName && !strings.HasPrefix(n, FileName+corruptInfix) && !strings.HasPrefix(n, FileName+".tmp-") && !awbridgeFile(n) {
 			return false
 		}
 	}
@@ -331,4 +331,15 @@ func (s *Store) removeStaleTemps() {
 	for _, n := range names {
 		_ = os.Remove(n)
 	}
+}
+
+// awbridgeFile reports whether n is one of awbridge's other private files
+// that share the state dir (the protection baseline, the HTTP token).
+func awbridgeFile(n string) bool {
+	switch {
+	case n == "protect-baseline.json", strings.HasPrefix(n, ".protect-baseline.json.tmp-"),
+		n == "http-token", strings.HasPrefix(n, ".http-token"):
+		return true
+	}
+	return false
 }

@@ -1,0 +1,312 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/awbridge/awbridge/config"
+	"github.com/awbridge/awbridge/install"
+)
+
+// serviceDeps is what the service commands (install, uninstall, start,
+// stop, restart, status) need from the machine: the commands take it as a
+// parameter so that tests run them against a fake service manager.
+type serviceDeps struct {
+	goos string
+	// executable is this binary's path, symlinks resolved.
+	executable func() (string, error)
+	// newService returns the OS service of a spec (kardianos/service).
+	newService func(install.Spec) (install.Service, error)
+	// platform names the service manager here ("linux-systemd", ...).
+	platform func() string
+	uid      int
+	// dialTimeout bounds the socket check of status.
+	dialTimeout time.Duration
+}
+
+// hostServiceDeps is the real machine.
+func hostServiceDeps() serviceDeps {
+	return serviceDeps{
+		goos: runtime.GOOS,
+		executable: func() (string, error) {
+			exe, err := os.Executable()
+			if err != nil {
+				return "", err
+			}
+			return filepath.EvalSymlinks(exe)
+		},
+		newService:  install.NewService,
+		platform:    install.Platform,
+		uid:         os.Getuid(),
+		dialTimeout: 500 * time.Millisecond,
+	}
+}
+
+func cmdStart(ctx context.Context, e *env, args []string) int {
+	return runStart(ctx, e, args, hostServiceDeps())
+}
+
+func cmdStop(ctx context.Context, e *env, args []string) int {
+	return runStop(ctx, e, args, hostServiceDeps())
+}
+
+func cmdRestart(ctx context.Context, e *env, args []string) int {
+	return runRestart(ctx, e, args, hostServiceDeps())
+}
+
+func cmdStatus(ctx context.Context, e *env, args []string) int {
+	return runStatus(ctx, e, args, hostServiceDeps())
+}
+
+// serviceFlags parses the flags every control command takes: --system
+// and --config (accepted for uniformity). ok is false when the command
+// must stop with code.
+func serviceFlags(e *env, name string, args []string, more func(*flag.FlagSet)) (system bool, ok bool, code int) {
+	fs := newFlags(e, name)
+	sys := fs.Bool("system", false, "the system-wide service instead of the per-user one")
+	if more != nil {
+		more(fs)
+	}
+	acceptConfig(fs)
+	if code := parse(fs, args); code >= 0 {
+		return false, false, code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(e.stderr, "awbridge %s: unexpected argument %q\n", name, fs.Arg(0))
+		return false, false, exitUsage
+	}
+	return *sys, true, -1
+}
+
+// homeDir is the user's home folder: HOME (USERPROFILE on Windows), else
+// what the OS says.
+func homeDir(e *env, goos string) string {
+	name := "HOME"
+	if goos == "windows" {
+		name = "USERPROFILE"
+	}
+	if h, ok := e.lookup(name); ok && h != "" {
+		return h
+	}
+	h, _ := os.UserHomeDir()
+	return h
+}
+
+// controlManager builds the Manager for a control command (no executable:
+// it does not install). nil means stop with exitUsage; the reason is on
+// stderr.
+func controlManager(e *env, name string, system bool, d serviceDeps) *install.Manager {
+	spec := install.Spec{System: system, GOOS: d.goos, Home: homeDir(e, d.goos)}
+	svc, err := d.newService(spec)
+	if err != nil {
+		serviceError(e, name, spec, err)
+		return nil
+	}
+	return &install.Manager{Spec: spec, Service: svc}
+}
+
+// serviceError prints err of command name on one line, and a hint on the
+// next when there is one.
+func serviceError(e *env, name string, spec install.Spec, err error) {
+	msg := strings.TrimPrefix(oneLine(err.Error()), "install: ")
+	fmt.Fprintf(e.stderr, "awbridge %s: %s\n", name, msg)
+	if h := install.Hint(spec, err); h != "" {
+		fmt.Fprintf(e.stderr, "awbridge %s: hint: %s\n", name, h)
+	}
+}
+
+// notInstalled prints that there is no service, with the way to install
+// one.
+func notInstalled(e *env, name string, spec install.Spec) {
+	sys := ""
+	if spec.System {
+		sys = " --system"
+	}
+	fmt.Fprintf(e.stderr, "awbridge %s: awbridge is not installed as a %s (install it: awbridge install%s)\n", name, spec.Kind(), sys)
+}
+
+// sudo is the prefix of a command line that needs root.
+func sudo(spec install.Spec) string {
+	if spec.System && spec.GOOS != "windows" {
+		return "sudo "
+	}
+	return ""
+}
+
+// systemFlag is " --system" for a system-wide spec.
+func systemFlag(spec install.Spec) string {
+	if spec.System {
+		return " --system"
+	}
+	return ""
+}
+
+func runStart(_ context.Context, e *env, args []string, d serviceDeps) int {
+	system, ok, code := serviceFlags(e, "start", args, nil)
+	if !ok {
+		return code
+	}
+	m := controlManager(e, "start", system, d)
+	if m == nil {
+		return exitUsage
+	}
+	started, err := m.Start()
+	switch {
+	case errors.Is(err, install.ErrNotInstalled):
+		notInstalled(e, "start", m.Spec)
+		return exitDegraded
+	case err != nil:
+		serviceError(e, "start", m.Spec, err)
+		return exitDegraded
+	case !started:
+		fmt.Fprintf(e.stdout, "awbridge already runs (%s)\n", m.Spec.Kind())
+	default:
+		fmt.Fprintf(e.stdout, "started awbridge (%s)\n", m.Spec.Kind())
+	}
+	return exitOK
+}
+
+func runStop(_ context.Context, e *env, args []string, d serviceDeps) int {
+	system, ok, code := serviceFlags(e, "stop", args, nil)
+	if !ok {
+		return code
+	}
+	m := controlManager(e, "stop", system, d)
+	if m == nil {
+		return exitUsage
+	}
+	stopped, err := m.Stop()
+	switch {
+	case errors.Is(err, install.ErrNotInstalled):
+		notInstalled(e, "stop", m.Spec)
+		return exitDegraded
+	case err != nil:
+		serviceError(e, "stop", m.Spec, err)
+		return exitDegraded
+	case !stopped:
+		fmt.Fprintf(e.stdout, "awbridge was not running (%s)\n", m.Spec.Kind())
+	default:
+		fmt.Fprintf(e.stdout, "stopped awbridge (%s); it starts again at the next %s\n", m.Spec.Kind(), startsAt(m.Spec))
+	}
+	return exitOK
+}
+
+func runRestart(_ context.Context, e *env, args []string, d serviceDeps) int {
+	system, ok, code := serviceFlags(e, "restart", args, nil)
+	if !ok {
+		return code
+	}
+	m := controlManager(e, "restart", system, d)
+	if m == nil {
+		return exitUsage
+	}
+	err := m.Restart()
+	switch {
+	case errors.Is(err, install.ErrNotInstalled):
+		notInstalled(e, "restart", m.Spec)
+		return exitDegraded
+	case err != nil:
+		serviceError(e, "restart", m.Spec, err)
+		return exitDegraded
+	}
+	fmt.Fprintf(e.stdout, "restarted awbridge (%s)\n", m.Spec.Kind())
+	return exitOK
+}
+
+// startsAt is when the service manager starts the service by itself.
+func startsAt(spec install.Spec) string {
+	if spec.System || spec.GOOS == "windows" {
+		return "boot"
+	}
+	return "login"
+}
+
+// statusReport is `awbridge status --json`.
+type statusReport struct {
+	State         string `json:"state"` // not installed, running, stopped, unknown, unsupported
+	Installed     bool   `json:"installed"`
+	Kind          string `json:"kind"`
+	UnitPath      string `json:"unit_path,omitempty"`
+	Manager       string `json:"service_manager"`
+	Error         string `json:"error,omitempty"`
+	Socket        string `json:"socket"`
+	SocketAnswers bool   `json:"socket_answers"`
+}
+
+func runStatus(_ context.Context, e *env, args []string, d serviceDeps) int {
+	var asJSON *bool
+	system, ok, code := serviceFlags(e, "status", args, func(fs *flag.FlagSet) {
+		asJSON = fs.Bool("json", false, "print the status as one JSON object")
+	})
+	if !ok {
+		return code
+	}
+	spec := install.Spec{System: system, GOOS: d.goos, Home: homeDir(e, d.goos)}
+	r := statusReport{Kind: spec.Kind(), UnitPath: spec.UnitPath(), Manager: d.platform()}
+	if svc, err := d.newService(spec); err != nil {
+		r.State, r.Error = "unsupported", strings.TrimPrefix(oneLine(err.Error()), "install: ")
+	} else {
+		m := &install.Manager{Spec: spec, Service: svc}
+		st, err := m.State()
+		r.State, r.Installed = string(st), st != install.NotInstalled
+		if err != nil {
+			r.Error = oneLine(err.Error())
+		}
+	}
+	r.Socket = config.SocketPath(config.Env{Lookup: e.lookup, GOOS: d.goos}, d.uid)
+	r.SocketAnswers = socketAnswers(r.Socket, d.dialTimeout)
+	code = exitOK
+	if !r.SocketAnswers {
+		code = exitDegraded
+	}
+	if *asJSON {
+		b, _ := json.Marshal(r) // plain strings and bools
+		fmt.Fprintf(e.stdout, "%s\n", b)
+		return code
+	}
+	where := spec.Kind()
+	if r.UnitPath != "" {
+		where += " " + r.UnitPath
+	}
+	switch install.State(r.State) {
+	case install.Running:
+		fmt.Fprintf(e.stdout, "service: installed, running (%s)\n", where)
+	case install.Stopped:
+		fmt.Fprintf(e.stdout, "service: installed, stopped (%s); start it: %sawbridge start%s\n", where, sudo(spec), systemFlag(spec))
+	case install.NotInstalled:
+		fmt.Fprintf(e.stdout, "service: not installed as a %s; install it: %sawbridge install%s\n", spec.Kind(), sudo(spec), systemFlag(spec))
+	case install.Unknown:
+		fmt.Fprintf(e.stdout, "service: installed, state unknown (%s): %s\n", where, r.Error)
+	default:
+		fmt.Fprintf(e.stdout, "service: %s\n", r.Error)
+	}
+	if r.SocketAnswers {
+		fmt.Fprintf(e.stdout, "socket:  %s answers\n", r.Socket)
+	} else {
+		fmt.Fprintf(e.stdout, "socket:  %s does not answer\n", r.Socket)
+	}
+	return code
+}
+
+// socketAnswers reports whether a Unix socket connection to path succeeds
+// within timeout.
+func socketAnswers(path string, timeout time.Duration) bool {
+	if timeout <= 0 {
+		timeout = 500 * time.Millisecond
+	}
+	c, err := net.DialTimeout("unix", path, timeout)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}

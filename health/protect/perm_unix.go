@@ -1,0 +1,45 @@
+//go:build unix
+
+package protect
+
+import (
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// checkPerms says whether Unix permission bits mean anything here.
+const checkPerms = true
+
+func ownedByMe(fi fs.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Geteuid()
+}
+
+// openRead opens path for reading without blocking on a FIFO (the caller
+// checks the file is regular before reading it).
+func openRead(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+}
+
+// sysKey is the part of a file's identity beyond size and mtime: inode,
+// device and change time (which no ordinary call can set back).
+func sysKey(fi fs.FileInfo) (ino, dev uint64, ctime int64) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, 0, 0
+	}
+	return uint64(st.Ino), uint64(st.Dev), ctimeOf(st)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -1,0 +1,380 @@
+package install
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/kardianos/service"
+)
+
+// Service is the part of a kardianos service.Service that Manager uses;
+// a service.Service satisfies it, tests pass a fake. Its methods talk to
+// the OS service manager; Manager calls them one at a time.
+type Service interface {
+	Install() error
+	Uninstall() error
+	Start() error
+	Stop() error
+	Restart() error
+	Status() (service.Status, error)
+}
+
+// ErrNotInstalled is returned by Manager when the service is not
+// installed.
+var ErrNotInstalled = errors.New("awbridge is not installed as a service")
+
+// UnsupportedError refuses a service manager awbridge does not install
+// into (a Linux without systemd, a BSD).
+type UnsupportedError struct{ Platform string }
+
+func (e *UnsupportedError) Error() string {
+	p := e.Platform
+	if p == "" {
+		p = "none detected"
+	}
+	return fmt.Sprintf("install: this machine's service manager (%s) is not one awbridge installs into: it knows systemd (Linux), launchd (macOS) and Windows services; run `awbridge serve` from your session's autostart instead", p)
+}
+
+// Platform names the service manager kardianos/service detects here, e.g.
+// "linux-systemd", "darwin-launchd", "windows-service", "unix-systemv".
+func Platform() string { return service.Platform() }
+
+// wantPlatform is the kardianos/service platform awbridge installs into
+// on goos.
+func wantPlatform(goos string) string {
+	switch goos {
+	case "darwin":
+		return "darwin-launchd"
+	case "windows":
+		return "windows-service"
+	}
+	return "linux-systemd"
+}
+
+// ServiceConfig is the kardianos/service configuration of s: its name,
+// scope and, when s names an executable, the command line and our own
+// unit (SystemdScript / LaunchdConfig: the rendered file, which has no
+// template actions left, so kardianos writes it as is) or, on Windows, the
+// start type and restart on failure.
+func ServiceConfig(s Spec) (*service.Config, error) {
+	c := &service.Config{
+		Name:        s.ServiceName(),
+		DisplayName: Name,
+		Description: description,
+		Option:      service.KeyValue{"UserService": !s.System},
+	}
+	if s.Executable == "" {
+		return c, nil // control only: start, stop, status, uninstall
+	}
+	unit, err := Render(s)
+	if err != nil {
+		return nil, err
+	}
+	c.Executable, c.Arguments = s.Executable, s.Arguments()
+	switch s.goos() {
+	case "darwin":
+		c.Option["LaunchdConfig"] = unit
+		c.Option["RunAtLoad"], c.Option["KeepAlive"] = true, true
+	case "windows":
+		c.Option["StartType"] = "automatic"
+		c.Option["OnFailure"] = "restart"
+		c.Option["OnFailureDelayDuration"] = RestartDelay
+		c.Option["OnFailureResetPeriod"] = 60
+	default:
+		c.Option["SystemdScript"] = unit
+	}
+	return c, nil
+}
+
+// NewService returns the OS service for s through kardianos/service, or
+// an *UnsupportedError when this machine's service manager is not the one
+// s needs (s.GOOS must be this machine's OS).
+func NewService(s Spec) (Service, error) {
+	if p := service.Platform(); p != wantPlatform(s.goos()) {
+		return nil, &UnsupportedError{Platform: p}
+	}
+	c, err := ServiceConfig(s)
+	if err != nil {
+		return nil, err
+	}
+	svc, err := service.New(noProgram{}, c)
+	if err != nil {
+		return nil, fmt.Errorf("install: %w", err)
+	}
+	return svc, nil
+}
+
+// noProgram is the service.Interface of a service that is only controlled
+// (installed, started, ...), never run, from this process.
+type noProgram struct{}
+
+func (noProgram) Start(service.Service) error { return nil }
+func (noProgram) Stop(service.Service) error  { return nil }
+
+// State is what the service manager says of the service.
+type State string
+
+// The states.
+const (
+	NotInstalled State = "not installed"
+	Stopped      State = "stopped"
+	Running      State = "running"
+	// Unknown: installed, but the service manager did not say whether it
+	// runs (State's error says why: a failed unit, no user session, ...).
+	Unknown State = "unknown"
+)
+
+// Manager installs and controls the service of Spec through Service. It
+// is not safe for concurrent use (nor is the OS service manager).
+type Manager struct {
+	Spec    Spec
+	Service Service
+}
+
+// State reports whether the service is installed and runs. The error,
+// with Unknown only, is why the service manager could not tell. A unit
+// file on disk counts as installed even when the service manager does not
+// list it (an install whose enable step failed), so that uninstall and a
+// new install clean it up.
+func (m *Manager) State() (State, error) {
+	st, err := m.Service.Status()
+	if err == nil {
+		switch st {
+		case service.StatusRunning:
+			return Running, nil
+		case service.StatusStopped:
+			return Stopped, nil
+		}
+	}
+	path := m.Spec.UnitPath()
+	exists := false
+	if path != "" {
+		_, serr := os.Stat(path)
+		exists = serr == nil
+	}
+	switch {
+	case path != "" && !exists:
+		return NotInstalled, nil
+	case errors.Is(err, service.ErrNotInstalled) && path == "":
+		return NotInstalled, nil
+	case errors.Is(err, service.ErrNotInstalled):
+		return Unknown, fmt.Errorf("%s exists but the service manager does not list it (is the %s session running?)", path, managerName(m.Spec))
+	case err == nil:
+		return Unknown, errors.New("the service manager reports an unknown state")
+	}
+	return Unknown, err
+}
+
+func managerName(s Spec) string {
+	switch s.goos() {
+	case "darwin":
+		return "launchd"
+	case "windows":
+		return "Windows service manager"
+	}
+	if s.System {
+		return "systemd"
+	}
+	return "systemd user"
+}
+
+// InstallResult says what Install did.
+type InstallResult struct {
+	// Previous is the state before the install (NotInstalled for a first
+	// install).
+	Previous State
+	// Unchanged: the same unit was already installed and running; nothing
+	// was touched.
+	Unchanged bool
+	// Restarted: the service ran before the update and was started again
+	// with the new unit.
+	Restarted bool
+}
+
+// Install installs the service, or updates an existing install:
+// kardianos/service refuses to install over an existing unit, so a
+// previous install is stopped, removed and installed again, and started
+// again if it ran. An install identical to the running one is left alone.
+// It refuses what Spec.Validate refuses.
+func (m *Manager) Install() (InstallResult, error) {
+	var res InstallResult
+	if err := m.Spec.Validate(); err != nil {
+		return res, err
+	}
+	prev, _ := m.State() // Unknown counts as installed: replace it
+	res.Previous = prev
+	if prev == NotInstalled {
+		if err := m.Service.Install(); err != nil {
+			return res, fmt.Errorf("installing the %s: %w", m.Spec.Kind(), err)
+		}
+		return res, nil
+	}
+	if prev == Running && m.sameUnit() {
+		res.Unchanged = true
+		return res, nil
+	}
+	if prev == Running {
+		if err := m.Service.Stop(); err != nil {
+			return res, fmt.Errorf("stopping the running service to update it: %w", err)
+		}
+	}
+	if err := m.Service.Uninstall(); err != nil {
+		return res, fmt.Errorf("removing the previous %s to update it: %w", m.Spec.Kind(), err)
+	}
+	if err := m.Service.Install(); err != nil {
+		return res, fmt.Errorf("installing the %s: %w", m.Spec.Kind(), err)
+	}
+	if prev == Running {
+		if err := m.Service.Start(); err != nil {
+			return res, fmt.Errorf("starting the updated service: %w", err)
+		}
+		res.Restarted = true
+	}
+	return res, nil
+}
+
+// sameUnit reports whether the installed unit file is the one Spec
+// renders (always false on Windows: no file to compare).
+func (m *Manager) sameUnit() bool {
+	path := m.Spec.UnitPath()
+	if path == "" {
+		return false
+	}
+	want, err := Render(m.Spec)
+	if err != nil {
+		return false
+	}
+	got, err := os.ReadFile(path)
+	return err == nil && bytes.Equal(got, []byte(want))
+}
+
+// Uninstall stops the service if it runs and removes it; ErrNotInstalled
+// when there is nothing to remove.
+func (m *Manager) Uninstall() error {
+	st, _ := m.State()
+	switch st {
+	case NotInstalled:
+		return ErrNotInstalled
+	case Running:
+		if err := m.Service.Stop(); err != nil {
+			return fmt.Errorf("stopping the service: %w", err)
+		}
+	}
+	if err := m.Service.Uninstall(); err != nil {
+		return fmt.Errorf("removing the %s: %w", m.Spec.Kind(), err)
+	}
+	return nil
+}
+
+// Start starts the service; started is false when it already ran.
+func (m *Manager) Start() (started bool, err error) {
+	st, _ := m.State()
+	switch st {
+	case NotInstalled:
+		return false, ErrNotInstalled
+	case Running:
+		return false, nil
+	}
+	if err := m.Service.Start(); err != nil {
+		return false, fmt.Errorf("starting the service: %w", err)
+	}
+	return true, nil
+}
+
+// Stop stops the service; stopped is false when it did not run.
+func (m *Manager) Stop() (stopped bool, err error) {
+	st, _ := m.State()
+	switch st {
+	case NotInstalled:
+		return false, ErrNotInstalled
+	case Stopped:
+		return false, nil
+	}
+	if err := m.Service.Stop(); err != nil {
+		return false, fmt.Errorf("stopping the service: %w", err)
+	}
+	return true, nil
+}
+
+// Restart stops the service if it runs and starts it.
+func (m *Manager) Restart() error {
+	st, _ := m.State()
+	switch st {
+	case NotInstalled:
+		return ErrNotInstalled
+	case Stopped:
+		// launchd cannot restart what is not loaded: just start it.
+		if err := m.Service.Start(); err != nil {
+			return fmt.Errorf("starting the service: %w", err)
+		}
+		return nil
+	}
+	if err := m.Service.Restart(); err != nil {
+		return fmt.Errorf("restarting the service: %w", err)
+	}
+	return nil
+}
+
+// configHeader is the content of a config file created by EnsureConfigFile.
+const configHeader = `# awbridge settings (TOML). Created by awbridge install: the service runs
+# "awbridge serve --config <this file>". Every setting is optional;
+# "awbridge config" lists them with their defaults and where each value
+# comes from. Restart the service after an edit: awbridge restart
+`
+
+// EnsureConfigFile creates path (an empty, commented config, 0600 in a
+// 0700 folder) when it does not exist, so that the service's --config
+// names a file; created says whether it did. An existing file is never
+// touched.
+func EnsureConfigFile(path string) (created bool, err error) {
+	if _, err := os.Stat(path); err == nil {
+		return false, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return false, fmt.Errorf("install: checking the config file: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return false, fmt.Errorf("install: creating the config folder: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return false, nil // created meanwhile: not ours to touch
+	}
+	if err != nil {
+		return false, fmt.Errorf("install: creating the config file: %w", err)
+	}
+	_, werr := f.WriteString(configHeader)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		os.Remove(path)
+		return false, fmt.Errorf("install: writing the config file: %w", werr)
+	}
+	return true, nil
+}
+
+// Hint returns advice for an error of Manager or NewService on this spec,
+// or "" when there is none: root for a system-wide install, a missing
+// systemd user session.
+func Hint(s Spec, err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, fs.ErrPermission) || strings.Contains(strings.ToLower(err.Error()), "access is denied"):
+		switch {
+		case s.goos() == "windows":
+			return "installing a Windows service needs an administrator prompt"
+		case s.System:
+			return "a system-wide service needs root: sudo awbridge ... --system"
+		}
+		return "check the permissions of " + filepath.Dir(s.UnitPath())
+	case s.goos() != "darwin" && s.goos() != "windows" && !s.System && strings.Contains(err.Error(), "exit status"):
+		return "systemctl --user failed: is a systemd user session running? (systemctl --user status; over ssh: loginctl enable-linger $USER)"
+	}
+	return ""
+}
