@@ -73,6 +73,9 @@ type Report struct {
 	// ProtectedDiffs says what differs from the baseline (items, never
 	// values).
 	ProtectedDiffs []protect.Diff `json:"protected_diffs,omitempty"`
+	// ServedBy says who answered a terminal's `awbridge health` ("service"
+	// or "in-process"); empty elsewhere.
+	ServedBy string `json:"served_by,omitempty"`
 }
 
 // Healthy reports whether nothing the person configured is failing.

@@ -10,6 +10,7 @@ import (
 
 func cmdCall(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "call")
+	noRelay := fs.Bool("no-relay", false, "call in this process even when the service runs")
 	if len(args) == 0 || args[0] == "" || args[0][0] == '-' {
 		if code := parse(fs, args); code >= 0 {
 			return code
@@ -30,12 +31,12 @@ func cmdCall(ctx context.Context, e *env, args []string) int {
 	if l == nil {
 		return code
 	}
-	eng := startEngine(e, "call", l, log, engine.Deps{})
-	if eng == nil {
+	c, via := openCaller(e, "call", l, log, engine.Deps{}, *noRelay)
+	if c == nil {
 		return exitUsage
 	}
-	defer eng.Close()
-	out := eng.Call(ctx, engine.Request{Kind: engine.KindTool, Name: name, Args: raw})
+	defer c.Close()
+	out := c.Call(ctx, engine.Request{Kind: engine.KindTool, Name: name, Args: raw})
 	if out.Stage == engine.StageResolve || out.Stage == engine.StageValidate {
 		fmt.Fprintln(e.stderr, "awbridge call: "+oneLine(out.Err.Error()))
 		if len(out.Err.DidYouMean) > 0 {
@@ -43,7 +44,7 @@ func cmdCall(ctx context.Context, e *env, args []string) int {
 		}
 		return exitUsage
 	}
-	fmt.Fprintln(e.stdout, string(out.Body))
+	fmt.Fprintln(e.stdout, string(withServedBy(out.Body, via)))
 	if out.Err != nil {
 		return exitDegraded
 	}

@@ -15,22 +15,33 @@ import (
 func cmdHealth(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "health")
 	asJSON := fs.Bool("json", false, "print the health object alone on stdout")
+	noRelay := fs.Bool("no-relay", false, "check from this process even when the service runs")
 	l, log, code := prepare(e, fs, args)
 	if l == nil {
 		return code
 	}
 	// A person asked: wait for the probes (bounded by the sources' deadlines).
 	wait := max(l.Config.AW.Timeout, l.Config.Sidecar.Timeout) + 500*time.Millisecond
-	eng := startEngine(e, "health", l, log, engine.Deps{HealthFirstWait: wait})
-	if eng == nil {
+	c, via := openCaller(e, "health", l, log, engine.Deps{HealthFirstWait: wait}, *noRelay)
+	if c == nil {
 		return exitUsage
 	}
-	defer eng.Close()
-	r := eng.Health(ctx)
+	defer c.Close()
+	out := c.Call(ctx, engine.Request{Kind: engine.KindDirect, Name: "system.health"})
+	var r health.Report
+	if out.Err != nil || json.Unmarshal(out.Body, &r) != nil {
+		msg := "no readable answer"
+		if out.Err != nil {
+			msg = oneLine(out.Err.Error())
+		}
+		fmt.Fprintln(e.stderr, "awbridge health: cannot check: "+msg)
+		return exitUsage
+	}
 	if ctx.Err() != nil {
 		fmt.Fprintln(e.stderr, "awbridge health: interrupted")
 		return exitUsage
 	}
+	r.ServedBy = via
 	if *asJSON {
 		b, _ := json.Marshal(&r)
 		fmt.Fprintln(e.stdout, string(b))
@@ -69,5 +80,5 @@ func printHealth(w io.Writer, r *health.Report, c config.Config) {
 		}
 		fmt.Fprintf(w, "Preflight:     %-18s %s (%s)\n", ch.Name, mark, ch.Detail)
 	}
-	fmt.Fprintf(w, "Overall:       %s\n", r.Status)
+	fmt.Fprintf(w, "Overall:       %s (answered by %s)\n", r.Status, map[string]string{servedByService: "the running service", servedByInProcess: "this process"}[r.ServedBy])
 }

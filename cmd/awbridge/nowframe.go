@@ -13,23 +13,24 @@ func cmdNowframe(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "nowframe")
 	reason := fs.String("reason", "cli", "the frame's reason")
 	asJSON := fs.Bool("json", false, "print the frame alone on stdout")
+	noRelay := fs.Bool("no-relay", false, "build the frame in this process even when the service runs")
 	l, log, code := prepare(e, fs, args)
 	if l == nil {
 		return code
 	}
-	eng := startEngine(e, "nowframe", l, log, engine.Deps{})
-	if eng == nil {
+	c, via := openCaller(e, "nowframe", l, log, engine.Deps{}, *noRelay)
+	if c == nil {
 		return exitUsage
 	}
-	defer eng.Close()
+	defer c.Close()
 	params, _ := json.Marshal(map[string]string{"reason": *reason})
-	out := eng.Call(ctx, engine.Request{Kind: engine.KindDirect, Name: "nowframe.build", Args: params})
+	out := c.Call(ctx, engine.Request{Kind: engine.KindDirect, Name: "nowframe.build", Args: params})
 	if out.Err != nil {
 		fmt.Fprintln(e.stderr, "awbridge nowframe: "+oneLine(out.Err.Error()))
 		return exitUsage
 	}
 	if *asJSON {
-		fmt.Fprintln(e.stdout, string(out.Body))
+		fmt.Fprintln(e.stdout, string(withServedBy(out.Body, via)))
 	} else {
 		printFrame(e.stdout, out.Body)
 	}
@@ -74,4 +75,17 @@ func printFrame(w io.Writer, body []byte) {
 			fmt.Fprintf(w, "  %s failed: %s\n", name, oneLine(*s.Error))
 		}
 	}
+}
+
+// withServedBy adds "served_by" to a JSON object (the frame or envelope a
+// terminal command prints alone on stdout).
+func withServedBy(obj []byte, via string) []byte {
+	if len(obj) < 2 || obj[len(obj)-1] != '}' {
+		return obj
+	}
+	out := append([]byte{}, obj[:len(obj)-1]...)
+	if len(obj) > 2 {
+		out = append(out, ',')
+	}
+	return append(out, `"served_by":"`+via+`"}`...)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -218,4 +219,34 @@ func hangingAW(t *testing.T) string {
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { close(stop) })
 	return srv.URL
+}
+
+// The terminal commands use the service when it runs, and say so.
+func TestTerminalCommandsUseTheService(t *testing.T) {
+	srv, _ := recordedAW(t)
+	sock := filepath.Join(t.TempDir(), "awbridge.sock")
+	env := append(baseEnv(t, srv.URL), "AWBRIDGE_SOCKET="+sock)
+	run := func(args ...string) string {
+		cmd := exec.Command(binPath, args...)
+		cmd.Env = env
+		out, _ := cmd.Output()
+		return string(out)
+	}
+	if got := run("health", "--json"); !strings.Contains(got, `"served_by":"in-process"`) {
+		t.Fatalf("health without a service: %s", got)
+	}
+	startServe(t, env, sock)
+	for _, args := range [][]string{{"health", "--json"}, {"nowframe", "--json"}, {"call", "help", `{"output":{"path":"tools[0].name"}}`}} {
+		got := run(args...)
+		var v map[string]any
+		if err := json.Unmarshal([]byte(got), &v); err != nil || v["served_by"] != "service" {
+			t.Fatalf("awbridge %v with the service running: %s", args, got)
+		}
+	}
+	if got := run("health"); !strings.Contains(got, "answered by the running service") {
+		t.Fatalf("health text: %s", got)
+	}
+	if got := run("health", "--json", "--no-relay"); !strings.Contains(got, `"served_by":"in-process"`) {
+		t.Fatalf("--no-relay: %s", got)
+	}
 }

@@ -10,17 +10,18 @@ import (
 
 func cmdTools(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "tools")
+	noRelay := fs.Bool("no-relay", false, "list from this process even when the service runs")
 	asJSON := fs.Bool("json", false, "print the tools/list result alone on stdout")
 	l, log, code := prepare(e, fs, args)
 	if l == nil {
 		return code
 	}
-	eng := startEngine(e, "tools", l, log, engine.Deps{})
-	if eng == nil {
+	c, _ := openCaller(e, "tools", l, log, engine.Deps{}, *noRelay)
+	if c == nil {
 		return exitUsage
 	}
-	defer eng.Close()
-	list := eng.ToolsList()
+	defer c.Close()
+	list := c.ToolsList()
 	if *asJSON {
 		fmt.Fprintln(e.stdout, string(list))
 		return exitOK
