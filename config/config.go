@@ -89,6 +89,12 @@ type Server struct {
 	// MaxInFlight caps concurrent calls per connection (default 1024);
 	// beyond it reading pauses.
 	MaxInFlight int `toml:"max_in_flight"`
+	// HTTP is the loopback HOST:PORT of serve's HTTP endpoint (Streamable
+	// HTTP MCP, /healthz, /v1/nowframe); "" (default): off.
+	HTTP string `toml:"http"`
+	// HTTPToken is "file" (default: a bearer token in
+	// <state_dir>/http-token, made at first start) or "none".
+	HTTPToken string `toml:"http_token"`
 }
 
 // Paths are the folders awbridge writes to.
@@ -127,6 +133,7 @@ func Defaults() Config {
 		Server: Server{
 			MaxLineBytes: 1 << 20,
 			MaxInFlight:  1024,
+			HTTPToken:    "file",
 		},
 		Log:     Log{Level: "info"},
 		Privacy: Privacy{MaxTitleLength: 300},

@@ -96,6 +96,13 @@ func (sp *spec) parse(s string, env Env) (v any, problem string) {
 			}
 		}
 		return nil, fmt.Sprintf("%s is not a log level (expected one of %s)", q, strings.Join(logLevels(), ", "))
+	case kindChoice:
+		for _, c := range sp.choices {
+			if s == c {
+				return s, ""
+			}
+		}
+		return nil, fmt.Sprintf("%s is not one of %s", q, strings.Join(sp.choices, ", "))
 	case kindRates:
 		if len(s) > sp.maxLen {
 			return nil, fmt.Sprintf("the value is too long (at most %d bytes)", sp.maxLen)

@@ -20,6 +20,7 @@ const (
 	kindPath                 // an absolute path; ~ is the home folder
 	kindLevel                // a log level
 	kindRates                // per-tool rate limits: tool=N/s[:burst],...
+	kindChoice               // one of spec.choices
 )
 
 // String names the kind for docs and for [Setting.Kind].
@@ -45,6 +46,8 @@ func (k kind) String() string {
 		return "level"
 	case kindRates:
 		return "rate limits"
+	case kindChoice:
+		return "choice"
 	}
 	return "unknown"
 }
@@ -67,6 +70,8 @@ type spec struct {
 	// maxLen bounds text kinds (bytes).
 	min, max int64
 	maxLen   int
+	// choices are the values a kindChoice accepts.
+	choices []string
 	// defDoc replaces the default shown in flag usage when the real default
 	// depends on the environment.
 	defDoc string
@@ -152,6 +157,17 @@ func table() []spec {
 			doc: "calls in flight per connection before reading pauses",
 			min: 1, max: 65536,
 			field: func(c *Config) any { return &c.Server.MaxInFlight },
+		},
+		{
+			key: "server.http", env: "AWBRIDGE_HTTP", flag: "http", kind: kindHostPort, optional: true,
+			doc:    "loopback HOST:PORT where serve answers Streamable HTTP MCP, /healthz and /v1/nowframe; empty: off",
+			maxLen: 255,
+			field:  func(c *Config) any { return &c.Server.HTTP },
+		},
+		{
+			key: "server.http_token", env: "AWBRIDGE_HTTP_TOKEN", kind: kindChoice, choices: []string{"file", "none"},
+			doc:   `bearer token for /mcp: "file" (<state_dir>/http-token, made at first start) or "none"`,
+			field: func(c *Config) any { return &c.Server.HTTPToken },
 		},
 		{
 			key: "paths.context_root", env: "AWBRIDGE_CONTEXT_ROOT", flag: "context-root", kind: kindPath, optional: true,

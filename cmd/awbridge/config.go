@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 )
 
 func cmdConfig(ctx context.Context, e *env, args []string) int {
@@ -13,8 +16,11 @@ func cmdConfig(ctx context.Context, e *env, args []string) int {
 	if l == nil {
 		return code
 	}
+	tokenPath := filepath.Join(l.Config.Paths.StateDir, httpTokenFile)
+	token, _ := os.ReadFile(tokenPath)
 	if *asJSON {
-		b, _ := json.Marshal(map[string]any{"file": l.File, "settings": l.Settings})
+		b, _ := json.Marshal(map[string]any{"file": l.File, "settings": l.Settings,
+			"http_token_file": tokenPath, "http_token": strings.TrimSpace(string(token))})
 		fmt.Fprintln(e.stdout, string(b))
 		return exitOK
 	}
@@ -29,6 +35,11 @@ func cmdConfig(ctx context.Context, e *env, args []string) int {
 			origin += " " + s.Origin
 		}
 		fmt.Fprintf(e.stdout, "%-30s %-32q %s\n", s.Key, s.Value, origin)
+	}
+	if len(token) > 0 {
+		fmt.Fprintf(e.stdout, "HTTP bearer token (%s): %s\n", tokenPath, strings.TrimSpace(string(token)))
+	} else {
+		fmt.Fprintf(e.stdout, "HTTP bearer token: made at %s when `serve` first starts with server.http set\n", tokenPath)
 	}
 	return exitOK
 }

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"runtime"
 	"sync"
@@ -38,6 +40,21 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 		return exitUsage
 	}
 	defer ln.Close()
+	var httpLn net.Listener
+	token := ""
+	if l.Config.Server.HTTP != "" {
+		if httpLn, err = listenHTTP(l.Config.Server.HTTP); err != nil {
+			fmt.Fprintln(e.stderr, "awbridge serve: "+oneLine(err.Error()))
+			return exitUsage
+		}
+		defer httpLn.Close()
+		if l.Config.Server.HTTPToken != "none" {
+			if token, err = loadOrCreateToken(l.Config.Paths.StateDir); err != nil {
+				fmt.Fprintln(e.stderr, "awbridge serve: "+oneLine(err.Error()))
+				return exitUsage
+			}
+		}
+	}
 	eng := startEngine(e, "serve", l, log, engine.Deps{})
 	if eng == nil {
 		return exitUsage
@@ -48,6 +65,32 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 	log.Info().Str("socket", path).Msg("serving")
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = eng.Run(ctx) })
+	if httpLn != nil {
+		h := srv.HTTPHandler(mcp.HTTPOptions{
+			Token:        token,
+			AllowedHosts: httpAllowedHosts(httpLn),
+			Health: func(ctx context.Context) ([]byte, bool) {
+				r := eng.Health(ctx)
+				b, err := json.Marshal(&r)
+				return b, err == nil && r.Healthy()
+			},
+			Nowframe: func(ctx context.Context) []byte {
+				out := eng.Call(ctx, engine.Request{Kind: engine.KindDirect, Name: "nowframe.build",
+					Args: json.RawMessage(`{"reason":"http","max_age_ms":2000}`)})
+				if out.Err != nil {
+					return nil // 503
+				}
+				return out.Body
+			},
+			Logger: log,
+		})
+		log.Info().Str("http", httpLn.Addr().String()).Bool("token", token != "").Msg("serving HTTP")
+		wg.Go(func() {
+			if err := serveHTTP(ctx, httpLn, h, log); err != nil {
+				log.Error().Err(err).Msg("HTTP endpoint failed")
+			}
+		})
+	}
 	err = srv.ServeListener(ctx, ln)
 	wg.Wait()
 	if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -14,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // startServe runs `awbridge serve` on a socket in a temp folder and waits
@@ -249,4 +252,84 @@ func TestTerminalCommandsUseTheService(t *testing.T) {
 	if got := run("health", "--json", "--no-relay"); !strings.Contains(got, `"served_by":"in-process"`) {
 		t.Fatalf("--no-relay: %s", got)
 	}
+}
+
+// serve --http: Streamable HTTP MCP behind a bearer token, /healthz, and
+// the Host check, on the real binary; the official SDK as the client.
+func TestServeOverHTTP(t *testing.T) {
+	srv, _ := recordedAW(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	stateDir := t.TempDir()
+	sock := filepath.Join(t.TempDir(), "awbridge.sock")
+	env := append(baseEnv(t, srv.URL), "AWBRIDGE_HTTP="+addr, "AWBRIDGE_STATE_DIR="+stateDir)
+	startServe(t, env, sock)
+	base := "http://" + addr
+	var resp *http.Response
+	for range 100 {
+		if resp, err = http.Get(base + "/healthz"); err == nil {
+			break
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("/healthz: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	token, err := os.ReadFile(filepath.Join(stateDir, "http-token"))
+	if st, _ := os.Stat(filepath.Join(stateDir, "http-token")); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("token file: %v", err)
+	}
+	post := func(host, auth string) int {
+		req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if host != "" {
+			req.Host = host
+		}
+		if auth != "" {
+			req.Header.Set("Authorization", "Bearer "+auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := post("", ""); code != http.StatusUnauthorized {
+		t.Fatalf("no token: %d", code)
+	}
+	if code := post("evil.example.com", strings.TrimSpace(string(token))); code == http.StatusOK {
+		t.Fatal("a foreign Host was served")
+	}
+	if code := post("", strings.TrimSpace(string(token))); code != http.StatusOK {
+		t.Fatalf("with the token: %d", code)
+	}
+
+	client := sdk.NewClient(&sdk.Implementation{Name: "sdk-http", Version: "0"}, nil)
+	httpClient := &http.Client{Transport: bearer{strings.TrimSpace(string(token))}}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: httpClient}, nil)
+	if err != nil {
+		t.Fatalf("SDK over HTTP: %v", err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "nowframe_build", Arguments: map[string]any{"output": map[string]any{"path": "now.window.app"}}})
+	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, `"result":"Google-chrome"`) {
+		t.Fatalf("nowframe_build over HTTP: %v %+v", err, res)
+	}
+}
+
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
 }

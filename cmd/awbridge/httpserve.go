@@ -1,0 +1,228 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	stdlog "log"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/awbridge/awbridge/mcp"
+)
+
+// httpTokenFile is the bearer token of `serve --http`, in the state folder.
+const httpTokenFile = "http-token"
+
+// Bounds of a token read from httpTokenFile (one the person wrote is fine).
+const (
+	minTokenLen = 16
+	maxTokenLen = 4096
+)
+
+// httpShutdownGrace bounds the HTTP endpoint's shutdown: sessions answer
+// their calls in flight (mcp.DefaultDrainTimeout), then connections close.
+const httpShutdownGrace = mcp.DefaultDrainTimeout + 5*time.Second
+
+// errNotLoopback is returned by listenHTTP for an address off this machine.
+var errNotLoopback = errors.New("the HTTP endpoint listens on loopback only (127.0.0.1, [::1] or localhost)")
+
+// listenHTTP listens on addr, HOST:PORT, when HOST is a loopback address
+// (127.0.0.0/8, ::1) or localhost (taken as 127.0.0.1, whatever the
+// resolver says); anything else, an empty HOST included, is refused with
+// errNotLoopback. PORT 0 picks a free port.
+func listenHTTP(addr string) (net.Listener, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("http address %q: want HOST:PORT, e.g. 127.0.0.1:8765: %w", addr, err)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return nil, fmt.Errorf("http address %q: port must be a number from 0 to 65535", addr)
+	}
+	if strings.EqualFold(host, "localhost") {
+		host = "127.0.0.1"
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || !ip.IsLoopback() {
+		return nil, fmt.Errorf("http address %q: %w", addr, errNotLoopback)
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(ip.String(), port))
+	if err != nil {
+		return nil, fmt.Errorf("http address %q: %w", addr, err)
+	}
+	if ta, ok := ln.Addr().(*net.TCPAddr); !ok || !ta.IP.IsLoopback() {
+		ln.Close()
+		return nil, fmt.Errorf("http address %q: %w", addr, errNotLoopback)
+	}
+	return ln, nil
+}
+
+// httpAllowedHosts are the Host header values a loopback listener answers
+// to: its own address and the loopback names, on its port.
+func httpAllowedHosts(ln net.Listener) []string {
+	ta, ok := ln.Addr().(*net.TCPAddr)
+	if !ok {
+		return nil
+	}
+	port := strconv.Itoa(ta.Port)
+	hosts := []string{
+		net.JoinHostPort("127.0.0.1", port),
+		net.JoinHostPort("localhost", port),
+		net.JoinHostPort("::1", port),
+	}
+	if own := net.JoinHostPort(ta.IP.String(), port); own != hosts[0] && own != hosts[2] {
+		hosts = append(hosts, own)
+	}
+	return hosts
+}
+
+// loadOrCreateToken returns the HTTP bearer token kept in
+// <stateDir>/http-token. At first start it generates one (32 random bytes,
+// hex) into a 0600 file, created in one step (written to a temporary file,
+// then linked into place, so concurrent first starts agree on one token),
+// creating stateDir 0700 if needed. A file others may read is refused
+// rather than trusted.
+func loadOrCreateToken(stateDir string) (string, error) {
+	if stateDir == "" {
+		return "", errors.New("http token: no state folder configured")
+	}
+	path := filepath.Join(stateDir, httpTokenFile)
+	tok, err := readToken(path)
+	if err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return tok, err
+	}
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+		return "", fmt.Errorf("http token: %w", err)
+	}
+	var raw [32]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return "", fmt.Errorf("http token: %w", err)
+	}
+	tok = hex.EncodeToString(raw[:])
+	if err := createOnce(path, []byte(tok+"\n")); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return readToken(path) // another first start won
+		}
+		return "", fmt.Errorf("http token: %w", err)
+	}
+	return tok, nil
+}
+
+// readToken reads and checks a token file.
+func readToken(path string) (string, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return "", fmt.Errorf("http token: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("http token: %s is not a regular file", path)
+	}
+	if runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
+		return "", fmt.Errorf("http token: %s may be read by others (mode %04o): chmod 600 it, or delete it to get a new token", path, fi.Mode().Perm())
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("http token: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxTokenLen+2))
+	if err != nil {
+		return "", fmt.Errorf("http token: %w", err)
+	}
+	tok := string(bytes.TrimSpace(b))
+	if len(tok) < minTokenLen || len(tok) > maxTokenLen || strings.IndexFunc(tok, func(r rune) bool { return r < 0x21 || r > 0x7e }) >= 0 {
+		return "", fmt.Errorf("http token: %s does not hold a token (%d to %d visible ASCII characters); delete it to get a new one", path, minTokenLen, maxTokenLen)
+	}
+	return tok, nil
+}
+
+// createOnce writes data to path, 0600, only if path does not exist
+// (fs.ErrExist otherwise); the file appears complete or not at all.
+func createOnce(path string, data []byte) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	if err := f.Chmod(0o600); err != nil && runtime.GOOS != "windows" {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Link(tmp, path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return err
+		}
+		// No hard links here (some file systems): rename instead.
+		if _, serr := os.Lstat(path); serr == nil {
+			return fs.ErrExist
+		}
+		return os.Rename(tmp, path)
+	}
+	return nil
+}
+
+// serveHTTP serves h on ln until ctx ends or serving fails. Then it ends
+// every MCP session (calls in flight answered, GET streams closed) and the
+// server, within httpShutdownGrace, and returns nil after a clean stop.
+func serveHTTP(ctx context.Context, ln net.Listener, h *mcp.HTTPTransport, log zerolog.Logger) error {
+	hs := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          stdlog.New(log.With().Str("component", "http").Logger(), "", 0),
+	}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+
+	var serveErr error
+	select {
+	case serveErr = <-served:
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), httpShutdownGrace)
+	defer cancel()
+	errT := h.Shutdown(sctx) // first: open GET streams would hold hs.Shutdown
+	errS := hs.Shutdown(sctx)
+	if errS != nil {
+		hs.Close()
+	}
+	if serveErr == nil {
+		serveErr = <-served
+	}
+	if errors.Is(serveErr, http.ErrServerClosed) {
+		serveErr = nil
+	}
+	if serveErr != nil {
+		return fmt.Errorf("http: %w", serveErr)
+	}
+	if err := errors.Join(errT, errS); err != nil {
+		return fmt.Errorf("http shutdown: %w", err)
+	}
+	return nil
+}

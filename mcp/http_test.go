@@ -1,0 +1,830 @@
+package mcp
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+const testToken = "s3cret-token-for-tests"
+
+// httpFixture is a real HTTP server over an HTTPTransport.
+type httpFixture struct {
+	t   *testing.T
+	ts  *httptest.Server
+	tr  *HTTPTransport
+	url string // the /mcp endpoint
+}
+
+func newHTTPFixture(t *testing.T, b Backend, opts HTTPOptions) *httpFixture {
+	t.Helper()
+	tr := NewServer(b, Options{}).HTTPHandler(opts)
+	ts := httptest.NewServer(tr)
+	t.Cleanup(ts.Close)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+		defer cancel()
+		if err := tr.Shutdown(ctx); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+	})
+	return &httpFixture{t: t, ts: ts, tr: tr, url: ts.URL + PathMCP}
+}
+
+// resp is an HTTP answer, body read.
+type resp struct {
+	status int
+	header http.Header
+	body   string
+}
+
+// do sends one request; hdr holds name/value pairs ("Host" sets req.Host).
+func (f *httpFixture) do(method, path, body string, hdr ...string) resp {
+	f.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, f.ts.URL+path, rd)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		if hdr[i] == "Host" {
+			req.Host = hdr[i+1]
+			continue
+		}
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	res, err := f.ts.Client().Do(req)
+	if err != nil {
+		f.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return resp{status: res.StatusCode, header: res.Header, body: string(b)}
+}
+
+// mcpHeaders are the headers of a well-behaved client.
+func mcpHeaders(sid string, extra ...string) []string {
+	h := []string{"Content-Type", "application/json", "Accept", "application/json, text/event-stream", "Authorization", "Bearer " + testToken}
+	if sid != "" {
+		h = append(h, HeaderSessionID, sid)
+	}
+	return append(h, extra...)
+}
+
+// post sends one message in session sid ("" for none).
+func (f *httpFixture) post(sid, body string, extra ...string) resp {
+	f.t.Helper()
+	return f.do(http.MethodPost, PathMCP, body, mcpHeaders(sid, extra...)...)
+}
+
+// initialize opens a session and returns its id.
+func (f *httpFixture) initialize(version string) string {
+	f.t.Helper()
+	r := f.post("", initLine(`"init"`, version))
+	if r.status != http.StatusOK {
+		f.t.Fatalf("initialize: %d %s", r.status, r.body)
+	}
+	sid := r.header.Get(HeaderSessionID)
+	if sid == "" {
+		f.t.Fatalf("initialize: no %s header", HeaderSessionID)
+	}
+	for _, c := range sid {
+		if c < 0x21 || c > 0x7e {
+			f.t.Fatalf("session id %q has a character outside visible ASCII", sid)
+		}
+	}
+	rep := decodeReply(f.t, r.body)
+	var res struct{ ProtocolVersion string }
+	if err := json.Unmarshal(rep.Result, &res); err != nil || res.ProtocolVersion != version {
+		f.t.Fatalf("initialize result %s: %v", rep.Result, err)
+	}
+	if got := f.post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); got.status != http.StatusAccepted || got.body != "" {
+		f.t.Fatalf("notifications/initialized: %d %q", got.status, got.body)
+	}
+	return sid
+}
+
+func TestHTTPInitializeAndCall(t *testing.T) {
+	f := newHTTPFixture(t, &stageBackend{}, HTTPOptions{Token: testToken})
+	sid := f.initialize(Version20250618)
+
+	r := f.post(sid, toolCall("7", "ok", `{}`), HeaderProtocolVersion, Version20250618)
+	if r.status != http.StatusOK || !strings.HasPrefix(r.header.Get("Content-Type"), "application/json") {
+		t.Fatalf("tools/call: %d %s %s", r.status, r.header.Get("Content-Type"), r.body)
+	}
+	rep := decodeReply(t, r.body)
+	if string(rep.ID) != "7" || rep.Error != nil || !strings.Contains(string(rep.Result), "structuredContent") {
+		t.Fatalf("tools/call reply: %s", r.body)
+	}
+
+	r = f.post(sid, `{"jsonrpc":"2.0","id":"s-1","method":"tools/list"}`)
+	if rep := decodeReply(t, r.body); r.status != http.StatusOK || string(rep.ID) != `"s-1"` || !strings.Contains(string(rep.Result), `"name":"ok"`) {
+		t.Fatalf("tools/list: %d %s", r.status, r.body)
+	}
+
+	// A pretty-printed body is one message all the same.
+	r = f.post(sid, "{\n  \"jsonrpc\": \"2.0\",\n  \"id\": 8,\n  \"method\": \"ping\"\n}\n")
+	if rep := decodeReply(t, r.body); r.status != http.StatusOK || string(rep.ID) != "8" || string(rep.Result) != "{}" {
+		t.Fatalf("pretty ping: %d %s", r.status, r.body)
+	}
+
+	// Notifications and responses: 202, no body.
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}`,
+		`{"jsonrpc":"2.0","id":42,"result":{}}`,
+	} {
+		if r := f.post(sid, body); r.status != http.StatusAccepted || r.body != "" {
+			t.Fatalf("%s: %d %q", body, r.status, r.body)
+		}
+	}
+}
+
+func TestHTTPPostErrors(t *testing.T) {
+	g := newGate()
+	f := newHTTPFixture(t, g, HTTPOptions{Token: testToken})
+	sid := f.initialize(Version20251125)
+	for _, tc := range []struct {
+		name   string
+		sid    string
+		body   string
+		hdr    []string
+		status int
+		code   int // JSON-RPC error code in the body; 0: no check
+	}{
+		{"no session id", "", ping("1"), nil, http.StatusBadRequest, CodeInvalidRequest},
+		{"unknown session", "0123456789abcdef", ping("1"), nil, http.StatusNotFound, CodeInvalidRequest},
+		{"overlong session id", strings.Repeat("a", 4096), ping("1"), nil, http.StatusNotFound, CodeInvalidRequest},
+		{"parse error", sid, `{"jsonrpc":`, nil, http.StatusBadRequest, CodeParseError},
+		{"not an object", sid, `42`, nil, http.StatusBadRequest, CodeInvalidRequest},
+		{"null id", sid, `{"jsonrpc":"2.0","id":null,"method":"ping"}`, nil, http.StatusBadRequest, CodeInvalidRequest},
+		{"bad notification", sid, `{"jsonrpc":"1.0","method":"x"}`, nil, http.StatusBadRequest, CodeInvalidRequest},
+		{"batch outside 2025-03-26", sid, "[" + ping("1") + "]", nil, http.StatusBadRequest, CodeInvalidRequest},
+		{"bad protocol version header", sid, ping("1"), []string{HeaderProtocolVersion, "1900-01-01"}, http.StatusBadRequest, CodeInvalidRequest},
+		{"not JSON content", sid, ping("1"), []string{"Content-Type", "text/plain"}, http.StatusUnsupportedMediaType, CodeInvalidRequest},
+		{"unacceptable", sid, ping("1"), []string{"Accept", "text/html"}, http.StatusNotAcceptable, CodeInvalidRequest},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := f.post(tc.sid, tc.body, tc.hdr...)
+			if r.status != tc.status {
+				t.Fatalf("status %d, want %d: %s", r.status, tc.status, r.body)
+			}
+			if tc.code != 0 {
+				if rep := decodeReply(t, r.body); rep.Error == nil || rep.Error.Code != tc.code {
+					t.Fatalf("body %s, want error code %d", r.body, tc.code)
+				}
+			}
+		})
+	}
+
+	// An id already in flight in the session is refused, then free again.
+	first := make(chan resp, 1)
+	go func() { first <- f.post(sid, toolCall("5", "slow", `{}`)) }()
+	g.waitStarted(t, 1)
+	if r := f.post(sid, toolCall("5", "again", `{}`)); r.status != http.StatusBadRequest {
+		t.Fatalf("same id in flight: %d %s", r.status, r.body)
+	}
+	g.release <- struct{}{}
+	if r := <-first; r.status != http.StatusOK || !strings.Contains(r.body, `"released":"slow"`) {
+		t.Fatalf("first call: %d %s", r.status, r.body)
+	}
+}
+
+func TestHTTPBodyTooLarge(t *testing.T) {
+	f := newHTTPFixture(t, &stageBackend{}, HTTPOptions{Token: testToken})
+	sid := f.initialize(Version20250618)
+	big := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ok","arguments":{"pad":"` + strings.Repeat("x", 2<<20) + `"}}}`
+	if r := f.post(sid, big); r.status != http.StatusRequestEntityTooLarge {
+		t.Fatalf("2 MiB body: %d %.200s", r.status, r.body)
+	}
+	// The session goes on.
+	if r := f.post(sid, ping("2")); r.status != http.StatusOK {
+		t.Fatalf("ping after 413: %d %s", r.status, r.body)
+	}
+}
+
+func TestHTTPSSEReplyToPost(t *testing.T) {
+	f := newHTTPFixture(t, &stageBackend{}, HTTPOptions{Token: testToken})
+	sid := f.initialize(Version20250618)
+	r := f.post(sid, toolCall(`"x"`, "ok", `{}`), "Accept", "text/event-stream")
+	if r.status != http.StatusOK || r.header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("SSE reply: %d %s", r.status, r.header.Get("Content-Type"))
+	}
+	events := sseData(t, r.body)
+	if len(events) != 1 {
+		t.Fatalf("events %q", r.body)
+	}
+	if rep := decodeReply(t, events[0]); string(rep.ID) != `"x"` || rep.Result == nil {
+		t.Fatalf("event %s", events[0])
+	}
+}
+
+// sseData returns the data of each event in an SSE body.
+func sseData(t *testing.T, body string) []string {
+	t.Helper()
+	var out []string
+	for _, ev := range strings.Split(body, "\n\n") {
+		for _, l := range strings.Split(ev, "\n") {
+			if d, ok := strings.CutPrefix(l, "data: "); ok {
+				out = append(out, d)
+			}
+		}
+	}
+	return out
+}
+
+func TestHTTPBatch(t *testing.T) {
+	f := newHTTPFixture(t, &stageBackend{}, HTTPOptions{Token: testToken})
+	sid := f.initialize(Version20250326)
+	r := f.post(sid, "["+ping("1")+`,{"jsonrpc":"2.0","method":"notifications/initialized"},`+toolCall("2", "ok", `{}`)+"]")
+	if r.status != http.StatusOK {
+		t.Fatalf("batch: %d %s", r.status, r.body)
+	}
+	ol := parseLine(t, r.body)
+	if len(ol.Batch) != 2 {
+		t.Fatalf("batch reply %s", r.body)
+	}
+	ids := map[string]bool{}
+	for _, rep := range ol.Batch {
+		ids[string(rep.ID)] = true
+	}
+	if !ids["1"] || !ids["2"] {
+		t.Fatalf("batch reply ids %v", ids)
+	}
+	for _, tc := range []struct{ name, body string }{
+		{"notifications only", `[{"jsonrpc":"2.0","method":"notifications/initialized"}]`},
+		{"responses only", `[{"jsonrpc":"2.0","id":1,"result":{}}]`},
+	} {
+		if r := f.post(sid, tc.body); r.status != http.StatusAccepted || r.body != "" {
+			t.Fatalf("%s: %d %q", tc.name, r.status, r.body)
+		}
+	}
+	for _, tc := range []struct{ name, body string }{
+		{"empty", `[]`},
+		{"repeated id", "[" + ping("1") + "," + ping("1") + "]"},
+		{"mixed responses", "[" + ping("1") + `,{"jsonrpc":"2.0","id":9,"result":{}}]`},
+		{"element not an object", "[" + ping("1") + ",3]"},
+	} {
+		if r := f.post(sid, tc.body); r.status != http.StatusBadRequest {
+			t.Fatalf("%s: %d %s", tc.name, r.status, r.body)
+		}
+	}
+}
+
+func TestHTTPSessionsIsolated(t *testing.T) {
+	g := newGate()
+	f := newHTTPFixture(t, g, HTTPOptions{Token: testToken})
+	a := f.initialize(Version20250326)
+	b := f.initialize(Version20251125)
+	if a == b {
+		t.Fatal("two sessions share an id")
+	}
+	// The same id in flight in both sessions: each POST gets its own reply.
+	ra, rb := make(chan resp, 1), make(chan resp, 1)
+	go func() { ra <- f.post(a, toolCall("1", "from-a", `{}`)) }()
+	go func() { rb <- f.post(b, toolCall("1", "from-b", `{}`)) }()
+	g.waitStarted(t, 2)
+	g.release <- struct{}{}
+	g.release <- struct{}{}
+	if r := <-ra; !strings.Contains(r.body, `\"released\":\"from-a\"`) {
+		t.Fatalf("session a got %s", r.body)
+	}
+	if r := <-rb; !strings.Contains(r.body, `\"released\":\"from-b\"`) {
+		t.Fatalf("session b got %s", r.body)
+	}
+	// Each session keeps its negotiated version: a batch is a 2025-03-26 thing.
+	if r := f.post(a, "["+ping("2")+"]"); r.status != http.StatusOK {
+		t.Fatalf("batch in a: %d %s", r.status, r.body)
+	}
+	if r := f.post(b, "["+ping("2")+"]"); r.status != http.StatusBadRequest {
+		t.Fatalf("batch in b: %d %s", r.status, r.body)
+	}
+	// Ending one leaves the other.
+	if r := f.do(http.MethodDelete, PathMCP, "", mcpHeaders(a)...); r.status != http.StatusNoContent {
+		t.Fatalf("DELETE a: %d %s", r.status, r.body)
+	}
+	if r := f.post(b, ping("3")); r.status != http.StatusOK {
+		t.Fatalf("b after a ended: %d %s", r.status, r.body)
+	}
+}
+
+func TestHTTPDeleteThen404(t *testing.T) {
+	f := newHTTPFixture(t, &stageBackend{}, HTTPOptions{Token: testToken})
+	sid := f.initialize(Version20250618)
+	if n := f.tr.Sessions(); n != 1 {
+		t.Fatalf("sessions %d", n)
+	}
+	if r := f.do(http.MethodDelete, PathMCP, "", mcpHeaders("")...); r.status != http.StatusBadRequest {
+		t.Fatalf("DELETE without id: %d", r.status)
+	}
+	if r := f.do(http.MethodDelete, PathMCP, "", mcpHeaders(sid)...); r.status != http.StatusNoContent {
+		t.Fatalf("DELETE: %d %s", r.status, r.body)
+	}
+	if r := f.post(sid, ping("1")); r.status != http.StatusNotFound {
+		t.Fatalf("POST after DELETE: %d %s", r.status, r.body)
+	}
+	if r := f.do(http.MethodGet, PathMCP, "", mcpHeaders(sid, "Accept", "text/event-stream")...); r.status != http.StatusNotFound {
+		t.Fatalf("GET after DELETE: %d", r.status)
+	}
+	if r := f.do(http.MethodDelete, PathMCP, "", mcpHeaders(sid)...); r.status != http.StatusNotFound {
+		t.Fatalf("second DELETE: %d", r.status)
+	}
+	if n := f.tr.Sessions(); n != 0 {
+		t.Fatalf("sessions after DELETE %d", n)
+	}
+	if r := f.do(http.MethodPut, PathMCP, "", mcpHeaders(sid)...); r.status != http.StatusMethodNotAllowed || r.header.Get("Allow") == "" {
+		t.Fatalf("PUT: %d", r.status)
+	}
+}
+
+func TestHTTPAuth(t *testing.T) {
+	f := newHTTPFixture(t, &stageBackend{}, HTTPOptions{
+		Token:    testToken,
+		Health:   func(context.Context) ([]byte, bool) { return []byte(`{"status":"healthy"}`), true },
+		Nowframe: func(context.Context) []byte { return []byte(`{"reason":"http"}`) },
+	})
+	base := []string{"Content-Type", "application/json", "Accept", "application/json, text/event-stream"}
+	for _, tc := range []struct {
+		name, method, path, auth string
+		status                   int
+	}{
+		{"mcp no token", http.MethodPost, PathMCP, "", http.StatusUnauthorized},
+		{"mcp wrong token", http.MethodPost, PathMCP, "Bearer wrong", http.StatusUnauthorized},
+		{"mcp token prefix", http.MethodPost, PathMCP, "Bearer " + testToken[:5], http.StatusUnauthorized},
+		{"mcp basic scheme", http.MethodPost, PathMCP, "Basic " + testToken, http.StatusUnauthorized},
+		{"mcp GET no token", http.MethodGet, PathMCP, "", http.StatusUnauthorized},
+		{"mcp DELETE no token", http.MethodDelete, PathMCP, "", http.StatusUnauthorized},
+		{"mcp right token", http.MethodPost, PathMCP, "Bearer " + testToken, http.StatusOK},
+		{"mcp scheme case", http.MethodPost, PathMCP, "bearer " + testToken, http.StatusOK},
+		{"nowframe no token", http.MethodGet, PathNowframe, "", http.StatusUnauthorized},
+		{"nowframe token", http.MethodGet, PathNowframe, "Bearer " + testToken, http.StatusOK},
+		{"healthz needs none", http.MethodGet, PathHealth, "", http.StatusOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hdr := append([]string(nil), base...)
+			if tc.auth != "" {
+				hdr = append(hdr, "Authorization", tc.auth)
+			}
+			body := ""
+			if tc.method == http.MethodPost {
+				body = initLine("1", Version20250618)
+			}
+			r := f.do(tc.method, tc.path, body, hdr...)
+			if r.status != tc.status {
+				t.Fatalf("status %d, want %d: %s", r.status, tc.status, r.body)
+			}
+			if tc.status == http.StatusUnauthorized && !strings.HasPrefix(r.header.Get("WWW-Authenticate"), "Bearer") {
+				t.Fatalf("WWW-Authenticate %q", r.header.Get("WWW-Authenticate"))
+			}
+		})
+	}
+	// Token "" requires none.
+	open := newHTTPFixture(t, &stageBackend{}, HTTPOptions{})
+	if r := open.do(http.MethodPost, PathMCP, initLine("1", Version20250618), base...); r.status != http.StatusOK {
+		t.Fatalf("no token configured: %d %s", r.status, r.body)
+	}
+}
+
+func TestHTTPHostAndOrigin(t *testing.T) {
+	f := newHTTPFixture(t, &stageBackend{}, HTTPOptions{
+		Token:          testToken,
+		AllowedOrigins: []string{"https://app.example"},
+		Health:         func(context.Context) ([]byte, bool) { return []byte(`{}`), true },
+		Nowframe:       func(context.Context) []byte { return []byte(`{}`) },
+	})
+	u, err := url.Parse(f.ts.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := u.Port()
+	body := initLine("1", Version20250618)
+	for _, tc := range []struct {
+		name, method, path string
+		hdr                []string
+		status             int
+	}{
+		{"rebinding Host on POST /mcp", http.MethodPost, PathMCP, []string{"Host", "evil.example:" + port}, http.StatusForbidden},
+		{"rebinding Host on GET /mcp", http.MethodGet, PathMCP, []string{"Host", "evil.example:" + port}, http.StatusForbidden},
+		{"rebinding Host on DELETE /mcp", http.MethodDelete, PathMCP, []string{"Host", "evil.example"}, http.StatusForbidden},
+		{"rebinding Host on /healthz", http.MethodGet, PathHealth, []string{"Host", "evil.example:" + port}, http.StatusForbidden},
+		{"rebinding Host on /v1/nowframe", http.MethodGet, PathNowframe, []string{"Host", "evil.example:" + port}, http.StatusForbidden},
+		{"rebinding Host on unknown path", http.MethodGet, "/nope", []string{"Host", "evil.example:" + port}, http.StatusForbidden},
+		{"non-loopback IP Host", http.MethodPost, PathMCP, []string{"Host", "192.168.1.10:" + port}, http.StatusForbidden},
+		{"localhost Host", http.MethodPost, PathMCP, []string{"Host", "localhost:" + port}, http.StatusOK},
+		{"[::1] Host", http.MethodPost, PathMCP, []string{"Host", "[::1]:" + port}, http.StatusOK},
+		{"foreign Origin", http.MethodPost, PathMCP, []string{"Origin", "https://evil.example"}, http.StatusForbidden},
+		{"foreign Origin on /healthz", http.MethodGet, PathHealth, []string{"Origin", "https://evil.example"}, http.StatusForbidden},
+		{"null Origin", http.MethodPost, PathMCP, []string{"Origin", "null"}, http.StatusForbidden},
+		{"loopback Origin, other port", http.MethodPost, PathMCP, []string{"Origin", "http://localhost:1"}, http.StatusForbidden},
+		{"https loopback Origin", http.MethodPost, PathMCP, []string{"Origin", "https://127.0.0.1:" + port}, http.StatusForbidden},
+		{"loopback Origin, our port", http.MethodPost, PathMCP, []string{"Origin", "http://localhost:" + port}, http.StatusOK},
+		{"configured Origin", http.MethodPost, PathMCP, []string{"Origin", "https://app.example"}, http.StatusOK},
+		{"unknown path", http.MethodGet, "/nope", nil, http.StatusNotFound},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := ""
+			if tc.method == http.MethodPost {
+				b = body
+			}
+			r := f.do(tc.method, tc.path, b, append(mcpHeaders(""), tc.hdr...)...)
+			if r.status != tc.status {
+				t.Fatalf("status %d, want %d: %s", r.status, tc.status, r.body)
+			}
+			if r.status >= 400 && !json.Valid([]byte(r.body)) {
+				t.Fatalf("error body is not JSON: %q", r.body)
+			}
+		})
+	}
+
+	// Explicit AllowedHosts: only those.
+	strict := newHTTPFixture(t, &stageBackend{}, HTTPOptions{AllowedHosts: []string{"localhost:1234"}})
+	if r := strict.do(http.MethodPost, PathMCP, body, "Content-Type", "application/json"); r.status != http.StatusForbidden {
+		t.Fatalf("Host not listed: %d", r.status)
+	}
+	if r := strict.do(http.MethodPost, PathMCP, body, "Content-Type", "application/json", "Host", "LOCALHOST:1234"); r.status != http.StatusOK {
+		t.Fatalf("listed Host: %d %s", r.status, r.body)
+	}
+}
+
+func TestHTTPHealthz(t *testing.T) {
+	var mu sync.Mutex
+	healthy := true
+	f := newHTTPFixture(t, &stageBackend{}, HTTPOptions{
+		Token: testToken,
+		Health: func(context.Context) ([]byte, bool) {
+			mu.Lock()
+			defer mu.Unlock()
+			if healthy {
+				return []byte(`{"status":"healthy","aw_ok":true}`), true
+			}
+			return []byte(`{"status":"degraded","aw_ok":false}`), false
+		},
+	})
+	r := f.do(http.MethodGet, PathHealth, "")
+	if r.status != http.StatusOK || r.body != `{"status":"healthy","aw_ok":true}` || r.header.Get("Content-Type") != "application/json" {
+		t.Fatalf("healthy: %d %s", r.status, r.body)
+	}
+	mu.Lock()
+	healthy = false
+	mu.Unlock()
+	if r := f.do(http.MethodGet, PathHealth, ""); r.status != http.StatusServiceUnavailable || !strings.Contains(r.body, `"degraded"`) {
+		t.Fatalf("degraded: %d %s", r.status, r.body)
+	}
+	if r := f.do(http.MethodPost, PathHealth, "{}"); r.status != http.StatusMethodNotAllowed {
+		t.Fatalf("POST /healthz: %d", r.status)
+	}
+	// Without a Nowframe func, /v1/nowframe does not exist.
+	if r := f.do(http.MethodGet, PathNowframe, "", "Authorization", "Bearer "+testToken); r.status != http.StatusNotFound {
+		t.Fatalf("nowframe: %d", r.status)
+	}
+}
+
+func TestHTTPNowframe(t *testing.T) {
+	f := newHTTPFixture(t, &stageBackend{}, HTTPOptions{
+		Token:    testToken,
+		Nowframe: func(context.Context) []byte { return []byte(`{"timestamp":"t","reason":"http"}`) },
+	})
+	r := f.do(http.MethodGet, PathNowframe, "", "Authorization", "Bearer "+testToken)
+	if r.status != http.StatusOK || r.body != `{"timestamp":"t","reason":"http"}` {
+		t.Fatalf("nowframe: %d %s", r.status, r.body)
+	}
+}
+
+// resBackend serves one resource whose change the test triggers.
+type resBackend struct {
+	stageBackend
+	changed chan struct{}
+}
+
+func (b *resBackend) ResourcesList() json.RawMessage {
+	return json.RawMessage(`{"resources":[{"uri":"test://r","name":"r"}]}`)
+}
+
+func (b *resBackend) ReadResource(_ context.Context, uri string) (json.RawMessage, bool) {
+	return json.RawMessage(`{"contents":[]}`), uri == "test://r"
+}
+
+func (b *resBackend) KnownResource(uri string) bool { return uri == "test://r" }
+
+func (b *resBackend) ResourceChanged(string) <-chan struct{} { return b.changed }
+
+// openStream opens the GET stream of session sid.
+func (f *httpFixture) openStream(ctx context.Context, sid string) (*http.Response, *bufio.Reader) {
+	f.t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, f.url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	req.Header.Set(HeaderSessionID, sid)
+	res, err := f.ts.Client().Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.t.Cleanup(func() { res.Body.Close() })
+	if res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != "text/event-stream" {
+		f.t.Fatalf("GET stream: %d %s", res.StatusCode, res.Header.Get("Content-Type"))
+	}
+	return res, bufio.NewReader(res.Body)
+}
+
+// nextData reads the next SSE data line.
+func nextData(t *testing.T, br *bufio.Reader) string {
+	t.Helper()
+	for {
+		l, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("stream ended: %v", err)
+		}
+		if d, ok := strings.CutPrefix(strings.TrimRight(l, "\n"), "data: "); ok {
+			return d
+		}
+	}
+}
+
+func TestHTTPGetStreamNotification(t *testing.T) {
+	b := &resBackend{changed: make(chan struct{})}
+	f := newHTTPFixture(t, b, HTTPOptions{Token: testToken})
+	sid := f.initialize(Version20250618)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	_, br := f.openStream(ctx, sid)
+
+	r := f.post(sid, `{"jsonrpc":"2.0","id":3,"method":"resources/subscribe","params":{"uri":"test://r"}}`)
+	if rep := decodeReply(t, r.body); r.status != http.StatusOK || string(rep.Result) != "{}" {
+		t.Fatalf("subscribe: %d %s", r.status, r.body)
+	}
+	close(b.changed)
+	var note struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  string          `json:"method"`
+		Params  struct{ URI string }
+	}
+	d := nextData(t, br)
+	if err := json.Unmarshal([]byte(d), &note); err != nil || note.Method != "notifications/resources/updated" || note.Params.URI != "test://r" || note.ID != nil {
+		t.Fatalf("notification %s: %v", d, err)
+	}
+
+	// A session with an open stream is not idle; the stream ends with its session.
+	f.tr.reap(time.Now().Add(24 * time.Hour))
+	if r := f.post(sid, ping("4")); r.status != http.StatusOK {
+		t.Fatalf("session with a stream was reaped: %d", r.status)
+	}
+	if r := f.do(http.MethodDelete, PathMCP, "", mcpHeaders(sid)...); r.status != http.StatusNoContent {
+		t.Fatalf("DELETE: %d", r.status)
+	}
+	for {
+		if _, err := br.ReadString('\n'); err != nil {
+			break // the stream closed
+		}
+	}
+}
+
+func TestHTTPGetStreamRules(t *testing.T) {
+	f := newHTTPFixture(t, &resBackend{changed: make(chan struct{})}, HTTPOptions{Token: testToken})
+	sid := f.initialize(Version20251125)
+	if r := f.do(http.MethodGet, PathMCP, "", mcpHeaders(sid, "Accept", "application/json")...); r.status != http.StatusNotAcceptable {
+		t.Fatalf("GET without text/event-stream: %d", r.status)
+	}
+	if r := f.do(http.MethodGet, PathMCP, "", mcpHeaders("", "Accept", "text/event-stream")...); r.status != http.StatusBadRequest {
+		t.Fatalf("GET without session: %d", r.status)
+	}
+	// A second GET stream replaces the first, which ends.
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	_, first := f.openStream(ctx, sid)
+	f.openStream(ctx, sid)
+	if _, err := first.ReadString('\n'); err == nil {
+		t.Fatal("the replaced stream is still open")
+	}
+}
+
+func TestHTTPMaxSessionsAndIdle(t *testing.T) {
+	f := newHTTPFixture(t, &stageBackend{}, HTTPOptions{Token: testToken, MaxSessions: 2})
+	a := f.initialize(Version20250618)
+	f.initialize(Version20250618)
+	if r := f.post("", initLine("1", Version20250618)); r.status != http.StatusServiceUnavailable || r.header.Get(HeaderSessionID) != "" {
+		t.Fatalf("third session: %d %s", r.status, r.body)
+	}
+	f.do(http.MethodDelete, PathMCP, "", mcpHeaders(a)...)
+	c := f.initialize(Version20250618)
+
+	// Idle sessions are reaped.
+	f.tr.reap(time.Now().Add(DefaultHTTPSessionIdle + time.Minute))
+	if r := f.post(c, ping("1")); r.status != http.StatusNotFound {
+		t.Fatalf("idle session still answers: %d", r.status)
+	}
+	if n := f.tr.Sessions(); n != 0 {
+		t.Fatalf("sessions after reaping %d", n)
+	}
+	// A failed initialize leaves no session behind.
+	if r := f.post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":5}}`); r.status != http.StatusOK || r.header.Get(HeaderSessionID) != "" {
+		t.Fatalf("bad initialize: %d %v", r.status, r.header)
+	}
+	if n := f.tr.Sessions(); n != 0 {
+		t.Fatalf("sessions after a failed initialize %d", n)
+	}
+}
+
+func TestHTTPShutdownAnswersInFlight(t *testing.T) {
+	g := newGate()
+	tr := NewServer(g, Options{}).HTTPHandler(HTTPOptions{Token: testToken})
+	ts := httptest.NewServer(tr)
+	defer ts.Close()
+	f := &httpFixture{t: t, ts: ts, tr: tr, url: ts.URL + PathMCP}
+	sid := f.initialize(Version20250618)
+
+	got := make(chan resp, 1)
+	go func() { got <- f.post(sid, toolCall("1", "inflight", `{}`)) }()
+	g.waitStarted(t, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	shut := make(chan error, 1)
+	go func() { shut <- tr.Shutdown(ctx) }()
+	for tr.Sessions() != 0 { // Shutdown has taken the session
+		if ctx.Err() != nil {
+			t.Fatal("Shutdown did not start")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	g.release <- struct{}{}
+	if r := <-got; r.status != http.StatusOK || !strings.Contains(r.body, `\"released\":\"inflight\"`) {
+		t.Fatalf("in-flight call during shutdown: %d %s", r.status, r.body)
+	}
+	if err := <-shut; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if r := f.post("", initLine("1", Version20250618)); r.status != http.StatusServiceUnavailable {
+		t.Fatalf("initialize after Shutdown: %d", r.status)
+	}
+	if err := tr.Shutdown(ctx); err != nil {
+		t.Fatalf("second Shutdown: %v", err)
+	}
+}
+
+// bearer adds the token to every request and records "METHOD STATUS" of
+// each exchange.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+	mu    sync.Mutex
+	seen  []string
+}
+
+func (b *bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	res, err := b.next.RoundTrip(r)
+	if err == nil {
+		b.mu.Lock()
+		b.seen = append(b.seen, r.Method+" "+strconv.Itoa(res.StatusCode))
+		b.mu.Unlock()
+	}
+	return res, err
+}
+
+func (b *bearer) exchanges() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.seen...)
+}
+
+// TestHTTPOfficialSDKClient connects the official MCP Go SDK's Streamable
+// HTTP client, as an independent client.
+func TestHTTPOfficialSDKClient(t *testing.T) {
+	f := newHTTPFixture(t, &resBackend{changed: make(chan struct{})}, HTTPOptions{Token: testToken})
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	client := sdk.NewClient(&sdk.Implementation{Name: "sdk-http-test", Version: "0"}, nil)
+	rt := &bearer{token: testToken, next: f.ts.Client().Transport}
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{
+		Endpoint:   f.url,
+		HTTPClient: &http.Client{Transport: rt},
+		MaxRetries: -1,
+	}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	if got := cs.InitializeResult().ServerInfo.Name; got != DefaultServerName {
+		t.Fatalf("server name %q", got)
+	}
+	if n := f.tr.Sessions(); n != 1 {
+		t.Fatalf("sessions %d", n)
+	}
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatalf("tools/list: %v", err)
+	}
+	if len(tools.Tools) != 1 || tools.Tools[0].Name != "ok" {
+		t.Fatalf("tools %+v", tools.Tools)
+	}
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "ok", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatalf("tools/call: %v", err)
+	}
+	if res.IsError || len(res.Content) != 1 {
+		t.Fatalf("tools/call result %+v", res)
+	}
+	if txt, ok := res.Content[0].(*sdk.TextContent); !ok || !strings.Contains(txt.Text, `a \"quoted\" line`) {
+		t.Fatalf("content %#v", res.Content[0])
+	}
+	if _, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "test://r"}); err != nil {
+		t.Fatalf("resources/read: %v", err)
+	}
+	if err := cs.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	if n := f.tr.Sessions(); n != 0 { // Close sends DELETE
+		t.Fatalf("sessions after close %d", n)
+	}
+	// The SDK opened its GET stream and ended the session with DELETE.
+	if ex := rt.exchanges(); !slices.Contains(ex, "GET 200") || !slices.Contains(ex, "DELETE 204") {
+		t.Fatalf("exchanges %v", ex)
+	}
+
+	// Without the token, the SDK cannot connect.
+	_, err = client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: f.url, HTTPClient: f.ts.Client(), MaxRetries: -1}, nil)
+	if err == nil {
+		t.Fatal("connected without the token")
+	}
+}
+
+func TestAcceptable(t *testing.T) {
+	for _, tc := range []struct {
+		accept    []string
+		json, sse bool
+	}{
+		{nil, true, true},
+		{[]string{"application/json, text/event-stream"}, true, true},
+		{[]string{"text/event-stream"}, false, true},
+		{[]string{"application/json"}, true, false},
+		{[]string{"*/*"}, true, true},
+		{[]string{"application/*;q=0.5"}, true, false},
+		{[]string{"application/json;q=0, text/event-stream"}, false, true},
+		{[]string{"text/html"}, false, false},
+		{[]string{"TEXT/EVENT-STREAM"}, false, true},
+	} {
+		j, s := acceptable(tc.accept)
+		if j != tc.json || s != tc.sse {
+			t.Errorf("acceptable(%q) = %v, %v; want %v, %v", tc.accept, j, s, tc.json, tc.sse)
+		}
+	}
+}
+
+func FuzzParsePost(f *testing.F) {
+	for _, s := range []string{
+		initLine("1", Version20250618),
+		ping(`"a"`),
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":1,"result":{}}`,
+		"[" + ping("1") + "," + ping("2") + "]",
+		"[" + ping("1") + "," + ping("1") + "]",
+		`[]`, `[1]`, `{}`, `null`, `{"id":null}`, "\xef\xbb\xbf{\n\"jsonrpc\":\"2.0\",\"id\":1e3,\"method\":\"x\"}",
+		`{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		p, perr := parsePost(body, 4096)
+		if perr != nil {
+			if perr.status < 400 || !json.Valid(perr.body) {
+				t.Fatalf("bad rejection %d %q", perr.status, perr.body)
+			}
+			return
+		}
+		if !json.Valid(p.line) || strings.ContainsAny(string(p.line), "\r\n") || len(p.line) > 4096 {
+			t.Fatalf("line %q", p.line)
+		}
+		if p.initialize && (p.batch || len(p.keys) != 1) {
+			t.Fatalf("initialize %+v", p)
+		}
+		if !p.forward && len(p.keys) > 0 {
+			t.Fatalf("requests not forwarded %+v", p)
+		}
+		seen := map[string]bool{}
+		for _, k := range p.keys {
+			if seen[k] {
+				t.Fatalf("repeated key %q", k)
+			}
+			seen[k] = true
+		}
+	})
+}
