@@ -33,7 +33,7 @@ const (
 // off), else starts an engine here. nil means stop with exitUsage.
 func openCaller(e *env, name string, l *config.Loaded, log zerolog.Logger, d engine.Deps, noRelay bool) (caller, string) {
 	if conn := dialService(e, noRelay); conn != nil {
-		return &serviceCaller{conn: conn, r: bufio.NewReaderSize(conn, 1<<20)}, servedByService
+		return &serviceCaller{conn: conn, r: newReader(conn)}, servedByService
 	}
 	eng := startEngine(e, name, l, log, d)
 	if eng == nil {
@@ -41,6 +41,8 @@ func openCaller(e *env, name string, l *config.Loaded, log zerolog.Logger, d eng
 	}
 	return engineCaller{eng}, servedByInProcess
 }
+
+func newReader(conn net.Conn) *bufio.Reader { return bufio.NewReaderSize(conn, 1<<20) }
 
 type engineCaller struct{ *engine.Engine }
 

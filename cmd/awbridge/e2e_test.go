@@ -532,7 +532,7 @@ func TestPersistentStateAcrossProcesses(t *testing.T) {
 	cmd := exec.Command(binPath, "state", "--json")
 	cmd.Env = env
 	out, err := cmd.Output()
-	if err != nil || !strings.Contains(string(out), `"key":"focus","scope":"persistent"`) {
+	if err != nil || !strings.Contains(string(out), `"key":"focus","scope":"persistent"`) || !strings.Contains(string(out), `"served_by":"in-process"`) {
 		t.Fatalf("awbridge state --json: %s %v", out, err)
 	}
 }

@@ -246,6 +246,10 @@ func TestTerminalCommandsUseTheService(t *testing.T) {
 			t.Fatalf("awbridge %v with the service running: %s", args, got)
 		}
 	}
+	run("call", "state", `{"action":"set","key":"k1","value":1}`)
+	if got := run("state", "--json"); !strings.Contains(got, `"key":"k1","scope":"session"`) || !strings.Contains(got, `"served_by":"service"`) {
+		t.Fatalf("state via the service: %s", got)
+	}
 	if got := run("health"); !strings.Contains(got, "answered by the running service") {
 		t.Fatalf("health text: %s", got)
 	}
