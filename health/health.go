@@ -93,9 +93,9 @@ type Checker struct {
 	rendered   []byte
 	redactions []string
 	report     Report
-	first      chan struct{}   // closed after the first refresh
-	quit       chan struct{}   // closed by Close: a refresh under way stops
-	waiters    []chan struct{} // closed when the report's verdict changes
+	first      chan struct{} // closed after the first refresh
+	quit       chan struct{} // closed by Close: a refresh under way stops
+	changed    chan struct{} // closed and replaced when the verdict changes
 	prot       protect.Result
 	closeOnce  sync.Once
 	firstOnce  sync.Once
@@ -113,7 +113,7 @@ func New(opts Options) *Checker {
 	if opts.FirstWait <= 0 {
 		opts.FirstWait = 200 * time.Millisecond
 	}
-	return &Checker{opts: opts, first: make(chan struct{}), quit: make(chan struct{})}
+	return &Checker{opts: opts, first: make(chan struct{}), quit: make(chan struct{}), changed: make(chan struct{})}
 }
 
 // Close stops a refresh under way (the process is exiting: a probe of a
@@ -292,10 +292,8 @@ func (c *Checker) render(now time.Time) {
 		b, c.redactions = c.opts.Redact(b)
 	}
 	if verdict(c.report) != verdict(r) {
-		for _, w := range c.waiters {
-			close(w)
-		}
-		c.waiters = nil
+		close(c.changed)
+		c.changed = make(chan struct{})
 	}
 	c.report, c.rendered = r, b
 }
@@ -314,7 +312,5 @@ func verdict(r Report) [4]string {
 func (c *Checker) Changed() <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	ch := make(chan struct{})
-	c.waiters = append(c.waiters, ch)
-	return ch
+	return c.changed
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"syscall"
+	"time"
 )
 
 // ErrAlreadyServing is returned by ListenSocket when a live process
@@ -28,6 +30,15 @@ func (srv *Server) ServeListener(ctx context.Context, ln net.Listener) error {
 			}
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+				// Out of file descriptors: wait for connections to end.
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-time.After(100 * time.Millisecond):
+				}
 				continue
 			}
 			return err

@@ -109,14 +109,18 @@ func (s *session) watch(ctx context.Context, rb ResourceBackend, uri string) {
 	defer s.calls.Done()
 	note := append([]byte(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":`), jsonw.AppendString(nil, uri)...)
 	note = append(note, "}}"...)
+	changed := rb.ResourceChanged(uri)
 	for {
 		select {
-		case <-rb.ResourceChanged(uri):
+		case <-changed:
 		case <-ctx.Done():
 			return
 		case <-s.stop:
 			return
 		}
+		// Take the next change's channel before sending, so a change
+		// during the send or the debounce is not missed (trailing edge).
+		changed = rb.ResourceChanged(uri)
 		s.send(note)
 		t := time.NewTimer(resourceDebounce)
 		select {

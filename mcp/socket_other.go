@@ -12,3 +12,8 @@ import (
 func ListenSocket(path string) (net.Listener, error) {
 	return nil, errors.New("unix sockets are not supported on this system yet")
 }
+
+// CheckSocketDir refuses: there is no socket to trust here yet.
+func CheckSocketDir(path string) error {
+	return errors.New("unix sockets are not supported on this system yet")
+}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -18,18 +19,18 @@ import (
 // live process answers is ErrAlreadyServing.
 func ListenSocket(path string) (net.Listener, error) {
 	dir := filepath.Dir(path)
+	_, statErr := os.Lstat(dir)
+	created := os.IsNotExist(statErr)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("socket folder %s: %w", dir, err)
 	}
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return nil, fmt.Errorf("socket folder %s: %w", dir, err)
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !fi.IsDir() || (ok && int(st.Uid) != os.Getuid()) {
-		return nil, fmt.Errorf("socket folder %s is not a folder owned by this user", dir)
-	}
-	if fi.Mode().Perm()&0o077 != 0 {
+	if err := CheckSocketDir(path); err != nil {
+		// A folder we just made, or our own awbridge folder, is tightened;
+		// anybody else's folder (the home folder, say) is never chmodded.
+		fi, lerr := os.Lstat(dir)
+		if lerr != nil || !fi.IsDir() || !ownedByMe(fi) || !(created || strings.HasPrefix(filepath.Base(dir), "awbridge")) {
+			return nil, err
+		}
 		if err := os.Chmod(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("socket folder %s: %w", dir, err)
 		}
@@ -40,7 +41,10 @@ func ListenSocket(path string) (net.Listener, error) {
 			c.Close()
 			return nil, fmt.Errorf("%s: %w", path, ErrAlreadyServing)
 		}
-		// Stale: the process that made it is gone.
+		// Stale: the process that made it is gone. Only ever a socket.
+		if fi, lerr := os.Lstat(path); lerr != nil || fi.Mode()&os.ModeSocket == 0 {
+			return nil, fmt.Errorf("%s exists and is not a socket: not removing it", path)
+		}
 		if rerr := os.Remove(path); rerr != nil {
 			return nil, fmt.Errorf("removing the stale socket %s: %w", path, rerr)
 		}
@@ -55,4 +59,27 @@ func ListenSocket(path string) (net.Listener, error) {
 	}
 	ln.(*net.UnixListener).SetUnlinkOnClose(true)
 	return ln, nil
+}
+
+// CheckSocketDir says whether the folder of the socket at path is private
+// to this user: a real folder, owned by us, closed to others. A client
+// checks it before it trusts the service behind the socket.
+func CheckSocketDir(path string) error {
+	dir := filepath.Dir(path)
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("socket folder %s: %w", dir, err)
+	}
+	if !fi.IsDir() || !ownedByMe(fi) {
+		return fmt.Errorf("socket folder %s is not a folder owned by this user", dir)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return fmt.Errorf("socket folder %s is open to other users (mode %o)", dir, fi.Mode().Perm())
+	}
+	return nil
+}
+
+func ownedByMe(fi os.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Getuid()
 }

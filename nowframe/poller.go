@@ -39,7 +39,7 @@ type Poller struct {
 	next    int
 	full    bool
 	last    *Frame
-	waiters []chan struct{}
+	changed chan struct{} // closed and replaced at each change
 }
 
 // NewPoller returns a Poller over b. Pass its Observe as b's OnFrame.
@@ -53,7 +53,7 @@ func NewPoller(b *Builder, opts PollerOptions) *Poller {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Poller{b: b, opts: opts, changes: make([]Change, opts.History)}
+	return &Poller{b: b, opts: opts, changes: make([]Change, opts.History), changed: make(chan struct{})}
 }
 
 // Run builds a frame every interval until ctx ends, reading the bucket
@@ -107,10 +107,8 @@ func (p *Poller) Observe(f *Frame) {
 	if p.next == 0 {
 		p.full = true
 	}
-	for _, w := range p.waiters {
-		close(w)
-	}
-	p.waiters = nil
+	close(p.changed)
+	p.changed = make(chan struct{})
 }
 
 // diff names what the person-visible state changed between two frames.
@@ -159,7 +157,5 @@ func (p *Poller) Changes(d time.Duration, limit int) []Change {
 func (p *Poller) Changed() <-chan struct{} {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	ch := make(chan struct{})
-	p.waiters = append(p.waiters, ch)
-	return ch
+	return p.changed // one channel for every subscriber: nothing piles up
 }

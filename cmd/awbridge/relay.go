@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"time"
 
 	"github.com/tidwall/gjson"
 )
@@ -45,19 +46,30 @@ func (lw *lineWriter) Write(p []byte) (int, error) {
 // retryable error and the session goes on with an in-process engine
 // (fallback), after replaying the client's initialize to it.
 type relaySession struct {
-	out      *lineWriter
-	mu       sync.Mutex
-	pending  map[string]bool // raw ids sent to the service, not yet answered
-	initLine []byte
-	dest     io.Writer // the service's socket, then the in-process pipe
-	failed   bool
+	out     *lineWriter
+	mu      sync.Mutex
+	pending map[string]bool // raw ids sent to the service, not yet answered
+	// answeredOnFailure are the ids the service's failure answered.
+	answeredOnFailure map[string]bool
+	initLine          []byte
+	dest              io.Writer // the service's socket, then the in-process pipe
+	failed            bool
 }
 
 // relay runs the session until the client's input ends. fallback serves
 // an in-process engine on (r, w) until r ends.
 func relay(ctx context.Context, conn net.Conn, in io.Reader, out io.Writer, maxLine int,
 	fallback func(ctx context.Context, r io.Reader, w io.Writer) error) error {
-	rs := &relaySession{out: &lineWriter{w: bufio.NewWriterSize(out, 64<<10)}, pending: map[string]bool{}, dest: conn}
+	rs := &relaySession{out: &lineWriter{w: bufio.NewWriterSize(out, 64<<10)}, pending: map[string]bool{},
+		answeredOnFailure: map[string]bool{}, dest: conn}
+	// SIGTERM: stop reading the client and drop the service connection.
+	stop := context.AfterFunc(ctx, func() {
+		if d, ok := in.(interface{ SetReadDeadline(time.Time) error }); ok {
+			d.SetReadDeadline(time.Now())
+		}
+		conn.Close()
+	})
+	defer stop()
 	var wg sync.WaitGroup
 	var pw *io.PipeWriter
 	switchOver := make(chan struct{})
@@ -67,26 +79,23 @@ func relay(ctx context.Context, conn net.Conn, in io.Reader, out io.Writer, maxL
 		r := bufio.NewReaderSize(conn, 64<<10)
 		for {
 			line, err := r.ReadBytes('\n')
-			if len(line) > 0 {
-				rs.answered(line)
-				rs.out.Write(line)
-			}
 			if err != nil {
-				break
+				break // a fragment without its newline is dropped, never half-written
 			}
+			rs.answered(line)
+			rs.out.Write(line)
 		}
 		rs.mu.Lock()
 		closing := rs.dest == nil // the client's input ended first
-		if !closing {
-			// The service went away: answer at once what it owed (the
-			// client may be waiting for it), then switch on the next line.
-			rs.failed = true
-			for id := range rs.pending {
-				rs.out.Write([]byte(`{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32000,"message":"the awbridge service went away before answering; retry",` +
-					`"data":{"kind":"ExecutionError","code":"ServiceUnavailable","retryable":true,"message":"the awbridge service went away before answering","retry_after_ms":100}}}` + "\n"))
-			}
-			rs.pending = map[string]bool{}
+		// The connection ended: answer at once what the service still owed
+		// (the client may be waiting for it), then switch on the next line.
+		rs.failed = true
+		for id := range rs.pending {
+			rs.answeredOnFailure[id] = true
+			rs.out.Write([]byte(`{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32000,"message":"the awbridge service went away before answering; retry",` +
+				`"data":{"kind":"ExecutionError","code":"ServiceUnavailable","retryable":true,"message":"the awbridge service went away before answering","retry_after_ms":100}}}` + "\n"))
 		}
+		rs.pending = map[string]bool{}
 		rs.mu.Unlock()
 		if !closing {
 			close(switchOver)
@@ -106,7 +115,11 @@ func relay(ctx context.Context, conn net.Conn, in io.Reader, out io.Writer, maxL
 		init := rs.initLine
 		rs.mu.Unlock()
 		fallbackStarted = true
-		wg.Go(func() { fbErr = fallback(ctx, pr, rs.out) })
+		wg.Go(func() {
+			fbErr = fallback(ctx, pr, rs.out)
+			// Whatever is still written to it fails instead of blocking.
+			pr.CloseWithError(errors.New("the in-process engine ended"))
+		})
 		if init != nil {
 			rs.out.mu.Lock()
 			rs.out.drop = []byte(replayID)
@@ -136,13 +149,22 @@ func relay(ctx context.Context, conn net.Conn, in io.Reader, out io.Writer, maxL
 			rs.mu.Lock()
 			dest := rs.dest
 			rs.mu.Unlock()
-			if _, werr := dest.Write(line); werr != nil && !fallbackStarted {
+			if _, werr := dest.Write(line); werr != nil {
+				if fallbackStarted {
+					break // the in-process engine ended
+				}
 				<-switchOver
 				startFallback()
-				rs.mu.Lock()
-				dest = rs.dest
-				rs.mu.Unlock()
-				dest.Write(line)
+				// Resend only if the service's failure did not already
+				// answer this call.
+				if rs.owed(line) {
+					rs.mu.Lock()
+					dest = rs.dest
+					rs.mu.Unlock()
+					if _, err := dest.Write(line); err != nil {
+						break
+					}
+				}
 			}
 		}
 		if err != nil {
@@ -191,6 +213,18 @@ func (rs *relaySession) sent(line []byte) {
 	if id.Exists() && id.Type != gjson.Null && method.Exists() && !rs.failed {
 		rs.pending[id.Raw] = true
 	}
+}
+
+// owed reports whether line is a request the client has had no answer to
+// (it was not among the calls the service's failure answered).
+func (rs *relaySession) owed(line []byte) bool {
+	id := gjson.GetBytes(line, "id")
+	if !id.Exists() {
+		return true // a notification
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return !rs.answeredOnFailure[id.Raw]
 }
 
 // answered notes a reply from the service.

@@ -63,6 +63,9 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 	eng.Prime(ctx)
 	srv := stdioServer(eng, l.Config, e, log, "service")
 	log.Info().Str("socket", path).Msg("serving")
+	// If accepting fails for good, everything else stops too.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = eng.Run(ctx) })
 	if httpLn != nil {
@@ -92,6 +95,7 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 		})
 	}
 	err = srv.ServeListener(ctx, ln)
+	cancel()
 	wg.Wait()
 	if err != nil {
 		log.Error().Err(err).Msg("accepting connections failed")

@@ -124,8 +124,11 @@ func TestServeSharesOneEngineAcrossConnections(t *testing.T) {
 
 func TestServeReplacesAStaleSocket(t *testing.T) {
 	srv, _ := recordedAW(t)
-	sock := filepath.Join(t.TempDir(), "awbridge.sock")
+	sock := filepath.Join(t.TempDir(), "awbridge", "awbridge.sock")
 	// A socket file nobody listens on, as a killed process leaves it.
+	if err := os.Mkdir(filepath.Dir(sock), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)
@@ -142,7 +145,7 @@ func TestServeReplacesAStaleSocket(t *testing.T) {
 // engine and its state; initialize says which engine answers.
 func TestStdioRelaysToTheService(t *testing.T) {
 	srv, _ := recordedAW(t)
-	sock := filepath.Join(t.TempDir(), "awbridge.sock")
+	sock := filepath.Join(t.TempDir(), "awbridge", "awbridge.sock")
 	env := append(baseEnv(t, srv.URL), "AWBRIDGE_SOCKET="+sock)
 	startServe(t, env, sock)
 	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`
@@ -169,7 +172,7 @@ func TestStdioRelaysToTheService(t *testing.T) {
 // a retryable error and goes on in-process, replaying initialize.
 func TestRelayFailsOverWhenTheServiceDies(t *testing.T) {
 	xs := hangingAW(t)
-	sock := filepath.Join(t.TempDir(), "awbridge.sock")
+	sock := filepath.Join(t.TempDir(), "awbridge", "awbridge.sock")
 	env := append(baseEnv(t, xs, "AWBRIDGE_AW_TIMEOUT=30s"), "AWBRIDGE_SOCKET="+sock)
 	svc, _ := startServe(t, env, sock)
 
@@ -227,7 +230,7 @@ func hangingAW(t *testing.T) string {
 // The terminal commands use the service when it runs, and say so.
 func TestTerminalCommandsUseTheService(t *testing.T) {
 	srv, _ := recordedAW(t)
-	sock := filepath.Join(t.TempDir(), "awbridge.sock")
+	sock := filepath.Join(t.TempDir(), "awbridge", "awbridge.sock")
 	env := append(baseEnv(t, srv.URL), "AWBRIDGE_SOCKET="+sock)
 	run := func(args ...string) string {
 		cmd := exec.Command(binPath, args...)
@@ -269,7 +272,7 @@ func TestServeOverHTTP(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	stateDir := t.TempDir()
-	sock := filepath.Join(t.TempDir(), "awbridge.sock")
+	sock := filepath.Join(t.TempDir(), "awbridge", "awbridge.sock")
 	env := append(baseEnv(t, srv.URL), "AWBRIDGE_HTTP="+addr, "AWBRIDGE_STATE_DIR="+stateDir)
 	startServe(t, env, sock)
 	base := "http://" + addr
@@ -336,4 +339,33 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// serve never removes a file that is not a socket, and never chmods a
+// folder it did not make.
+func TestServeRefusesToTouchOtherFiles(t *testing.T) {
+	srv, _ := recordedAW(t)
+	dir := filepath.Join(t.TempDir(), "awbridge")
+	os.Mkdir(dir, 0o700)
+	notASocket := filepath.Join(dir, "awbridge.sock")
+	os.WriteFile(notASocket, []byte("precious"), 0o600)
+	cmd := exec.Command(binPath, "serve", "--socket", notASocket)
+	cmd.Env = baseEnv(t, srv.URL)
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "not a socket") {
+		t.Fatalf("serve on a regular file: %v %s", err, out)
+	}
+	if b, _ := os.ReadFile(notASocket); string(b) != "precious" {
+		t.Fatal("serve removed a file that was not a socket")
+	}
+	open := t.TempDir() // 0755, not ours to tighten
+	cmd = exec.Command(binPath, "serve", "--socket", filepath.Join(open, "s.sock"))
+	cmd.Env = baseEnv(t, srv.URL)
+	out, err = cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "open to other users") {
+		t.Fatalf("serve in an open folder: %v %s", err, out)
+	}
+	if st, _ := os.Stat(open); st.Mode().Perm() != 0o755 {
+		t.Fatal("serve chmodded a folder it did not make")
+	}
 }

@@ -97,6 +97,11 @@ func dialService(e *env, noRelay bool) net.Conn {
 		return nil
 	}
 	path := config.SocketPath(config.Env{Lookup: e.lookup, GOOS: runtime.GOOS}, os.Getuid())
+	// Trust only a socket in a folder private to this user: another user
+	// could otherwise pose as the service.
+	if mcp.CheckSocketDir(path) != nil {
+		return nil
+	}
 	conn, err := net.DialTimeout("unix", path, 200*time.Millisecond)
 	if err != nil {
 		return nil
