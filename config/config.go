@@ -92,6 +92,9 @@ type Server struct {
 	// HTTP is the loopback HOST:PORT of serve's HTTP endpoint (Streamable
 	// HTTP MCP, /healthz, /v1/nowframe); "" (default): off.
 	HTTP string `toml:"http"`
+	// Relay is "auto" (default: `awbridge stdio` and the terminal commands
+	// use the running service when it answers) or "never".
+	Relay string `toml:"relay"`
 	// HTTPToken is "file" (default: a bearer token in
 	// <state_dir>/http-token, made at first start) or "none".
 	HTTPToken string `toml:"http_token"`
@@ -134,6 +137,7 @@ func Defaults() Config {
 			MaxLineBytes: 1 << 20,
 			MaxInFlight:  1024,
 			HTTPToken:    "file",
+			Relay:        "auto",
 		},
 		Log:     Log{Level: "info"},
 		Privacy: Privacy{MaxTitleLength: 300},

@@ -159,6 +159,11 @@ func table() []spec {
 			field: func(c *Config) any { return &c.Server.MaxInFlight },
 		},
 		{
+			key: "server.relay", env: "AWBRIDGE_RELAY", kind: kindChoice, choices: []string{"auto", "never", "1", "0"},
+			doc:   `"auto": stdio and the terminal commands use the running service when it answers; "never" (or 0): always in-process`,
+			field: func(c *Config) any { return &c.Server.Relay },
+		},
+		{
 			key: "server.http", env: "AWBRIDGE_HTTP", flag: "http", kind: kindHostPort, optional: true,
 			doc:    "loopback HOST:PORT where serve answers Streamable HTTP MCP, /healthz and /v1/nowframe; empty: off",
 			maxLen: 255,

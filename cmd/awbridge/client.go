@@ -32,7 +32,7 @@ const (
 // openCaller connects to the service when it answers (unless relaying is
 // off), else starts an engine here. nil means stop with exitUsage.
 func openCaller(e *env, name string, l *config.Loaded, log zerolog.Logger, d engine.Deps, noRelay bool) (caller, string) {
-	if conn := dialService(e, noRelay); conn != nil {
+	if conn := dialService(e, l.Config, noRelay); conn != nil {
 		return &serviceCaller{conn: conn, r: newReader(conn)}, servedByService
 	}
 	eng := startEngine(e, name, l, log, d)

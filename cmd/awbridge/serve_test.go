@@ -158,13 +158,18 @@ func TestStdioRelaysToTheService(t *testing.T) {
 	if len(lines) != 1 || !strings.Contains(lines[0], `\"value\":42`) {
 		t.Fatalf("a second assistant did not see the first one's state: %v", lines)
 	}
-	// --no-relay runs in-process: the session state is its own.
-	cmd := exec.Command(binPath, "stdio", "--no-relay")
-	cmd.Env = env
-	cmd.Stdin = strings.NewReader(init + "\n")
-	out, err := cmd.Output()
-	if err != nil || !strings.Contains(string(out), `"awbridge/engine":"in-process"`) {
-		t.Fatalf("--no-relay: %s %v", out, err)
+	// --no-relay, or server.relay = never, runs in-process.
+	for _, c := range []struct {
+		args []string
+		env  string
+	}{{[]string{"stdio", "--no-relay"}, ""}, {[]string{"stdio"}, "AWBRIDGE_RELAY=never"}} {
+		cmd := exec.Command(binPath, c.args...)
+		cmd.Env = append(env, c.env)
+		cmd.Stdin = strings.NewReader(init + "\n")
+		out, err := cmd.Output()
+		if err != nil || !strings.Contains(string(out), `"awbridge/engine":"in-process"`) {
+			t.Fatalf("%v %s: %s %v", c.args, c.env, out, err)
+		}
 	}
 }
 

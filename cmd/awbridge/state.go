@@ -26,7 +26,7 @@ func cmdState(ctx context.Context, e *env, args []string) int {
 		where   string
 		via     = servedByService
 	)
-	if conn := dialService(e, *noRelay); conn != nil {
+	if conn := dialService(e, l.Config, *noRelay); conn != nil {
 		c := &serviceCaller{conn: conn, r: newReader(conn)}
 		defer c.Close()
 		argsJSON, _ := json.Marshal(map[string]any{"action": "list", "prefix": *prefix, "scope": "any"})

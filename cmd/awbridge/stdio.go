@@ -68,7 +68,7 @@ func cmdStdio(ctx context.Context, e *env, args []string) int {
 		return stdioServer(eng, l.Config, e, log, "in-process").Serve(ctx, r, w)
 	}
 	var err error
-	if conn := dialService(e, *noRelay); conn != nil {
+	if conn := dialService(e, l.Config, *noRelay); conn != nil {
 		log.Debug().Str("socket", conn.RemoteAddr().String()).Msg("relaying stdio to the service")
 		err = relay(ctx, conn, in, out, l.Config.Server.MaxLineBytes, inProcess)
 	} else {
@@ -92,8 +92,8 @@ func stdioServer(eng *engine.Engine, c config.Config, e *env, log zerolog.Logger
 
 // dialService connects to the service's socket when relaying is allowed
 // and the service answers quickly; nil otherwise.
-func dialService(e *env, noRelay bool) net.Conn {
-	if v, _ := e.lookup("AWBRIDGE_RELAY"); noRelay || v == "0" || v == "false" {
+func dialService(e *env, c config.Config, noRelay bool) net.Conn {
+	if noRelay || c.Server.Relay == "never" || c.Server.Relay == "0" {
 		return nil
 	}
 	path := config.SocketPath(config.Env{Lookup: e.lookup, GOOS: runtime.GOOS}, os.Getuid())
