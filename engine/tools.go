@@ -79,10 +79,12 @@ func (e *Engine) tools() []*toolbus.Tool {
 				"\"how long have I been on this\". Switches are recorded from every frame built (continuously while awbridge " +
 				"runs as a service); not a full-day history." + dataNotInstructions,
 			Params: []toolbus.Param{
+				{Name: "mode", Type: "string", Enum: []string{"changes", "frames"},
+					Description: "changes (default): only the switches; frames: a snapshot of every recent frame (at most the last 600)."},
 				{Name: "minutes", Type: "integer", Min: 1, Max: 1440, Description: "How far back to look (default 10)."},
 				{Name: "limit", Type: "integer", Min: 1, Max: 500, Description: "At most this many switches, the newest (default 50)."},
 			},
-			ResultSchema: json.RawMessage(`{"type":"object","required":["changes","count"]}`),
+			ResultSchema: json.RawMessage(`{"type":"object","required":["count"]}`),
 			ReadOnly:     true, Idempotent: true,
 			Example: &toolbus.Example{Arguments: json.RawMessage(`{"minutes":30,"output":{"path":"changes","map":{"pick":["at","what","summary"]}}}`),
 				Result: json.RawMessage(`[{"at":"2026-11-22T10:02:11Z","what":["app","title"],"summary":"Active in Code"}]`)},
@@ -94,12 +96,20 @@ func (e *Engine) tools() []*toolbus.Tool {
 				if v, ok := call.Args["limit"].(int64); ok {
 					limit = v
 				}
-				ch := e.poller.Changes(time.Duration(mins)*time.Minute, int(limit))
+				d, polling := time.Duration(mins)*time.Minute, e.warmMaxAge.Load() > 0
+				if call.String("mode", "changes") == "frames" {
+					fr := e.poller.Frames(d, int(limit))
+					if fr == nil {
+						fr = []nowframe.Snapshot{}
+					}
+					b, err := json.Marshal(map[string]any{"frames": fr, "count": len(fr), "minutes": mins, "polling": polling})
+					return toolbus.Result{Body: b}, err
+				}
+				ch := e.poller.Changes(d, int(limit))
 				if ch == nil {
 					ch = []nowframe.Change{}
 				}
-				b, err := json.Marshal(map[string]any{"changes": ch, "count": len(ch), "minutes": mins,
-					"polling": e.warmMaxAge.Load() > 0})
+				b, err := json.Marshal(map[string]any{"changes": ch, "count": len(ch), "minutes": mins, "polling": polling})
 				return toolbus.Result{Body: b}, err
 			},
 		},

@@ -141,7 +141,18 @@ func (b *Builder) Get(ctx context.Context, maxAge time.Duration) (f *Frame, cach
 // source that failed leaves its fields null and says why in Sources. Build
 // returns nil when ctx ends first; the build goes on (bounded by the
 // sources' deadlines) for whoever else waits, and Close waits for it.
-func (b *Builder) Build(ctx context.Context) *Frame {
+func (b *Builder) Build(ctx context.Context) *Frame { return b.BuildFor(ctx, CauseRequest) }
+
+// Why a frame was built (the frame's built_for; the caller's reason is
+// separate).
+const (
+	CauseRequest = "request" // a caller asked for a fresh frame
+	CausePoll    = "poll"    // the poller's tick
+)
+
+// BuildFor is Build, recording why the frame is built when this call
+// starts the build (a joined build keeps its own cause).
+func (b *Builder) BuildFor(ctx context.Context, cause string) *Frame {
 	b.mu.Lock()
 	fl := b.inflight
 	if fl == nil {
@@ -150,7 +161,7 @@ func (b *Builder) Build(ctx context.Context) *Frame {
 		b.wg.Add(1)
 		// Shared by every caller that joins: one caller's cancellation must
 		// not spoil it for the others.
-		go b.run(context.WithoutCancel(ctx), fl)
+		go b.run(context.WithoutCancel(ctx), fl, cause)
 	}
 	b.mu.Unlock()
 	select {
@@ -161,9 +172,9 @@ func (b *Builder) Build(ctx context.Context) *Frame {
 	}
 }
 
-func (b *Builder) run(ctx context.Context, fl *flight) {
+func (b *Builder) run(ctx context.Context, fl *flight, cause string) {
 	defer b.wg.Done()
-	fl.frame = b.build(ctx)
+	fl.frame = b.build(ctx, cause)
 	b.mu.Lock()
 	b.inflight = nil
 	b.mu.Unlock()
@@ -182,7 +193,7 @@ type awPart struct {
 	web     map[string][]aw.Event
 }
 
-func (b *Builder) build(ctx context.Context) *Frame {
+func (b *Builder) build(ctx context.Context, cause string) *Frame {
 	var (
 		wg           sync.WaitGroup
 		part         awPart
@@ -223,6 +234,7 @@ func (b *Builder) build(ctx context.Context) *Frame {
 		Info:      part.info,
 		Buckets:   part.buckets,
 		Probe:     probe,
+		Cause:     cause,
 	}
 	if scErr != nil {
 		f.Probe = nil

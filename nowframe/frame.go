@@ -36,6 +36,8 @@ type Frame struct {
 	Sources   Sources
 	// Redactions lists where the frame was redacted (paths, never values).
 	Redactions []string
+	// Cause is why it was built: CauseRequest or CausePoll.
+	Cause string
 
 	head, tail []byte // rendered JSON around "reason"
 }
@@ -55,7 +57,8 @@ func (f *Frame) render(redact func([]byte) ([]byte, []string)) error {
 		Now       Now                  `json:"now"`
 		Sources   Sources              `json:"sources"`
 		Version   uint64               `json:"frame_version"`
-	}{f.Info, f.Buckets, f.Probe, f.Now, f.Sources, f.Version}
+		Cause     string               `json:"built_for"`
+	}{f.Info, f.Buckets, f.Probe, f.Now, f.Sources, f.Version, f.Cause}
 	if rest.OmniProbe == nil {
 		rest.OmniProbe = json.RawMessage("null")
 	}

@@ -13,6 +13,9 @@ type PollerOptions struct {
 	Interval time.Duration
 	// History bounds how many changes are kept (default 1,000).
 	History int
+	// Frames bounds how many recent frames are kept, as snapshots
+	// (default 600: ten minutes of polling).
+	Frames int
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -27,6 +30,47 @@ type Change struct {
 	Summary string   `json:"summary"`
 }
 
+// Snapshot is what nowframe_history shows of one past frame.
+type Snapshot struct {
+	At       time.Time `json:"at"`
+	Version  uint64    `json:"frame_version"`
+	BuiltFor string    `json:"built_for"`
+	Summary  string    `json:"summary"`
+	App      string    `json:"app,omitempty"`
+	Title    string    `json:"title,omitempty"`
+	URL      string    `json:"url,omitempty"`
+	AFK      string    `json:"afk"`
+	Stale    bool      `json:"stale"`
+}
+
+func snapshot(f *Frame) Snapshot {
+	return Snapshot{At: f.Timestamp.UTC(), Version: f.Version, BuiltFor: f.Cause, Summary: f.Now.Summary,
+		App: f.Now.Window.App, Title: f.Now.Window.Title, URL: f.Now.Browser.URL, AFK: f.Now.AFK.Status, Stale: f.Now.Stale}
+}
+
+// ring is a bounded, oldest-first buffer.
+type ring[T any] struct {
+	items []T
+	next  int
+	full  bool
+}
+
+func (r *ring[T]) add(v T) {
+	r.items[r.next] = v
+	r.next = (r.next + 1) % len(r.items)
+	if r.next == 0 {
+		r.full = true
+	}
+}
+
+func (r *ring[T]) all() []T {
+	var out []T
+	if r.full {
+		out = append(out, r.items[r.next:]...)
+	}
+	return append(out, r.items[:r.next]...)
+}
+
 // Poller keeps the builder's latest frame warm: one frame per interval,
 // whoever asks, and a bounded feed of changes. Safe for concurrent use;
 // Run is called at most once and returns when its ctx ends.
@@ -35,9 +79,8 @@ type Poller struct {
 	opts PollerOptions
 
 	mu      sync.Mutex
-	changes []Change // ring, oldest first once full
-	next    int
-	full    bool
+	changes ring[Change]
+	frames  ring[Snapshot]
 	last    *Frame
 	changed chan struct{} // closed and replaced at each change
 }
@@ -50,10 +93,14 @@ func NewPoller(b *Builder, opts PollerOptions) *Poller {
 	if opts.History <= 0 {
 		opts.History = 1000
 	}
+	if opts.Frames <= 0 {
+		opts.Frames = 600
+	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Poller{b: b, opts: opts, changes: make([]Change, opts.History), changed: make(chan struct{})}
+	return &Poller{b: b, opts: opts, changes: ring[Change]{items: make([]Change, opts.History)},
+		frames: ring[Snapshot]{items: make([]Snapshot, opts.Frames)}, changed: make(chan struct{})}
 }
 
 // Run builds a frame every interval until ctx ends, reading the bucket
@@ -78,7 +125,7 @@ func (p *Poller) Run(ctx context.Context) error {
 		// A source that is down is checked once per interval, cheaply;
 		// the full read resumes as soon as it answers.
 		if !p.b.AWDown() || p.b.ProbeAW(ctx) == nil {
-			p.b.Build(ctx) // the builder's OnFrame feeds Observe
+			p.b.BuildFor(ctx, CausePoll) // the builder's OnFrame feeds Observe
 		}
 		jitter := time.Duration(rand.Int64N(int64(p.opts.Interval)/10 + 1))
 		t.Reset(p.opts.Interval + jitter)
@@ -95,6 +142,7 @@ func (p *Poller) Observe(f *Frame) {
 		return // an older build finished late
 	}
 	p.last = f
+	p.frames.add(snapshot(f))
 	if prev == nil {
 		return
 	}
@@ -102,11 +150,7 @@ func (p *Poller) Observe(f *Frame) {
 	if len(what) == 0 {
 		return
 	}
-	p.changes[p.next] = Change{At: f.Timestamp.UTC(), Version: f.Version, What: what, Summary: f.Now.Summary}
-	p.next = (p.next + 1) % len(p.changes)
-	if p.next == 0 {
-		p.full = true
-	}
+	p.changes.add(Change{At: f.Timestamp.UTC(), Version: f.Version, What: what, Summary: f.Now.Summary})
 	close(p.changed)
 	p.changed = make(chan struct{})
 }
@@ -134,15 +178,21 @@ func diff(a, b Now) []string {
 func (p *Poller) Changes(d time.Duration, limit int) []Change {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var all []Change
-	if p.full {
-		all = append(all, p.changes[p.next:]...)
-	}
-	all = append(all, p.changes[:p.next]...)
-	if d > 0 {
-		cut := p.opts.Now().Add(-d)
+	return window(p.changes.all(), p.opts.Now().Add(-d), d > 0, limit, func(c Change) time.Time { return c.At })
+}
+
+// Frames returns snapshots of the frames of the last d (all kept ones
+// when d <= 0), oldest first, at most limit (the newest) when limit > 0.
+func (p *Poller) Frames(d time.Duration, limit int) []Snapshot {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return window(p.frames.all(), p.opts.Now().Add(-d), d > 0, limit, func(s Snapshot) time.Time { return s.At })
+}
+
+func window[T any](all []T, cut time.Time, bounded bool, limit int, at func(T) time.Time) []T {
+	if bounded {
 		i := 0
-		for i < len(all) && all[i].At.Before(cut) {
+		for i < len(all) && at(all[i]).Before(cut) {
 			i++
 		}
 		all = all[i:]

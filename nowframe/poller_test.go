@@ -60,6 +60,10 @@ func TestPollerRecordsSwitchesOnly(t *testing.T) {
 	if got := p.Changes(0, 1); len(got) != 1 || got[0].Version != 14 {
 		t.Fatalf("limit 1: %+v", got)
 	}
+	// Every frame is kept as a snapshot, not only the switches.
+	if fr := p.Frames(0, 0); len(fr) != 9 || fr[8].Version != 14 || fr[8].App != "A" {
+		t.Fatalf("frames %+v", fr)
+	}
 }
 
 func TestPollerRunStopsWithItsContext(t *testing.T) {

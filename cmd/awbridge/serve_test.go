@@ -95,7 +95,11 @@ func TestServeSharesOneEngineAcrossConnections(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"state","arguments":{"action":"get","key":"app"}}}`,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"nowframe_build","arguments":{"output":{"pick":["reason"]}}}}`,
 		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"nowframe_history","arguments":{"output":{"pick":["polling"]}}}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"nowframe_history","arguments":{"mode":"frames","output":{"path":"frames[0].built_for"}}}}`,
 	)
+	if !strings.Contains(got[3], `\"result\":\"poll\"`) {
+		t.Fatalf("the poller's frames in history: %s", got[3])
+	}
 	if !strings.Contains(got[0], `\"value\":\"Google-chrome\"`) {
 		t.Fatalf("read back on a second connection: %s", got[0])
 	}
