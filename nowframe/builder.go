@@ -55,9 +55,11 @@ type Builder struct {
 	latest  atomic.Pointer[Frame]
 	sel     atomic.Pointer[cachedSelection]
 
-	mu       sync.Mutex
-	inflight *flight
-	wg       sync.WaitGroup
+	mu        sync.Mutex
+	inflight  *flight
+	wg        sync.WaitGroup
+	quit      chan struct{} // closed by Close: a build under way stops
+	closeOnce sync.Once
 
 	// While polling (SetReuse), the bucket list, server info and the
 	// sidecar's probe are read less often than the window and AFK events.
@@ -118,7 +120,7 @@ func NewBuilder(opts Options) *Builder {
 	if opts.BucketsTTL <= 0 {
 		opts.BucketsTTL = 30 * time.Second
 	}
-	return &Builder{opts: opts}
+	return &Builder{opts: opts, quit: make(chan struct{})}
 }
 
 // Latest returns the newest frame, or nil before the first build.
@@ -174,6 +176,17 @@ func (b *Builder) BuildFor(ctx context.Context, cause string) *Frame {
 
 func (b *Builder) run(ctx context.Context, fl *flight, cause string) {
 	defer b.wg.Done()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		select {
+		case <-b.quit:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	fl.frame = b.build(ctx, cause)
 	b.mu.Lock()
 	b.inflight = nil
@@ -181,8 +194,12 @@ func (b *Builder) run(ctx context.Context, fl *flight, cause string) {
 	close(fl.done)
 }
 
-// Close waits for a build under way.
-func (b *Builder) Close() { b.wg.Wait() }
+// Close stops a build under way (the process is exiting: a slow source
+// must not hold it) and waits for it. Safe to call more than once.
+func (b *Builder) Close() {
+	b.closeOnce.Do(func() { close(b.quit) })
+	b.wg.Wait()
+}
 
 type awPart struct {
 	info    *aw.Info

@@ -378,3 +378,32 @@ func TestServeRefusesToTouchOtherFiles(t *testing.T) {
 		t.Fatal("serve chmodded a folder it did not make")
 	}
 }
+
+// SIGTERM with a call in flight: the call is answered (cancelled after the
+// bounded drain), the socket removed, exit 0.
+func TestServeSIGTERMAnswersCallsInFlight(t *testing.T) {
+	aw := hangingAW(t)
+	sock := filepath.Join(t.TempDir(), "awbridge", "awbridge.sock")
+	svc, stderr := startServe(t, append(baseEnv(t, aw, "AWBRIDGE_AW_TIMEOUT=60s"), "AWBRIDGE_SOCKET="+sock), sock)
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Write([]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"aw_get_state","arguments":{}}}` + "\n"))
+	time.Sleep(100 * time.Millisecond) // let the call reach ActivityWatch
+	svc.Process.Signal(syscall.SIGTERM)
+	t0 := time.Now()
+	reply, err := bufio.NewReader(c).ReadString('\n')
+	t.Logf("reply after %v: %s", time.Since(t0), reply)
+	if err != nil || !strings.Contains(reply, `"id":7`) {
+		t.Fatalf("the call in flight at SIGTERM got %q, %v", reply, err)
+	}
+	if err := svc.Wait(); err != nil {
+		t.Fatalf("serve after SIGTERM: %v\n%s", err, stderr.String())
+	}
+	t.Logf("exit after %v", time.Since(t0))
+	if _, err := os.Stat(sock); !os.IsNotExist(err) {
+		t.Fatal("the socket is still there")
+	}
+}
