@@ -166,6 +166,13 @@ func SocketPath(env Env, uid int) string {
 		return p
 	}
 	goos := env.goos()
+	if goos == "windows" {
+		// No Unix socket private to the user: the service writes a loopback
+		// port and its token here, in the user's own folder.
+		if d := env.absVar("LocalAppData"); d != "" {
+			return join(goos, d, "awbridge", "service.json")
+		}
+	}
 	if d := env.absVar("XDG_RUNTIME_DIR"); d != "" {
 		return join(goos, d, "awbridge", "awbridge.sock")
 	}

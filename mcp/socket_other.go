@@ -3,17 +3,21 @@
 package mcp
 
 import (
-	"errors"
 	"net"
+	"time"
 )
 
-// ListenSocket is not available here yet: Windows serves on a loopback
-// port with a token file (the service issue).
-func ListenSocket(path string) (net.Listener, error) {
-	return nil, errors.New("unix sockets are not supported on this system yet")
-}
+// dialProbe bounds how long a client waits to reach the service.
+const dialProbe = 500 * time.Millisecond
 
-// CheckSocketDir refuses: there is no socket to trust here yet.
-func CheckSocketDir(path string) error {
-	return errors.New("unix sockets are not supported on this system yet")
-}
+// ListenSocket serves where no Unix socket private to the user exists
+// (Windows): a loopback port behind a token, both in the file at path
+// (0600 in the user's own folder). A live service behind an existing file
+// is ErrAlreadyServing; Close removes the file.
+func ListenSocket(path string) (net.Listener, error) { return listenEndpoint(path) }
+
+// DialService connects to the service at path (the endpoint file).
+func DialService(path string) (net.Conn, error) { return dialEndpoint(path) }
+
+// CheckSocketDir trusts the endpoint file's per-user folder here.
+func CheckSocketDir(path string) error { return nil }

@@ -61,6 +61,12 @@ func ListenSocket(path string) (net.Listener, error) {
 	return ln, nil
 }
 
+// dialProbe bounds how long a client waits to reach the service.
+const dialProbe = 200 * time.Millisecond
+
+// DialService connects to the service's Unix socket at path.
+func DialService(path string) (net.Conn, error) { return net.DialTimeout("unix", path, dialProbe) }
+
 // CheckSocketDir says whether the folder of the socket at path is private
 // to this user: a real folder, owned by us, closed to others. A client
 // checks it before it trusts the service behind the socket.

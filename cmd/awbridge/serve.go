@@ -12,7 +12,9 @@ import (
 
 	"github.com/awbridge/awbridge/config"
 	"github.com/awbridge/awbridge/engine"
+	"github.com/awbridge/awbridge/install"
 	"github.com/awbridge/awbridge/mcp"
+	"github.com/rs/zerolog"
 )
 
 // cmdServe is the long-running process the OS service starts: one engine,
@@ -30,6 +32,21 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 	if path == "" {
 		path = config.SocketPath(config.Env{Lookup: e.lookup, GOOS: runtime.GOOS}, os.Getuid())
 	}
+	// Under the Windows service manager RunService answers its stop
+	// requests by cancelling ctx; elsewhere it just runs.
+	code = exitOK
+	if err := install.RunService(ctx, func(ctx context.Context) error {
+		code = serveOn(ctx, e, l, log, path)
+		return nil
+	}); err != nil {
+		fmt.Fprintln(e.stderr, "awbridge serve: "+oneLine(err.Error()))
+		return exitDegraded
+	}
+	return code
+}
+
+// serveOn runs the service on path until ctx ends.
+func serveOn(ctx context.Context, e *env, l *config.Loaded, log zerolog.Logger, path string) int {
 	ln, err := mcp.ListenSocket(path)
 	if err != nil {
 		if errors.Is(err, mcp.ErrAlreadyServing) {

@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"runtime"
-	"time"
 
 	"github.com/rs/zerolog"
 
@@ -102,7 +101,7 @@ func dialService(e *env, c config.Config, noRelay bool) net.Conn {
 	if mcp.CheckSocketDir(path) != nil {
 		return nil
 	}
-	conn, err := net.DialTimeout("unix", path, 200*time.Millisecond)
+	conn, err := mcp.DialService(path)
 	if err != nil {
 		return nil
 	}

@@ -1,0 +1,114 @@
+package mcp
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+)
+
+// endpoint is where a token listener answers, as the service writes it
+// for its clients (Windows: no Unix socket private to the user).
+type endpoint struct {
+	Addr  string `json:"addr"`
+	Token string `json:"token"`
+}
+
+// writeEndpoint writes the endpoint file atomically, 0600 in a 0700
+// folder.
+func writeEndpoint(path string, ep endpoint) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	b, err := json.Marshal(ep)
+	if err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".endpoint-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if err := f.Chmod(0o600); err != nil && !os.IsPermission(err) {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+func readEndpoint(path string) (endpoint, error) {
+	var ep endpoint
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ep, err
+	}
+	if err := json.Unmarshal(b, &ep); err != nil || ep.Addr == "" || ep.Token == "" {
+		return ep, fmt.Errorf("%s is not an awbridge endpoint file", path)
+	}
+	return ep, nil
+}
+
+func newToken() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// endpointListener removes its endpoint file when it closes.
+type endpointListener struct {
+	net.Listener
+	path string
+}
+
+func (l *endpointListener) Close() error {
+	err := l.Listener.Close()
+	os.Remove(l.path)
+	return err
+}
+
+// listenEndpoint serves on a loopback port behind a fresh token and
+// writes the endpoint file at path; a live service behind an existing
+// file is ErrAlreadyServing.
+func listenEndpoint(path string) (net.Listener, error) {
+	if ep, err := readEndpoint(path); err == nil {
+		if c, err := net.DialTimeout("tcp", ep.Addr, dialProbe); err == nil {
+			c.Close()
+			return nil, fmt.Errorf("%s: %w", path, ErrAlreadyServing)
+		}
+	}
+	token, err := newToken()
+	if err != nil {
+		return nil, err
+	}
+	ln, err := ListenToken("127.0.0.1:0", token)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeEndpoint(path, endpoint{Addr: ln.Addr().String(), Token: token}); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("endpoint file %s: %w", path, err)
+	}
+	return &endpointListener{Listener: ln, path: path}, nil
+}
+
+// dialEndpoint connects to the service named by the endpoint file.
+func dialEndpoint(path string) (net.Conn, error) {
+	ep, err := readEndpoint(path)
+	if err != nil {
+		return nil, err
+	}
+	return DialToken(ep.Addr, ep.Token, dialProbe)
+}

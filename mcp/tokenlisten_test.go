@@ -1,0 +1,60 @@
+package mcp
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"testing"
+	"time"
+)
+
+func TestTokenListener(t *testing.T) {
+	ln, err := ListenToken("127.0.0.1:0", "s3cret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	got := make(chan string, 4)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			line, _ := bufio.NewReader(c).ReadString('\n')
+			got <- line
+			c.Close()
+		}
+	}()
+	addr := ln.Addr().String()
+	// A wrong token is dropped without a word.
+	bad, err := DialToken(addr, "wrong", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad.Write([]byte("hello\n"))
+	bad.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := bad.Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("a wrong token was not refused: %v", err)
+	}
+	// Nothing at all, then the deadline: dropped too.
+	silent, _ := net.Dial("tcp", addr)
+	defer silent.Close()
+	good, err := DialToken(addr, "s3cret", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer good.Close()
+	good.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n"))
+	select {
+	case l := <-got:
+		if l != `{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n" {
+			t.Fatalf("the first line after the token: %q", l)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the right token was not accepted")
+	}
+	if _, err := ListenToken("127.0.0.1:0", ""); err == nil {
+		t.Fatal("a listener without a token")
+	}
+}
