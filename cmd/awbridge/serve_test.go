@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -405,5 +407,35 @@ func TestServeSIGTERMAnswersCallsInFlight(t *testing.T) {
 	t.Logf("exit after %v", time.Since(t0))
 	if _, err := os.Stat(sock); !os.IsNotExist(err) {
 		t.Fatal("the socket is still there")
+	}
+}
+
+// ActivityWatch is asked once per poll, not once per question: three
+// assistants asking 20 times each cost a handful of event reads.
+func TestThreeAssistantsShareThePoll(t *testing.T) {
+	srv, fs := recordedAW(t)
+	sock := filepath.Join(t.TempDir(), "awbridge", "awbridge.sock")
+	env := append(baseEnv(t, srv.URL), "AWBRIDGE_SOCKET="+sock)
+	startServe(t, env, sock)
+	socketCall(t, sock, `{"jsonrpc":"2.0","id":0,"method":"nowframe.build"}`) // the first frame exists
+	before := fs.Hits("/api/0/buckets/aw-watcher-window_testhost/events")
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() {
+			var lines []string
+			for i := range 20 {
+				lines = append(lines, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"nowframe_build","arguments":{}}}`, i+1))
+			}
+			for _, r := range socketCall(t, sock, lines...) {
+				if !strings.Contains(r, `\"cache_hit\":true`) {
+					t.Errorf("not answered from the warm frame: %.200s", r)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	// 60 questions; the poller reads once a second whatever is asked.
+	if n := fs.Hits("/api/0/buckets/aw-watcher-window_testhost/events") - before; n > 20 {
+		t.Fatalf("60 questions cost %d window event reads", n)
 	}
 }
