@@ -118,6 +118,14 @@ type Log struct {
 type Privacy struct {
 	// MaxTitleLength caps window and tab titles, in characters (default 300).
 	MaxTitleLength int `toml:"max_title_length"`
+	// ExcludeApps are apps (comma-separated, case-insensitive) whose
+	// windows the frame says are excluded, never showing their titles;
+	// excluding a browser also hides its tabs.
+	ExcludeApps string `toml:"exclude_apps"`
+	// TitleRules and URLRules rewrite window and tab titles and URLs:
+	// one "PATTERN => REPLACEMENT" per line (see ParseRules).
+	TitleRules string `toml:"title_rules"`
+	URLRules   string `toml:"url_rules"`
 }
 
 // Defaults returns the built-in configuration (paths not yet resolved:

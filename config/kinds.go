@@ -96,6 +96,14 @@ func (sp *spec) parse(s string, env Env) (v any, problem string) {
 			}
 		}
 		return nil, fmt.Sprintf("%s is not a log level (expected one of %s)", q, strings.Join(logLevels(), ", "))
+	case kindRules:
+		if len(s) > sp.maxLen {
+			return nil, fmt.Sprintf("the value is too long (at most %d bytes)", sp.maxLen)
+		}
+		if _, err := ParseRules(s); err != nil {
+			return nil, err.Error()
+		}
+		return s, ""
 	case kindChoice:
 		for _, c := range sp.choices {
 			if s == c {

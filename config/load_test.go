@@ -183,7 +183,8 @@ func TestFullFile(t *testing.T) {
 		Server:  Server{MaxLineBytes: 2 << 20, MaxInFlight: 64, HTTP: "127.0.0.1:5680", HTTPToken: "none", Relay: "never"},
 		Paths:   Paths{ContextRoot: "/srv/context", StateDir: "/home/tester/state"},
 		Log:     Log{Level: "debug"},
-		Privacy: Privacy{MaxTitleLength: 120},
+		Privacy: Privacy{MaxTitleLength: 120, ExcludeApps: "Signal, KeePassXC", TitleRules: "# client names\nAcme Corp => [client]\n",
+			URLRules: `^https://intranet\.example\.com/.* => https://intranet.example.com/`},
 		Limits:  Limits{RateLimits: "nowframe_build=5/s:10, aw_get_state=30/m", MaxStringBytes: 32 << 10, SensitiveKeys: "cookie, session_id"},
 		Protect: Protect{Files: "/etc/hosts", Env: "HOME"},
 	}

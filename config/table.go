@@ -21,6 +21,7 @@ const (
 	kindLevel                // a log level
 	kindRates                // per-tool rate limits: tool=N/s[:burst],...
 	kindChoice               // one of spec.choices
+	kindRules                // privacy rewrite rules (ParseRules)
 )
 
 // String names the kind for docs and for [Setting.Kind].
@@ -48,6 +49,8 @@ func (k kind) String() string {
 		return "rate limits"
 	case kindChoice:
 		return "choice"
+	case kindRules:
+		return "rules"
 	}
 	return "unknown"
 }
@@ -198,6 +201,24 @@ func table() []spec {
 			doc: "longest window or tab title kept, in characters",
 			min: 16, max: 4096,
 			field: func(c *Config) any { return &c.Privacy.MaxTitleLength },
+		},
+		{
+			key: "privacy.exclude_apps", env: "AWBRIDGE_EXCLUDE_APPS", kind: kindText, optional: true,
+			doc:    "apps whose windows are excluded (titles never shown; a browser's tabs too), comma-separated",
+			maxLen: 4096,
+			field:  func(c *Config) any { return &c.Privacy.ExcludeApps },
+		},
+		{
+			key: "privacy.title_rules", env: "AWBRIDGE_TITLE_RULES", kind: kindRules, optional: true,
+			doc:    `rewrites of window and tab titles, one "PATTERN => REPLACEMENT" per line (or ";;"-separated)`,
+			maxLen: 16384,
+			field:  func(c *Config) any { return &c.Privacy.TitleRules },
+		},
+		{
+			key: "privacy.url_rules", env: "AWBRIDGE_URL_RULES", kind: kindRules, optional: true,
+			doc:    `rewrites of tab URLs (after the query and fragment are dropped), one "PATTERN => REPLACEMENT" per line`,
+			maxLen: 16384,
+			field:  func(c *Config) any { return &c.Privacy.URLRules },
 		},
 		{
 			key: "limits.rate_limits", env: "AWBRIDGE_RATE_LIMITS", flag: "rate-limits", kind: kindRates, optional: true,

@@ -73,6 +73,9 @@ func TestNames(t *testing.T) {
 		"limits.sensitive_keys":        {"AWBRIDGE_SENSITIVE_KEYS", ""},
 		"log.level":                    {"AWBRIDGE_LOG_LEVEL", "log-level"},
 		"privacy.max_title_length":     {"AWBRIDGE_MAX_TITLE_LENGTH", ""},
+		"privacy.exclude_apps":         {"AWBRIDGE_EXCLUDE_APPS", ""},
+		"privacy.title_rules":          {"AWBRIDGE_TITLE_RULES", ""},
+		"privacy.url_rules":            {"AWBRIDGE_URL_RULES", ""},
 	}
 	got := map[string][2]string{}
 	for _, sp := range table() {

@@ -106,6 +106,16 @@ func New(d Deps) (*Engine, error) {
 	e.scSrc = upstream.New(upstream.Options{Name: "sidecar", Code: toolbus.CodeSidecarUnavailable,
 		Configured: sc != nil, Deadline: c.Sidecar.Timeout, Now: d.Now, OnChange: e.logTransition})
 
+	titleRules, err := config.ParseRules(c.Privacy.TitleRules)
+	if err != nil {
+		return nil, fmt.Errorf("engine: privacy.title_rules: %w", err)
+	}
+	urlRules, err := config.ParseRules(c.Privacy.URLRules)
+	if err != nil {
+		return nil, fmt.Errorf("engine: privacy.url_rules: %w", err)
+	}
+	privacy := nowframe.Privacy{MaxTitleLength: c.Privacy.MaxTitleLength, ExcludeApps: c.Privacy.ExcludedApps(),
+		TitleRules: titleRules, URLRules: urlRules}
 	red := redact.New(redact.Options{MaxString: int(c.Limits.MaxStringBytes), ExtraKeys: SplitList(c.Limits.SensitiveKeys)})
 	redactOnce := func(b []byte) ([]byte, []string) {
 		out, rep, err := red.JSON("result", b, nil)
@@ -116,7 +126,7 @@ func New(d Deps) (*Engine, error) {
 	}
 	bopts := nowframe.Options{
 		AW: awc, AWSource: e.awSrc, SidecarSource: e.scSrc, Host: c.AW.Host,
-		Privacy: nowframe.Privacy{MaxTitleLength: c.Privacy.MaxTitleLength}, Now: d.Now,
+		Privacy: privacy, Now: d.Now,
 		// Every frame is redacted once, when it is rendered, not per call.
 		Redact: redactOnce,
 	}

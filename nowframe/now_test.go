@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/awbridge/awbridge/aw"
+	"github.com/awbridge/awbridge/config"
 )
 
 // fixtureT is T of the recorded fixtures (../../shared/fixtures/aw).
@@ -834,5 +835,42 @@ func TestBrowserTabThatLagsTheWindowIsFlagged(t *testing.T) {
 	n = ComputeNow(in)
 	if n.Browser.MatchesWindow == nil || !*n.Browser.MatchesWindow || slices.Contains(n.Notes, noteTabLags) {
 		t.Fatalf("matching tab flagged: %+v %v", n.Browser.MatchesWindow, n.Notes)
+	}
+}
+
+func TestPrivacyRules(t *testing.T) {
+	at := time.Date(2026, 11, 22, 1, 0, 0, 0, time.UTC)
+	ev := func(data string) aw.Event {
+		return aw.Event{Timestamp: at.Add(-5 * time.Second), Duration: 4, Data: json.RawMessage(data)}
+	}
+	rules, err := config.ParseRules("Acme Corp => [client]")
+	if err != nil {
+		t.Fatal(err)
+	}
+	urlRules, _ := config.ParseRules(`^https://intranet\.example\.com/.* => https://intranet.example.com/`)
+	sel := Selection{Host: "h", Window: "w", AFK: "a", Web: []string{"aw-watcher-web-chrome_h"}}
+	priv := Privacy{ExcludeApps: []string{"Signal", "Firefox"}, TitleRules: rules, URLRules: urlRules}
+
+	n := ComputeNow(Input{Now: at, Selection: sel, Privacy: priv,
+		Window: []aw.Event{ev(`{"app":"signal.exe","title":"Chat with Bob: the door code is 1234"}`)}})
+	if !n.Window.Excluded || n.Window.ExcludedReason != ReasonExcludedApp || n.Window.Title != "" {
+		t.Fatalf("excluded app: %+v", n.Window)
+	}
+	if b, _ := json.Marshal(n); bytes.Contains(b, []byte("door code")) {
+		t.Fatal("an excluded app's title reached the frame")
+	}
+
+	web := map[string][]aw.Event{"aw-watcher-web-chrome_h": {ev(`{"url":"https://intranet.example.com/hr/salaries?id=3","title":"Acme Corp salaries","incognito":false}`)}}
+	n = ComputeNow(Input{Now: at, Selection: sel, Privacy: priv, Web: web,
+		Window: []aw.Event{ev(`{"app":"Google-chrome","title":"Acme Corp salaries - Google Chrome"}`)}})
+	if n.Browser.URL != "https://intranet.example.com/" || n.Browser.Title != "[client] salaries" || n.Window.Title != "[client] salaries - Google Chrome" {
+		t.Fatalf("rules: url %q tab %q window %q", n.Browser.URL, n.Browser.Title, n.Window.Title)
+	}
+
+	// Excluding a browser hides its tabs too.
+	n = ComputeNow(Input{Now: at, Selection: sel, Privacy: priv, Web: map[string][]aw.Event{"aw-watcher-web-chrome_h": web["aw-watcher-web-chrome_h"]},
+		Window: []aw.Event{ev(`{"app":"Firefox","title":"Acme Corp salaries - Mozilla Firefox"}`)}})
+	if n.Browser.URL != "" || n.Browser.Title != "" || !n.Window.Excluded {
+		t.Fatalf("excluded browser: %+v %+v", n.Browser, n.Window)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/awbridge/awbridge/config"
 )
 
 // DefaultMaxTitleLength is the default bound on a title, in runes.
@@ -26,6 +28,33 @@ type Privacy struct {
 	// MaxTitleLength bounds window and tab titles, in runes; default 300
 	// when <= 0.
 	MaxTitleLength int
+	// ExcludeApps are apps (compared case-insensitively, with or without
+	// ".exe") whose windows are excluded like a password manager's.
+	ExcludeApps []string
+	// TitleRules and URLRules rewrite titles and URLs after the defaults.
+	TitleRules, URLRules []config.Rule
+}
+
+// excluded reports whether app is one of ExcludeApps.
+func (p Privacy) excluded(app string) bool {
+	a := strings.TrimSuffix(strings.ToLower(strings.TrimSpace(app)), ".exe")
+	for _, x := range p.ExcludeApps {
+		if strings.TrimSuffix(strings.ToLower(x), ".exe") == a {
+			return true
+		}
+	}
+	return false
+}
+
+// rewrite applies rules to s, then bounds the result again.
+func rewrite(s string, rules []config.Rule, bound func(string) string) string {
+	if s == "" || len(rules) == 0 {
+		return s
+	}
+	for _, r := range rules {
+		s = r.Pattern.ReplaceAllString(s, r.Replacement)
+	}
+	return bound(s)
 }
 
 func (p Privacy) maxTitle() int {

@@ -1,0 +1,54 @@
+package config
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Rule is one privacy rewrite: what Pattern matches becomes Replacement
+// ($1 and ${name} refer to groups, as in regexp.ReplaceAllString).
+type Rule struct {
+	Pattern     *regexp.Regexp
+	Replacement string
+}
+
+// maxRules bounds a rule list.
+const maxRules = 64
+
+// ParseRules reads one rule per line (or separated by ";;"),
+// "PATTERN => REPLACEMENT"; blank lines and lines starting with # are
+// skipped. "" is no rules.
+func ParseRules(s string) ([]Rule, error) {
+	var out []Rule
+	for _, line := range strings.FieldsFunc(strings.ReplaceAll(s, ";;", "\n"), func(r rune) bool { return r == '\n' }) {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		pat, repl, ok := strings.Cut(line, "=>")
+		if !ok {
+			return nil, fmt.Errorf("rule %d: expected PATTERN => REPLACEMENT", len(out)+1)
+		}
+		re, err := regexp.Compile(strings.TrimSpace(pat))
+		if err != nil {
+			return nil, fmt.Errorf("rule %d: not a regular expression (%s)", len(out)+1, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+		}
+		out = append(out, Rule{Pattern: re, Replacement: strings.TrimSpace(repl)})
+		if len(out) > maxRules {
+			return nil, fmt.Errorf("more than %d rules", maxRules)
+		}
+	}
+	return out, nil
+}
+
+// ExcludedApps splits privacy.exclude_apps.
+func (p Privacy) ExcludedApps() []string {
+	var out []string
+	for _, a := range strings.Split(p.ExcludeApps, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
