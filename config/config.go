@@ -92,6 +92,9 @@ type Server struct {
 	// HTTP is the loopback HOST:PORT of serve's HTTP endpoint (Streamable
 	// HTTP MCP, /healthz, /v1/nowframe); "" (default): off.
 	HTTP string `toml:"http"`
+	// MaxConnections caps the connections serve answers at once (default
+	// 64); one more gets an error line.
+	MaxConnections int `toml:"max_connections"`
 	// Relay is "auto" (default: `awbridge stdio` and the terminal commands
 	// use the running service when it answers) or "never".
 	Relay string `toml:"relay"`
@@ -142,10 +145,11 @@ func Defaults() Config {
 			MaxBodyBytes: 1 << 20,
 		},
 		Server: Server{
-			MaxLineBytes: 1 << 20,
-			MaxInFlight:  1024,
-			HTTPToken:    "file",
-			Relay:        "auto",
+			MaxLineBytes:   1 << 20,
+			MaxInFlight:    1024,
+			HTTPToken:      "file",
+			MaxConnections: 64,
+			Relay:          "auto",
 		},
 		Log:     Log{Level: "info"},
 		Privacy: Privacy{MaxTitleLength: 300},

@@ -162,6 +162,12 @@ func table() []spec {
 			field: func(c *Config) any { return &c.Server.MaxInFlight },
 		},
 		{
+			key: "server.max_connections", env: "AWBRIDGE_MAX_CONNECTIONS", kind: kindInt,
+			doc: "connections serve answers at once; one more gets an error line",
+			min: 1, max: 4096,
+			field: func(c *Config) any { return &c.Server.MaxConnections },
+		},
+		{
 			key: "server.relay", env: "AWBRIDGE_RELAY", kind: kindChoice, choices: []string{"auto", "never", "1", "0"},
 			doc:   `"auto": stdio and the terminal commands use the running service when it answers; "never" (or 0): always in-process`,
 			field: func(c *Config) any { return &c.Server.Relay },

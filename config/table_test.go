@@ -64,6 +64,7 @@ func TestNames(t *testing.T) {
 		"paths.context_root":           {"AWBRIDGE_CONTEXT_ROOT", "context-root"},
 		"paths.state_dir":              {"AWBRIDGE_STATE_DIR", "state-dir"},
 		"limits.rate_limits":           {"AWBRIDGE_RATE_LIMITS", "rate-limits"},
+		"server.max_connections":       {"AWBRIDGE_MAX_CONNECTIONS", ""},
 		"server.relay":                 {"AWBRIDGE_RELAY", ""},
 		"server.http":                  {"AWBRIDGE_HTTP", "http"},
 		"server.http_token":            {"AWBRIDGE_HTTP_TOKEN", ""},

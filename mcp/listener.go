@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -17,7 +18,11 @@ var ErrAlreadyServing = errors.New("another awbridge already answers on this soc
 // with Serve, concurrently. When ctx ends it stops accepting, lets every
 // connection answer its calls in flight (bounded by Options.DrainTimeout)
 // and returns once all are done.
+//
+// At most Options.MaxConnections connections are served at once; one more
+// gets a single JSON-RPC error line and is closed.
 func (srv *Server) ServeListener(ctx context.Context, ln net.Listener) error {
+	slots := make(chan struct{}, srv.maxConns)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
@@ -43,11 +48,26 @@ func (srv *Server) ServeListener(ctx context.Context, ln net.Listener) error {
 			}
 			return err
 		}
+		select {
+		case slots <- struct{}{}:
+		default:
+			srv.log.Warn().Int("max_connections", srv.maxConns).Msg("mcp: connection refused: too many")
+			conn.SetWriteDeadline(time.Now().Add(time.Second))
+			conn.Write(tooManyConnections(srv.maxConns))
+			conn.Close()
+			continue
+		}
 		wg.Go(func() {
+			defer func() { <-slots }()
 			defer conn.Close()
 			if err := srv.Serve(ctx, conn, conn); err != nil {
 				srv.log.Debug().Err(err).Msg("mcp: connection ended")
 			}
 		})
 	}
+}
+
+func tooManyConnections(n int) []byte {
+	return []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"too many connections: this awbridge serves at most ` +
+		strconv.Itoa(n) + ` at once","data":{"kind":"PolicyError","code":"ConcurrencyLimited","retryable":true,"retry_after_ms":1000}}}` + "\n")
 }

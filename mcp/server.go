@@ -73,6 +73,9 @@ type Options struct {
 	// MaxInFlight caps concurrent Backend calls per connection (default
 	// 1024); beyond it, reading pauses.
 	MaxInFlight int
+	// MaxConnections caps the connections ServeListener serves at once
+	// (default 64); one more is refused with an error line.
+	MaxConnections int
 	// DirectMethods are the JSON-RPC methods answered by Backend.Call with
 	// engine.KindDirect. nil means aw.get_state, nowframe.build and
 	// system.health; an empty non-nil slice means none. MCP method names
@@ -106,6 +109,7 @@ type Server struct {
 	backend     Backend
 	maxLine     int
 	maxInFlight int
+	maxConns    int
 	direct      map[string]struct{}
 	legacy      bool
 	drain       time.Duration
@@ -129,6 +133,7 @@ func NewServer(b Backend, opts Options) *Server {
 		backend:     b,
 		maxLine:     opts.MaxLineBytes,
 		maxInFlight: opts.MaxInFlight,
+		maxConns:    opts.MaxConnections,
 		legacy:      opts.LegacyDirectErrorCode,
 		drain:       opts.DrainTimeout,
 		log:         opts.Logger,
@@ -140,6 +145,9 @@ func NewServer(b Backend, opts Options) *Server {
 	}
 	if s.maxInFlight <= 0 {
 		s.maxInFlight = DefaultMaxInFlight
+	}
+	if s.maxConns <= 0 {
+		s.maxConns = 64
 	}
 	switch {
 	case s.drain == 0:

@@ -83,7 +83,7 @@ func cmdStdio(ctx context.Context, e *env, args []string) int {
 // stdioServer is the JSON-RPC server of a session.
 func stdioServer(eng *engine.Engine, c config.Config, e *env, log zerolog.Logger, mode string) *mcp.Server {
 	return mcp.NewServer(eng, mcp.Options{
-		MaxLineBytes: c.Server.MaxLineBytes, MaxInFlight: c.Server.MaxInFlight,
+		MaxLineBytes: c.Server.MaxLineBytes, MaxInFlight: c.Server.MaxInFlight, MaxConnections: c.Server.MaxConnections,
 		DirectMethods: engine.DirectMethods(), ServerName: "awbridge", ServerVersion: e.version,
 		Instructions: instructions, Logger: log, Engine: mode,
 	})
