@@ -53,7 +53,8 @@ func (e *Engine) tools() []*toolbus.Tool {
 				// Redacted once per render (at most once a second).
 				// The report names each circuit; policy.circuit is left out so
 				// the envelope never contradicts a report up to a second old.
-				return toolbus.Result{Body: e.health.JSON(ctx), Redacted: true, Redactions: e.health.Redactions()}, nil
+				body, redactions := e.health.Rendered(ctx)
+				return toolbus.Result{Body: body, Redacted: true, Redactions: redactions}, nil
 			},
 		},
 		{

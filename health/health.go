@@ -136,29 +136,29 @@ func (c *Checker) Prime(ctx context.Context) {
 	}
 }
 
-// Redactions says where the rendered report was redacted (paths).
-func (c *Checker) Redactions() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.redactions
-}
-
 // JSON returns the rendered (and redacted) report. The first call probes the sources
 // (bounded by their deadlines); later calls answer at once from the last
 // status and, when it is older than the refresh interval, start one
 // refresh in the background.
 func (c *Checker) JSON(ctx context.Context) []byte {
-	b, _ := c.get(ctx)
+	b, _, _ := c.get(ctx)
 	return b
+}
+
+// Rendered is JSON together with where that very rendering was redacted
+// (paths), read under one lock so the two always match.
+func (c *Checker) Rendered(ctx context.Context) ([]byte, []string) {
+	b, _, red := c.get(ctx)
+	return b, red
 }
 
 // Report returns the report as a value (see JSON for freshness rules).
 func (c *Checker) Report(ctx context.Context) Report {
-	_, r := c.get(ctx)
+	_, r, _ := c.get(ctx)
 	return r
 }
 
-func (c *Checker) get(ctx context.Context) ([]byte, Report) {
+func (c *Checker) get(ctx context.Context) ([]byte, Report, []string) {
 	now := c.opts.Now()
 	c.mu.Lock()
 	stale := now.Sub(c.checkedAt) >= c.opts.Refresh
@@ -188,7 +188,7 @@ func (c *Checker) get(ctx context.Context) ([]byte, Report) {
 	if c.rendered == nil || !waited {
 		c.render(now)
 	}
-	return c.rendered, c.report
+	return c.rendered, c.report, c.redactions
 }
 
 func (c *Checker) refresh(ctx context.Context) {

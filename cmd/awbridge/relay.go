@@ -58,7 +58,7 @@ type relaySession struct {
 
 // relay runs the session until the client's input ends. fallback serves
 // an in-process engine on (r, w) until r ends.
-func relay(ctx context.Context, conn net.Conn, in io.Reader, out io.Writer, maxLine int,
+func relay(ctx context.Context, conn net.Conn, in io.Reader, out io.Writer,
 	fallback func(ctx context.Context, r io.Reader, w io.Writer) error) error {
 	rs := &relaySession{out: &lineWriter{w: bufio.NewWriterSize(out, 64<<10)}, pending: map[string]bool{},
 		answeredOnFailure: map[string]bool{}, dest: conn}
@@ -136,7 +136,7 @@ func relay(ctx context.Context, conn net.Conn, in io.Reader, out io.Writer, maxL
 			}
 		default:
 		}
-		line, err := readLine(br, maxLine)
+		line, err := readLine(br)
 		select {
 		case <-switchOver:
 			if !fallbackStarted {
@@ -187,9 +187,10 @@ func relay(ctx context.Context, conn net.Conn, in io.Reader, out io.Writer, maxL
 	return fbErr
 }
 
-// readLine returns the next line with its newline; a line longer than max
-// is returned in pieces (the engine answers it with one error).
-func readLine(br *bufio.Reader, max int) ([]byte, error) {
+// readLine returns the next line with its newline; a line longer than the
+// reader's buffer is returned in pieces, never held whole (the engine's
+// own line limit answers it with one error).
+func readLine(br *bufio.Reader) ([]byte, error) {
 	line, err := br.ReadSlice('\n')
 	if errors.Is(err, bufio.ErrBufferFull) {
 		return bytes.Clone(line), nil

@@ -69,7 +69,7 @@ func cmdStdio(ctx context.Context, e *env, args []string) int {
 	var err error
 	if conn := dialService(e, l.Config, *noRelay); conn != nil {
 		log.Debug().Str("socket", conn.RemoteAddr().String()).Msg("relaying stdio to the service")
-		err = relay(ctx, conn, in, out, l.Config.Server.MaxLineBytes, inProcess)
+		err = relay(ctx, conn, in, out, inProcess)
 	} else {
 		err = inProcess(ctx, in, out)
 	}
