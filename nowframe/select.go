@@ -2,7 +2,6 @@ package nowframe
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -40,7 +39,9 @@ type Selection struct {
 	// first.
 	Web []string `json:"web_buckets,omitempty"`
 	// Note says why the configured or ActivityWatch hostname was not used,
-	// or what is missing.
+	// or what is missing. It is fixed text: hostnames come from watchers
+	// (any local program can create a bucket), so they appear only in
+	// data fields (Host, aw_info.hostname), never inside a note.
 	Note string `json:"note,omitempty"`
 }
 
@@ -107,14 +108,12 @@ func SelectBuckets(configuredHost string, info *aw.Info, buckets map[string]aw.B
 			return Selection{
 				Host:       configuredHost,
 				HostSource: HostFromConfig,
-				Note: fmt.Sprintf("configured host %s has no window or AFK buckets; no other host is read",
-					quoteHost(configuredHost)),
+				Note:       "the configured host has no window or AFK buckets; no other host is read",
 			}
 		}
 		sel := fill(Selection{Host: host, HostSource: HostFromConfig}, hb, byHost)
 		if host != configuredHost {
-			sel.Note = joinNote(sel.Note, fmt.Sprintf("configured host %s matched buckets of %s case-insensitively",
-				quoteHost(configuredHost), quoteHost(host)))
+			sel.Note = joinNote(sel.Note, "the configured host matched the buckets of host case-insensitively")
 		}
 		return sel
 	}
@@ -130,13 +129,13 @@ func SelectBuckets(configuredHost string, info *aw.Info, buckets map[string]aw.B
 		if hb != nil && hb.hasActivity() {
 			return fill(Selection{Host: host, HostSource: HostFromAWHostname}, hb, byHost)
 		}
-		note = fmt.Sprintf("ActivityWatch hostname %s has no window or AFK buckets", quoteHost(info.Hostname))
+		note = "ActivityWatch's hostname (aw_info.hostname) has no window or AFK buckets"
 	}
 	if latest == nil {
 		return Selection{HostSource: HostFromNone, Note: joinNote(note, "no window or AFK buckets on this server")}
 	}
 	sel := fill(Selection{Host: latest.Hostname, HostSource: HostFromLatestBucket}, byHost[latest.Hostname], byHost)
-	sel.Note = joinNote(note, fmt.Sprintf("using host %s of the most recently updated bucket", quoteHost(latest.Hostname)))
+	sel.Note = joinNote(note, "using host, the host of the most recently updated bucket")
 	return sel
 }
 
@@ -181,12 +180,6 @@ func lookupHost(byHost map[string]*hostBuckets, host string) (string, *hostBucke
 		return host, nil
 	}
 	return found, byHost[found]
-}
-
-// quoteHost quotes a hostname for a note. Hostnames come from watchers:
-// bound and clean them like titles.
-func quoteHost(h string) string {
-	return `"` + strings.ReplaceAll(SanitizeTitle(h, 64), `"`, `'`) + `"`
 }
 
 func joinNote(a, b string) string {

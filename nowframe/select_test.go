@@ -57,7 +57,7 @@ func TestSelectBucketsFixtures(t *testing.T) {
 			want: Selection{Host: "testhost", HostSource: HostFromLatestBucket,
 				Window: "aw-watcher-window_testhost", AFK: "aw-watcher-afk_testhost",
 				Web: []string{"aw-watcher-web-chrome_testhost"}},
-			noteHas: []string{`"vm"`, `"testhost"`, "most recently updated"},
+			noteHas: []string{"aw_info.hostname", "most recently updated"},
 		},
 		{
 			name: "info unavailable",
@@ -95,7 +95,7 @@ func TestSelectBucketsFixtures(t *testing.T) {
 			configured: "laptop",
 			info:       &aw.Info{Hostname: "testhost"},
 			want:       Selection{Host: "laptop", HostSource: HostFromConfig},
-			noteHas:    []string{`"laptop"`, "no window or AFK buckets", "no other host"},
+			noteHas:    []string{"configured host", "no window or AFK buckets", "no other host"},
 		},
 	}
 	for _, tt := range tests {
@@ -109,6 +109,12 @@ func TestSelectBucketsFixtures(t *testing.T) {
 			for _, s := range tt.noteHas {
 				if !strings.Contains(note, s) {
 					t.Errorf("note %q lacks %q", note, s)
+				}
+			}
+			// Hostnames are watcher data: never inside a note.
+			for _, h := range []string{tt.configured, "testhost", "vm"} {
+				if h != "" && strings.Contains(note, h) {
+					t.Errorf("note %q holds the hostname %q", note, h)
 				}
 			}
 			if len(tt.noteHas) == 0 && note != "" {
@@ -176,7 +182,7 @@ func TestSelectBucketsRules(t *testing.T) {
 				bucket("aw-watcher-web-chrome_old", aw.TypeWeb, "old", t0.Add(time.Hour)),
 			),
 			want: Selection{Host: "new", HostSource: HostFromLatestBucket, AFK: "aw-watcher-afk_new",
-				Note: "info unavailable; using host \"new\""},
+				Note: "info unavailable; using host, the host of the most recently updated bucket"},
 		},
 		{
 			name: "latest bucket tie between hosts: lowest bucket id",
@@ -234,13 +240,13 @@ func TestSelectBucketsRules(t *testing.T) {
 			want: Selection{Host: "b", HostSource: HostFromConfig, Note: "no other host is read"},
 		},
 		{
-			name: "bucket without id uses its key; hostile hostname is cleaned in the note",
+			name: "bucket without id uses its key; a hostile hostname stays out of the note",
 			info: &aw.Info{Hostname: "vm\u202e\x1b[31m"},
 			buckets: map[string]aw.Bucket{
 				"aw-watcher-window_x": {Type: aw.TypeWindow, Hostname: "x", LastUpdated: t0},
 			},
 			want: Selection{Host: "x", HostSource: HostFromLatestBucket, Window: "aw-watcher-window_x",
-				Note: `hostname "vm" has no window`},
+				Note: `hostname (aw_info.hostname) has no window`},
 		},
 	}
 	for _, tt := range tests {
@@ -260,6 +266,14 @@ func TestSelectBucketsRules(t *testing.T) {
 				}
 				if !strings.Contains(note, tt.want.Note) {
 					t.Fatalf("note %q, want it to contain %q", note, tt.want.Note)
+				}
+				for _, b := range tt.buckets {
+					if len(b.Hostname) > 2 && b.Hostname != "unknown" && strings.Contains(note, b.Hostname) {
+						t.Fatalf("note %q holds the hostname %q", note, b.Hostname)
+					}
+				}
+				if tt.info != nil && tt.info.Hostname != "" && strings.Contains(note, tt.info.Hostname) {
+					t.Fatalf("note %q holds the hostname %q", note, tt.info.Hostname)
 				}
 			}
 		})
