@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/awbridge/awbridge/aw"
 )
@@ -749,8 +750,11 @@ func watcherName(source string) string {
 
 func appPhrase(w *Window, b *Browser, pmApp, showTab bool) string {
 	app := w.App
-	if app == "" {
+	switch {
+	case app == "":
 		app = "an unnamed app"
+	case !plainAppName(app):
+		app = "an app (its name is in window.app)"
 	}
 	switch {
 	case pmApp:
@@ -775,6 +779,26 @@ func appPhrase(w *Window, b *Browser, pmApp, showTab bool) string {
 		extra += ", playing audio"
 	}
 	return app + " (browser tab shown" + extra + ")"
+}
+
+// maxSummaryApp bounds an app name quoted in a summary, in bytes.
+const maxSummaryApp = 40
+
+// plainAppName reports whether an app name may appear inside the summary
+// sentence: short, at most four words of letters, digits and . - _ +.
+// App names come from the window watcher (a program chooses its own
+// name), so anything that could read as an instruction stays in the data
+// field window.app only.
+func plainAppName(app string) bool {
+	if len(app) > maxSummaryApp || strings.Count(app, " ") > 3 {
+		return false
+	}
+	for _, r := range app {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !strings.ContainsRune(" .-_+", r) {
+			return false
+		}
+	}
+	return true
 }
 
 // clock formats t for a summary: the time of day when on as-of's UTC

@@ -257,10 +257,13 @@ func (b *Bus) finish(r *run) Response {
 }
 
 // redactError masks secrets an error may quote (an upstream's message
-// can carry anything) before it reaches the caller, an artifact or a log.
+// can carry anything) and removes unsafe characters (redact.Clean) before
+// it reaches the caller, an artifact or a log.
 func (b *Bus) redactError(te *ToolError) *ToolError {
-	msg, m := b.opts.Redactor.Text(te.Message)
-	hint, h := b.opts.Redactor.Text(te.Hint)
+	msg, m := b.opts.Redactor.Text(redact.Clean(te.Message))
+	hint, h := b.opts.Redactor.Text(redact.Clean(te.Hint))
+	m = m || msg != te.Message
+	h = h || hint != te.Hint
 	var details map[string]any
 	d := false
 	if te.Details != nil {

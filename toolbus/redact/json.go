@@ -229,16 +229,17 @@ func (s *jscan) object(depth int) error {
 		sensitive := false
 		if s.skip == 0 {
 			sensitive = matchKey(&s.r.keys, key)
-			if res&(scanSecret|scanBadUTF8) != 0 {
+			if res&(scanSecret|scanBadUTF8|scanUnsafe) != 0 {
 				k := string(key)
-				if res&scanBadUTF8 != 0 {
-					k = fixUTF8(k)
+				if res&(scanBadUTF8|scanUnsafe) != 0 {
+					k = Clean(k)
+					s.rp.sanitized()
 				}
 				masked, changed := s.r.Text(k)
 				if changed {
 					s.rp.redacted(s.path())
 				}
-				if changed || res&scanBadUTF8 != 0 {
+				if changed || res&(scanBadUTF8|scanUnsafe) != 0 {
 					s.replace(kq, ke, jsonw.AppendString(nil, masked))
 				}
 			}
@@ -320,12 +321,14 @@ func (s *jscan) stringValue() error {
 		return err
 	}
 	long := len(content) > s.r.o.MaxString
-	if res&(scanSecret|scanBadUTF8) == 0 && !long {
+	if res&(scanSecret|scanBadUTF8|scanUnsafe) == 0 && !long {
 		return nil
 	}
 	text := string(content)
-	if res&scanBadUTF8 != 0 {
-		text = fixUTF8(text)
+	dirty := res&(scanBadUTF8|scanUnsafe) != 0
+	if dirty {
+		text = Clean(text)
+		s.rp.sanitized()
 	}
 	masked, changed := s.r.Text(text)
 	if changed {
@@ -335,7 +338,7 @@ func (s *jscan) stringValue() error {
 		p := s.path()
 		s.rp.bounded(p)
 		s.replace(start, s.i, s.r.bound(p, masked, s.spill).appendJSON(nil))
-	} else if changed || res&scanBadUTF8 != 0 {
+	} else if changed || dirty {
 		s.replace(start, s.i, jsonw.AppendString(nil, masked))
 	}
 	return nil
@@ -365,10 +368,15 @@ func (s *jscan) str() (content []byte, esc bool, res scanResult, err error) {
 		case aCtl:
 			s.i = i + k
 			return nil, false, 0, s.syntax("control character in a string")
+		case aLow:
+			res |= scanUnsafe
 		case aHigh:
-			if _, ok, size := decodeRune(rest, k); !ok {
+			if r, ok, size := decodeRune(rest, k); !ok {
 				res |= scanBadUTF8
 			} else {
+				if unsafeRune(r) {
+					res |= scanUnsafe
+				}
 				k += size - 1
 			}
 		default:
@@ -483,20 +491,4 @@ func hex4(b []byte, k int) (rune, bool) {
 		r = r<<4 | rune(c)
 	}
 	return r, true
-}
-
-// fixUTF8 replaces each invalid byte with U+FFFD, as encoding/json does
-// when it decodes and jsonw when it encodes.
-func fixUTF8(s string) string {
-	b := make([]byte, 0, len(s)+8)
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = utf8.AppendRune(b, utf8.RuneError)
-		} else {
-			b = append(b, s[i:i+size]...)
-		}
-		i += size
-	}
-	return string(b)
 }

@@ -76,6 +76,8 @@ func (p *reporter) bounded(path string) {
 	}
 }
 
+func (p *reporter) sanitized() { p.rep.SanitizedTotal++ }
+
 // merge adds the report of a nested document.
 func (p *reporter) merge(r Report) {
 	for _, path := range r.Redacted {
@@ -86,4 +88,5 @@ func (p *reporter) merge(r Report) {
 	}
 	p.rep.RedactedTotal += r.RedactedTotal - len(r.Redacted)
 	p.rep.BoundedTotal += r.BoundedTotal - len(r.Bounded)
+	p.rep.SanitizedTotal += r.SanitizedTotal
 }

@@ -84,10 +84,14 @@ type Report struct {
 	// RedactedTotal and BoundedTotal count every change, also those
 	// beyond MaxPaths.
 	RedactedTotal, BoundedTotal int
+	// SanitizedTotal counts the strings and keys from which unsafe
+	// characters were removed or invalid UTF-8 replaced (see Clean). Their
+	// paths are not listed: cleaning is routine, not a disclosure.
+	SanitizedTotal int
 }
 
-// Changed reports whether anything was redacted or bounded.
-func (r Report) Changed() bool { return r.RedactedTotal+r.BoundedTotal > 0 }
+// Changed reports whether anything was redacted, bounded or sanitized.
+func (r Report) Changed() bool { return r.RedactedTotal+r.BoundedTotal+r.SanitizedTotal > 0 }
 
 // LimitError is returned when a document exceeds Options.MaxDepth or
 // Options.MaxItems. Nothing of the document is returned with it.

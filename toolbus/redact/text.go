@@ -21,6 +21,7 @@ const (
 	aHigh        // a byte >= 0x80, checked for valid UTF-8 (JSON only)
 	aQuote       // '"' ends a raw JSON string
 	aEsc         // '\\' starts an escape in a raw JSON string
+	aLow         // an unsafe ASCII control byte that JSON allows (DEL raw, the rest decoded from escapes)
 )
 
 func (r *Redactor) initTables() {
@@ -40,6 +41,12 @@ func (r *Redactor) initTables() {
 	}
 	r.jraw['"'] = aQuote
 	r.jraw['\\'] = aEsc
+	r.jraw[0x7f] = aLow
+	for c := 0; c <= 0x7f; c++ {
+		if unsafeRune(rune(c)) {
+			r.jdec[c] = aLow
+		}
+	}
 	for c := 0x80; c < 0x100; c++ {
 		r.jraw[c] = aHigh
 		r.jdec[c] = aHigh
@@ -184,6 +191,7 @@ const (
 	scanSecret  scanResult = 1 << iota // a probe fired: run the patterns
 	scanCtl                            // a raw control byte (invalid JSON)
 	scanBadUTF8                        // invalid UTF-8
+	scanUnsafe                         // an unsafe character (see Clean)
 )
 
 // scan runs the anchor table over s. It stops at the first control byte.
@@ -196,11 +204,14 @@ func scan[T string | []byte](r *Redactor, s T, tab *[256]uint8) (res scanResult)
 		switch a {
 		case aCtl:
 			return res | scanCtl
+		case aLow:
+			res |= scanUnsafe
 		case aHigh:
-			var size int
-			var ok bool
-			if _, ok, size = decodeRune(s, i); !ok {
+			r, ok, size := decodeRune(s, i)
+			if !ok {
 				res |= scanBadUTF8
+			} else if unsafeRune(r) {
+				res |= scanUnsafe
 			}
 			i += size - 1
 		default:

@@ -6,7 +6,6 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"unicode/utf8"
 )
 
 // Value returns a redacted, bounded copy of v, a document decoded by
@@ -47,13 +46,13 @@ func (r *Redactor) dirty(v any, depth int, items *int) (dirty, hit bool) {
 	}
 	switch t := v.(type) {
 	case string:
-		return len(t) > r.o.MaxString || r.textCandidate(t) || !utf8.ValidString(t), false
+		return len(t) > r.o.MaxString || r.textCandidate(t) || needsClean(t), false
 	case map[string]any:
 		if depth+1 > r.o.MaxDepth {
 			return false, true
 		}
 		for k, c := range t {
-			if r.SensitiveKey(k) || r.textCandidate(k) {
+			if r.SensitiveKey(k) || r.textCandidate(k) || needsClean(k) {
 				return true, false
 			}
 			if d, h := r.dirty(c, depth+1, items); d || h {
@@ -181,8 +180,9 @@ func (w *walker) walk(v any, depth int) (any, bool, error) {
 
 func (w *walker) str(s string) (any, bool, error) {
 	fixed := false
-	if !utf8.ValidString(s) {
-		s, fixed = fixUTF8(s), true
+	if needsClean(s) {
+		s, fixed = Clean(s), true
+		w.rp.sanitized()
 	}
 	m, changed := w.r.Text(s)
 	if changed {
@@ -209,7 +209,13 @@ func (w *walker) object(m map[string]any, depth int) (any, bool, error) {
 	anyChanged := false
 	for _, k := range keys {
 		c := m[k]
-		mk, kchanged := w.r.Text(k)
+		ck := k
+		if needsClean(k) {
+			ck = Clean(k)
+			w.rp.sanitized()
+			anyChanged = true
+		}
+		mk, kchanged := w.r.Text(ck)
 		w.segs = append(w.segs, pathSeg{key: k, isKey: true})
 		if kchanged {
 			w.rp.redacted(w.path())
