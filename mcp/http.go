@@ -889,6 +889,9 @@ const (
 // which must fit maxLine once compacted.
 func parsePost(body []byte, maxLine int) (post, *postError) {
 	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
+	if msg := shapeError(body); msg != "" {
+		return post{}, badPost(http.StatusBadRequest, CodeInvalidRequest, "invalid request: "+msg)
+	}
 	if !json.Valid(body) {
 		return post{}, badPost(http.StatusBadRequest, CodeParseError, "parse error")
 	}

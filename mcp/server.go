@@ -38,6 +38,16 @@ const (
 	MethodSystemHealth  = "system.health"
 )
 
+// Bounds of every message, whatever the transport: a deeper or bigger one
+// gets one -32600 error naming the bound (with its id when the id can be
+// read) and is not decoded. Tool arguments nest well within them, and a
+// result that echoes a value (state get) still fits the redactor's own
+// depth bound of 64.
+const (
+	MaxMessageDepth = 64
+	MaxMessageItems = 10_000
+)
+
 // Defaults of Options.
 const (
 	DefaultMaxLineBytes = 1 << 20

@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/awbridge/awbridge/engine"
+	"github.com/awbridge/awbridge/internal/jsonw"
 )
 
 // outQueue is how many replies may wait for the writer.
@@ -179,6 +180,11 @@ func (s *session) protocolError(code int, reason string) {
 // handleLine dispatches one non-blank line.
 func (s *session) handleLine(callCtx context.Context, line []byte) {
 	line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf")) // a UTF-8 BOM
+	if msg := shapeError(line); msg != "" {
+		s.protocolError(CodeInvalidRequest, msg)
+		s.send(errorReply(idFromPrefix(line), CodeInvalidRequest, "invalid request: "+msg, nil))
+		return
+	}
 	if !json.Valid(line) {
 		s.protocolError(CodeParseError, "parse error")
 		s.send(errorReply(nil, CodeParseError, "parse error", nil))
@@ -659,6 +665,19 @@ func (s *session) callBackend(ctx context.Context, req engine.Request) (out engi
 		}
 	}()
 	return s.srv.backend.Call(ctx, req)
+}
+
+// shapeError says why a message is over MaxMessageDepth or
+// MaxMessageItems, or "" when it is within them.
+func shapeError(b []byte) string {
+	depth, items := jsonw.Shape(b, MaxMessageDepth)
+	switch {
+	case depth > MaxMessageDepth:
+		return fmt.Sprintf("the message nests deeper than %d levels", MaxMessageDepth)
+	case items > MaxMessageItems:
+		return fmt.Sprintf("the message has more than %d members and elements", MaxMessageItems)
+	}
+	return ""
 }
 
 // idFromPrefix finds the id of an over-long line among its first bytes: a

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/awbridge/awbridge/internal/jsonw"
 	"github.com/awbridge/awbridge/toolbus/artifacts"
 	"github.com/awbridge/awbridge/toolbus/state"
 )
@@ -36,6 +37,22 @@ func (b *Bus) stateTool() *Tool {
 	}
 }
 
+// checkValueShape refuses a value that get could not hand back: one that
+// nests deeper than the redactor allows inside a result (the value sits two
+// levels down, under result.value) or holds more items than it counts.
+func (b *Bus) checkValueShape(raw json.RawMessage) error {
+	o := b.opts.Redactor.Options()
+	maxDepth := o.MaxDepth - 2
+	depth, items := jsonw.Shape(raw, maxDepth)
+	switch {
+	case depth > maxDepth:
+		return Invalid(fmt.Sprintf("value nests deeper than %d levels", maxDepth), "store a flatter value", map[string]any{"argument": "value"})
+	case items >= o.MaxItems:
+		return Invalid(fmt.Sprintf("value holds more than %d members and elements", o.MaxItems-1), "store a smaller value", map[string]any{"argument": "value"})
+	}
+	return nil
+}
+
 func (b *Bus) runState(_ context.Context, call *Call) (Result, error) {
 	st := b.opts.State
 	action, key, prefix := call.String("action", ""), call.String("key", ""), call.String("prefix", "")
@@ -64,6 +81,9 @@ func (b *Bus) runState(_ context.Context, call *Call) (Result, error) {
 		}
 		if scope == state.ScopeAny {
 			return Result{}, Invalid("set needs scope session or persistent", "", map[string]any{"argument": "scope"})
+		}
+		if err := b.checkValueShape(raw); err != nil {
+			return Result{}, err
 		}
 		ent, err := st.Set(key, raw, scope)
 		if err != nil {
