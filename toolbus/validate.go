@@ -333,7 +333,9 @@ func (b *Bus) trace(args map[string]any) Trace {
 // transport asks before queueing a call beyond its in-flight cap). It is
 // cheap and tolerant: anything unreadable is "wait".
 func NoWait(args json.RawMessage) bool {
-	if len(args) == 0 || !bytes.Contains(args, []byte(`"wait"`)) {
+	// The byte check is a fast path; a key may also be spelled with
+	// escapes ("\u0077ait"), which decoding accepts.
+	if len(args) == 0 || !bytes.Contains(args, []byte(`"wait"`)) && !bytes.Contains(args, []byte(`\u`)) {
 		return false
 	}
 	var v struct {
