@@ -9,8 +9,11 @@
 //	artifacts/runs/<trace>/tool_calls/<span>/spill-<n>.txt
 //
 // named by URIs artifact://runs/<trace>/tool_calls/<span>.context and so on.
-// Files are written atomically (a temp file in the target folder, fsync,
-// rename) with mode 0600 in folders created with mode 0700. The package never
+// Files are written atomically (a temp file in artifacts/.tmp, then a rename
+// into place; fsync only with Options.Sync) with mode 0600 in folders created
+// with mode 0700. A writer killed mid-write leaves its temp file in
+// artifacts/.tmp only, and Open removes the ones older than ten minutes
+// (younger ones may be another process's write in progress). The package never
 // follows a symbolic link below the root, and refuses every URI that does not
 // name one of the three kinds of file above.
 //

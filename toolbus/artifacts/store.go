@@ -8,8 +8,22 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"time"
 	"unicode"
 )
+
+// tmpDir is the folder, below artifacts/, where every file is written before
+// its rename into place: a writer killed mid-write leaves debris there only.
+const tmpDir = ".tmp"
+
+// staleTemp is the age beyond which Open removes a temp or probe file: the
+// debris of a crashed writer. Younger ones may belong to another process
+// writing below the same root right now (a write takes milliseconds).
+const staleTemp = 10 * time.Minute
+
+// probePrefix starts the name of Open's writability probe.
+const probePrefix = ".awbridge-probe-"
 
 // Defaults of Options.
 const (
@@ -112,7 +126,10 @@ func (e *WriteError) Unwrap() error { return e.Err }
 type Store struct {
 	root   string // resolved absolute root; "" when disabled
 	prefix string // root ending with a separator
+	tmp    string // root/artifacts/.tmp
 	o      Options
+
+	tmpReady atomic.Bool // tmp is known to exist
 }
 
 // Open checks the root and returns a Store. A root that is missing, not a
@@ -162,7 +179,7 @@ func Open(o Options) (*Store, string) {
 	case !errors.Is(err, fs.ErrNotExist):
 		return warn("%q: %v", art, err)
 	}
-	f, err := o.FS.CreateTemp(probeDir, ".awbridge-probe-*")
+	f, err := o.FS.CreateTemp(probeDir, probePrefix+"*")
 	if err != nil {
 		return warn("folder %q is not writable: %v", probeDir, err)
 	}
@@ -179,7 +196,28 @@ func Open(o Options) (*Store, string) {
 	if !strings.HasSuffix(s.prefix, string(filepath.Separator)) {
 		s.prefix += string(filepath.Separator)
 	}
+	s.tmp = filepath.Join(art, tmpDir)
+	s.sweep(probeDir, probePrefix)
+	s.sweep(s.tmp, "")
 	return s, ""
+}
+
+// sweep removes the files of dir whose names start with prefix and that
+// are older than staleTemp: what a crashed writer left. Best effort.
+func (s *Store) sweep(dir, prefix string) {
+	entries, err := s.o.FS.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	cutoff := time.Now().Add(-staleTemp)
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !strings.HasPrefix(e.Name(), prefix) {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && fi.ModTime().Before(cutoff) {
+			_ = s.o.FS.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 // Enabled reports whether the store writes artifacts.
@@ -293,11 +331,35 @@ func (s *Store) ensureDir(dir string) error {
 	return nil
 }
 
-// writeAtomic writes data to dir/name through a temp file in dir: create,
-// chmod, write, fsync (with Options.Sync), close, rename. On any failure the temp file is
-// removed and the target is untouched.
+// createTemp creates a temp file for name in artifacts/.tmp, making the
+// folder when it is missing (also when it was removed under a running
+// store).
+func (s *Store) createTemp(name string) (File, error) {
+	for attempt := 0; ; attempt++ {
+		if !s.tmpReady.Load() {
+			if err := s.ensureDir(filepath.Dir(s.tmp)); err != nil {
+				return nil, err
+			}
+			if err := s.ensureDir(s.tmp); err != nil {
+				return nil, err
+			}
+			s.tmpReady.Store(true)
+		}
+		f, err := s.o.FS.CreateTemp(s.tmp, name+".tmp-*")
+		if err != nil && errors.Is(err, fs.ErrNotExist) && attempt == 0 {
+			s.tmpReady.Store(false)
+			continue
+		}
+		return f, err
+	}
+}
+
+// writeAtomic writes data to dir/name through a temp file in
+// artifacts/.tmp: create, chmod, write, fsync (with Options.Sync), close,
+// rename. On any failure the temp file is removed and the target is
+// untouched.
 func (s *Store) writeAtomic(dir, name string, data []byte, rel string) (err error) {
-	f, err := s.o.FS.CreateTemp(dir, "."+name+".tmp-*")
+	f, err := s.createTemp(name)
 	if err != nil {
 		return &WriteError{Op: "create", Path: rel, Err: err}
 	}
