@@ -208,6 +208,7 @@ type awPart struct {
 	window  []aw.Event
 	afk     []aw.Event
 	web     map[string][]aw.Event
+	failed  []string // buckets whose events could not be read
 }
 
 func (b *Builder) build(ctx context.Context, cause string) *Frame {
@@ -258,7 +259,7 @@ func (b *Builder) build(ctx context.Context, cause string) *Frame {
 	}
 	f.Now = ComputeNow(Input{
 		Now: now, Selection: part.sel, Window: part.window, AFK: part.afk, Web: part.web,
-		Privacy: b.opts.Privacy, Unavailable: awErr != nil,
+		Privacy: b.opts.Privacy, Unavailable: awErr != nil, Unreadable: part.failed,
 	})
 	f.Sources.ActivityWatch = report(b.opts.AWSource, awErr)
 	f.Sources.Sidecar = report(b.opts.SidecarSource, scErr)
@@ -367,6 +368,7 @@ func (b *Builder) fetchEvents(ctx context.Context, sel Selection, into *awPart) 
 		defer mu.Unlock()
 		if err != nil {
 			errs = append(errs, err)
+			into.failed = append(into.failed, id)
 			return
 		}
 		*dst = evs

@@ -21,10 +21,14 @@ const (
 
 // Reasons why part of Now carries no data, and why content was withheld.
 const (
-	ReasonNoWindowBucket     = "no_window_bucket"
-	ReasonNoAFKBucket        = "no_afk_bucket"
-	ReasonNoWebBucket        = "no_web_bucket"
-	ReasonNoEvents           = "no_events"
+	ReasonNoWindowBucket = "no_window_bucket"
+	ReasonNoAFKBucket    = "no_afk_bucket"
+	ReasonNoWebBucket    = "no_web_bucket"
+	ReasonNoEvents       = "no_events"
+	// ReasonUnreadable: ActivityWatch did not answer, or this bucket's
+	// events could not be read; unknown, not empty (see
+	// sources.activitywatch.error).
+	ReasonUnreadable         = "unreadable"
 	ReasonUnrecognizedStatus = "unrecognized_status"
 	ReasonWindowUnknown      = "window_unknown"
 	ReasonBrowserNotFocused  = "browser_not_focused"
@@ -104,6 +108,16 @@ type Input struct {
 	// Unavailable is true when ActivityWatch did not answer, so missing
 	// data means "unknown", not "no watcher".
 	Unavailable bool
+	// Unreadable lists the selected buckets whose events could not be
+	// read: their missing events mean "unknown", not "none".
+	Unreadable []string
+}
+
+// unknown reports whether the missing events of bucket mean "unknown":
+// ActivityWatch did not answer (no bucket could even be selected) or the
+// bucket's read failed.
+func (in *Input) unknown(bucket string) bool {
+	return bucket == "" && in.Unavailable || bucket != "" && slices.Contains(in.Unreadable, bucket)
 }
 
 // Now is what the person at this desktop is doing at AsOf, as far as
@@ -175,7 +189,8 @@ type NewestEvent struct {
 type Window struct {
 	// Available is true when the window watcher has an event.
 	Available bool `json:"available"`
-	// Reason says why it is not available: "no_window_bucket", "no_events".
+	// Reason says why it is not available: "no_window_bucket", "no_events",
+	// "unreadable".
 	Reason string `json:"reason,omitempty"`
 	Bucket string `json:"bucket,omitempty"`
 	// App is the application name (sanitized, at most 100 runes).
@@ -198,8 +213,8 @@ type Browser struct {
 	// Name is the focused browser ("chrome", "firefox", "edge", ...).
 	Name string `json:"browser,omitempty"`
 	// Reason says why url and title are absent: "window_unknown",
-	// "browser_not_focused", "no_web_bucket", "no_events", "private_tab",
-	// "password_manager", "url_unparseable".
+	// "browser_not_focused", "no_web_bucket", "no_events", "unreadable",
+	// "private_tab", "password_manager", "url_unparseable".
 	Reason string `json:"reason,omitempty"`
 	Bucket string `json:"bucket,omitempty"`
 	// BucketMatch is how the web bucket was chosen: "browser" (its name
@@ -236,7 +251,7 @@ type AFK struct {
 	// Status is "afk", "not-afk" or "unknown".
 	Status string `json:"status"`
 	// Reason says why it is unknown: "no_afk_bucket", "no_events",
-	// "unrecognized_status".
+	// "unreadable", "unrecognized_status".
 	Reason string `json:"reason,omitempty"`
 	Bucket string `json:"bucket,omitempty"`
 	// The newest event's timing; absent when there is none.
@@ -380,6 +395,8 @@ func (c *computation) window(w *Window) {
 		w.App = SanitizeTitle(c.rawApp, maxAppLength)
 		_, c.pmApp = PasswordManager(c.rawApp, c.rawTitle)
 		c.userExcluded = c.in.Privacy.excluded(c.rawApp)
+	case c.in.unknown(w.Bucket):
+		w.Reason = ReasonUnreadable
 	case w.Bucket == "":
 		w.Reason = ReasonNoWindowBucket
 	default:
@@ -404,6 +421,11 @@ func (c *computation) browser(b *Browser) {
 		b.Reason = ReasonNoEvents
 		if len(c.in.Selection.Web) == 0 && len(c.in.Web) == 0 {
 			b.Reason = ReasonNoWebBucket
+		}
+		for _, id := range c.in.Selection.Web {
+			if c.in.unknown(id) {
+				b.Reason = ReasonUnreadable
+			}
 		}
 		if b.Private {
 			b.Excluded, b.ExcludedReason = true, ReasonPrivateTab
@@ -480,6 +502,8 @@ func (c *computation) afk(a *AFK) string {
 		default:
 			a.Status, a.Reason = StatusUnknown, ReasonUnrecognizedStatus
 		}
+	case c.in.unknown(a.Bucket):
+		a.Status, a.Reason = StatusUnknown, ReasonUnreadable
 	case a.Bucket == "":
 		a.Status, a.Reason = StatusUnknown, ReasonNoAFKBucket
 	default:

@@ -46,15 +46,18 @@ func (p Privacy) excluded(app string) bool {
 	return false
 }
 
-// rewrite applies rules to s, then bounds the result again.
+// rewrite applies rules to s in order, bounding the result after each
+// one: a rule may multiply a bounded text by its replacement once, but the
+// rules never compound (an empty pattern with a long replacement, twice,
+// would otherwise grow a 300-character title to hundreds of MiB).
 func rewrite(s string, rules []config.Rule, bound func(string) string) string {
 	if s == "" || len(rules) == 0 {
 		return s
 	}
 	for _, r := range rules {
-		s = r.Pattern.ReplaceAllString(s, r.Replacement)
+		s = bound(r.Pattern.ReplaceAllString(s, r.Replacement))
 	}
-	return bound(s)
+	return s
 }
 
 func (p Privacy) maxTitle() int {

@@ -37,8 +37,9 @@ func stateError(err error) *ToolError {
 	case errors.As(err, &ke), errors.As(err, &ve), errors.As(err, &se):
 		return (&ToolError{Kind: ContractError, Code: CodeSchemaInvalid, Message: err.Error()}).WithCause(err)
 	case errors.Is(err, state.ErrPersistentDisabled):
-		return (&ToolError{Kind: ContractError, Code: CodeSchemaInvalid, Message: "persistent state is not available",
-			Hint: "set paths.state_dir (AWBRIDGE_STATE_DIR), or use store_scope session"}).WithCause(err)
+		return (&ToolError{Kind: ContractError, Code: CodeSchemaInvalid,
+			Message: "persistent state is off: no state dir is set, or the configured one could not be used at start (the log says why)",
+			Hint:    "use store_scope session, or fix paths.state_dir (AWBRIDGE_STATE_DIR) and restart"}).WithCause(err)
 	case errors.As(err, &le):
 		return (&ToolError{Kind: PolicyError, Code: CodeBudgetExceeded, Message: err.Error(),
 			Hint: "unset or clear keys with the state tool, or store a smaller (shaped) result"}).WithCause(err)
