@@ -7,12 +7,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/awbridge/awbridge/config"
+	"github.com/awbridge/awbridge/internal/awfixture"
 	"github.com/awbridge/awbridge/toolbus"
 )
 
@@ -50,6 +53,37 @@ func TestActivityWatchFaults(t *testing.T) {
 				}
 			}
 		}, "too large", 10 * time.Second},
+		{"502 from a proxy", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html")
+			w.WriteHeader(502)
+			w.Write([]byte("<html><h1>502 Bad Gateway</h1></html>"))
+		}, "http status 502", 5 * time.Second},
+		{"503", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Retry-After", "120")
+			w.WriteHeader(503)
+		}, "http status 503", 5 * time.Second},
+		{"308 loop", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Location", "http://"+r.Host+r.URL.RequestURI())
+			w.WriteHeader(308)
+		}, "redirect loop", 5 * time.Second},
+		{"connection cut mid-body", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Length", "1000")
+			w.Write([]byte(`{"hostname": "vm", "vers`))
+			w.(http.Flusher).Flush()
+			if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+				conn.Close()
+			}
+		}, "unexpected EOF", 5 * time.Second},
+		{"host check", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(400)
+			w.Write([]byte(`{"message":"host header is invalid (was ` + r.Host + `)"}`))
+		}, "host header rejected", 5 * time.Second},
+		{"403", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(403)
+			w.Write([]byte(`{"message": "Forbidden"}`))
+		}, "unauthorized", 5 * time.Second},
 		{"slower than its deadline", func(w http.ResponseWriter, r *http.Request) {
 			select {
 			case <-r.Context().Done():
@@ -59,6 +93,7 @@ func TestActivityWatchFaults(t *testing.T) {
 	}
 	for _, f := range faults {
 		t.Run(f.name, func(t *testing.T) {
+			t.Parallel()
 			srv := httptest.NewServer(f.h)
 			defer srv.Close()
 			c := config.Defaults()
@@ -102,6 +137,235 @@ func TestActivityWatchFaults(t *testing.T) {
 			// Still serving: help answers.
 			if out := e.Call(ctx, Request{Kind: KindTool, Name: "help"}); out.Err != nil {
 				t.Fatalf("help after the fault: %v", out.Err)
+			}
+		})
+	}
+}
+
+// fakeClock is a settable clock, safe for concurrent use.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+
+func (c *fakeClock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+// switchable serves the recorded aw-server, or fails with 503 while down
+// is set; it counts the requests it gets.
+type switchable struct {
+	down atomic.Bool
+	hits atomic.Int64
+	next http.Handler
+}
+
+func (s *switchable) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.hits.Add(1)
+	if s.down.Load() {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return
+	}
+	s.next.ServeHTTP(w, r)
+}
+
+// A session without the poller (stdio in-process) recovers from an
+// outage once the circuit's cool-down has passed: until then calls are
+// refused without reaching ActivityWatch; then one half-open probe closes
+// the circuit (or, if it fails, opens it for another cool-down), and
+// health follows.
+func TestRecoveryAfterTheCoolDown(t *testing.T) {
+	xs, err := awfixture.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw := &switchable{next: awfixture.NewServer(xs)}
+	srv := httptest.NewServer(sw)
+	defer srv.Close()
+	clock := &fakeClock{t: awfixture.T.Add(time.Second)}
+	c := config.Defaults()
+	c.AW.URL = srv.URL
+	e, err := New(Deps{Config: c, Logger: zerolog.Nop(), Version: "test", Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx := context.Background()
+	getState := func() Outcome { return e.Call(ctx, Request{Kind: KindTool, Name: "aw_get_state"}) }
+
+	sw.down.Store(true)
+	for i := range 3 {
+		if out := getState(); out.Err == nil || out.Err.Code != toolbus.CodeAwUnavailable {
+			t.Fatalf("failure %d: %+v", i+1, out.Err)
+		}
+	}
+	if st := e.awSrc.Status(); st.Circuit != "open" || st.ConsecutiveFailures != 3 {
+		t.Fatalf("after three failures: %+v", st)
+	}
+
+	// ActivityWatch is back, but the cool-down has not passed.
+	sw.down.Store(false)
+	clock.Add(9 * time.Second)
+	before := sw.hits.Load()
+	out := getState()
+	if out.Err == nil || out.Err.Code != toolbus.CodeCircuitOpen || *out.Err.RetryAfterMs != 1000 || sw.hits.Load() != before {
+		t.Fatalf("during the cool-down: %+v (%d requests)", out.Err, sw.hits.Load()-before)
+	}
+
+	// The cool-down passed but ActivityWatch failed again: the probe
+	// re-opens the circuit for a full cool-down.
+	sw.down.Store(true)
+	clock.Add(time.Second)
+	if out := getState(); out.Err == nil || out.Err.Code != toolbus.CodeAwUnavailable {
+		t.Fatalf("the half-open probe: %+v", out.Err)
+	}
+	if out := getState(); out.Err == nil || out.Err.Code != toolbus.CodeCircuitOpen || *out.Err.RetryAfterMs != 10_000 {
+		t.Fatalf("after a failed probe: %+v", out.Err)
+	}
+
+	// Back for good: after the next cool-down one probe closes the circuit.
+	sw.down.Store(false)
+	clock.Add(10 * time.Second)
+	if out := getState(); out.Err != nil || !bytes.Contains(out.Body, []byte(`"circuit":"closed"`)) {
+		t.Fatalf("after recovery: %+v %s", out.Err, out.Body)
+	}
+	out = e.Call(ctx, Request{Kind: KindDirect, Name: "nowframe.build"})
+	if out.Err != nil || !bytes.Contains(out.Body, []byte(`"app":"Google-chrome"`)) || bytes.Contains(out.Body, []byte(`"aw_info":null`)) {
+		t.Fatalf("frame after recovery: %s", out.Body)
+	}
+	// Health refreshes (in the background, at most once a second) and
+	// says so.
+	clock.Add(2 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		h := e.Health(ctx)
+		if h.AWOK && h.Status == "healthy" && h.Sources.ActivityWatch.Circuit == "closed" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("health after recovery: %+v", h)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A caller whose own deadline (timeout_ms) is shorter than the source's
+// gets a retryable Timeout, and the source is not blamed for it: the
+// circuit stays closed however often it happens.
+func TestCallerDeadlineIsNotTheSourcesFault(t *testing.T) {
+	hang := hangingServer(t)
+	c := config.Defaults()
+	c.AW.URL = hang.URL
+	c.AW.Timeout = time.Minute
+	e, err := New(Deps{Config: c, Logger: zerolog.Nop(), Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	for range 5 {
+		out := e.Call(context.Background(), Request{Kind: KindTool, Name: "aw_get_state", Args: json.RawMessage(`{"timeout_ms":100}`)})
+		if out.Err == nil || out.Err.Code != toolbus.CodeTimeout || !out.Err.Retryable ||
+			!bytes.Contains(out.Body, []byte(`"status":"Retryable"`)) {
+			t.Fatalf("aw_get_state with timeout_ms 100 and a hanging ActivityWatch: %+v %s", out.Err, out.Body)
+		}
+	}
+	if st := e.awSrc.Status(); st.Circuit != "closed" || st.ConsecutiveFailures != 0 || st.Checked {
+		t.Fatalf("the source was blamed for the callers' deadlines: %+v", st)
+	}
+}
+
+// Events from the future (the watcher's clock runs ahead of this
+// machine's): the frame clamps them to as_of, flags them with the skew,
+// and says so in a note; ActivityWatch counts as working.
+func TestEventsFromTheFuture(t *testing.T) {
+	xs, err := awfixture.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(awfixture.NewServer(xs))
+	defer srv.Close()
+	c := config.Defaults()
+	c.AW.URL = srv.URL
+	// Two minutes before the capture: the newest window event (T-89 s to
+	// T-1 s) lies 31 to 119 s ahead.
+	now := awfixture.T.Add(-2 * time.Minute)
+	e, err := New(Deps{Config: c, Logger: zerolog.Nop(), Version: "test", Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	out := e.Call(context.Background(), Request{Kind: KindDirect, Name: "nowframe.build"})
+	var f struct {
+		Now struct {
+			AsOf   time.Time `json:"as_of"`
+			Window struct {
+				App        string    `json:"app"`
+				Since      time.Time `json:"since"`
+				LastSeen   time.Time `json:"last_seen"`
+				Age        float64   `json:"age_seconds"`
+				Clamped    bool      `json:"future_clamped"`
+				Skew       float64   `json:"future_skew_seconds"`
+				StaleAfter float64   `json:"stale_after_seconds"`
+			} `json:"window"`
+			Notes []string `json:"notes"`
+		} `json:"now"`
+		Sources map[string]struct {
+			OK bool `json:"ok"`
+		} `json:"sources"`
+	}
+	if err := json.Unmarshal(out.Body, &f); err != nil {
+		t.Fatal(err)
+	}
+	w := f.Now.Window
+	if !f.Sources["activitywatch"].OK || w.App != "Google-chrome" || !w.Clamped || w.Skew != 119 ||
+		!w.LastSeen.Equal(f.Now.AsOf) || !w.Since.Equal(f.Now.AsOf) || w.Age != 0 {
+		t.Fatalf("frame with events ahead of the clock: %s", out.Body)
+	}
+	if !strings.Contains(strings.Join(f.Now.Notes, "\n"), "clamped to as_of") {
+		t.Fatalf("no note about the clamping: %q", f.Now.Notes)
+	}
+}
+
+// Every way the sidecar fails leaves the frame's omni_probe null with the
+// reason, ActivityWatch's part whole, and health degraded with
+// sidecar_probe_status false (run under -race, this covers the sidecar's
+// failure paths in the engine).
+func TestSidecarFaults(t *testing.T) {
+	faults := []struct {
+		name, body, want string
+		status           int
+	}{
+		{"an array", `[1,2]`, "not a JSON object", 200},
+		{"a string", `"x"`, "not a JSON object", 200},
+		{"null", `null`, "not a JSON object", 200},
+		{"HTML", `<!doctype html><h1>It works!</h1>`, "not valid JSON", 200},
+		{"truncated", `{"ok": tr`, "not valid JSON", 200},
+		{"502", `bad gateway`, "HTTP 502", 502},
+	}
+	for _, f := range faults {
+		t.Run(f.name, func(t *testing.T) {
+			sc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(f.status)
+				w.Write([]byte(f.body))
+			}))
+			defer sc.Close()
+			e, _ := fixtureEngine(t, func(c *config.Config) { c.Sidecar.URL = sc.URL })
+			out := e.Call(context.Background(), Request{Kind: KindDirect, Name: "nowframe.build"})
+			var fr struct {
+				AWInfo  json.RawMessage `json:"aw_info"`
+				Omni    json.RawMessage `json:"omni_probe"`
+				Sources map[string]struct {
+					OK    bool    `json:"ok"`
+					Error *string `json:"error"`
+				} `json:"sources"`
+			}
+			if err := json.Unmarshal(out.Body, &fr); err != nil || string(fr.Omni) != "null" || string(fr.AWInfo) == "null" ||
+				fr.Sources["sidecar"].OK || fr.Sources["sidecar"].Error == nil || !strings.Contains(*fr.Sources["sidecar"].Error, f.want) {
+				t.Fatalf("frame: %s", out.Body)
+			}
+			h := e.Health(context.Background())
+			if h.Status != "degraded" || !h.AWOK || h.SidecarProbeStatus == nil || *h.SidecarProbeStatus || string(h.OmniProbe) != "null" {
+				t.Fatalf("health: %+v", h)
 			}
 		})
 	}
