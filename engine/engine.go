@@ -59,6 +59,7 @@ type Engine struct {
 	builder *nowframe.Builder
 	health  *health.Checker
 	bus     *toolbus.Bus
+	liveBus atomic.Pointer[toolbus.Bus] // bus, for health's live checks (set after health starts)
 	state   *state.Store
 	poller  *nowframe.Poller
 	// warmMaxAge is nowframe_build's default max_age_ms while the poller
@@ -138,6 +139,7 @@ func New(d Deps) (*Engine, error) {
 		},
 		SidecarSource: e.scSrc,
 		Preflight:     append(Preflight(c), socketCheck(d.SocketPath)...),
+		Live:          e.liveChecks,
 		Now:           d.Now,
 		FirstWait:     d.HealthFirstWait,
 		Protect:       d.Protect,
@@ -177,6 +179,7 @@ func New(d Deps) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
+	e.liveBus.Store(e.bus)
 	return e, nil
 }
 
@@ -249,6 +252,20 @@ func (e *Engine) Close() {
 
 // ToolsList returns the pre-rendered tools/list result.
 func (e *Engine) ToolsList() json.RawMessage { return e.bus.ToolsList() }
+
+// liveChecks are the health checks of the running engine: artifact writes
+// failing (a context root that filled up or turned read-only mid-run).
+func (e *Engine) liveChecks() []health.Check {
+	bus := e.liveBus.Load()
+	if bus == nil {
+		return nil
+	}
+	if failing, n := bus.ArtifactWritesFailing(); failing {
+		return []health.Check{{Name: "artifact_writes", OK: false,
+			Detail: fmt.Sprintf("%d writes failed since the last success: the context root is full or not writable; calls go on without artifacts", n)}}
+	}
+	return nil
+}
 
 // Health returns the health report (see health.Checker for freshness).
 func (e *Engine) Health(ctx context.Context) health.Report { return e.health.Report(ctx) }

@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -33,6 +34,10 @@ type Options struct {
 	SidecarProbe func(ctx context.Context) (json.RawMessage, error)
 	// Preflight is the bridge's own checks, run once at start.
 	Preflight []Check
+	// Live, when set, adds checks of the running bridge at each refresh
+	// (artifact writes failing on a full disk, say); they count like
+	// Preflight's. It must be cheap and safe for concurrent use.
+	Live func() []Check
 	// Refresh is the most often the sources are re-checked (default 1 s).
 	Refresh time.Duration
 	// Protect checks the protected environment at each refresh (nil: not
@@ -243,6 +248,11 @@ func (c *Checker) refresh(ctx context.Context) {
 // render rebuilds the report from the sources' last status; c.mu held.
 func (c *Checker) render(now time.Time) {
 	r := Report{CheckedAt: now.UTC(), Preflight: c.opts.Preflight}
+	if c.opts.Live != nil {
+		if live := c.opts.Live(); len(live) > 0 {
+			r.Preflight = append(slices.Clip(c.opts.Preflight), live...)
+		}
+	}
 	r.ProtectedEnvConfigured, r.ProtectedEnvOK, r.ProtectedDiffCount = c.prot.Configured, c.prot.OK(), c.prot.DiffCount()
 	r.ProtectedDiffs = c.prot.Diffs
 	if c.opts.AWSource != nil {
@@ -253,7 +263,7 @@ func (c *Checker) render(now time.Time) {
 	}
 	r.AWOK = r.Sources.ActivityWatch.OK
 	r.PreflightOK = true
-	for _, ch := range c.opts.Preflight {
+	for _, ch := range r.Preflight {
 		r.PreflightOK = r.PreflightOK && ch.OK
 	}
 	healthy := r.AWOK && r.PreflightOK && r.ProtectedEnvOK

@@ -10,19 +10,43 @@ import (
 // artifactsStage writes the call's .context and result.json (the exact
 // envelope, which names both URIs) and returns that envelope. A failed
 // write never fails the call: the envelope then says
-// artifact_write_failed, with null URIs, and one warning is logged.
+// artifact_write_failed, with null URIs; the log says when writes start
+// failing and when they work again, not once per call (a full disk must
+// not flood the log).
 func (b *Bus) artifactsStage(r *run) []byte {
 	t, s := r.call.Trace.TraceID, r.call.Trace.SpanID
 	r.uriContext = "artifact://runs/" + t + "/tool_calls/" + s + ".context"
 	r.uriJSON = "artifact://runs/" + t + "/tool_calls/" + s + "/result.json"
 	env := b.envelope(r)
 	_, _, err := b.opts.Artifacts.WriteCall(t, s, b.contextDoc(r), env)
+	b.artifactOutcome(err)
 	if err == nil {
 		return env
 	}
 	r.uriContext, r.uriJSON, r.artifactFailed = "", "", true
-	b.opts.Logger.Warn().Err(err).Str("trace_id", t).Str("span_id", s).Msg("artifact write failed; the call goes on without artifacts")
 	return b.envelope(r)
+}
+
+// artifactOutcome logs the transitions of artifact writes: the first
+// failure (with its error) and the first success after failures (with how
+// many failed meanwhile).
+func (b *Bus) artifactOutcome(err error) {
+	if err == nil {
+		if b.artFailing.Load() && b.artFailing.CompareAndSwap(true, false) {
+			b.opts.Logger.Info().Int64("failed_writes", b.artFailed.Swap(0)).Msg("artifact writes work again")
+		}
+		return
+	}
+	b.artFailed.Add(1)
+	if b.artFailing.CompareAndSwap(false, true) {
+		b.opts.Logger.Warn().Err(err).Msg("artifact writes are failing; calls go on without artifacts (further failures are counted, not logged, until a write succeeds)")
+	}
+}
+
+// ArtifactWritesFailing reports whether the last artifact write failed, and
+// how many have failed since the last success. Safe for concurrent use.
+func (b *Bus) ArtifactWritesFailing() (bool, int64) {
+	return b.artFailing.Load(), b.artFailed.Load()
 }
 
 // contextDoc renders the human .context document of a call: the answer

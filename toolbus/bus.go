@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -63,6 +64,9 @@ type Bus struct {
 	byName  map[string]*entry
 	list    json.RawMessage
 	limiter map[string]*limiter
+
+	artFailing atomic.Bool  // the last artifact write failed
+	artFailed  atomic.Int64 // artifact writes failed since the last success
 }
 
 type entry struct {

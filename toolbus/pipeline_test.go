@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -149,8 +151,12 @@ func TestPlantedSecretsAreRedactedEverywhere(t *testing.T) {
 	}
 }
 
-// fullDisk fails every write with ENOSPC.
-type fullDisk struct{ artifacts.OSFS }
+// fullDisk fails every write with ENOSPC while full is set (or always,
+// with a nil full).
+type fullDisk struct {
+	artifacts.OSFS
+	full *atomic.Bool
+}
 
 type fullFile struct{ artifacts.File }
 
@@ -158,23 +164,31 @@ func (f fullFile) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
 
 func (d fullDisk) CreateTemp(dir, pattern string) (artifacts.File, error) {
 	f, err := d.OSFS.CreateTemp(dir, pattern)
-	if err != nil {
-		return nil, err
+	if err != nil || (d.full != nil && !d.full.Load()) {
+		return f, err
 	}
 	return fullFile{f}, nil
 }
 
 func TestArtifactWriteFailureNeverFailsTheCall(t *testing.T) {
-	p := newPipeline(t, fullDisk{})
-	r, env := p.call(t, "help", `{"trace_id":"run","span_id":"full"}`)
-	if r.Err != nil || env["success"] != true {
-		t.Fatalf("the call failed with the disk: %v", r.Err)
+	var full atomic.Bool
+	full.Store(true)
+	p := newPipeline(t, fullDisk{full: &full})
+	for i := range 20 {
+		r, env := p.call(t, "help", fmt.Sprintf(`{"trace_id":"run","span_id":"full-%d"}`, i))
+		if r.Err != nil || env["success"] != true {
+			t.Fatalf("the call failed with the disk: %v", r.Err)
+		}
+		if env["artifact_write_failed"] != true || env["artifact_uri_json"] != nil || env["artifact_uri_context"] != nil {
+			t.Fatalf("envelope does not say the write failed: %v %v %v", env["artifact_write_failed"], env["artifact_uri_json"], env["artifact_uri_context"])
+		}
 	}
-	if env["artifact_write_failed"] != true || env["artifact_uri_json"] != nil || env["artifact_uri_context"] != nil {
-		t.Fatalf("envelope does not say the write failed: %v %v %v", env["artifact_write_failed"], env["artifact_uri_json"], env["artifact_uri_context"])
+	// One warning for the whole outage, not one per call.
+	if n := strings.Count(p.logs.String(), "artifact writes are failing"); n != 1 || !strings.Contains(p.logs.String(), "no space left on device") {
+		t.Fatalf("want exactly one warning with the cause, got %d:\n%s", n, p.logs.String())
 	}
-	if !strings.Contains(p.logs.String(), "artifact write failed") {
-		t.Fatalf("no warning logged: %s", p.logs.String())
+	if failing, n := p.bus.ArtifactWritesFailing(); !failing || n != 20 {
+		t.Fatalf("ArtifactWritesFailing = %v, %d", failing, n)
 	}
 	// Nothing torn on disk: no result.json, no temp files left.
 	var files []string
@@ -186,6 +200,19 @@ func TestArtifactWriteFailureNeverFailsTheCall(t *testing.T) {
 	})
 	if len(files) != 0 {
 		t.Fatalf("files left after failed writes: %v", files)
+	}
+
+	// Space comes back: the next call is written, and the log says so once.
+	full.Store(false)
+	r, env := p.call(t, "help", `{"trace_id":"run","span_id":"back"}`)
+	if r.Err != nil || env["artifact_uri_json"] == nil {
+		t.Fatalf("after the disk recovered: %v %v", r.Err, env["artifact_uri_json"])
+	}
+	if !strings.Contains(p.logs.String(), `"failed_writes":20,"message":"artifact writes work again"`) {
+		t.Fatalf("no recovery line:\n%s", p.logs.String())
+	}
+	if failing, _ := p.bus.ArtifactWritesFailing(); failing {
+		t.Fatal("still failing after a good write")
 	}
 }
 

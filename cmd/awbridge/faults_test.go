@@ -1498,15 +1498,40 @@ func TestContextRootFullThenReadOnlyMidRun(t *testing.T) {
 	}
 	stateHolds("k1")
 
+	// healthSays checks that system_health does or does not report failing
+	// artifact writes. Health is refreshed at most once a second, and every
+	// call writes its own artifacts (a few KiB of this 64 KiB disk), so it
+	// asks a few times, a second apart, not in a tight loop.
+	healthWrote := 0 // health calls whose own artifacts were written
+	healthSays := func(failing bool) {
+		t.Helper()
+		var res string
+		for range 5 {
+			time.Sleep(1100 * time.Millisecond)
+			env, _ := b.tool("system_health", map[string]any{})
+			if env.URIJSON != nil {
+				healthWrote++
+			}
+			res = string(env.Result)
+			if strings.Contains(res, `"name":"artifact_writes","ok":false`) == failing &&
+				strings.Contains(res, `"preflight_ok":false`) == failing {
+				return
+			}
+		}
+		t.Fatalf("health does not say artifact writes failing=%v: %s", failing, res)
+	}
+
 	filler := fillUp(t, mnt)
 	notWritten("c2")
 	stateFails("k2")
 	stateHolds("k1")
 	b.ping()
 	checkNothingTorn(t, []string{"filler"}, mnt)
+	healthSays(true)
 
 	os.Remove(filler)
 	written("c3")
+	healthSays(false)
 	if env := setState("k2"); !env.Success {
 		t.Fatalf("state set after space came back: %s", env.raw)
 	}
@@ -1520,13 +1545,15 @@ func TestContextRootFullThenReadOnlyMidRun(t *testing.T) {
 	stateHolds("k1", "k2")
 
 	stderr := b.close()
-	// c2, c4 and the two state writes that failed: one warning each.
-	if n := strings.Count(stderr, "artifact write failed"); n != 4 {
-		t.Errorf("%d artifact warnings, want one per call while the disk failed (4):\n%s", n, stderr)
+	// Two outages (full, then read-only), each with two failed calls: one
+	// warning when writes start failing (and an info line, below stdio's
+	// default level, when they work again), per outage, not one per call.
+	if n := strings.Count(stderr, "artifact writes are failing"); n != 2 {
+		t.Errorf("%d artifact warnings, want one per outage (2):\n%s", n, stderr)
 	}
 	// c1, c3, c5 and the two state writes that worked: two files each.
-	if n := checkNothingTorn(t, nil, mnt); n != 5*2+1 {
-		t.Errorf("%d files under the root, want 5 calls' two files and state.json", n)
+	if n := checkNothingTorn(t, nil, mnt); n != (5+healthWrote)*2+1 {
+		t.Errorf("%d files under the root, want 5 calls' and %d health calls' two files and state.json", n, healthWrote)
 	}
 }
 
