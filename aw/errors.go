@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/awbridge/awbridge/internal/errtext"
 )
 
 // ErrorKind says what went wrong talking to ActivityWatch; callers branch on
@@ -72,8 +74,10 @@ func (e *Error) Error() string {
 		b.WriteString(strconv.Itoa(e.Status))
 	}
 	if e.Err != nil {
+		// The cause may quote the server's bytes (net/http quotes a
+		// malformed header line): withheld, bounded, one printable line.
 		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
+		b.WriteString(errtext.Cause(e.Err, maxCauseBytes))
 	}
 	if e.Message != "" {
 		b.WriteString(": ")
@@ -94,6 +98,9 @@ func KindOf(err error) ErrorKind {
 	}
 	return ""
 }
+
+// maxCauseBytes bounds the text of Error.Err in Error().
+const maxCauseBytes = 300
 
 // maxMessageRunes bounds Error.Message taken from a server.
 const maxMessageRunes = 200

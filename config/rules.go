@@ -16,6 +16,10 @@ type Rule struct {
 // maxRules bounds a rule list.
 const maxRules = 64
 
+// maxReplacement bounds a rule's replacement, in bytes: a replacement is
+// written once per match, so it bounds how much one rule can grow a title.
+const maxReplacement = 256
+
 // ParseRules reads one rule per line (or separated by ";;"),
 // "PATTERN => REPLACEMENT"; blank lines and lines starting with # are
 // skipped. "" is no rules.
@@ -34,7 +38,11 @@ func ParseRules(s string) ([]Rule, error) {
 		if err != nil {
 			return nil, fmt.Errorf("rule %d: not a regular expression (%s)", len(out)+1, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
 		}
-		out = append(out, Rule{Pattern: re, Replacement: strings.TrimSpace(repl)})
+		repl = strings.TrimSpace(repl)
+		if len(repl) > maxReplacement {
+			return nil, fmt.Errorf("rule %d: the replacement is longer than %d bytes", len(out)+1, maxReplacement)
+		}
+		out = append(out, Rule{Pattern: re, Replacement: repl})
 		if len(out) > maxRules {
 			return nil, fmt.Errorf("more than %d rules", maxRules)
 		}

@@ -31,3 +31,13 @@ func TestParseRules(t *testing.T) {
 		t.Fatalf("bad rule: %v", err)
 	}
 }
+
+func TestRuleReplacementIsBounded(t *testing.T) {
+	if _, err := ParseRules("x => " + strings.Repeat("y", maxReplacement)); err != nil {
+		t.Fatalf("a replacement at the bound: %v", err)
+	}
+	_, err := ParseRules("a => b\nx => " + strings.Repeat("y", maxReplacement+1))
+	if err == nil || err.Error() != "rule 2: the replacement is longer than 256 bytes" {
+		t.Fatalf("a replacement over the bound: %v", err)
+	}
+}

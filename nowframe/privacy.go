@@ -19,6 +19,10 @@ const MaxURLLength = 512
 // is withheld.
 const maxURLInput = 64 << 10
 
+// maxSchemeLength bounds a URL scheme: real ones are short, and a long
+// "scheme" is data (a fuzz finding: it escaped MaxURLLength).
+const maxSchemeLength = 32
+
 // maxAppLength bounds an application name, in runes.
 const maxAppLength = 100
 
@@ -231,7 +235,8 @@ var opaqueSchemes = map[string]bool{
 // content inline (data:, javascript:, blob:, about:, mailto:, any URL
 // without an authority) become just "scheme:". The result is at most
 // MaxURLLength bytes, ASCII, ending in "…" when cut. A URL that does not
-// parse, has no scheme or an unusual host becomes "": the caller reports
+// parse, has no scheme, a scheme longer than 32 bytes or an unusual host
+// becomes "": the caller reports
 // it as redacted.
 func SanitizeURL(raw string) string {
 	raw = strings.TrimSpace(raw)
@@ -239,7 +244,7 @@ func SanitizeURL(raw string) string {
 		return ""
 	}
 	u, err := url.Parse(raw)
-	if err != nil || u.Scheme == "" {
+	if err != nil || u.Scheme == "" || len(u.Scheme) > maxSchemeLength {
 		return ""
 	}
 	scheme := strings.ToLower(u.Scheme)

@@ -1,6 +1,6 @@
 // Package sidecar is the client of the optional /probe sidecar: one GET that
 // yields a bounded, validated raw JSON object. It imports nothing else of
-// awbridge.
+// awbridge but internal/errtext.
 package sidecar
 
 import (
@@ -15,9 +15,12 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hashicorp/go-retryablehttp"
 	"github.com/tidwall/gjson"
+
+	"github.com/awbridge/awbridge/internal/errtext"
 )
 
 // Options configure a Client.
@@ -47,14 +50,21 @@ type Error struct {
 func (e *Error) Error() string {
 	switch {
 	case e.Status != 0 && e.Err != nil:
-		return fmt.Sprintf("sidecar probe: HTTP %d: %s: %v", e.Status, e.Msg, e.Err)
+		return fmt.Sprintf("sidecar probe: HTTP %d: %s: %s", e.Status, e.Msg, errText(e.Err))
 	case e.Status != 0:
 		return fmt.Sprintf("sidecar probe: HTTP %d: %s", e.Status, e.Msg)
 	case e.Err != nil:
-		return fmt.Sprintf("sidecar probe: %s: %v", e.Msg, e.Err)
+		return fmt.Sprintf("sidecar probe: %s: %s", e.Msg, errText(e.Err))
 	}
 	return "sidecar probe: " + e.Msg
 }
+
+// maxErrText bounds the cause's text in an error.
+const maxErrText = 200
+
+// errText renders a cause without the sidecar's own bytes (see
+// errtext.Cause), in at most maxErrText bytes.
+func errText(err error) string { return errtext.Cause(err, maxErrText) }
 
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
@@ -137,7 +147,8 @@ func (c *Client) Probe(ctx context.Context) (json.RawMessage, error) {
 	return Decode(body)
 }
 
-// Decode validates a probe body: a JSON object, returned compacted.
+// Decode validates a probe body: a JSON object, returned compacted, with
+// any invalid UTF-8 replaced by U+FFFD.
 func Decode(body []byte) (json.RawMessage, error) {
 	trimmed := bytes.TrimSpace(body)
 	// gjson validates nesting by recursion without a limit: a body of
@@ -155,6 +166,11 @@ func Decode(body []byte) (json.RawMessage, error) {
 	out.Grow(len(trimmed))
 	if err := json.Compact(&out, trimmed); err != nil {
 		return nil, &Error{Msg: "answer is not valid JSON", Err: err}
+	}
+	if !utf8.Valid(out.Bytes()) {
+		// Invalid bytes can only be inside strings here: U+FFFD keeps the
+		// JSON valid, as encoding/json does when it decodes.
+		return bytes.ToValidUTF8(out.Bytes(), []byte("\uFFFD")), nil
 	}
 	return out.Bytes(), nil
 }
