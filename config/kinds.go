@@ -126,7 +126,7 @@ func (sp *spec) parse(s string, env Env) (v any, problem string) {
 // parseURL accepts an absolute http(s) URL with a host and without
 // credentials, query or fragment, and returns it without trailing slashes.
 func (sp *spec) parseURL(s string) (any, string) {
-	q := sp.quote(s)
+	q := sp.quote(urlForMessage(s))
 	switch {
 	case s == "" && sp.optional:
 		return "", ""
@@ -157,6 +157,29 @@ func (sp *spec) parseURL(s string) (any, string) {
 		return nil, fmt.Sprintf("%s has an invalid port (expected 1 to 65535)", q)
 	}
 	return strings.ToLower(u.Scheme) + "://" + u.Host + strings.TrimRight(u.EscapedPath(), "/"), ""
+}
+
+// urlForMessage is s without what may be secret, for an error message:
+// the query and fragment are cut ("…") and the user info is replaced by
+// "…" in a URL with an authority (scheme://), even when s does not parse
+// as a URL.
+func urlForMessage(s string) string {
+	if i := strings.IndexAny(s, "?#"); i >= 0 {
+		s = s[:i] + "…"
+	}
+	prefix, rest, ok := strings.Cut(s, "://")
+	if !ok {
+		return s // no authority (mailto:a@b is an address, not a login)
+	}
+	prefix += "://"
+	end := strings.IndexByte(rest, '/')
+	if end < 0 {
+		end = len(rest)
+	}
+	if i := strings.LastIndexByte(rest[:end], '@'); i >= 0 {
+		rest = "…" + rest[i:]
+	}
+	return prefix + rest
 }
 
 // parsePath accepts an absolute path for env.GOOS, expanding a leading ~

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 )
 
 // endpoint is where a token listener answers, as the service writes it
@@ -53,10 +54,39 @@ func readEndpoint(path string) (endpoint, error) {
 	if err != nil {
 		return ep, err
 	}
-	if err := json.Unmarshal(b, &ep); err != nil || ep.Addr == "" || ep.Token == "" {
-		return ep, fmt.Errorf("%s is not an awbridge endpoint file", path)
+	if err := json.Unmarshal(b, &ep); err != nil || !loopbackAddr(ep.Addr) || !tokenText(ep.Token) {
+		return endpoint{}, fmt.Errorf("%s is not an awbridge endpoint file", path)
 	}
 	return ep, nil
+}
+
+// maxTokenBytes bounds the token read from an endpoint file.
+const maxTokenBytes = 256
+
+// loopbackAddr accepts what listenEndpoint writes: a loopback IP address
+// and a port, so a client never sends its token anywhere else.
+func loopbackAddr(addr string) bool {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	n, err := strconv.Atoi(port)
+	ip := net.ParseIP(host)
+	return err == nil && n >= 1 && n <= 65535 && ip != nil && ip.IsLoopback()
+}
+
+// tokenText accepts a token that fits on the handshake line: printable
+// ASCII without spaces.
+func tokenText(tok string) bool {
+	if tok == "" || len(tok) > maxTokenBytes {
+		return false
+	}
+	for i := 0; i < len(tok); i++ {
+		if tok[i] <= ' ' || tok[i] >= 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 func newToken() (string, error) {

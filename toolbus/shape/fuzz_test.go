@@ -1,10 +1,13 @@
 package shape
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func FuzzParsePath(f *testing.F) {
@@ -151,4 +154,129 @@ func errString(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// FuzzParseSpec: the output spec parser never panics; a refusal is a
+// *SpecError whose field and text are bounded and valid UTF-8; what it
+// accepts is a JSON object (or nothing) that an independent reading finds
+// well-formed at every level (known keys once each, path parsing, pick
+// and omit lists of strings within the limits, missing one of the modes,
+// map nesting within the limit); and layout does not matter: the
+// compacted and the indented spec parse to the same spec.
+func FuzzParseSpec(f *testing.F) {
+	for _, s := range []string{
+		``, `null`, `{}`, ` { "path" : "rows[0].id" } `, `{"path":"now.window","pick":["app","title"],"missing":"null"}`,
+		`{"path":"rows","map":{"path":"id","missing":"undefined","default":{"k":[1,2]}}}`, `{"path":null,"pick":null,"omit":null,"map":null,"missing":null,"default":null}`,
+		`{"Path":"a"}`, `{"path":"a","path":"b"}`, `{"pick":["a","a",""]}`, `{"pick":[1]}`, `{"missing":"never"}`, `{"missing":1}`,
+		`{"map":{"map":{"map":{"map":{"map":{"map":{"map":{"map":{"map":{}}}}}}}}}}`, `{"default":` + strings.Repeat("[", 40) + strings.Repeat("]", 40) + `}`,
+		`{"path":"a"}x`, `{"path":"a"`, `[]`, `"path"`, `{"path":"\ud800"}`, `{"` + strings.Repeat("k", 100) + `":1}`, "{\"\xff\":1}",
+		`{"omit":["` + strings.Repeat("x", 257) + `"]}`, `{"path":"a..b"}`, `{"default":1e400}`,
+	} {
+		f.Add([]byte(s))
+	}
+	lim := DefaultLimits()
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		s, err := Parse(raw)
+		if err != nil {
+			var se *SpecError
+			if !errors.As(err, &se) {
+				t.Fatalf("Parse error %T is not a *SpecError: %v", err, err)
+			}
+			if msg := err.Error(); len(se.Field) > 4*lim.MaxMapDepth+80 || len(msg) > 512 || !utf8.ValidString(msg) {
+				t.Fatalf("error field %q, text %q", se.Field, msg)
+			}
+			if again, err2 := Parse(raw); again != nil || err2 == nil || err2.Error() != err.Error() {
+				t.Fatalf("second parse: %v, first %v", err2, err)
+			}
+			return
+		}
+		trimmed := bytes.TrimSpace(raw)
+		if s == nil {
+			if len(trimmed) != 0 && string(trimmed) != "null" {
+				t.Fatalf("nil spec from %q", raw)
+			}
+			return
+		}
+		if !json.Valid(raw) {
+			t.Fatalf("accepted invalid JSON %q", raw)
+		}
+		checkSpecLevel(t, trimmed, 0, lim)
+		var compact, indented bytes.Buffer
+		json.Compact(&compact, raw)
+		json.Indent(&indented, raw, "\t", "  ")
+		for _, form := range [][]byte{compact.Bytes(), indented.Bytes()} {
+			s2, err := Parse(form)
+			if err != nil || !sameSpec(s, s2) {
+				t.Fatalf("%q parses, but its layout %q gives %v", raw, form, err)
+			}
+		}
+	})
+}
+
+// checkSpecLevel reads one level of an accepted spec with encoding/json.
+func checkSpecLevel(t *testing.T, raw []byte, depth int, lim Limits) {
+	t.Helper()
+	if depth > lim.MaxMapDepth {
+		t.Fatalf("map nests %d deep", depth)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, _ := dec.Token(); tok != json.Delim('{') {
+		t.Fatalf("level %d is not an object: %q", depth, raw)
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		k, _ := dec.Token()
+		key := k.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			t.Fatal(err)
+		}
+		if specKey(key) < 0 || seen[key] {
+			t.Fatalf("level %d: key %q accepted (seen %v)", depth, key, seen[key])
+		}
+		seen[key] = true
+		if string(v) == "null" && key != "default" {
+			continue
+		}
+		switch key {
+		case "path":
+			var p string
+			if err := json.Unmarshal(v, &p); err != nil {
+				t.Fatalf("path %s accepted", v)
+			}
+			if _, err := lim.ParsePath(p); err != nil {
+				t.Fatalf("path %q accepted: %v", p, err)
+			}
+		case "pick", "omit":
+			var keys []string
+			if err := json.Unmarshal(v, &keys); err != nil || len(keys) > lim.MaxKeys {
+				t.Fatalf("%s %s accepted", key, v)
+			}
+			for _, k := range keys {
+				if len(k) > lim.MaxKeyBytes {
+					t.Fatalf("%s key of %d bytes accepted", key, len(k))
+				}
+			}
+		case "missing":
+			var m string
+			if json.Unmarshal(v, &m) != nil || (m != "error" && m != "null" && m != "undefined" && m != "empty") {
+				t.Fatalf("missing %s accepted", v)
+			}
+		case "map":
+			checkSpecLevel(t, v, depth+1, lim)
+		case "default":
+			if len(v) > lim.MaxDefaultBytes {
+				t.Fatalf("default of %d bytes accepted", len(v))
+			}
+		}
+	}
+}
+
+// sameSpec compares two parsed specs field by field.
+func sameSpec(a, b *Spec) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.path.Equal(b.path) && reflect.DeepEqual(a.pick, b.pick) && reflect.DeepEqual(a.omit, b.omit) &&
+		a.missing == b.missing && a.hasDef == b.hasDef && reflect.DeepEqual(a.def, b.def) && a.mayOmit == b.mayOmit && sameSpec(a.sub, b.sub)
 }
