@@ -20,7 +20,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -31,6 +30,7 @@ import (
 
 	"github.com/awbridge/awbridge/aw/awsim"
 	"github.com/awbridge/awbridge/internal/awfixture"
+	"github.com/awbridge/awbridge/internal/tmpfstest"
 )
 
 // faultCeiling bounds every wait of these tests: generous, never a timing
@@ -1366,58 +1366,6 @@ func TestServeBucketsVanishBetweenPolls(t *testing.T) {
 	checkNothingTorn(t, nil, root, stateDir)
 }
 
-// mountTmpfs mounts a small tmpfs (Linux, as root) for a test and unmounts
-// it at the end; it skips where mounting is not permitted.
-func mountTmpfs(t *testing.T, size string, readOnly bool) string {
-	t.Helper()
-	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
-		t.Skip("mounting a tmpfs needs Linux and root")
-	}
-	dir := t.TempDir()
-	opts := "size=" + size + ",mode=0700"
-	if readOnly {
-		opts += ",ro"
-	}
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", opts, "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs here: %v: %s", err, bytes.TrimSpace(out))
-	}
-	// Registered after TempDir's own cleanup, so it runs first.
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v: %s", dir, err, out)
-			exec.Command("umount", "-l", dir).Run()
-		}
-	})
-	return dir
-}
-
-func remountTmpfs(t *testing.T, dir, mode string) {
-	t.Helper()
-	if out, err := exec.Command("mount", "-o", "remount,"+mode, dir).CombinedOutput(); err != nil {
-		t.Fatalf("remount %s %s: %v: %s", mode, dir, err, out)
-	}
-}
-
-// fillUp writes a file until the device is full and returns its path.
-func fillUp(t *testing.T, dir string) string {
-	t.Helper()
-	path := filepath.Join(dir, "filler")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	chunk := make([]byte, 4096)
-	for {
-		if _, err := f.Write(chunk); err != nil {
-			if !strings.Contains(err.Error(), "no space left") {
-				t.Fatalf("filling %s: %v", dir, err)
-			}
-			return path
-		}
-	}
-}
-
 // The context root (and the state dir on the same device) fills up, then
 // turns read-only, mid-run: every call still succeeds; the envelope says
 // artifact_write_failed with null URIs; a persistent state write is a
@@ -1426,7 +1374,7 @@ func fillUp(t *testing.T, dir string) string {
 // on disk is torn and no temp file is left.
 func TestContextRootFullThenReadOnlyMidRun(t *testing.T) {
 	t.Parallel()
-	mnt := mountTmpfs(t, "64k", false)
+	mnt := tmpfstest.Mount(t, "64k", false)
 	recorded, _ := recordedAW(t)
 	stateDir := filepath.Join(mnt, "state")
 	env := baseEnv(t, recorded.URL, "AWBRIDGE_CONTEXT_ROOT="+mnt, "AWBRIDGE_STATE_DIR="+stateDir)
@@ -1521,7 +1469,7 @@ func TestContextRootFullThenReadOnlyMidRun(t *testing.T) {
 		t.Fatalf("health does not say artifact writes failing=%v: %s", failing, res)
 	}
 
-	filler := fillUp(t, mnt)
+	filler := tmpfstest.FillUp(t, mnt)
 	notWritten("c2")
 	stateFails("k2")
 	stateHolds("k1")
@@ -1537,10 +1485,10 @@ func TestContextRootFullThenReadOnlyMidRun(t *testing.T) {
 	}
 	stateHolds("k1", "k2")
 
-	remountTmpfs(t, mnt, "ro")
+	tmpfstest.Remount(t, mnt, "ro")
 	notWritten("c4")
 	stateFails("k3")
-	remountTmpfs(t, mnt, "rw")
+	tmpfstest.Remount(t, mnt, "rw")
 	written("c5")
 	stateHolds("k1", "k2")
 
@@ -1562,7 +1510,7 @@ func TestContextRootFullThenReadOnlyMidRun(t *testing.T) {
 // and calls succeed without URIs.
 func TestContextRootReadOnlyAtStart(t *testing.T) {
 	t.Parallel()
-	mnt := mountTmpfs(t, "64k", true)
+	mnt := tmpfstest.Mount(t, "64k", true)
 	recorded, _ := recordedAW(t)
 	env, _, stateDir := faultEnv(t, recorded.URL, "AWBRIDGE_CONTEXT_ROOT="+mnt)
 	b := startBridge(t, env)

@@ -14,12 +14,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
+
+	"github.com/awbridge/awbridge/internal/tmpfstest"
 )
 
 // quotaFS is a disk with room for quota more bytes: a write that does not
@@ -203,30 +204,10 @@ func TestDiskFillsUpDuringConcurrentWrites(t *testing.T) {
 	}
 }
 
-// mountSmallTmpfs mounts a tmpfs of size (Linux, as root) and unmounts it
-// at the end; it skips where mounting is not permitted.
-func mountSmallTmpfs(t *testing.T, size string) string {
-	t.Helper()
-	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
-		t.Skip("mounting a tmpfs needs Linux and root")
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size+",mode=0700", "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs here: %v: %s", err, bytes.TrimSpace(out))
-	}
-	t.Cleanup(func() { // runs before TempDir's removal
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v: %s", dir, err, out)
-			exec.Command("umount", "-l", dir).Run()
-		}
-	})
-	return dir
-}
-
 // A real device fills up under concurrent writers, then turns read-only:
 // the same guarantees hold with the kernel's own errors.
 func TestRealDeviceFillsUpThenTurnsReadOnly(t *testing.T) {
-	root := mountSmallTmpfs(t, "256k")
+	root := tmpfstest.Mount(t, "256k", false)
 	s := newStore(t, Options{Root: root, Sync: true})
 	ok := writeConcurrently(t, s, 4, 20, syscall.ENOSPC)
 	stored, failed := count(ok, true), count(ok, false)

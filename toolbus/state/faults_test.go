@@ -13,14 +13,14 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
+
+	"github.com/awbridge/awbridge/internal/tmpfstest"
 )
 
 // goodStateFile writes a state file with a few entries through a Store
@@ -270,40 +270,13 @@ func TestDiskFillsUpDuringConcurrentChanges(t *testing.T) {
 	}
 }
 
-// mountStateTmpfs mounts a tmpfs of size (Linux, as root) and unmounts it
-// at the end; it skips where mounting is not permitted.
-func mountStateTmpfs(t *testing.T, size string) string {
-	t.Helper()
-	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
-		t.Skip("mounting a tmpfs needs Linux and root")
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size+",mode=0700", "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs here: %v: %s", err, bytes.TrimSpace(out))
-	}
-	t.Cleanup(func() { // runs before TempDir's removal
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v: %s", dir, err, out)
-			exec.Command("umount", "-l", dir).Run()
-		}
-	})
-	return dir
-}
-
-func remountState(t *testing.T, dir, mode string) {
-	t.Helper()
-	if out, err := exec.Command("mount", "-o", "remount,"+mode, dir).CombinedOutput(); err != nil {
-		t.Fatalf("remount %s: %v: %s", mode, err, out)
-	}
-}
-
 // A real device: the state dir fills up, then turns read-only. Failed
 // changes are StorageErrors with the kernel's ENOSPC or EROFS, the file
 // keeps its last good document, and a corrupted file found on a read-only
 // device cannot be kept aside: Open fails (the engine then runs with
 // session state only) and the file is left as it was.
 func TestRealStateDeviceFullThenReadOnly(t *testing.T) {
-	dir := mountStateTmpfs(t, "64k")
+	dir := tmpfstest.Mount(t, "64k", false)
 	s := open(t, Options{Dir: dir})
 	val := json.RawMessage(`"` + strings.Repeat("v", 6000) + `"`)
 	var err error
@@ -325,7 +298,7 @@ func TestRealStateDeviceFullThenReadOnly(t *testing.T) {
 		t.Fatalf("unset on a full device: %v", err)
 	}
 
-	remountState(t, dir, "ro")
+	tmpfstest.Remount(t, dir, "ro")
 	if _, err := s.Set("ro", json.RawMessage(`1`), ScopePersistent); !errors.Is(err, syscall.EROFS) {
 		t.Fatalf("set on a read-only device: %v, want EROFS", err)
 	}
@@ -335,11 +308,11 @@ func TestRealStateDeviceFullThenReadOnly(t *testing.T) {
 	s.Close()
 
 	// A corrupted file on a read-only device cannot be kept aside.
-	remountState(t, dir, "rw")
+	tmpfstest.Remount(t, dir, "rw")
 	if err := os.WriteFile(filepath.Join(dir, FileName), []byte(`{"version":1,"entr`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	remountState(t, dir, "ro")
+	tmpfstest.Remount(t, dir, "ro")
 	_, _, err = Open(Options{Dir: dir})
 	var se *StorageError
 	if !errors.As(err, &se) || !errors.Is(err, syscall.EROFS) {
@@ -348,7 +321,7 @@ func TestRealStateDeviceFullThenReadOnly(t *testing.T) {
 	if got, _ := os.ReadFile(filepath.Join(dir, FileName)); string(got) != `{"version":1,"entr` {
 		t.Fatalf("the corrupted file was changed: %q", got)
 	}
-	remountState(t, dir, "rw")
+	tmpfstest.Remount(t, dir, "rw")
 }
 
 // The state dir is removed under a running store (rm -rf of the state
