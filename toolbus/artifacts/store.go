@@ -57,6 +57,8 @@ type Options struct {
 	MaxListItems int
 	// FS performs every file operation. Default OSFS.
 	FS FS
+	// Now is the clock of the startup sweep (default time.Now).
+	Now func() time.Time
 	// Sync fsyncs each file before its rename. Off by default: artifacts
 	// are diagnostic records, the rename alone keeps a reader from ever
 	// seeing a torn file, and on a slow disk the fsync triples the cost of
@@ -83,6 +85,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.FS == nil {
 		o.FS = OSFS{}
+	}
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	return o
 }
@@ -198,8 +203,17 @@ func Open(o Options) (*Store, string) {
 	}
 	s.tmp = filepath.Join(art, tmpDir)
 	s.sweep(probeDir, probePrefix)
-	s.sweep(s.tmp, "")
+	if s.plainDir(art) && s.plainDir(s.tmp) {
+		s.sweep(s.tmp, "")
+	}
 	return s, ""
+}
+
+// plainDir reports whether dir is a real folder, not a symbolic link: the
+// sweep never follows a link out of the root.
+func (s *Store) plainDir(dir string) bool {
+	fi, err := s.o.FS.Lstat(dir)
+	return err == nil && fi.IsDir() && fi.Mode()&fs.ModeSymlink == 0
 }
 
 // sweep removes the files of dir whose names start with prefix and that
@@ -209,7 +223,7 @@ func (s *Store) sweep(dir, prefix string) {
 	if err != nil {
 		return
 	}
-	cutoff := time.Now().Add(-staleTemp)
+	cutoff := s.o.Now().Add(-staleTemp)
 	for _, e := range entries {
 		if !e.Type().IsRegular() || !strings.HasPrefix(e.Name(), prefix) {
 			continue

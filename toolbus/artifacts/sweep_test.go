@@ -46,6 +46,32 @@ func TestOpenSweepsWhatACrashLeft(t *testing.T) {
 		}
 	}
 
+	// A .tmp that is a symbolic link is never swept: the sweep does not
+	// follow a link out of the root.
+	elsewhere := t.TempDir()
+	precious := filepath.Join(elsewhere, "precious")
+	if err := os.WriteFile(precious, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(precious, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(tmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, tmp); err != nil {
+		t.Fatal(err)
+	}
+	if _, warn := Open(Options{Root: root}); warn != "" {
+		t.Fatalf("Open: %q", warn)
+	}
+	if _, err := os.Stat(precious); err != nil {
+		t.Fatalf("the sweep followed a symbolic link out of the root: %v", err)
+	}
+	if err := os.Remove(tmp); err != nil {
+		t.Fatal(err)
+	}
+
 	// Writes go through .tmp, and recreate it when it was removed under
 	// the running store; nothing is left in it afterwards.
 	if err := os.RemoveAll(tmp); err != nil {
