@@ -30,7 +30,11 @@ func unsafeRune(r rune) bool {
 		return false
 	case r <= 0x9f: // DEL and C1
 		return true
-	case r < 0xad:
+	case r == 0xad:
+		return true
+	case r < 0x600, 0x2070 <= r && r < 0xfeff:
+		// No format character here (Latin, Greek, Cyrillic, ...; CJK,
+		// Hangul, ...): the common scripts skip the table.
 		return false
 	case r == 0x200c || r == 0x200d:
 		return false

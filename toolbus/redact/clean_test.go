@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -82,6 +83,46 @@ func TestDocumentsAreCleaned(t *testing.T) {
 	}
 }
 
+// A key is judged as it will read once cleaned: a zero-width space does not
+// hide a password, and the paths a report lists are clean too.
+func TestKeysAreJudgedCleaned(t *testing.T) {
+	r := New(Options{MaxString: 64})
+	raw := `{"pass\u200bword":"hunter2","to\u202eken":{"a":1},"x\u202e":"` + strings.Repeat("y", 100) + `"}`
+	out, rep, err := r.JSON("result", []byte(raw), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), "hunter2") || !strings.Contains(string(out), `"password":"[REDACTED]"`) ||
+		!strings.Contains(string(out), `"token":"[REDACTED]"`) {
+		t.Errorf("JSON: %s", out)
+	}
+	for _, p := range append(rep.Redacted, rep.Bounded...) {
+		if needsClean(p) {
+			t.Errorf("reported path %q is not clean", p)
+		}
+	}
+	if len(rep.Bounded) != 1 || rep.Bounded[0] != "result.x" {
+		t.Errorf("bounded paths %q, want [result.x]", rep.Bounded)
+	}
+	var in any
+	if err := json.Unmarshal([]byte(raw), &in); err != nil {
+		t.Fatal(err)
+	}
+	v, rep, err := r.Value("result", in, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := v.(map[string]any)
+	if m["password"] != Mask || m["token"] != Mask {
+		t.Errorf("Value: %v", v)
+	}
+	for _, p := range append(rep.Redacted, rep.Bounded...) {
+		if needsClean(p) {
+			t.Errorf("Value: reported path %q is not clean", p)
+		}
+	}
+}
+
 func assertClean(t *testing.T, v any) {
 	t.Helper()
 	switch x := v.(type) {
@@ -97,6 +138,41 @@ func assertClean(t *testing.T, v any) {
 	case []any:
 		for _, c := range x {
 			assertClean(t, c)
+		}
+	}
+}
+
+// The fast paths of unsafeRune agree with its definition for every rune.
+func TestUnsafeRuneMatchesItsDefinition(t *testing.T) {
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		want := unicode.IsControl(r) && r != '\t' && r != '\n' ||
+			unicode.Is(unicode.Cf, r) && r != 0x200c && r != 0x200d ||
+			r == 0x2028 || r == 0x2029
+		if got := unsafeRune(r); got != want {
+			t.Fatalf("unsafeRune(%U) = %v, want %v", r, got, want)
+		}
+	}
+}
+
+// BenchmarkJSONNonLatin scans a frame-sized document of Cyrillic and CJK
+// titles: the common scripts must not pay for the format-character table.
+func BenchmarkJSONNonLatin(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString(`{"titles":[`)
+	for i := range 60 {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString(`"Привет, мир — 你好，世界 — 안녕하세요 — Ελληνικά"`)
+	}
+	sb.WriteString(`]}`)
+	doc := []byte(sb.String())
+	r := New(Options{})
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := r.JSON("", doc, nil); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

@@ -228,12 +228,17 @@ func (s *jscan) object(depth int) error {
 		s.push(jseg{start: kq + 1, end: ke - 1, esc: esc})
 		sensitive := false
 		if s.skip == 0 {
-			sensitive = matchKey(&s.r.keys, key)
+			if res&(scanBadUTF8|scanUnsafe) == 0 {
+				sensitive = matchKey(&s.r.keys, key)
+			}
 			if res&(scanSecret|scanBadUTF8|scanUnsafe) != 0 {
 				k := string(key)
 				if res&(scanBadUTF8|scanUnsafe) != 0 {
+					// Judge the key as it will read: "pass\u200bword" is
+					// a password.
 					k = Clean(k)
 					s.rp.sanitized()
+					sensitive = matchKey(&s.r.keys, k)
 				}
 				masked, changed := s.r.Text(k)
 				if changed {

@@ -28,7 +28,7 @@ func isIdent(k string) bool {
 
 // appendPathKey appends key k to path b (first: b holds no segment yet).
 func (r *Redactor) appendPathKey(b []byte, k string, first bool) []byte {
-	k, _ = r.Text(k)
+	k, _ = r.Text(Clean(k))
 	if max := r.o.PathKeyBytes; len(k) > max {
 		cut := max
 		for cut > 0 && !utf8.RuneStart(k[cut]) {

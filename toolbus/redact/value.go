@@ -222,7 +222,7 @@ func (w *walker) object(m map[string]any, depth int) (any, bool, error) {
 			anyChanged = true
 		}
 		var nv any
-		if w.r.SensitiveKey(k) {
+		if w.r.SensitiveKey(ck) {
 			if err := w.count(c, depth); err != nil {
 				return nil, false, err
 			}
