@@ -10,11 +10,13 @@ import (
 )
 
 // Cause renders err as one line of printable text of at most max bytes
-// (cut on a rune boundary and ended with "…"). net/http quotes a malformed
-// status or header line in its error (up to the transport's header limit,
-// megabytes), and that line is the upstream's data (a window title in a
-// Location header, say): the quoted part is withheld. Control, format and
-// invalid bytes become spaces.
+// (cut on a rune boundary and ended with "…"). net/http quotes what it
+// could not parse in its errors (a malformed status or header line, up to
+// the transport's header limit, megabytes; a Location header; the URL it
+// was redirected to), and that is the upstream's data (a window title in
+// a Location header, say): every quoted part is withheld, and so is the
+// rest of a malformed line. Control, format and invalid bytes become
+// spaces.
 func Cause(err error, max int) string {
 	s := err.Error()
 	if i := strings.Index(s, "malformed "); i >= 0 {
@@ -22,6 +24,7 @@ func Cause(err error, max int) string {
 			s = strings.TrimRight(s[:i+j], " ") + " (not shown)"
 		}
 	}
+	s = withholdQuoted(s)
 	s = strings.Map(func(r rune) rune {
 		if r == utf8.RuneError || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
 			return ' '
@@ -36,4 +39,32 @@ func Cause(err error, max int) string {
 		s = s[:cut] + "…"
 	}
 	return s
+}
+
+// withholdQuoted replaces every double-quoted segment of s (Go's %q, with
+// backslash escapes) by "…"; an unterminated one runs to the end.
+func withholdQuoted(s string) string {
+	i := strings.IndexByte(s, '"')
+	if i < 0 {
+		return s
+	}
+	var b strings.Builder
+	for i >= 0 {
+		b.WriteString(s[:i])
+		b.WriteString(`"…"`)
+		j := i + 1
+		for j < len(s) && s[j] != '"' {
+			if s[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		if j >= len(s) {
+			return b.String()
+		}
+		s = s[j+1:]
+		i = strings.IndexByte(s, '"')
+	}
+	b.WriteString(s)
+	return b.String()
 }

@@ -17,6 +17,10 @@ func TestCause(t *testing.T) {
 		{"malformed status withheld", `malformed HTTP status code "secret"`, "malformed HTTP status code (not shown)"},
 		{"controls and bidi become spaces", "a\x1b[2J\u202eb\xff", "a [2J b "},
 		{"bounded", strings.Repeat("é", 200), strings.Repeat("é", 50) + "…"},
+		{"quoted Location withheld", `failed to parse Location header "/%zz-private-title": parse "/%zz-private-title": invalid URL escape "%zz"`,
+			`failed to parse Location header "…": parse "…": invalid URL escape "…"`},
+		{"escaped quote inside", `Get "a\"b": refused`, `Get "…": refused`},
+		{"unterminated", `x "secret`, `x "…"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -33,6 +37,10 @@ func FuzzCause(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		got := Cause(errors.New(s), 200)
 		if len(got) > 200+len("…") || !utf8.ValidString(got) || strings.ContainsAny(got, "\n\r\x1b\u202e") {
+			t.Fatalf("Cause(%q) = %q", s, got)
+		}
+		// Nothing quoted survives.
+		if q := strings.Index(got, `"`); q >= 0 && !strings.HasPrefix(got[q:], `"…"`) {
 			t.Fatalf("Cause(%q) = %q", s, got)
 		}
 	})
