@@ -37,18 +37,19 @@ func (b *Bus) stateTool() *Tool {
 	}
 }
 
-// checkValueShape refuses a value that get could not hand back: one that
-// nests deeper than the redactor allows inside a result (the value sits two
-// levels down, under result.value) or holds more items than it counts.
+// checkValueShape refuses a value that get could not hand back within the
+// redactor's bounds: get's result is {key, scope, value}, so the value
+// starts one level down (its nesting may reach MaxDepth-1) and the root and
+// the three members count as four items of MaxItems.
 func (b *Bus) checkValueShape(raw json.RawMessage) error {
 	o := b.opts.Redactor.Options()
-	maxDepth := o.MaxDepth - 2
+	maxDepth, maxItems := o.MaxDepth-1, o.MaxItems-4
 	depth, items := jsonw.Shape(raw, maxDepth)
 	switch {
 	case depth > maxDepth:
 		return Invalid(fmt.Sprintf("value nests deeper than %d levels", maxDepth), "store a flatter value", map[string]any{"argument": "value"})
-	case items >= o.MaxItems:
-		return Invalid(fmt.Sprintf("value holds more than %d members and elements", o.MaxItems-1), "store a smaller value", map[string]any{"argument": "value"})
+	case items > maxItems:
+		return Invalid(fmt.Sprintf("value holds more than %d members and elements", maxItems), "store a smaller value", map[string]any{"argument": "value"})
 	}
 	return nil
 }

@@ -12,15 +12,16 @@ import (
 func TestStateValueBounds(t *testing.T) {
 	p := newPipeline(t, nil)
 	arr := func(depth int) string { return strings.Repeat("[", depth) + strings.Repeat("]", depth) }
-	maxDepth := redact.DefaultMaxDepth - 2
-	wide := "[" + strings.TrimSuffix(strings.Repeat("0,", redact.DefaultMaxItems), ",") + "]"
+	wide := func(n int) string { return "[" + strings.TrimSuffix(strings.Repeat("0,", n), ",") + "]" }
+	maxDepth, maxItems := redact.DefaultMaxDepth-1, redact.DefaultMaxItems-4
 	tests := []struct {
 		name, value, wantErr string
 	}{
 		{"at the depth bound", arr(maxDepth), ""},
-		{"one level deeper", arr(maxDepth + 1), "value nests deeper than 62 levels"},
-		{"far deeper", arr(5000), "value nests deeper than 62 levels"},
-		{"too many elements", wide, "value holds more than 99999 members and elements"},
+		{"one level deeper", arr(maxDepth + 1), "value nests deeper than 63 levels"},
+		{"far deeper", arr(5000), "value nests deeper than 63 levels"},
+		{"at the items bound", wide(maxItems), ""},
+		{"one element more", wide(maxItems + 1), "value holds more than 99996 members and elements"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
