@@ -3,6 +3,7 @@ package toolbus
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/awbridge/awbridge/toolbus/artifacts"
 )
@@ -27,20 +28,35 @@ func (b *Bus) artifactsStage(r *run) []byte {
 	return b.envelope(r)
 }
 
+// artifactWarnEvery is the least time between two "artifact writes are
+// failing" warnings: a nearly full disk, where small writes pass and big
+// ones fail, flips between the two states at every call.
+const artifactWarnEvery = time.Minute
+
 // artifactOutcome logs the transitions of artifact writes: the first
-// failure (with its error) and the first success after failures (with how
-// many failed meanwhile).
+// failure (with its error), at most once per artifactWarnEvery, and the
+// first success after a logged failure (with how many failed meanwhile).
 func (b *Bus) artifactOutcome(err error) {
 	if err == nil {
 		if b.artFailing.Load() && b.artFailing.CompareAndSwap(true, false) {
-			b.opts.Logger.Info().Int64("failed_writes", b.artFailed.Swap(0)).Msg("artifact writes work again")
+			n := b.artFailed.Swap(0)
+			if b.artWarned.Swap(false) {
+				b.opts.Logger.Info().Int64("failed_writes", n).Msg("artifact writes work again")
+			}
 		}
 		return
 	}
 	b.artFailed.Add(1)
-	if b.artFailing.CompareAndSwap(false, true) {
-		b.opts.Logger.Warn().Err(err).Msg("artifact writes are failing; calls go on without artifacts (further failures are counted, not logged, until a write succeeds)")
+	if !b.artFailing.CompareAndSwap(false, true) {
+		return
 	}
+	now := b.opts.Now().UnixNano()
+	last := b.artLastWarn.Load()
+	if last != 0 && now-last < int64(artifactWarnEvery) || !b.artLastWarn.CompareAndSwap(last, now) {
+		return
+	}
+	b.artWarned.Store(true)
+	b.opts.Logger.Warn().Err(err).Msg("artifact writes are failing; calls go on without artifacts (further failures are counted, not logged, until a write succeeds)")
 }
 
 // ArtifactWritesFailing reports whether the last artifact write failed, and

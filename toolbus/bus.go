@@ -65,8 +65,10 @@ type Bus struct {
 	list    json.RawMessage
 	limiter map[string]*limiter
 
-	artFailing atomic.Bool  // the last artifact write failed
-	artFailed  atomic.Int64 // artifact writes failed since the last success
+	artFailing  atomic.Bool  // the last artifact write failed
+	artFailed   atomic.Int64 // artifact writes failed since the last success
+	artWarned   atomic.Bool  // the current failure was logged
+	artLastWarn atomic.Int64 // when the last failure was logged (unix ns)
 }
 
 type entry struct {

@@ -214,6 +214,20 @@ func TestArtifactWriteFailureNeverFailsTheCall(t *testing.T) {
 	if failing, _ := p.bus.ArtifactWritesFailing(); failing {
 		t.Fatal("still failing after a good write")
 	}
+
+	// A nearly full disk flips between failing and working at every call:
+	// still at most one warning a minute, and the count starts afresh.
+	logs := p.logs.Len()
+	for i := range 10 {
+		full.Store(i%2 == 0)
+		p.call(t, "help", fmt.Sprintf(`{"trace_id":"run","span_id":"flip-%d"}`, i))
+	}
+	if n := strings.Count(p.logs.String()[logs:], "artifact writes are failing"); n != 0 {
+		t.Fatalf("%d more warnings within the minute:\n%s", n, p.logs.String()[logs:])
+	}
+	if failing, n := p.bus.ArtifactWritesFailing(); failing || n != 0 {
+		t.Fatalf("after a good write: failing %v, count %d", failing, n)
+	}
 }
 
 func TestCompactIsStrictlySmaller(t *testing.T) {

@@ -1493,11 +1493,12 @@ func TestContextRootFullThenReadOnlyMidRun(t *testing.T) {
 	stateHolds("k1", "k2")
 
 	stderr := b.close()
-	// Two outages (full, then read-only), each with two failed calls: one
-	// warning when writes start failing (and an info line, below stdio's
-	// default level, when they work again), per outage, not one per call.
-	if n := strings.Count(stderr, "artifact writes are failing"); n != 2 {
-		t.Errorf("%d artifact warnings, want one per outage (2):\n%s", n, stderr)
+	// Two outages (full, then read-only) within a minute, each with failed
+	// calls: one warning when writes start failing (and an info line, below
+	// stdio's default level, when they work again), at most one a minute,
+	// never one per call.
+	if n := strings.Count(stderr, "artifact writes are failing"); n != 1 {
+		t.Errorf("%d artifact warnings, want one for both outages within the minute:\n%s", n, stderr)
 	}
 	// c1, c3, c5 and the two state writes that worked: two files each.
 	if n := checkNothingTorn(t, nil, mnt); n != (5+healthWrote)*2+1 {
