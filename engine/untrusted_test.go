@@ -54,7 +54,10 @@ func hostileEngine(t *testing.T) *Engine {
 	t.Cleanup(aw.Close)
 	side := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, `{"ok":true,"note\u200b":"\u001b[31m`+injection+`\r","items":["\u202eabc","\udb40\udc49"]}`)
+		// A long value under a hostile key: it is bounded, and the report
+		// of where names the key, cleaned.
+		fmt.Fprint(w, `{"ok":true,"note\u200b":"\u001b[31m`+injection+`\r","items":["\u202eabc","\udb40\udc49"],`+
+			`"long\u202ekey":"`+strings.Repeat("x", 20<<10)+`"}`)
 	}))
 	t.Cleanup(side.Close)
 	c := config.Defaults()
@@ -126,6 +129,9 @@ func TestUntrustedTextStaysData(t *testing.T) {
 					}
 				}
 			})
+			if req.Name != "aw_get_state" && req.Name != "aw.get_state" && !strings.Contains(string(out.Body), `"longkey":{"truncated":true`) {
+				t.Errorf("%s: the long value under the hostile key is not bounded under the cleaned key", req.Name)
+			}
 			if seen == 0 {
 				t.Errorf("%s: the hostile data vanished entirely; the test no longer exercises anything: %s", req.Name, out.Body)
 			}

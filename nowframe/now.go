@@ -422,8 +422,10 @@ func (c *computation) browser(b *Browser) {
 		if len(c.in.Selection.Web) == 0 && len(c.in.Web) == 0 {
 			b.Reason = ReasonNoWebBucket
 		}
+		// Unknown only when this browser's bucket (or the only one) could
+		// not be read, not when another browser's failed.
 		for _, id := range c.in.Selection.Web {
-			if c.in.unknown(id) {
+			if c.in.unknown(id) && (strings.Contains(id, name) || len(c.in.Selection.Web) == 1) {
 				b.Reason = ReasonUnreadable
 			}
 		}
@@ -811,8 +813,11 @@ const maxSummaryApp = 40
 // plainAppName reports whether an app name may appear inside the summary
 // sentence: short, at most four words of letters, digits and . - _ +.
 // App names come from the window watcher (a program chooses its own
-// name), so anything that could read as an instruction stays in the data
-// field window.app only.
+// name): a long name, or one with punctuation (a colon, quotes, a full
+// stop between words), stays in the data field window.app only. Four
+// plain words can still say anything, so the summary is data like every
+// other field of the frame; this only keeps a sentence from being built
+// into it.
 func plainAppName(app string) bool {
 	if len(app) > maxSummaryApp || strings.Count(app, " ") > 3 {
 		return false

@@ -3,6 +3,9 @@ package nowframe
 import (
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/awbridge/awbridge/aw"
 )
 
 // App names come from the window watcher: a program picks its own. Only a
@@ -39,6 +42,32 @@ func TestSummaryQuotesOnlyPlainAppNames(t *testing.T) {
 			}
 			if !tt.plain && !strings.Contains(phrase, "window.app") {
 				t.Fatalf("appPhrase = %q does not point at the data field", phrase)
+			}
+		})
+	}
+}
+
+// A browser's tab is "unreadable" only when that browser's web bucket (or
+// the only one) could not be read, not when another browser's failed.
+func TestBrowserUnreadableOnlyForItsOwnBucket(t *testing.T) {
+	chrome, firefox := "aw-watcher-web-chrome_h", "aw-watcher-web-firefox_h"
+	sel := fullSel
+	sel.Web = []string{chrome, firefox}
+	ts := t0.Add(-time.Second)
+	for _, tt := range []struct {
+		name       string
+		unreadable []string
+		want       string
+	}{
+		{"the focused browser's bucket failed", []string{chrome}, ReasonUnreadable},
+		{"another browser's bucket failed", []string{firefox}, ReasonNoEvents},
+		{"none failed", nil, ReasonNoEvents},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			n := ComputeNow(Input{Now: t0, Selection: sel, Unreadable: tt.unreadable,
+				Window: []aw.Event{event(ts, 5, map[string]any{"app": "Google-chrome", "title": "Docs"})}})
+			if n.Browser.Reason != tt.want {
+				t.Fatalf("browser.reason %q, want %q", n.Browser.Reason, tt.want)
 			}
 		})
 	}
