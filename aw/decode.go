@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/awbridge/awbridge/internal/jsonw"
 	"github.com/tidwall/gjson"
 )
 
@@ -42,7 +43,7 @@ func checkJSON(body []byte) error {
 	case body[first] == '<':
 		return errMalformed("body is HTML, not JSON (is the base URL an ActivityWatch server?)")
 	}
-	if !depthWithin(body, maxJSONDepth) {
+	if !jsonw.DepthWithin(body, maxJSONDepth) {
 		return errMalformed("JSON nests deeper than %d levels", maxJSONDepth)
 	}
 	if !gjson.ValidBytes(body) {
@@ -60,38 +61,6 @@ func firstNonSpace(b []byte) int {
 		}
 	}
 	return -1
-}
-
-// depthWithin reports whether the brackets of b (outside strings) nest at
-// most limit deep. It does not validate anything else.
-func depthWithin(b []byte, limit int) bool {
-	depth := 0
-	inString, escaped := false, false
-	for _, c := range b {
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case '[', '{':
-			depth++
-			if depth > limit {
-				return false
-			}
-		case ']', '}':
-			depth--
-		}
-	}
-	return true
 }
 
 func typeName(r gjson.Result) string {

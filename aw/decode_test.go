@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/awbridge/awbridge/internal/jsonw"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -179,7 +181,7 @@ func TestDepthWithin(t *testing.T) {
 		{`["\\", [[[]]]]`, false},
 	}
 	for _, tt := range tests {
-		if got := depthWithin([]byte(tt.in), 3); got != tt.want {
+		if got := jsonw.DepthWithin([]byte(tt.in), 3); got != tt.want {
 			t.Errorf("depthWithin(%s, 3) = %v", tt.in, got)
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
+	"github.com/awbridge/awbridge/internal/jsonw"
 )
 
 // apiKeyErr is every error ReadAPIKeyFile may give for a file it could
@@ -279,7 +280,7 @@ func FuzzEventField(f *testing.F) {
 		f.Add([]byte(c.data), c.key)
 	}
 	f.Fuzz(func(t *testing.T, data []byte, key string) {
-		if !json.Valid(data) || !utf8.Valid(data) || bytes.TrimSpace(data)[0] != '{' || hasDupKey(data) || !depthWithin(data, maxJSONDepth) {
+		if !json.Valid(data) || !utf8.Valid(data) || bytes.TrimSpace(data)[0] != '{' || hasDupKey(data) || !jsonw.DepthWithin(data, maxJSONDepth) {
 			return // invalid UTF-8 is the sanitizers' business, not the reader's
 		}
 		ev := Event{Data: json.RawMessage(data)}

@@ -1,6 +1,6 @@
 // Package sidecar is the client of the optional /probe sidecar: one GET that
 // yields a bounded, validated raw JSON object. It imports nothing else of
-// awbridge but internal/errtext.
+// awbridge but internal helpers (errtext, jsonw).
 package sidecar
 
 import (
@@ -21,6 +21,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/awbridge/awbridge/internal/errtext"
+	"github.com/awbridge/awbridge/internal/jsonw"
 )
 
 // Options configure a Client.
@@ -153,7 +154,7 @@ func Decode(body []byte) (json.RawMessage, error) {
 	trimmed := bytes.TrimSpace(body)
 	// gjson validates nesting by recursion without a limit: a body of
 	// [[[[... would overflow the stack. Bound the depth first.
-	if !depthWithin(trimmed, maxDepth) {
+	if !jsonw.DepthWithin(trimmed, maxDepth) {
 		return nil, &Error{Msg: fmt.Sprintf("answer nests deeper than %d levels", maxDepth)}
 	}
 	if !gjson.ValidBytes(trimmed) {
@@ -206,36 +207,3 @@ func (c *Client) get(ctx context.Context, u string) ([]byte, error) {
 
 // maxDepth bounds the nesting of a probe object.
 const maxDepth = 64
-
-// depthWithin reports whether b's arrays and objects nest at most limit
-// deep (strings are skipped). The same guard as package aw's; the two
-// clients import nothing of each other.
-func depthWithin(b []byte, limit int) bool {
-	depth := 0
-	inString, escaped := false, false
-	for _, c := range b {
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case '[', '{':
-			depth++
-			if depth > limit {
-				return false
-			}
-		case ']', '}':
-			depth--
-		}
-	}
-	return true
-}

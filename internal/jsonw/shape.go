@@ -46,3 +46,11 @@ func Shape(b []byte, maxDepth int) (depth, items int) {
 	}
 	return depth, items
 }
+
+// DepthWithin reports whether b's arrays and objects (outside strings)
+// nest at most limit deep. It validates nothing else: it is the guard to
+// run before a parser that recurses without a bound (gjson).
+func DepthWithin(b []byte, limit int) bool {
+	depth, _ := Shape(b, limit)
+	return depth <= limit
+}
