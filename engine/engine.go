@@ -118,12 +118,12 @@ func New(d Deps) (*Engine, error) {
 	privacy := nowframe.Privacy{MaxTitleLength: c.Privacy.MaxTitleLength, ExcludeApps: c.Privacy.ExcludedApps(),
 		TitleRules: titleRules, URLRules: urlRules}
 	red := redact.New(redact.Options{MaxString: int(c.Limits.MaxStringBytes), ExtraKeys: SplitList(c.Limits.SensitiveKeys)})
-	redactOnce := func(b []byte) ([]byte, []string) {
+	redactOnce := func(b []byte) ([]byte, []string, []string) {
 		out, rep, err := red.JSON("result", b, nil)
 		if err != nil {
-			return []byte(`{"withheld":"the document exceeded the redactor's limits"}`), []string{"result"}
+			return []byte(`{"withheld":"the document exceeded the redactor's limits"}`), []string{"result"}, nil
 		}
-		return out, rep.Redacted
+		return out, rep.Redacted, rep.Bounded
 	}
 	bopts := nowframe.Options{
 		AW: awc, AWSource: e.awSrc, SidecarSource: e.scSrc, Host: c.AW.Host,

@@ -53,8 +53,8 @@ func (e *Engine) tools() []*toolbus.Tool {
 				// Redacted once per render (at most once a second).
 				// The report names each circuit; policy.circuit is left out so
 				// the envelope never contradicts a report up to a second old.
-				body, redactions := e.health.Rendered(ctx)
-				return toolbus.Result{Body: body, Redacted: true, Redactions: redactions}, nil
+				body, redactions, bounded := e.health.Rendered(ctx)
+				return toolbus.Result{Body: body, Redacted: true, Redactions: redactions, Bounded: bounded}, nil
 			},
 		},
 		{
@@ -133,7 +133,7 @@ func (e *Engine) runNowframe(ctx context.Context, call *toolbus.Call) (toolbus.R
 	}
 	// The frame was bounded and redacted once, when it was rendered.
 	return toolbus.Result{Body: f.AppendJSON(make([]byte, 0, f.Size()+len(reason)), reason), CacheHit: hit,
-		Circuit: f.Sources.ActivityWatch.Circuit, Redacted: true, Redactions: append(redactions, f.Redactions...)}, nil
+		Circuit: f.Sources.ActivityWatch.Circuit, Redacted: true, Redactions: append(redactions, f.Redactions...), Bounded: f.Bounded}, nil
 }
 
 func (e *Engine) runGetState(ctx context.Context, call *toolbus.Call) (toolbus.Result, error) {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -131,6 +132,9 @@ func TestUntrustedTextStaysData(t *testing.T) {
 			})
 			if req.Name != "aw_get_state" && req.Name != "aw.get_state" && !strings.Contains(string(out.Body), `"longkey":{"truncated":true`) {
 				t.Errorf("%s: the long value under the hostile key is not bounded under the cleaned key", req.Name)
+			}
+			if (req.Name == "nowframe_build" || req.Name == "system_health") && !strings.Contains(string(out.Body), `"bounded":["result.omni_probe.longkey"]`) {
+				t.Errorf("%s: the envelope does not say where the result was bounded: %s", req.Name, out.Body[bytes.Index(out.Body, []byte(`"redactions"`)):])
 			}
 			if seen == 0 {
 				t.Errorf("%s: the hostile data vanished entirely; the test no longer exercises anything: %s", req.Name, out.Body)

@@ -45,7 +45,7 @@ type Options struct {
 	Protect func() protect.Result
 	// Redact, when set, redacts each rendered report once (the probe
 	// payload is the sidecar's data) and says where.
-	Redact func(report []byte) ([]byte, []string)
+	Redact func(report []byte) (out []byte, redacted, bounded []string)
 	// FirstWait bounds how long the first call waits for the first probe
 	// (default 200 ms): a slow source never holds health longer; the
 	// report then says status "checking", and the probe goes on in the
@@ -97,6 +97,7 @@ type Checker struct {
 	refreshing bool
 	rendered   []byte
 	redactions []string
+	bounded    []string
 	report     Report
 	first      chan struct{} // closed after the first refresh
 	quit       chan struct{} // closed by Close: a refresh under way stops
@@ -146,24 +147,25 @@ func (c *Checker) Prime(ctx context.Context) {
 // status and, when it is older than the refresh interval, start one
 // refresh in the background.
 func (c *Checker) JSON(ctx context.Context) []byte {
-	b, _, _ := c.get(ctx)
+	b, _, _, _ := c.get(ctx)
 	return b
 }
 
 // Rendered is JSON together with where that very rendering was redacted
-// (paths), read under one lock so the two always match.
-func (c *Checker) Rendered(ctx context.Context) ([]byte, []string) {
-	b, _, red := c.get(ctx)
-	return b, red
+// and where a long string was bounded (paths), read under one lock so they
+// always match.
+func (c *Checker) Rendered(ctx context.Context) (body []byte, redacted, bounded []string) {
+	b, _, red, bnd := c.get(ctx)
+	return b, red, bnd
 }
 
 // Report returns the report as a value (see JSON for freshness rules).
 func (c *Checker) Report(ctx context.Context) Report {
-	_, r, _ := c.get(ctx)
+	_, r, _, _ := c.get(ctx)
 	return r
 }
 
-func (c *Checker) get(ctx context.Context) ([]byte, Report, []string) {
+func (c *Checker) get(ctx context.Context) ([]byte, Report, []string, []string) {
 	now := c.opts.Now()
 	c.mu.Lock()
 	stale := now.Sub(c.checkedAt) >= c.opts.Refresh
@@ -193,7 +195,7 @@ func (c *Checker) get(ctx context.Context) ([]byte, Report, []string) {
 	if c.rendered == nil || !waited {
 		c.render(now)
 	}
-	return c.rendered, c.report, c.redactions
+	return c.rendered, c.report, c.redactions, c.bounded
 }
 
 func (c *Checker) refresh(ctx context.Context) {
@@ -297,9 +299,9 @@ func (c *Checker) render(now time.Time) {
 	if err != nil {
 		b = []byte(`{"aw_ok":false,"sidecar_probe_status":null,"preflight_ok":false,"protected_env_ok":false,"protected_diff_count":-1,"omni_probe":null,"status":"degraded"}`)
 	}
-	c.redactions = nil
+	c.redactions, c.bounded = nil, nil
 	if c.opts.Redact != nil {
-		b, c.redactions = c.opts.Redact(b)
+		b, c.redactions, c.bounded = c.opts.Redact(b)
 	}
 	if verdict(c.report) != verdict(r) {
 		close(c.changed)

@@ -42,7 +42,7 @@ type Options struct {
 	Now func() time.Time
 	// Redact, when set, redacts each frame's JSON once, when it is
 	// rendered, and returns where it changed it (paths, never values).
-	Redact func(frame []byte) ([]byte, []string)
+	Redact func(frame []byte) (out []byte, redacted, bounded []string)
 	// OnFrame, when set, sees every new frame (the poller's change feed).
 	OnFrame func(*Frame)
 }

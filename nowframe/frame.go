@@ -34,8 +34,9 @@ type Frame struct {
 	Probe     json.RawMessage
 	Now       Now
 	Sources   Sources
-	// Redactions lists where the frame was redacted (paths, never values).
-	Redactions []string
+	// Redactions and Bounded list where the frame was redacted and where a
+	// long string was bounded (paths, never values).
+	Redactions, Bounded []string
 	// Cause is why it was built: CauseRequest or CausePoll.
 	Cause string
 
@@ -46,7 +47,7 @@ type Frame struct {
 func (f *Frame) Age(t time.Time) time.Duration { return t.Sub(f.Timestamp) }
 
 // render pre-renders the frame's JSON once; AppendJSON splices the reason.
-func (f *Frame) render(redact func([]byte) ([]byte, []string)) error {
+func (f *Frame) render(redact func([]byte) (out []byte, redacted, bounded []string)) error {
 	head := []byte(`{"timestamp":`)
 	head = jsonw.AppendString(head, f.Timestamp.UTC().Format(time.RFC3339Nano))
 	head = append(head, `,"reason":`...)
@@ -67,7 +68,7 @@ func (f *Frame) render(redact func([]byte) ([]byte, []string)) error {
 		return err
 	}
 	if redact != nil {
-		b, f.Redactions = redact(b)
+		b, f.Redactions, f.Bounded = redact(b)
 	}
 	b[0] = ',' // continue the object after "reason"
 	f.head, f.tail = head, b

@@ -15,7 +15,7 @@ func (b *Bus) boundStage(r *run) bool {
 		return true
 	}
 	if r.res.Redacted {
-		r.redactions = r.res.Redactions
+		r.redactions, r.bounded = r.res.Redactions, r.res.Bounded
 		return true
 	}
 	out, rep, err := b.opts.Redactor.JSON("result", r.result, b.spill(r))

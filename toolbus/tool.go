@@ -68,6 +68,8 @@ type Result struct {
 	// (the warm frame, once per version); Redactions lists where.
 	Redacted   bool
 	Redactions []string
+	// Bounded lists where a pre-redacted result had a long string bounded.
+	Bounded []string
 }
 
 // Example is a call for help to show.
