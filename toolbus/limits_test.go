@@ -25,12 +25,12 @@ func TestStateValueBounds(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, env := p.call(t, "state", `{"action":"set","key":"k","value":`+tt.value+`}`)
+			r, _ := p.call(t, "state", `{"action":"set","key":"k","value":`+tt.value+`}`)
 			if tt.wantErr == "" {
 				if r.Err != nil {
 					t.Fatalf("set: %+v", r.Err)
 				}
-				r, env = p.call(t, "state", `{"action":"get","key":"k"}`)
+				r, env := p.call(t, "state", `{"action":"get","key":"k"}`)
 				if r.Err != nil || !strings.Contains(string(r.Body), tt.value) {
 					t.Fatalf("get did not hand the value back: %+v %v", r.Err, env["error"])
 				}

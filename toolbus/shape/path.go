@@ -141,10 +141,7 @@ func parseBare(p string, i int) (segment, int, *PathError) {
 
 // canonicalInt parses "0" or -?[1-9][0-9]* that fits an int.
 func canonicalInt(s string) (int, bool) {
-	d := s
-	if strings.HasPrefix(d, "-") {
-		d = d[1:]
-	}
+	d := strings.TrimPrefix(s, "-")
 	if d == "" || len(d) > 18 {
 		return 0, false
 	}
