@@ -319,17 +319,22 @@ func docSession(t *testing.T, env []string, requests []docLine, pipelined bool) 
 // document cannot drift from what awbridge does. Each "<- " line must be a
 // subset (see subset) of the reply with the same id; every reply must be
 // shown, and a request without id must get none.
-func TestDocsExamples(t *testing.T) {
-	raw, err := os.ReadFile(docsPath)
+func TestDocsExamples(t *testing.T) { replayDocExamples(t, docsPath, 10) }
+
+// replayDocExamples replays the ```jsonl blocks of the markdown document at
+// path (see TestDocsExamples); a document with fewer than minBlocks blocks
+// means the parser or the document is broken.
+func replayDocExamples(t *testing.T, path string, minBlocks int) {
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	blocks, err := parseDocBlocks(string(raw))
 	if err != nil {
-		t.Fatalf("%s: %v", docsPath, err)
+		t.Fatalf("%s: %v", path, err)
 	}
-	if len(blocks) < 10 {
-		t.Fatalf("%s has %d example blocks; the parser or the document is broken", docsPath, len(blocks))
+	if len(blocks) < minBlocks {
+		t.Fatalf("%s has %d example blocks; the parser or the document is broken", path, len(blocks))
 	}
 	srv, _ := recordedAW(t)
 	for _, b := range blocks {
@@ -338,25 +343,25 @@ func TestDocsExamples(t *testing.T) {
 			env := baseEnv(t, srv.URL, "AWBRIDGE_CONTEXT_ROOT="+root, "AWBRIDGE_STATE_DIR="+stateDir)
 			env = append(env, b.env...) // exec keeps the last value of a key
 			got, stderr := docSession(t, env, b.requests, b.pipelined)
-			checkModes(t, b.line, filepath.Join(root, "artifacts"), stateDir)
-			t.Logf("%s:%d: replies:\n%s", docsPath, b.line, strings.Join(got, "\n"))
+			checkModes(t, path, b.line, filepath.Join(root, "artifacts"), stateDir)
+			t.Logf("%s:%d: replies:\n%s", path, b.line, strings.Join(got, "\n"))
 			byID := map[string]string{}
 			for _, l := range got {
 				id := replyID(l)
 				if _, dup := byID[id]; dup {
-					t.Fatalf("%s:%d: two replies with id %s:\n%s", docsPath, b.line, id, strings.Join(got, "\n"))
+					t.Fatalf("%s:%d: two replies with id %s:\n%s", path, b.line, id, strings.Join(got, "\n"))
 				}
 				byID[id] = l
-				checkEnvelopeText(t, b.line, l)
+				checkEnvelopeText(t, path, b.line, l)
 			}
 			if len(got) != len(b.replies) {
 				t.Errorf("%s:%d: the block shows %d replies, the binary sent %d:\n%s\nstderr:\n%s",
-					docsPath, b.line, len(b.replies), len(got), strings.Join(got, "\n"), stderr)
+					path, b.line, len(b.replies), len(got), strings.Join(got, "\n"), stderr)
 			}
 			for _, want := range b.replies {
 				w, err := decodeJSON(want.text)
 				if err != nil {
-					t.Fatalf("%s:%d: the expected reply is not JSON: %v", docsPath, want.line, err)
+					t.Fatalf("%s:%d: the expected reply is not JSON: %v", path, want.line, err)
 				}
 				id := "null"
 				if _, batch := w.([]any); batch {
@@ -369,17 +374,17 @@ func TestDocsExamples(t *testing.T) {
 				}
 				actual, ok := byID[id]
 				if !ok {
-					t.Errorf("%s:%d (block at line %d): no reply with id %s; replies:\n%s", docsPath, want.line, b.line, id, strings.Join(got, "\n"))
+					t.Errorf("%s:%d (block at line %d): no reply with id %s; replies:\n%s", path, want.line, b.line, id, strings.Join(got, "\n"))
 					continue
 				}
 				g, err := decodeJSON(actual)
 				if err != nil {
-					t.Errorf("%s:%d: reply is not JSON: %v: %s", docsPath, want.line, err, actual)
+					t.Errorf("%s:%d: reply is not JSON: %v: %s", path, want.line, err, actual)
 					continue
 				}
 				if msg := subset("$", w, g); msg != "" {
 					t.Errorf("%s:%d (block at line %d): the binary does not do what the document shows: %s\nactual reply:\n%s",
-						docsPath, want.line, b.line, msg, actual)
+						path, want.line, b.line, msg, actual)
 				}
 			}
 		})
@@ -388,7 +393,7 @@ func TestDocsExamples(t *testing.T) {
 
 // checkModes checks the document's claim that artifacts and the state file
 // are 0600 in 0700 folders.
-func checkModes(t *testing.T, line int, dirs ...string) {
+func checkModes(t *testing.T, doc string, line int, dirs ...string) {
 	t.Helper()
 	for _, dir := range dirs {
 		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
@@ -407,12 +412,12 @@ func checkModes(t *testing.T, line int, dirs ...string) {
 				want = 0o700
 			}
 			if info.Mode().Perm() != want {
-				t.Errorf("%s:%d: %s has mode %v, want %v", docsPath, line, path, info.Mode().Perm(), want)
+				t.Errorf("%s:%d: %s has mode %v, want %v", doc, line, path, info.Mode().Perm(), want)
 			}
 			return nil
 		})
 		if err != nil {
-			t.Errorf("%s:%d: walking %s: %v", docsPath, line, dir, err)
+			t.Errorf("%s:%d: walking %s: %v", doc, line, dir, err)
 		}
 	}
 }
@@ -420,7 +425,7 @@ func checkModes(t *testing.T, line int, dirs ...string) {
 // checkEnvelopeText checks the document's claim that a tools/call result
 // carries the envelope twice: as the text content (a JSON string) and as
 // structuredContent, equal.
-func checkEnvelopeText(t *testing.T, line int, reply string) {
+func checkEnvelopeText(t *testing.T, doc string, line int, reply string) {
 	t.Helper()
 	var r struct {
 		Result struct {
@@ -435,13 +440,13 @@ func checkEnvelopeText(t *testing.T, line int, reply string) {
 		return
 	}
 	if len(r.Result.Content) != 1 || r.Result.Content[0].Type != "text" {
-		t.Errorf("%s:%d: a tool result without exactly one text content: %s", docsPath, line, reply)
+		t.Errorf("%s:%d: a tool result without exactly one text content: %s", doc, line, reply)
 		return
 	}
 	text, err1 := decodeJSON(r.Result.Content[0].Text)
 	sc, err2 := decodeJSON(string(r.Result.Structured))
 	if err1 != nil || err2 != nil || canonical(text) != canonical(sc) {
-		t.Errorf("%s:%d: text content and structuredContent differ: %s", docsPath, line, reply)
+		t.Errorf("%s:%d: text content and structuredContent differ: %s", doc, line, reply)
 	}
 }
 
