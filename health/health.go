@@ -192,10 +192,26 @@ func (c *Checker) get(ctx context.Context) ([]byte, Report, []string, []string) 
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.rendered == nil || !waited {
+	if c.rendered == nil || !waited || c.sourcesMovedLocked() {
 		c.render(now)
 	}
 	return c.rendered, c.report, c.redactions, c.bounded
+}
+
+// sourcesMovedLocked reports whether a source's live state (circuit, up
+// or down, its error) differs from the last rendered report: a breaker
+// that opened since is shown at once, not at the next refresh. Reading
+// a source's status is cheap; the report is rendered again only then.
+func (c *Checker) sourcesMovedLocked() bool {
+	moved := func(src *upstream.Source, shown upstream.Status) bool {
+		if src == nil {
+			return false
+		}
+		st := src.Status()
+		return st.Circuit != shown.Circuit || st.OK != shown.OK || st.Checked != shown.Checked ||
+			st.Code != shown.Code || st.Error != shown.Error || st.ConsecutiveFailures != shown.ConsecutiveFailures
+	}
+	return moved(c.opts.AWSource, c.report.Sources.ActivityWatch) || moved(c.opts.SidecarSource, c.report.Sources.Sidecar)
 }
 
 func (c *Checker) refresh(ctx context.Context) {
