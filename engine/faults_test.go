@@ -152,7 +152,10 @@ func TestActivityWatchFaults(t *testing.T) {
 
 			out = e.Call(ctx, Request{Kind: KindDirect, Name: "nowframe.build"})
 			var fr struct {
-				AWInfo  json.RawMessage `json:"aw_info"`
+				AWInfo json.RawMessage `json:"aw_info"`
+				Now    struct {
+					Summary string `json:"summary"`
+				} `json:"now"`
 				Sources map[string]struct {
 					OK    bool    `json:"ok"`
 					Error *string `json:"error"`
@@ -161,6 +164,13 @@ func TestActivityWatchFaults(t *testing.T) {
 			if out.Err != nil || json.Unmarshal(out.Body, &fr) != nil || string(fr.AWInfo) != "null" ||
 				fr.Sources["activitywatch"].OK || fr.Sources["activitywatch"].Error == nil {
 				t.Fatalf("frame: %s (%v)", out.Body, out.Err)
+			}
+			summary := "Unknown: ActivityWatch did not answer"
+			if f.refused != "" {
+				summary = "Unknown: ActivityWatch refused awbridge's requests"
+			}
+			if !strings.HasPrefix(fr.Now.Summary, summary) {
+				t.Fatalf("frame summary %q, want %q", fr.Now.Summary, summary)
 			}
 
 			out = e.Call(ctx, Request{Kind: KindDirect, Name: "system.health"})

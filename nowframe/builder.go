@@ -271,6 +271,7 @@ func (b *Builder) build(ctx context.Context, cause string) *Frame {
 	wg.Wait()
 
 	now := b.opts.Now()
+	var refused *upstream.Error
 	f := &Frame{
 		Version:   b.version.Add(1),
 		Timestamp: now,
@@ -285,6 +286,7 @@ func (b *Builder) build(ctx context.Context, cause string) *Frame {
 	f.Now = ComputeNow(Input{
 		Now: now, Selection: part.sel, Window: part.window, AFK: part.afk, Web: part.web,
 		Privacy: b.opts.Privacy, Unavailable: awErr != nil && !errors.As(awErr, new(*UnreadableError)), Unreadable: part.failed,
+		Refused: errors.As(awErr, &refused) && refused.Misconfigured,
 	})
 	f.Sources.ActivityWatch = report(b.opts.AWSource, awErr)
 	f.Sources.Sidecar = report(b.opts.SidecarSource, scErr)

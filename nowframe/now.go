@@ -108,6 +108,9 @@ type Input struct {
 	// Unavailable is true when ActivityWatch did not answer, so missing
 	// data means "unknown", not "no watcher".
 	Unavailable bool
+	// Refused, with Unavailable, says ActivityWatch answered but refused
+	// awbridge (a wrong API key, a refused Host header): a setting fixes it.
+	Refused bool
 	// Unreadable lists the selected buckets whose events could not be
 	// read: their missing events mean "unknown", not "none".
 	Unreadable []string
@@ -353,7 +356,7 @@ func ComputeNow(in Input) Now {
 	afkShort := c.afk(&n.AFK)
 	c.newestEvent(&n)
 	c.notes(&n, afkShort)
-	n.Summary = summarize(&n, c.pmApp, c.showTab, in.Unavailable)
+	n.Summary = summarize(&n, c.pmApp, c.showTab, in.Unavailable, in.Refused)
 	return n
 }
 
@@ -724,7 +727,7 @@ func privateWindowTitle(title string) bool {
 // summarize writes Now.Summary from the app name, the AFK state and
 // staleness only: never a title or URL. A watcher whose events could not
 // be read is said to be unreadable, never silent: its state is unknown.
-func summarize(n *Now, pmApp, showTab, unavailable bool) string {
+func summarize(n *Now, pmApp, showTab, unavailable, refused bool) string {
 	w, a, b := &n.Window, &n.AFK, &n.Browser
 	winFresh := fresh(w.EventTiming)
 	afkFresh := a.Status != StatusUnknown && fresh(a.EventTiming)
@@ -732,6 +735,8 @@ func summarize(n *Now, pmApp, showTab, unavailable bool) string {
 	switch {
 	case n.NewestEvent == nil:
 		switch {
+		case unavailable && refused:
+			return "Unknown: ActivityWatch refused awbridge's requests (see sources.activitywatch.error)"
 		case unavailable:
 			return "Unknown: ActivityWatch did not answer (see sources.activitywatch.error)"
 		case winUnreadable || afkUnreadable:

@@ -52,6 +52,9 @@ func TestSummaryNeverCallsAnUnreadableWatcherSilent(t *testing.T) {
 		{"ActivityWatch did not answer",
 			Input{Unavailable: true},
 			"Unknown: ActivityWatch did not answer (see sources.activitywatch.error)", false},
+		{"ActivityWatch refused awbridge (401, 403, Host header)",
+			Input{Unavailable: true, Refused: true},
+			"Unknown: ActivityWatch refused awbridge's requests (see sources.activitywatch.error)", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
