@@ -27,7 +27,9 @@ type Check struct {
 // Options configure a Checker.
 type Options struct {
 	AWSource *upstream.Source
-	// AWProbe checks ActivityWatch (GET /api/0/info).
+	// AWProbe checks ActivityWatch. The engine reads what a frame reads
+	// (server info, bucket list, the selected buckets' events), so
+	// event reads that fail while /info answers make health degraded.
 	AWProbe       func(ctx context.Context) error
 	SidecarSource *upstream.Source
 	// SidecarProbe fetches the probe object; nil when no sidecar.
