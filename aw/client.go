@@ -436,13 +436,13 @@ func (c *Client) statusError(op string, resp *http.Response) *Error {
 		if strings.HasPrefix(msg, "host header is") {
 			e.Err = ErrHostRejected
 			e.Message = fmt.Sprintf("aw-server accepts only the Host localhost, 127.0.0.1 or its --host value "+
-				"(sent %q); set AWBRIDGE_AW_HOST_HEADER (the Host header override), e.g. to 127.0.0.1:5600",
+				"(sent %q); set activitywatch.host_header (AWBRIDGE_AW_HOST_HEADER), e.g. to 127.0.0.1:5600",
 				c.HostHeader())
 			return e
 		}
 	case http.StatusUnauthorized, http.StatusForbidden:
 		e.Err = ErrUnauthorized
-		hint := "check the API key (aw-server-rust's [auth] api_key)"
+		hint := "check the API key: set activitywatch.api_key (AWBRIDGE_AW_API_KEY) to aw-server-rust's [auth] api_key"
 		if msg != "" {
 			hint = msg + "; " + hint
 		}

@@ -43,7 +43,8 @@ const (
 )
 
 // Sentinels found in an *Error's chain (errors.Is) for the cases a person
-// must fix by configuration.
+// must fix by configuration (the server answered and refused us: retrying
+// cannot help).
 var (
 	// ErrHostRejected: aw-server's DNS-rebinding check refused the Host
 	// header (400 "host header is invalid"/"missing").

@@ -94,7 +94,7 @@ func New(d Deps) (*Engine, error) {
 	}
 	e.awc = awc
 	e.awSrc = upstream.New(upstream.Options{Name: "activitywatch", Code: toolbus.CodeAwUnavailable,
-		Configured: true, Deadline: c.AW.Timeout, Now: d.Now, OnChange: e.logTransition})
+		Configured: true, Deadline: c.AW.Timeout, Now: d.Now, Classify: classifyAW, OnChange: e.logTransition})
 
 	var sc *sidecar.Client
 	if c.Sidecar.URL != "" {
@@ -105,7 +105,7 @@ func New(d Deps) (*Engine, error) {
 		}
 	}
 	e.scSrc = upstream.New(upstream.Options{Name: "sidecar", Code: toolbus.CodeSidecarUnavailable,
-		Configured: sc != nil, Deadline: c.Sidecar.Timeout, Now: d.Now, OnChange: e.logTransition})
+		Configured: sc != nil, Deadline: c.Sidecar.Timeout, Now: d.Now, Classify: classifySidecar, OnChange: e.logTransition})
 
 	titleRules, err := config.ParseRules(c.Privacy.TitleRules)
 	if err != nil {
@@ -133,10 +133,8 @@ func New(d Deps) (*Engine, error) {
 	}
 	hopts := health.Options{
 		AWSource: e.awSrc,
-		AWProbe: func(ctx context.Context) error {
-			_, err := awc.Info(ctx)
-			return err
-		},
+		// What a frame reads, not only /info: health and frames agree.
+		AWProbe:       func(ctx context.Context) error { return e.builder.ReadAW(ctx) },
 		SidecarSource: e.scSrc,
 		Preflight:     append(Preflight(c), socketCheck(d.SocketPath)...),
 		Live:          e.liveChecks,
@@ -212,14 +210,20 @@ func SplitList(s string) []string {
 	return out
 }
 
-// logTransition logs a source going up or down (never per call). Error
-// texts carry no titles or URLs: the clients keep event data out of them.
+// logTransition logs a source going up or down: once per real
+// transition (upstream's hysteresis), never per call. Error texts carry
+// no titles or URLs (the clients keep event data out of them); a hint is
+// fixed text naming the setting to fix.
 func (e *Engine) logTransition(st upstream.Status) {
 	if st.OK {
 		e.log.Info().Str("source", st.Name).Float64("latency_ms", st.LatencyMs).Msg("source up")
 		return
 	}
-	e.log.Warn().Str("source", st.Name).Str("circuit", st.Circuit).Str("error", st.Error).Msg("source down")
+	ev := e.log.Warn().Str("source", st.Name).Str("circuit", st.Circuit).Str("code", st.Code).Str("error", st.Error)
+	if st.Hint != "" {
+		ev = ev.Str("hint", st.Hint)
+	}
+	ev.Msg("source down")
 }
 
 // attemptTimeout leaves room for retries inside a source's deadline.

@@ -21,7 +21,9 @@ import (
 
 // TestActivityWatchFaults: for each way ActivityWatch can fail, the frame
 // still answers with aw fields null and the reason, aw_get_state is a
-// retryable AwUnavailable, health is degraded, and the engine keeps serving.
+// retryable AwUnavailable (or, when ActivityWatch refused us, an AuthError
+// naming the setting to fix, which never opens the circuit), health is
+// degraded, and the engine keeps serving.
 func TestActivityWatchFaults(t *testing.T) {
 	faults := []struct {
 		name string
@@ -31,19 +33,22 @@ func TestActivityWatchFaults(t *testing.T) {
 		// slowness, generous where a slow machine must not turn another
 		// fault into a timeout.
 		timeout time.Duration
+		// refused is the AuthError code when ActivityWatch refused us,
+		// and setting the setting its hint names.
+		refused, setting string
 	}{
 		{"500", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(500)
 			w.Write([]byte(`{"message": "Internal Server Error"}`))
-		}, "500", 5 * time.Second},
+		}, "500", 5 * time.Second, "", ""},
 		{"html", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/html")
 			w.Write([]byte("<!doctype html><title>not ActivityWatch</title>"))
-		}, "JSON", 5 * time.Second},
+		}, "JSON", 5 * time.Second, "", ""},
 		{"invalid json", func(w http.ResponseWriter, r *http.Request) {
 			w.Write([]byte(`{"hostname": "vm", "version": `))
-		}, "JSON", 5 * time.Second},
+		}, "JSON", 5 * time.Second, "", ""},
 		{"huge body", func(w http.ResponseWriter, r *http.Request) {
 			chunk := bytes.Repeat([]byte(" "), 64<<10)
 			w.Write([]byte(`{"hostname":"`))
@@ -52,20 +57,20 @@ func TestActivityWatchFaults(t *testing.T) {
 					return
 				}
 			}
-		}, "too large", 10 * time.Second},
+		}, "too large", 10 * time.Second, "", ""},
 		{"502 from a proxy", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/html")
 			w.WriteHeader(502)
 			w.Write([]byte("<html><h1>502 Bad Gateway</h1></html>"))
-		}, "http status 502", 5 * time.Second},
+		}, "http status 502", 5 * time.Second, "", ""},
 		{"503", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Retry-After", "120")
 			w.WriteHeader(503)
-		}, "http status 503", 5 * time.Second},
+		}, "http status 503", 5 * time.Second, "", ""},
 		{"308 loop", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Location", "http://"+r.Host+r.URL.RequestURI())
 			w.WriteHeader(308)
-		}, "redirect loop", 5 * time.Second},
+		}, "redirect loop", 5 * time.Second, "", ""},
 		{"connection cut mid-body", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Length", "1000")
 			w.Write([]byte(`{"hostname": "vm", "vers`))
@@ -73,23 +78,28 @@ func TestActivityWatchFaults(t *testing.T) {
 			if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
 				conn.Close()
 			}
-		}, "unexpected EOF", 5 * time.Second},
+		}, "unexpected EOF", 5 * time.Second, "", ""},
 		{"host check", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(400)
 			w.Write([]byte(`{"message":"host header is invalid (was ` + r.Host + `)"}`))
-		}, "host header rejected", 5 * time.Second},
+		}, "host header rejected", 5 * time.Second, toolbus.CodeAwHostRejected, "activitywatch.host_header"},
 		{"403", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(403)
 			w.Write([]byte(`{"message": "Forbidden"}`))
-		}, "unauthorized", 5 * time.Second},
+		}, "unauthorized", 5 * time.Second, toolbus.CodeAwAuthFailed, "activitywatch.api_key"},
+		{"401", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(401)
+			w.Write([]byte(`{"message":"Missing or invalid API key. Set 'Authorization: Bearer <key>' header."}`))
+		}, "unauthorized", 5 * time.Second, toolbus.CodeAwAuthFailed, "AWBRIDGE_AW_API_KEY"},
 		{"slower than its deadline", func(w http.ResponseWriter, r *http.Request) {
 			select {
 			case <-r.Context().Done():
 			case <-time.After(5 * time.Second):
 			}
-		}, "deadline", 300 * time.Millisecond},
+		}, "deadline", 300 * time.Millisecond, "", ""},
 	}
 	for _, f := range faults {
 		t.Run(f.name, func(t *testing.T) {
@@ -107,19 +117,45 @@ func TestActivityWatchFaults(t *testing.T) {
 			ctx := context.Background()
 
 			out := e.Call(ctx, Request{Kind: KindTool, Name: "aw_get_state"})
-			if out.Err == nil || out.Err.Code != toolbus.CodeAwUnavailable || !out.Err.Retryable || out.Stage != StageExecute {
-				t.Fatalf("aw_get_state: %+v", out.Err)
+			if out.Err == nil {
+				t.Fatalf("aw_get_state succeeded: %s", out.Body)
 			}
-			if !strings.Contains(strings.ToLower(out.Err.Message), strings.ToLower(f.want)) {
+			if !strings.Contains(strings.ToLower(out.Err.Error()), strings.ToLower(f.want)) {
 				t.Fatalf("message %q does not say %q", out.Err.Message, f.want)
 			}
-			if !bytes.Contains(out.Body, []byte(`"status":"Retryable"`)) || !bytes.Contains(out.Body, []byte(`"success":false`)) {
-				t.Fatalf("envelope: %s", out.Body)
+			if f.refused == "" {
+				if out.Err == nil || out.Err.Kind != toolbus.ExecutionError || out.Err.Code != toolbus.CodeAwUnavailable ||
+					!out.Err.Retryable || out.Stage != StageExecute {
+					t.Fatalf("aw_get_state: %+v", out.Err)
+				}
+				if !bytes.Contains(out.Body, []byte(`"status":"Retryable"`)) || !bytes.Contains(out.Body, []byte(`"success":false`)) {
+					t.Fatalf("envelope: %s", out.Body)
+				}
+			} else {
+				// A configuration problem: retrying cannot help, the hint
+				// names the setting, and however often it happens the
+				// circuit stays closed (each call asks ActivityWatch again).
+				for i := range 5 {
+					if out.Err == nil || out.Err.Kind != toolbus.AuthError || out.Err.Code != f.refused || out.Err.Retryable ||
+						out.Err.RetryAfterMs != nil || !strings.Contains(out.Err.Hint, f.setting) || out.Stage != StageExecute {
+						t.Fatalf("aw_get_state %d: %+v", i+1, out.Err)
+					}
+					if !bytes.Contains(out.Body, []byte(`"status":"Error"`)) || !bytes.Contains(out.Body, []byte(`"success":false`)) {
+						t.Fatalf("envelope: %s", out.Body)
+					}
+					out = e.Call(ctx, Request{Kind: KindTool, Name: "aw_get_state"})
+				}
+				if st := e.awSrc.Status(); st.Circuit != "closed" || st.Code != f.refused || !st.Misconfigured {
+					t.Fatalf("after six refusals: %+v", st)
+				}
 			}
 
 			out = e.Call(ctx, Request{Kind: KindDirect, Name: "nowframe.build"})
 			var fr struct {
-				AWInfo  json.RawMessage `json:"aw_info"`
+				AWInfo json.RawMessage `json:"aw_info"`
+				Now    struct {
+					Summary string `json:"summary"`
+				} `json:"now"`
 				Sources map[string]struct {
 					OK    bool    `json:"ok"`
 					Error *string `json:"error"`
@@ -129,10 +165,20 @@ func TestActivityWatchFaults(t *testing.T) {
 				fr.Sources["activitywatch"].OK || fr.Sources["activitywatch"].Error == nil {
 				t.Fatalf("frame: %s (%v)", out.Body, out.Err)
 			}
+			summary := "Unknown: ActivityWatch did not answer"
+			if f.refused != "" {
+				summary = "Unknown: ActivityWatch refused awbridge's requests"
+			}
+			if !strings.HasPrefix(fr.Now.Summary, summary) {
+				t.Fatalf("frame summary %q, want %q", fr.Now.Summary, summary)
+			}
 
 			out = e.Call(ctx, Request{Kind: KindDirect, Name: "system.health"})
-			if !bytes.Contains(out.Body, []byte(`"aw_ok":false`)) {
+			if !bytes.Contains(out.Body, []byte(`"aw_ok":false`)) || !bytes.Contains(out.Body, []byte(`"status":"degraded"`)) {
 				t.Fatalf("health: %s", out.Body)
+			}
+			if f.refused != "" && !bytes.Contains(out.Body, []byte(`"code":"`+f.refused+`"`)) {
+				t.Fatalf("health does not name %s: %s", f.refused, out.Body)
 			}
 			// Still serving: help answers.
 			if out := e.Call(ctx, Request{Kind: KindTool, Name: "help"}); out.Err != nil {

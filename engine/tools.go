@@ -168,7 +168,9 @@ func (e *Engine) runGetState(ctx context.Context, call *toolbus.Call) (toolbus.R
 	return toolbus.Result{Body: b, Circuit: circuit}, err
 }
 
-// upstreamError types a failure of a source for the caller.
+// upstreamError types a failure of a source for the caller: a source
+// that refused us is an AuthError naming the setting to fix, not
+// retryable; a source that failed is retryable.
 func upstreamError(err error) error {
 	var ue *upstream.Error
 	if !errors.As(err, &ue) {
@@ -181,9 +183,13 @@ func upstreamError(err error) error {
 			Message: ue.Error(), RetryAfterMs: &ms, Details: details,
 			Hint: "the source failed repeatedly; awbridge will try it again after the cool-down"}).WithCause(err)
 	}
+	if ue.Misconfigured {
+		return (&toolbus.ToolError{Kind: toolbus.AuthError, Code: ue.Code, Retryable: false,
+			Message: ue.Error(), Hint: ue.Hint, Details: details}).WithCause(err)
+	}
 	details["timed_out"] = ue.TimedOut
 	hint := "is ActivityWatch running? Open its web UI (default http://127.0.0.1:5600) or start aw-qt / aw-server; see system_health"
-	if ue.Code == toolbus.CodeSidecarUnavailable {
+	if ue.Source == "sidecar" {
 		hint = "is the probe sidecar running at the configured sidecar URL? See system_health"
 	}
 	ms := int64(1000)

@@ -27,7 +27,9 @@ type Check struct {
 // Options configure a Checker.
 type Options struct {
 	AWSource *upstream.Source
-	// AWProbe checks ActivityWatch (GET /api/0/info).
+	// AWProbe checks ActivityWatch. The engine reads what a frame reads
+	// (server info, bucket list, the selected buckets' events), so
+	// event reads that fail while /info answers make health degraded.
 	AWProbe       func(ctx context.Context) error
 	SidecarSource *upstream.Source
 	// SidecarProbe fetches the probe object; nil when no sidecar.
@@ -192,10 +194,26 @@ func (c *Checker) get(ctx context.Context) ([]byte, Report, []string, []string) 
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.rendered == nil || !waited {
+	if c.rendered == nil || !waited || c.sourcesMovedLocked() {
 		c.render(now)
 	}
 	return c.rendered, c.report, c.redactions, c.bounded
+}
+
+// sourcesMovedLocked reports whether a source's live state (circuit, up
+// or down, its error) differs from the last rendered report: a breaker
+// that opened since is shown at once, not at the next refresh. Reading
+// a source's status is cheap; the report is rendered again only then.
+func (c *Checker) sourcesMovedLocked() bool {
+	moved := func(src *upstream.Source, shown upstream.Status) bool {
+		if src == nil {
+			return false
+		}
+		st := src.Status()
+		return st.Circuit != shown.Circuit || st.OK != shown.OK || st.Checked != shown.Checked ||
+			st.Code != shown.Code || st.Error != shown.Error || st.ConsecutiveFailures != shown.ConsecutiveFailures
+	}
+	return moved(c.opts.AWSource, c.report.Sources.ActivityWatch) || moved(c.opts.SidecarSource, c.report.Sources.Sidecar)
 }
 
 func (c *Checker) refresh(ctx context.Context) {

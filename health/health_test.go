@@ -188,3 +188,45 @@ func TestCloseStopsAProbeUnderWay(t *testing.T) {
 		t.Fatal("Close waited for a probe with a one-minute deadline")
 	}
 }
+
+// The report shows each source as it is now: a breaker that opened since
+// the last refresh (three failed calls by others, the clock not moved) is
+// open in the very next report, rendered and redacted again, with the
+// failure's code; the subscribers of Changed hear of it.
+func TestHealthShowsTheLiveCircuit(t *testing.T) {
+	c := &clock{t: time.Now()}
+	var awErr atomic.Value
+	var probes atomic.Int32
+	h := checker(c, &awErr, nil, &probes)
+	defer h.Close()
+	if r := h.Report(context.Background()); r.Sources.ActivityWatch.Circuit != "closed" || !r.AWOK {
+		t.Fatalf("first report = %+v", r)
+	}
+	changed := h.Changed()
+	for range 3 {
+		_ = h.opts.AWSource.Do(context.Background(), func(context.Context) error { return errors.New("connection refused") })
+	}
+	body := h.JSON(context.Background())
+	r := h.Report(context.Background())
+	if r.Sources.ActivityWatch.Circuit != "open" || r.AWOK || r.Status != "degraded" || r.Sources.ActivityWatch.Code != "AwUnavailable" {
+		t.Fatalf("report right after the breaker opened = %+v", r)
+	}
+	var doc struct {
+		Sources struct {
+			ActivityWatch struct {
+				Circuit string `json:"circuit"`
+			} `json:"activitywatch"`
+		} `json:"sources"`
+	}
+	if err := json.Unmarshal(body, &doc); err != nil || doc.Sources.ActivityWatch.Circuit != "open" {
+		t.Fatalf("rendered report: %s", body)
+	}
+	select {
+	case <-changed:
+	default:
+		t.Fatal("Changed was not closed when the circuit opened")
+	}
+	if probes.Load() != 1 {
+		t.Fatalf("the live state cost %d probes, want none beyond the first", probes.Load()-1)
+	}
+}

@@ -3,6 +3,7 @@ package nowframe
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -92,15 +93,39 @@ func (b *Builder) SetReuse(awEvery, probeEvery time.Duration) {
 // AWDown reports whether ActivityWatch's circuit is open.
 func (b *Builder) AWDown() bool { return b.opts.AWSource.Circuit() == upstream.Open }
 
-// ProbeAW checks ActivityWatch cheaply (server info) as the circuit's
-// half-open probe, even during the cool-down: the poller's once-per-
-// interval check of a source that is down.
+// ProbeAW checks ActivityWatch as the circuit's half-open probe, even
+// during the cool-down: the poller's once-per-interval check of a source
+// that is down. It reads what a frame reads (ReadAW), so a server that
+// answers /info but fails the event reads is not taken for recovered.
 func (b *Builder) ProbeAW(ctx context.Context) error {
-	return b.opts.AWSource.Probe(ctx, func(ctx context.Context) error {
-		_, err := b.opts.AW.Info(ctx)
-		return err
-	})
+	return b.opts.AWSource.Probe(ctx, b.ReadAW)
 }
+
+// ReadAW reads of ActivityWatch what a frame reads (server info, the
+// bucket list, the newest events of the selected buckets) without
+// building a frame, and returns the error a frame would report. Health
+// checks ActivityWatch with it, so health and frames agree on whether it
+// works. It does not go through the source: callers wrap it.
+func (b *Builder) ReadAW(ctx context.Context) error {
+	_, err := b.fetchAW(ctx)
+	return err
+}
+
+// UnreadableError is the failure of a frame's ActivityWatch reads when
+// the server info and the bucket list were read but the events of some
+// selected buckets were not: those parts of the frame say "unreadable".
+// Its text is the cause's.
+type UnreadableError struct {
+	// Buckets are the ids whose events could not be read (server data:
+	// never put them in a hint or a log message unredacted).
+	Buckets []string
+	Err     error
+}
+
+func (e *UnreadableError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *UnreadableError) Unwrap() error { return e.Err }
 
 type cachedSelection struct {
 	sel Selection
@@ -246,6 +271,7 @@ func (b *Builder) build(ctx context.Context, cause string) *Frame {
 	wg.Wait()
 
 	now := b.opts.Now()
+	var refused *upstream.Error
 	f := &Frame{
 		Version:   b.version.Add(1),
 		Timestamp: now,
@@ -259,7 +285,8 @@ func (b *Builder) build(ctx context.Context, cause string) *Frame {
 	}
 	f.Now = ComputeNow(Input{
 		Now: now, Selection: part.sel, Window: part.window, AFK: part.afk, Web: part.web,
-		Privacy: b.opts.Privacy, Unavailable: awErr != nil, Unreadable: part.failed,
+		Privacy: b.opts.Privacy, Unavailable: awErr != nil && !errors.As(awErr, new(*UnreadableError)), Unreadable: part.failed,
+		Refused: errors.As(awErr, &refused) && refused.Misconfigured,
 	})
 	f.Sources.ActivityWatch = report(b.opts.AWSource, awErr)
 	f.Sources.Sidecar = report(b.opts.SidecarSource, scErr)
@@ -353,6 +380,9 @@ func (b *Builder) fetchAll(ctx context.Context) (awPart, error) {
 	// First build, a changed selection, or a bucket vanished: read the
 	// events of the buckets that exist now.
 	err := b.fetchEvents(ctx, part.sel, &part)
+	if err != nil && infoErr == nil {
+		err = &UnreadableError{Buckets: slices.Clone(part.failed), Err: err}
+	}
 	return part, upstream.Join(infoErr, err)
 }
 

@@ -108,6 +108,9 @@ type Input struct {
 	// Unavailable is true when ActivityWatch did not answer, so missing
 	// data means "unknown", not "no watcher".
 	Unavailable bool
+	// Refused, with Unavailable, says ActivityWatch answered but refused
+	// awbridge (a wrong API key, a refused Host header): a setting fixes it.
+	Refused bool
 	// Unreadable lists the selected buckets whose events could not be
 	// read: their missing events mean "unknown", not "none".
 	Unreadable []string
@@ -353,7 +356,7 @@ func ComputeNow(in Input) Now {
 	afkShort := c.afk(&n.AFK)
 	c.newestEvent(&n)
 	c.notes(&n, afkShort)
-	n.Summary = summarize(&n, c.pmApp, c.showTab, in.Unavailable)
+	n.Summary = summarize(&n, c.pmApp, c.showTab, in.Unavailable, in.Refused)
 	return n
 }
 
@@ -722,23 +725,33 @@ func privateWindowTitle(title string) bool {
 }
 
 // summarize writes Now.Summary from the app name, the AFK state and
-// staleness only: never a title or URL.
-func summarize(n *Now, pmApp, showTab, unavailable bool) string {
+// staleness only: never a title or URL. A watcher whose events could not
+// be read is said to be unreadable, never silent: its state is unknown.
+func summarize(n *Now, pmApp, showTab, unavailable, refused bool) string {
 	w, a, b := &n.Window, &n.AFK, &n.Browser
 	winFresh := fresh(w.EventTiming)
 	afkFresh := a.Status != StatusUnknown && fresh(a.EventTiming)
+	winUnreadable, afkUnreadable := w.Reason == ReasonUnreadable, a.Reason == ReasonUnreadable
 	switch {
 	case n.NewestEvent == nil:
-		if unavailable {
+		switch {
+		case unavailable && refused:
+			return "Unknown: ActivityWatch refused awbridge's requests (see sources.activitywatch.error)"
+		case unavailable:
 			return "Unknown: ActivityWatch did not answer (see sources.activitywatch.error)"
-		}
-		if n.Selection.Window == "" && n.Selection.AFK == "" {
+		case winUnreadable || afkUnreadable:
+			return "Unknown: " + unreadablePhrase(winUnreadable, afkUnreadable) + " (see sources.activitywatch.error)"
+		case n.Selection.Window == "" && n.Selection.AFK == "":
 			return "No activity data: no window or AFK bucket was found for this host"
 		}
 		return "No activity data: the selected buckets have no events"
 	case n.Stale:
-		return fmt.Sprintf("No recent activity: the %s watcher's newest event ended %s ago",
+		s := fmt.Sprintf("No recent activity: the %s watcher's newest event ended %s ago",
 			watcherName(n.NewestEvent.Source), humanDuration(n.NewestEvent.AgeSeconds))
+		if winUnreadable || afkUnreadable {
+			s += "; " + unreadablePhrase(winUnreadable, afkUnreadable)
+		}
+		return s
 	case afkFresh && a.Status == StatusAFK:
 		s := "Away since " + clock(a.Since, n.AsOf)
 		if winFresh {
@@ -748,6 +761,8 @@ func summarize(n *Now, pmApp, showTab, unavailable bool) string {
 	case winFresh:
 		s := "Active in " + appPhrase(w, b, pmApp, showTab)
 		switch {
+		case afkUnreadable:
+			s += "; AFK status unknown: its events could not be read"
 		case a.Status == StatusUnknown:
 			s += "; AFK status unknown"
 		case !afkFresh:
@@ -755,14 +770,37 @@ func summarize(n *Now, pmApp, showTab, unavailable bool) string {
 		}
 		return s
 	case afkFresh:
-		if w.Available {
+		switch {
+		case w.Available:
 			return fmt.Sprintf("Present (not afk), but the window watcher's newest event ended %s ago",
 				humanDuration(w.AgeSeconds))
+		case winUnreadable:
+			return "Present (not afk); " + unreadablePhrase(true, false)
 		}
 		return "Present (not afk); no window data"
-	default:
-		return "Only the web watcher is active: the window and AFK watchers are silent"
 	}
+	// Only the web watcher has a fresh event.
+	switch {
+	case winUnreadable && afkUnreadable:
+		return "Only the web watcher is active: " + unreadablePhrase(true, true)
+	case winUnreadable:
+		return "Only the web watcher is active: " + unreadablePhrase(true, false) + ", and the AFK watcher is silent"
+	case afkUnreadable:
+		return "Only the web watcher is active: the window watcher is silent, and " + unreadablePhrase(false, true)
+	}
+	return "Only the web watcher is active: the window and AFK watchers are silent"
+}
+
+// unreadablePhrase says which of the window and AFK watchers' events
+// could not be read (at least one).
+func unreadablePhrase(window, afk bool) string {
+	switch {
+	case window && afk:
+		return "the window and AFK watchers' events could not be read"
+	case window:
+		return "the window watcher's events could not be read"
+	}
+	return "the AFK watcher's events could not be read"
 }
 
 func watcherName(source string) string {
@@ -791,6 +829,8 @@ func appPhrase(w *Window, b *Browser, pmApp, showTab bool) string {
 		return app + " (password manager tab, withheld)"
 	case b.Private:
 		return app + " (private tab, withheld)"
+	case !showTab && b.Reason == ReasonUnreadable:
+		return app + " (its tab could not be read)"
 	case !showTab:
 		return app + " (no browser tab data)"
 	}

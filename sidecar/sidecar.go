@@ -60,6 +60,12 @@ func (e *Error) Error() string {
 	return "sidecar probe: " + e.Msg
 }
 
+// ErrUnauthorized is in the chain of an *Error for a 401 or 403: the
+// sidecar answered and refused awbridge, which sends no credentials; a
+// setting fixes it (the sidecar's access, or a sidecar.url naming the
+// wrong service), not a retry.
+var ErrUnauthorized = errors.New("refused awbridge (the probe must answer without credentials)")
+
 // maxErrText bounds the cause's text in an error.
 const maxErrText = 200
 
@@ -195,6 +201,9 @@ func (c *Client) get(ctx context.Context, u string) ([]byte, error) {
 	body, err := io.ReadAll(io.LimitReader(resp.Body, c.max+1))
 	if err != nil {
 		return nil, &Error{Status: resp.StatusCode, Msg: "reading answer", Err: err}
+	}
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		return nil, &Error{Status: resp.StatusCode, Msg: http.StatusText(resp.StatusCode), Err: ErrUnauthorized}
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, &Error{Status: resp.StatusCode, Msg: http.StatusText(resp.StatusCode)}

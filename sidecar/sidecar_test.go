@@ -116,3 +116,30 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// A 401 or 403 is the sidecar refusing awbridge: ErrUnauthorized in the
+// chain (callers branch on it: a setting fixes it, not a retry), asked
+// once; a 5xx is not.
+func TestProbeRefusedIsUnauthorized(t *testing.T) {
+	for _, status := range []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusInternalServerError} {
+		t.Run(http.StatusText(status), func(t *testing.T) {
+			var hits atomic.Int32
+			c := serve(t, func(w http.ResponseWriter, r *http.Request) {
+				hits.Add(1)
+				w.WriteHeader(status)
+			})
+			_, err := c.Probe(context.Background())
+			var e *Error
+			if !errors.As(err, &e) || e.Status != status {
+				t.Fatalf("err = %v, want an *Error with status %d", err, status)
+			}
+			refused := status != http.StatusInternalServerError
+			if errors.Is(err, ErrUnauthorized) != refused {
+				t.Fatalf("errors.Is(%v, ErrUnauthorized) = %v, want %v", err, !refused, refused)
+			}
+			if refused && hits.Load() != 1 {
+				t.Fatalf("a refusal was asked %d times, want once", hits.Load())
+			}
+		})
+	}
+}

@@ -33,6 +33,16 @@ const (
 	CodeStorage            = "StorageFailed"
 	CodeNotFound           = "NotFound"
 	CodeOutputMissing      = "OutputMissing"
+
+	// AuthError codes: the source answered and refused us. Not retryable:
+	// the hint names the setting to fix.
+	CodeAwAuthFailed      = "AwAuthFailed"      // ActivityWatch answered 401 or 403 (activitywatch.api_key)
+	CodeAwHostRejected    = "AwHostRejected"    // aw-server refused the Host header (activitywatch.host_header)
+	CodeSidecarAuthFailed = "SidecarAuthFailed" // the sidecar answered 401 or 403 to /probe (sidecar.url)
+	// CodeAwEventsUnreadable: ActivityWatch answered its server info and
+	// bucket list but the events of a selected bucket could not be read
+	// (health's sources.activitywatch.code; frames say "unreadable").
+	CodeAwEventsUnreadable = "AwEventsUnreadable"
 )
 
 // ToolError is the typed error of a tool call, as it appears in the

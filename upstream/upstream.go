@@ -4,6 +4,7 @@
 package upstream
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -54,11 +55,35 @@ type Options struct {
 	// CoolDown is how long an open circuit refuses calls before one
 	// half-open probe (default 10 s).
 	CoolDown time.Duration
+	// RecoverThreshold consecutive successes report a source that was
+	// reported down as up again (default 2).
+	RecoverThreshold int
 	// Now is the clock (default time.Now).
 	Now func() time.Time
-	// OnChange, when set, is called after a call changes whether the
-	// source works (up/down transitions only), outside any lock.
+	// Classify, when set, sorts a failure of a call (see Class).
+	Classify func(err error) Class
+	// OnChange, when set, is called outside any lock when the source's
+	// reported state changes, with hysteresis so that a source that flaps
+	// is not reported at every call: its first result; down once the
+	// circuit opens (FailureThreshold consecutive failures) or at once
+	// on a misconfiguration; up again after RecoverThreshold consecutive
+	// successes.
 	OnChange func(st Status)
+}
+
+// Class is what Options.Classify says of a failure.
+type Class struct {
+	// Code replaces the source's Code ("": keep it).
+	Code string
+	// Hint says what to fix, naming the setting; fixed text, never the
+	// source's own words.
+	Hint string
+	// Misconfigured says the source answered and refused us (401, 403, a
+	// refused Host header): only a setting fixes it, so retrying is
+	// pointless. It is reported (Status.OK false) but proves the source
+	// reachable: it does not count toward the breaker, and a half-open
+	// probe that meets it closes the circuit.
+	Misconfigured bool
 }
 
 // Status is the last known state of a source. It is a value: safe to copy.
@@ -71,16 +96,31 @@ type Status struct {
 	LatencyMs  float64   `json:"latency_ms"`
 	Error      string    `json:"error,omitempty"`
 	Circuit    string    `json:"circuit"`
-	// ConsecutiveFailures counts failures since the last success.
+	// ConsecutiveFailures counts the failures toward the breaker since
+	// the source last answered (a misconfiguration is an answer).
 	ConsecutiveFailures int `json:"consecutive_failures"`
+	// Code is the stable code of the last failure ("" when OK): the
+	// source's code (AwUnavailable, SidecarUnavailable) or the one its
+	// Classify gave (AwAuthFailed, AwHostRejected, ...).
+	Code string `json:"code,omitempty"`
+	// Hint says what to fix, when the failure's class names it.
+	Hint string `json:"hint,omitempty"`
+	// Misconfigured says the last failure was the source refusing us:
+	// a setting fixes it, not a retry.
+	Misconfigured bool `json:"misconfigured,omitempty"`
 }
 
-// Error is a failed call to a source: always retryable.
+// Error is a failed call to a source: retryable unless Misconfigured.
 type Error struct {
 	Source string
-	// Code is the source's code (AwUnavailable, SidecarUnavailable) or
-	// CircuitOpen when the breaker refused the call.
+	// Code is the source's code (AwUnavailable, SidecarUnavailable), the
+	// code Classify gave, or CircuitOpen when the breaker refused the call.
 	Code string
+	// Hint says what to fix (Class.Hint), "" when unknown.
+	Hint string
+	// Misconfigured says the source refused us: a setting fixes it, not
+	// a retry (Class.Misconfigured).
+	Misconfigured bool
 	// RetryAfter is set when the circuit is open: when it will allow a probe.
 	RetryAfter time.Duration
 	// Circuit is the breaker state after the call.
@@ -110,13 +150,24 @@ var ErrNotConfigured = errors.New("source not configured")
 type Source struct {
 	opts Options
 
-	mu       sync.Mutex
-	state    Circuit
-	failures int
-	openedAt time.Time
-	probing  bool
-	last     Status
+	mu        sync.Mutex
+	state     Circuit
+	failures  int
+	successes int // consecutive, for reporting up
+	openedAt  time.Time
+	probing   bool
+	last      Status
+	reported  reported
 }
+
+// reported is what OnChange last said of the source.
+type reported int
+
+const (
+	reportedNothing reported = iota
+	reportedUp
+	reportedDown
+)
 
 // New returns a Source with defaults applied.
 func New(opts Options) *Source {
@@ -125,6 +176,9 @@ func New(opts Options) *Source {
 	}
 	if opts.FailureThreshold <= 0 {
 		opts.FailureThreshold = 3
+	}
+	if opts.RecoverThreshold <= 0 {
+		opts.RecoverThreshold = 2
 	}
 	if opts.CoolDown <= 0 {
 		opts.CoolDown = 10 * time.Second
@@ -237,19 +291,47 @@ func (s *Source) release() {
 }
 
 func (s *Source) record(start, end time.Time, err error, timedOut bool) error {
+	var class Class
+	if err != nil && s.opts.Classify != nil {
+		class = s.opts.Classify(err)
+	}
 	s.mu.Lock()
-	wasOK, wasChecked := s.last.OK, s.last.Checked
-	err = s.recordLocked(start, end, err, timedOut)
+	err = s.recordLocked(start, end, err, timedOut, class)
+	changed := s.transitionLocked(class.Misconfigured)
 	st := s.last
+	st.Circuit = s.circuitLocked(end).String()
+	st.ConsecutiveFailures = s.failures
 	s.mu.Unlock()
-	if s.opts.OnChange != nil && (st.OK != wasOK || !wasChecked) {
-		st.Circuit = s.Circuit().String()
+	if changed && s.opts.OnChange != nil {
 		s.opts.OnChange(st)
 	}
 	return err
 }
 
-func (s *Source) recordLocked(start, end time.Time, err error, timedOut bool) error {
+// transitionLocked updates what is reported of the source after a call
+// and says whether it changed: the first result at once; down when the
+// circuit opened or on a misconfiguration; up after RecoverThreshold
+// successes in a row.
+func (s *Source) transitionLocked(misconfigured bool) bool {
+	next := s.reported
+	switch {
+	case s.reported == reportedNothing && s.last.OK:
+		next = reportedUp
+	case s.reported == reportedNothing:
+		next = reportedDown
+	case s.last.OK && s.successes >= s.opts.RecoverThreshold:
+		next = reportedUp
+	case !s.last.OK && (s.state == Open || misconfigured):
+		next = reportedDown
+	}
+	if next == s.reported {
+		return false
+	}
+	s.reported = next
+	return true
+}
+
+func (s *Source) recordLocked(start, end time.Time, err error, timedOut bool, class Class) error {
 	s.probing = false
 	s.last.Checked = true
 	s.last.CheckedAt = end
@@ -257,18 +339,27 @@ func (s *Source) recordLocked(start, end time.Time, err error, timedOut bool) er
 	if err == nil {
 		s.state = Closed
 		s.failures = 0
+		s.successes++
 		s.last.OK = true
-		s.last.Error = ""
+		s.last.Error, s.last.Code, s.last.Hint, s.last.Misconfigured = "", "", "", false
 		return nil
 	}
-	s.failures++
+	s.successes = 0
 	s.last.OK = false
-	if s.state == HalfOpen || s.failures >= s.opts.FailureThreshold {
-		s.state = Open
-		s.openedAt = end
+	if class.Misconfigured {
+		// The source answered: it is reachable, only refusing us.
+		s.state = Closed
+		s.failures = 0
+	} else {
+		s.failures++
+		if s.state == HalfOpen || s.failures >= s.opts.FailureThreshold {
+			s.state = Open
+			s.openedAt = end
+		}
 	}
-	e := &Error{Source: s.opts.Name, Code: s.opts.Code, Circuit: s.state, TimedOut: timedOut, Err: err}
-	s.last.Error = e.Error()
+	e := &Error{Source: s.opts.Name, Code: cmp.Or(class.Code, s.opts.Code), Hint: class.Hint,
+		Misconfigured: class.Misconfigured, Circuit: s.state, TimedOut: timedOut, Err: err}
+	s.last.Error, s.last.Code, s.last.Hint, s.last.Misconfigured = e.Error(), e.Code, e.Hint, e.Misconfigured
 	return e
 }
 

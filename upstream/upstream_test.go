@@ -123,13 +123,115 @@ func TestNotConfigured(t *testing.T) {
 
 func TestOnChangeOnlyOnTransitions(t *testing.T) {
 	var got []bool
-	s := New(Options{Name: "activitywatch", Code: "AwUnavailable", Configured: true, FailureThreshold: 100,
+	c := &clock{t: time.Now()}
+	s := New(Options{Name: "activitywatch", Code: "AwUnavailable", Configured: true, Now: c.now,
 		OnChange: func(st Status) { got = append(got, st.OK) }})
-	for _, f := range []func(context.Context) error{ok, ok, fail, fail, fail, ok, ok} {
+	for _, f := range []func(context.Context) error{ok, ok, fail, fail, fail, nil, ok, ok, ok} {
+		if f == nil {
+			c.add(11 * time.Second) // the cool-down
+			continue
+		}
 		_ = s.Do(context.Background(), f)
 	}
 	if want := []bool{true, false, true}; !slices.Equal(got, want) {
 		t.Fatalf("transitions %v, want %v (first result, down, up)", got, want)
+	}
+}
+
+// A source that flaps (a failure now and then, or a failure and a
+// success in turn) is reported once per real transition: down when the
+// circuit opens, up once it has answered twice in a row since, never at
+// every call.
+func TestFlappingSourceIsReportedOncePerTransition(t *testing.T) {
+	tests := []struct {
+		name string
+		// calls: 'o' a success, 'x' a failure; the clock moves past the
+		// cool-down before each call, so an open circuit lets the next
+		// call through as its half-open probe.
+		calls string
+		want  []bool
+	}{
+		{"alternating", "oxoxoxoxoxoxoxox", []bool{true}},
+		{"two failures between successes", "oxxoxxoxxoxxo", []bool{true}},
+		{"opens, one success, opens again", "oxxxoxoxoxo", []bool{true, false}},
+		{"opens, then answers for good", "oxxxoxoo", []bool{true, false, true}},
+		{"down from the start, then up", "xxxoo", []bool{false, true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &clock{t: time.Now()}
+			var got []bool
+			s := New(Options{Name: "activitywatch", Code: "AwUnavailable", Configured: true, Now: c.now,
+				OnChange: func(st Status) { got = append(got, st.OK) }})
+			for _, call := range tt.calls {
+				c.add(11 * time.Second)
+				f := ok
+				if call == 'x' {
+					f = fail
+				}
+				_ = s.Do(context.Background(), f)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Fatalf("reported %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+var errRefused = errors.New("401 unauthorized")
+
+// classify marks errRefused as a misconfiguration with its own code.
+func classify(err error) Class {
+	if errors.Is(err, errRefused) {
+		return Class{Code: "AwAuthFailed", Hint: "set activitywatch.api_key", Misconfigured: true}
+	}
+	return Class{}
+}
+
+// A source that answers and refuses us (401, 403, a refused Host header)
+// is a misconfiguration: its own code and hint, not retryable, reported
+// down at once, and it never opens the circuit, however often it
+// happens; real failures still count toward it.
+func TestMisconfigurationDoesNotOpenTheCircuit(t *testing.T) {
+	c := &clock{t: time.Now()}
+	var changes []Status
+	s := New(Options{Name: "activitywatch", Code: "AwUnavailable", Configured: true, Now: c.now, Classify: classify,
+		OnChange: func(st Status) { changes = append(changes, st) }})
+	_ = s.Do(context.Background(), ok)
+	refused := func(context.Context) error { return errRefused }
+	for i := range 10 {
+		err := s.Do(context.Background(), refused)
+		var ue *Error
+		if !errors.As(err, &ue) || ue.Code != "AwAuthFailed" || !ue.Misconfigured || ue.Hint != "set activitywatch.api_key" ||
+			!errors.Is(err, errRefused) || ue.Circuit != Closed {
+			t.Fatalf("refusal %d: %#v", i+1, err)
+		}
+	}
+	st := s.Status()
+	if st.Circuit != "closed" || st.ConsecutiveFailures != 0 || st.OK || st.Code != "AwAuthFailed" || !st.Misconfigured ||
+		st.Hint == "" || st.Error == "" {
+		t.Fatalf("status after ten refusals: %+v", st)
+	}
+	if len(changes) != 2 || !changes[0].OK || changes[1].OK || changes[1].Code != "AwAuthFailed" {
+		t.Fatalf("reported %+v, want up then down once (at the first refusal)", changes)
+	}
+
+	// Real failures open it; a refusal met by the half-open probe shows
+	// the source answers: the circuit closes.
+	for range 3 {
+		_ = s.Do(context.Background(), fail)
+	}
+	if st := s.Status(); st.Circuit != "open" || st.Code != "AwUnavailable" || st.Misconfigured {
+		t.Fatalf("after three failures: %+v", st)
+	}
+	c.add(11 * time.Second)
+	_ = s.Do(context.Background(), refused)
+	if s.Circuit() != Closed {
+		t.Fatalf("a refusal met by the half-open probe left the circuit %v", s.Circuit())
+	}
+	_ = s.Do(context.Background(), ok)
+	if st := s.Status(); !st.OK || st.Code != "" || st.Hint != "" || st.Misconfigured || st.Error != "" {
+		t.Fatalf("status after a success: %+v", st)
 	}
 }
 
