@@ -662,6 +662,10 @@ type awFault struct {
 	// sources.activitywatch.error and the envelope's error.message.
 	want     []string
 	timedOut bool
+	// authCode is the AuthError code when ActivityWatch refused us (a
+	// setting fixes it: not retryable, the circuit stays closed), and
+	// setting the setting its hint names.
+	authCode, setting string
 	// ok: the fault is one the bridge absorbs (slow but within its
 	// deadline): the frame, health and envelope are the healthy ones.
 	ok bool
@@ -736,10 +740,11 @@ func awFaults() []awFault {
 		{name: "50 MiB body, declared", handler: func(*switchAW) http.HandlerFunc { return declared.ServeHTTP },
 			want: []string{"response too large"}, after: bodyBounded(declared)},
 		{name: "Host check refuses us", handler: func(s *switchAW) http.HandlerFunc { return hostCheckHandler(s.healthy) },
-			env: []string{"AWBRIDGE_AW_HOST_HEADER=awbox.lan:5600"}, want: []string{"http status 400", "host header rejected", "AWBRIDGE_AW_HOST_HEADER"}},
+			env: []string{"AWBRIDGE_AW_HOST_HEADER=awbox.lan:5600"}, want: []string{"http status 400", "host header rejected", "AWBRIDGE_AW_HOST_HEADER"},
+			authCode: "AwHostRejected", setting: "activitywatch.host_header"},
 		{name: "403 forbidden", handler: func(*switchAW) http.HandlerFunc {
 			return statusHandler(403, "application/json", `{"message": "Forbidden"}`)
-		}, want: []string{"http status 403", "unauthorized", "API key"}},
+		}, want: []string{"http status 403", "unauthorized", "API key"}, authCode: "AwAuthFailed", setting: "activitywatch.api_key"},
 	}
 }
 
@@ -802,7 +807,11 @@ func TestActivityWatchFaultsThroughTheBinary(t *testing.T) {
 				}
 				hasAll("frame's sources.activitywatch.error", aws.err())
 				t.Logf("sources.activitywatch.error: %s", aws.err())
-				if fr.Reason != "fault" || !fr.Now.Stale || !strings.Contains(fr.Now.Summary, "ActivityWatch did not answer") ||
+				summary := "ActivityWatch did not answer"
+				if f.authCode != "" {
+					summary = "ActivityWatch refused awbridge's requests"
+				}
+				if fr.Reason != "fault" || !fr.Now.Stale || !strings.Contains(fr.Now.Summary, summary) ||
 					string(fr.OmniProbe) != "null" || fr.Sources.Sidecar.Configured || fr.Sources.Sidecar.Error != nil {
 					t.Errorf("frame: reason %q, stale %v, summary %q, omni_probe %s, sidecar %+v",
 						fr.Reason, fr.Now.Stale, fr.Now.Summary, fr.OmniProbe, fr.Sources.Sidecar)
@@ -815,6 +824,15 @@ func TestActivityWatchFaultsThroughTheBinary(t *testing.T) {
 				if isErr || !env1.Success || env1.Status != "Ok" || env1.Error != nil {
 					t.Fatalf("aw_get_state: %s", env1.raw)
 				}
+			} else if f.authCode != "" {
+				// A configuration problem: not retryable, and the hint
+				// names the setting to fix.
+				e := env1.Error
+				if !isErr || env1.Success || env1.Status != "Error" || e == nil || e.Kind != "AuthError" || e.Code != f.authCode ||
+					e.Retryable || e.RetryAfterMs != nil || !strings.Contains(e.Hint, f.setting) {
+					t.Fatalf("aw_get_state envelope: %s", env1.raw)
+				}
+				hasAll("aw_get_state's error.message", e.Message)
 			} else {
 				e := env1.Error
 				if !isErr || env1.Success || env1.Status != "Retryable" || e == nil || e.Kind != "ExecutionError" ||
@@ -837,11 +855,38 @@ func TestActivityWatchFaultsThroughTheBinary(t *testing.T) {
 			}
 
 			envCell, nextCell := "Ok (success)", "Ok"
-			if e := env1.Error; e != nil {
+			if e := env1.Error; e != nil && f.authCode != "" {
+				envCell = fmt.Sprintf("%s: %s %s, not retryable", env1.Status, e.Kind, e.Code)
+			} else if e != nil {
 				envCell = fmt.Sprintf("%s: %s %s, retryable, retry_after_ms %d, timed_out %v", env1.Status, e.Kind, e.Code,
 					*e.RetryAfterMs, e.Details["timed_out"])
 			}
-			if !f.ok {
+			if f.authCode != "" {
+				// However often it happens, the circuit stays closed:
+				// the next call asks ActivityWatch again, and gets the
+				// same answer.
+				before := aw.hits.Load()
+				env2, _ := b.tool("aw_get_state", nil)
+				e := env2.Error
+				if e == nil || e.Code != f.authCode || e.Retryable || aw.hits.Load() == before {
+					t.Errorf("the call after three refusals: %s (%d requests)", env2.raw, aw.hits.Load()-before)
+				} else {
+					nextCell = fmt.Sprintf("%s: %s %s again, request sent (the circuit stays closed)", env2.Status, e.Kind, e.Code)
+				}
+				var direct struct {
+					Error struct {
+						Code int `json:"code"`
+						Data struct {
+							Code      string `json:"code"`
+							Retryable bool   `json:"retryable"`
+						} `json:"data"`
+					} `json:"error"`
+				}
+				if l := b.request("aw.get_state", nil); json.Unmarshal([]byte(l), &direct) != nil || direct.Error.Code != -32000 ||
+					direct.Error.Data.Code != f.authCode || direct.Error.Data.Retryable {
+					t.Errorf("direct aw.get_state refused: %s", l)
+				}
+			} else if !f.ok {
 				// Three failures (health's first probe, the frame,
 				// aw_get_state) opened the circuit: the next call is
 				// refused without reaching ActivityWatch.
@@ -912,7 +957,9 @@ func TestActivityWatchFaultsThroughTheBinary(t *testing.T) {
 				before := aw.hits.Load()
 				var after faultFrame
 				b.result("nowframe.build", nil, &after)
-				if err := after.Sources.ActivityWatch.err(); after.Sources.ActivityWatch.OK {
+				if err := after.Sources.ActivityWatch.err(); f.authCode != "" && !after.Sources.ActivityWatch.OK {
+					t.Errorf("the frame once the refusal cleared (the circuit never opened): %q", err)
+				} else if after.Sources.ActivityWatch.OK {
 					t.Logf("the cool-down had passed already: a good frame")
 				} else if !strings.Contains(err, "circuit open after repeated failures, retry in") || aw.hits.Load() != before {
 					t.Errorf("the frame once the fault cleared, during the cool-down: %q (%d requests)", err, aw.hits.Load()-before)
