@@ -242,7 +242,7 @@ func SocketPath(env Env, uid int) string { return ResolveSocket(env, uid).Path }
 //
 // A candidate longer than a socket path can be is skipped (Note says so).
 func ResolveSocket(env Env, uid int) Socket {
-	if p := env.absVar("AWBRIDGE_SOCKET"); p != "" {
+	if p := env.absVar(SocketEnv); p != "" {
 		return Socket{Path: p}
 	}
 	goos := env.goos()
