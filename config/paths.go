@@ -87,7 +87,7 @@ func DefaultConfigPath(env Env) string {
 // ConfigPathDoc describes DefaultConfigPath on goos for help texts and the
 // docs, in the notation a person of that OS reads ("" is runtime.GOOS):
 //
-//	linux:   $XDG_CONFIG_HOME/awbridge/config.toml (default ~/.config/awbridge/config.toml)
+//	linux:   $XDG_CONFIG_HOME/awbridge/config.toml, else ~/.config/awbridge/config.toml
 //	darwin:  ~/Library/Application Support/awbridge/config.toml
 //	windows: %AppData%\awbridge\config.toml
 func ConfigPathDoc(goos string) string {
@@ -103,8 +103,8 @@ func ConfigPathDoc(goos string) string {
 	case "plan9":
 		return join(goos, "$home", "lib", file)
 	}
-	return join(goos, "$"+d.xdg, file) + " (default " +
-		join(goos, append(append([]string{"~"}, d.xdgDefault...), file)...) + ")"
+	return join(goos, "$"+d.xdg, file) + ", else " +
+		join(goos, append(append([]string{"~"}, d.xdgDefault...), file)...)
 }
 
 // baseDir is the per-user folder of kind d on this Env's OS; "" when the
@@ -231,11 +231,11 @@ func SocketPath(env Env, uid int) string { return ResolveSocket(env, uid).Path }
 //   - AWBRIDGE_SOCKET (an absolute path);
 //   - Windows: %LocalAppData%\awbridge\service.json;
 //   - $XDG_RUNTIME_DIR/awbridge/awbridge.sock;
-//   - macOS: $TMPDIR/awbridge-<uid>/awbridge.sock when TMPDIR is the
-//     per-user /var/folders/... folder launchd sets;
-//   - the per-user state folder (DefaultStateDir, e.g.
-//     ~/.local/state/awbridge/awbridge.sock): inside the home folder, so no
-//     other user can make the folder first;
+//   - the per-user state folder (DefaultStateDir: on Linux
+//     ~/.local/state/awbridge/awbridge.sock, on macOS ~/Library/Application
+//     Support/awbridge/awbridge.sock): inside the home folder, so no other
+//     user can make the folder first, and the same for a launchd agent and
+//     a terminal (which may not share TMPDIR);
 //   - <temp dir>/awbridge-<uid>/awbridge.sock, last: in a shared /tmp
 //     another user can make that folder first; the service then refuses to
 //     use it and says so, and Note says how to avoid it.
@@ -269,26 +269,23 @@ func ResolveSocket(env Env, uid int) Socket {
 			return Socket{Path: p, Note: tooLong(skipped)}
 		}
 	}
-	perUID := fmt.Sprintf("awbridge-%d", uid)
-	tmp := env.absVar("TMPDIR")
-	if goos == "darwin" && privateTMPDIR(tmp) {
-		if p := join(goos, tmp, perUID, "awbridge.sock"); try(p) {
-			return Socket{Path: p, Note: tooLong(skipped)}
-		}
-	}
 	if d := DefaultStateDir(env); d != "" {
 		if p := join(goos, d, "awbridge.sock"); try(p) {
 			note := "XDG_RUNTIME_DIR is unset: the socket is in the state folder"
+			if goos == "darwin" || goos == "ios" {
+				note = "" // the usual place on macOS
+			}
 			if len(skipped) > 0 {
 				note = tooLong(skipped)
 			}
 			return Socket{Path: p, Note: note}
 		}
 	}
+	tmp := env.absVar("TMPDIR")
 	if tmp == "" {
 		tmp = "/tmp"
 	}
-	p := join(goos, tmp, perUID, "awbridge.sock")
+	p := join(goos, tmp, fmt.Sprintf("awbridge-%d", uid), "awbridge.sock")
 	why := "XDG_RUNTIME_DIR and HOME are unset"
 	if len(skipped) > 0 {
 		why = tooLong(skipped)
@@ -303,12 +300,6 @@ func tooLong(skipped []string) string {
 		return ""
 	}
 	return fmt.Sprintf("%s is longer than a socket path can be (%d bytes at most)", strings.Join(skipped, " and "), maxSocketPath)
-}
-
-// privateTMPDIR reports whether a macOS TMPDIR is the per-user folder
-// launchd sets (/var/folders/xx/.../T/), not a shared one like /tmp.
-func privateTMPDIR(dir string) bool {
-	return strings.HasPrefix(dir, "/var/folders/") || strings.HasPrefix(dir, "/private/var/folders/")
 }
 
 // absolute makes p, a path a person typed, absolute: a leading ~ is the

@@ -110,10 +110,8 @@ func TestSocketPath(t *testing.T) {
 		{"no home: the temp folder, with advice", "linux", map[string]string{"TMPDIR": "/var/tmp"},
 			"/var/tmp/awbridge-7/awbridge.sock", "XDG_RUNTIME_DIR and HOME are unset"},
 		{"nothing set", "linux", map[string]string{}, "/tmp/awbridge-7/awbridge.sock", "another user of a shared temp folder can make first"},
-		{"macOS: the per-user TMPDIR", "darwin", map[string]string{"HOME": "/Users/ann", "TMPDIR": "/var/folders/zz/zyxvpxvq6csfxvn_n0000000000000/T/"},
-			"/var/folders/zz/zyxvpxvq6csfxvn_n0000000000000/T/awbridge-7/awbridge.sock", ""},
-		{"macOS: a shared TMPDIR is not used", "darwin", map[string]string{"HOME": "/Users/ann", "TMPDIR": "/tmp"},
-			"/Users/ann/Library/Application Support/awbridge/awbridge.sock", "XDG_RUNTIME_DIR is unset"},
+		{"macOS: the home folder, whatever TMPDIR is", "darwin", map[string]string{"HOME": "/Users/ann", "TMPDIR": "/var/folders/zz/zyxvpxvq6csfxvn_n0000000000000/T/"},
+			"/Users/ann/Library/Application Support/awbridge/awbridge.sock", ""},
 		{"windows", "windows", map[string]string{"LocalAppData": `C:\Users\ann\AppData\Local`, "XDG_RUNTIME_DIR": "/run/user/7"},
 			`C:\Users\ann\AppData\Local\awbridge\service.json`, ""},
 	}
@@ -148,9 +146,9 @@ func TestConfigPathDoc(t *testing.T) {
 		path string
 	}{
 		{"linux", map[string]string{"HOME": "/home/ann"},
-			"$XDG_CONFIG_HOME/awbridge/config.toml (default ~/.config/awbridge/config.toml)", "/home/ann/.config/awbridge/config.toml"},
+			"$XDG_CONFIG_HOME/awbridge/config.toml, else ~/.config/awbridge/config.toml", "/home/ann/.config/awbridge/config.toml"},
 		{"freebsd", map[string]string{"HOME": "/home/ann", "XDG_CONFIG_HOME": "/cfg"},
-			"$XDG_CONFIG_HOME/awbridge/config.toml (default ~/.config/awbridge/config.toml)", "/cfg/awbridge/config.toml"},
+			"$XDG_CONFIG_HOME/awbridge/config.toml, else ~/.config/awbridge/config.toml", "/cfg/awbridge/config.toml"},
 		{"darwin", map[string]string{"HOME": "/Users/ann"},
 			"~/Library/Application Support/awbridge/config.toml", "/Users/ann/Library/Application Support/awbridge/config.toml"},
 		{"windows", map[string]string{"AppData": `C:\Users\ann\AppData\Roaming`},

@@ -220,13 +220,13 @@ func table() []spec {
 		},
 		{
 			key: "privacy.exclude_apps", env: "AWBRIDGE_EXCLUDE_APPS", kind: kindText, optional: true, sep: ",",
-			doc:    "apps whose windows are excluded (titles never shown; a browser's tabs too); a list (comma-separated in the environment)",
+			doc:    "apps whose windows are excluded (titles never shown; a browser's tabs too); a list (an array in the file, comma-separated in the environment)",
 			maxLen: 4096,
 			field:  func(c *Config) any { return &c.Privacy.ExcludeApps },
 		},
 		{
 			key: "privacy.title_rules", env: "AWBRIDGE_TITLE_RULES", kind: kindRules, optional: true, sep: "\n",
-			doc:    `rewrites of window and tab titles, "PATTERN => REPLACEMENT"; a list (one per line or ";;"-separated in the environment)`,
+			doc:    `rewrites of window and tab titles, "PATTERN => REPLACEMENT"; a list (an array in the file, one per line or ";;"-separated in the environment)`,
 			maxLen: 16384,
 			field:  func(c *Config) any { return &c.Privacy.TitleRules },
 		},
@@ -238,7 +238,7 @@ func table() []spec {
 		},
 		{
 			key: "limits.rate_limits", env: "AWBRIDGE_RATE_LIMITS", flag: "rate-limits", kind: kindRates, optional: true, sep: ",",
-			doc:    "per-tool rate limits, e.g. nowframe_build=5/s:10,aw_get_state=30/m; a list (comma-separated in the environment); empty: none",
+			doc:    "per-tool rate limits, e.g. nowframe_build=5/s:10,aw_get_state=30/m; a list (an array in the file, comma-separated in the environment); empty: none",
 			maxLen: 4096,
 			field:  func(c *Config) any { return &c.Limits.RateLimits },
 		},
@@ -250,19 +250,19 @@ func table() []spec {
 		},
 		{
 			key: "protect.files", env: "AWBRIDGE_PROTECT_FILES", kind: kindPaths, optional: true, sep: ",",
-			doc:    "more files the protected-environment baseline watches; a list (comma-separated in the environment); relative paths are taken against the config file's folder (the working directory in the environment)",
+			doc:    "more files the protected-environment baseline watches; a list (an array in the file, comma-separated in the environment); relative paths are taken against the config file's folder (the working directory in the environment)",
 			maxLen: 8192,
 			field:  func(c *Config) any { return &c.Protect.Files },
 		},
 		{
 			key: "protect.env", env: "AWBRIDGE_PROTECT_ENV", kind: kindText, optional: true, sep: ",",
-			doc:    "environment variable names the baseline watches (salted hashes only); a list (comma-separated in the environment)",
+			doc:    "environment variable names the baseline watches (salted hashes only); a list (an array in the file, comma-separated in the environment)",
 			maxLen: 4096,
 			field:  func(c *Config) any { return &c.Protect.Env },
 		},
 		{
 			key: "limits.sensitive_keys", env: "AWBRIDGE_SENSITIVE_KEYS", kind: kindText, optional: true, sep: ",",
-			doc:    "more key names whose values are redacted; a list (comma-separated in the environment)",
+			doc:    "more key names whose values are redacted; a list (an array in the file, comma-separated in the environment)",
 			maxLen: 4096,
 			field:  func(c *Config) any { return &c.Limits.SensitiveKeys },
 		},
