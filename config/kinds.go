@@ -230,7 +230,7 @@ func (sp *spec) parsePaths(s string, env Env) (any, string) {
 		if !utf8.ValidString(item) || strings.IndexFunc(item, unicode.IsControl) >= 0 {
 			return nil, fmt.Sprintf("%s contains control characters or invalid UTF-8", sp.quote(item))
 		}
-		p, problem := env.absolute(item, "")
+		p, problem := env.absolute(item)
 		if problem != "" {
 			return nil, sp.quote(item) + " " + problem
 		}

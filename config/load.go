@@ -321,7 +321,6 @@ func (c Config) Validate() error {
 // fileLayer is a decoded config file.
 type fileLayer struct {
 	path   string
-	source Source // how the file was chosen
 	md     toml.MetaData
 	top    map[string]toml.Primitive
 	tables map[string]map[string]any // known tables present in the file
@@ -413,7 +412,7 @@ func readFile(env Env, f *Flags, specs []spec) (*fileLayer, lookedFor, error) {
 		return nil, lookedFor{source: src}, nil
 	}
 	if explicit {
-		abs, problem := env.absolute(path, "")
+		abs, problem := env.absolute(path)
 		if problem != "" {
 			return nil, lookedFor{}, &Error{Source: src, Origin: origin, Msg: "config file " + quoteShort(path) + " " + problem}
 		}
@@ -444,7 +443,6 @@ func readFile(env Env, f *Flags, specs []spec) (*fileLayer, lookedFor, error) {
 	if err != nil {
 		return nil, lookedFor{}, err
 	}
-	fl.source = src
 	return fl, looked, nil
 }
 
@@ -472,7 +470,7 @@ func readLimited(path string) ([]byte, error) {
 // case-insensitively, so the file is decoded into maps and md.Keys() is
 // checked against the table rather than relying on Undecoded()).
 func decodeFile(path string, data []byte, specs []spec) (*fileLayer, error) {
-	fl := &fileLayer{path: path, source: SourceDefault, tables: map[string]map[string]any{}}
+	fl := &fileLayer{path: path, tables: map[string]map[string]any{}}
 	md, err := toml.Decode(string(data), &fl.top)
 	if err != nil {
 		e := &Error{Source: SourceFile, Origin: path, Err: err}

@@ -303,19 +303,17 @@ func tooLong(skipped []string) string {
 }
 
 // absolute makes p, a path a person typed, absolute: a leading ~ is the
-// home folder and a relative path is taken against base (env.Dir when base
-// is "", else os.Getwd()). Paths are cleaned on slash systems. problem
-// says why when that cannot be done (it follows the quoted path).
-func (env Env) absolute(p, base string) (string, string) {
+// home folder and a relative path is taken against env.Dir (when "",
+// os.Getwd()). Paths are cleaned on slash systems. problem says why when
+// that cannot be done (it follows the quoted path).
+func (env Env) absolute(p string) (abs, problem string) {
 	goos := env.goos()
 	p, ok := expandHome(p, env)
 	if !ok {
 		return "", fmt.Sprintf("starts with ~ but the home folder is unknown (%s is unset or relative)", homeVar(goos))
 	}
 	if !isAbs(goos, p) {
-		if base == "" {
-			base = env.Dir
-		}
+		base := env.Dir
 		if base == "" {
 			wd, err := os.Getwd()
 			if err != nil {

@@ -188,7 +188,7 @@ func TestRelativePathsPerOS(t *testing.T) {
 	for _, tt := range tests {
 		env := mapEnv(map[string]string{homeVar(tt.goos): tt.home})
 		env.GOOS, env.Dir = tt.goos, tt.dir
-		got, problem := env.absolute(tt.in, "")
+		got, problem := env.absolute(tt.in)
 		if got != tt.want || problem != tt.problem {
 			t.Errorf("%s %q in %q: %q (%q), want %q (%q)", tt.goos, tt.in, tt.dir, got, problem, tt.want, tt.problem)
 		}
