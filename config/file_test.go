@@ -30,7 +30,8 @@ func TestBadFiles(t *testing.T) {
 			if !strings.HasPrefix(first, wantPrefix) {
 				t.Fatalf("%s does not start with %q", p, wantPrefix)
 			}
-			want := strings.ReplaceAll(strings.TrimPrefix(first, wantPrefix), "{file}", p)
+			abs := inTestdata(t, p) // Load names the file by its absolute path
+			want := strings.ReplaceAll(strings.TrimPrefix(first, wantPrefix), "{file}", abs)
 
 			_, err = load(t, map[string]string{"AWBRIDGE_CONFIG": p})
 			if err == nil {
@@ -38,7 +39,7 @@ func TestBadFiles(t *testing.T) {
 			}
 			got := err.Error()
 			if *update {
-				line := wantPrefix + strings.ReplaceAll(got, p, "{file}")
+				line := wantPrefix + strings.ReplaceAll(got, abs, "{file}")
 				if err := os.WriteFile(p, []byte(line+"\n"+rest), 0o644); err != nil {
 					t.Fatal(err)
 				}
@@ -48,7 +49,7 @@ func TestBadFiles(t *testing.T) {
 				t.Errorf("error\n got %s\nwant %s", got, want)
 			}
 			var ce *Error
-			if !errors.As(err, &ce) || ce.Source != SourceFile || ce.Origin != p {
+			if !errors.As(err, &ce) || ce.Source != SourceFile || ce.Origin != abs {
 				t.Errorf("error %#v does not name the file as its source", err)
 			}
 			if strings.ContainsAny(got, "\n\r") || strings.Contains(got, "hunter2") {

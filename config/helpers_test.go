@@ -3,6 +3,8 @@ package config
 import (
 	"flag"
 	"io"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -56,4 +58,26 @@ func get(t *testing.T, l *Loaded, key string) Setting {
 		t.Fatalf("no setting %q", key)
 	}
 	return s
+}
+
+// inTestdata is p made absolute when it is a relative path under testdata/,
+// as Load reports a config file named relative to the working directory.
+func inTestdata(t *testing.T, p string) string {
+	t.Helper()
+	if !strings.HasPrefix(p, "testdata/") {
+		return p
+	}
+	a, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// flagsFor is a fresh subcommand FlagSet with the settings bound.
+func flagsFor(t *testing.T) (*flag.FlagSet, *Flags) {
+	t.Helper()
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs, Bind(fs)
 }

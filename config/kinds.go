@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"math"
+	"net"
 	"net/url"
 	"path"
 	"strconv"
@@ -116,9 +117,13 @@ func (sp *spec) parse(s string, env Env) (v any, problem string) {
 			return nil, fmt.Sprintf("the value is too long (at most %d bytes)", sp.maxLen)
 		}
 		if _, err := ParseRateLimits(s); err != nil {
-			return nil, fmt.Sprintf("%s: %v", q, err)
+			return nil, err.Error()
 		}
 		return s, ""
+	case kindPaths:
+		return sp.parsePaths(s, env)
+	case kindLoopback:
+		return sp.parseLoopback(s)
 	}
 	return nil, fmt.Sprintf("unknown kind %v", sp.kind)
 }
@@ -209,6 +214,62 @@ func (sp *spec) parsePath(s string, env Env) (any, string) {
 	return p, ""
 }
 
+// parsePaths reads a comma-separated list of paths, each made absolute
+// (env.Dir is the folder relative ones are taken against; ~ is the home
+// folder), and returns them comma-separated.
+func (sp *spec) parsePaths(s string, env Env) (any, string) {
+	if len(s) > sp.maxLen {
+		return nil, fmt.Sprintf("the value is too long (at most %d bytes)", sp.maxLen)
+	}
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		if !utf8.ValidString(item) || strings.IndexFunc(item, unicode.IsControl) >= 0 {
+			return nil, fmt.Sprintf("%s contains control characters or invalid UTF-8", sp.quote(item))
+		}
+		p, problem := env.absolute(item)
+		if problem != "" {
+			return nil, sp.quote(item) + " " + problem
+		}
+		out = append(out, p)
+	}
+	return strings.Join(out, ","), ""
+}
+
+// parseLoopback accepts HOST:PORT where HOST is a loopback address
+// (127.0.0.0/8, ::1) or localhost, what serve's HTTP endpoint listens on.
+func (sp *spec) parseLoopback(s string) (any, string) {
+	if s == "" && sp.optional {
+		return "", ""
+	}
+	q := sp.quote(s)
+	host, port, err := net.SplitHostPort(s)
+	if err != nil || len(s) > sp.maxLen || !printable(s) || host == "" {
+		return nil, fmt.Sprintf("%s is not HOST:PORT (e.g. 127.0.0.1:8765)", q)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return nil, fmt.Sprintf("%s has an invalid port (expected 0 to 65535; 0 picks a free one)", q)
+	}
+	if !LoopbackHost(host) {
+		return nil, fmt.Sprintf("%s is not a loopback address: serve answers only on 127.0.0.1, [::1] or localhost (e.g. 127.0.0.1:8765)", q)
+	}
+	return s, ""
+}
+
+// LoopbackHost reports whether host (without a port or brackets) is
+// localhost or a loopback IP address: the only hosts serve's HTTP endpoint
+// listens on.
+func LoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
 // quote renders s for an error message: quoted, escaped, at most 64 bytes of
 // it; secrets are never shown.
 func (sp *spec) quote(s string) string {
@@ -276,8 +337,18 @@ func (sp *spec) set(c *Config, v any) {
 }
 
 // tomlText turns a decoded TOML value into the text parse reads, or says
-// which TOML type was expected.
+// which TOML type was expected. A list setting takes a string (its
+// environment form) or an array of strings.
 func (sp *spec) tomlText(v any) (string, string) {
+	if sp.sep != "" {
+		switch x := v.(type) {
+		case string:
+			return x, ""
+		case []any:
+			return sp.joinItems(x)
+		}
+		return "", "expected an array of strings (or one string), found " + tomlType(v)
+	}
 	switch sp.kind {
 	case kindInt:
 		if n, ok := v.(int64); ok {
@@ -302,6 +373,44 @@ func (sp *spec) tomlText(v any) (string, string) {
 		return s, ""
 	}
 	return "", "expected a string, found " + tomlType(v)
+}
+
+// joinItems joins a TOML array's items with sp.sep; an item cannot hold
+// the separator (it would become two items).
+func (sp *spec) joinItems(arr []any) (string, string) {
+	parts := make([]string, 0, len(arr))
+	for i, it := range arr {
+		s, ok := it.(string)
+		if !ok {
+			return "", fmt.Sprintf("item %d of the array is not a string (found %s)", i+1, tomlType(it))
+		}
+		if strings.Contains(s, sp.sep) {
+			if sp.sep == "\n" {
+				return "", fmt.Sprintf("item %d of the array has a line break (give one rule per item)", i+1)
+			}
+			return "", fmt.Sprintf("item %d of the array, %s, has a %q: an item cannot hold one (it separates items)", i+1, sp.quote(s), sp.sep)
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, sp.sep), ""
+}
+
+// items splits a list setting's text into its items, as the code that
+// uses it does: comma lists at commas, rules at line breaks and ";;"
+// (comments and blank lines dropped).
+func (sp *spec) items(text string) []string {
+	out := []string{}
+	if sp.sep == "\n" {
+		text = strings.ReplaceAll(text, ";;", "\n")
+	}
+	for _, it := range strings.Split(text, sp.sep) {
+		it = strings.TrimSpace(it)
+		if it == "" || (sp.sep == "\n" && strings.HasPrefix(it, "#")) {
+			continue
+		}
+		out = append(out, it)
+	}
+	return out
 }
 
 // tomlType names the TOML type of a decoded value.

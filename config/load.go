@@ -43,17 +43,25 @@ type Setting struct {
 	Env    string // the variable above the file; "" for none
 	Flag   string // "--aw-url"; "" for none
 	Secret bool
+	// List says the setting is a list (a TOML array in the file; comma- or
+	// newline-separated text in the environment); Items are its items.
+	List  bool
+	Items []string
 }
 
 // Loaded is the effective configuration with its provenance. It is not
 // modified after Load returns: safe for concurrent reads.
 type Loaded struct {
 	Config Config
-	// File is the config file that was read, "" if none (no default file,
-	// or AWBRIDGE_CONFIG / --config set to "").
+	// File is the config file that was read (an absolute path), "" if none
+	// (no default file, or AWBRIDGE_CONFIG / --config set to "").
 	File string
-	// FileSource is how File was chosen: SourceFlag (--config), SourceEnv
-	// (AWBRIDGE_CONFIG) or SourceDefault.
+	// LookedFor is the file Load looked for: File when it was read, the
+	// default path when no file exists there, "" when there was nowhere to
+	// look (AWBRIDGE_CONFIG or --config set to "", or no home folder).
+	LookedFor string
+	// FileSource is how the file was chosen: SourceFlag (--config),
+	// SourceEnv (AWBRIDGE_CONFIG) or SourceDefault.
 	FileSource Source
 	// Settings holds every setting in table order.
 	Settings []Setting
@@ -140,7 +148,7 @@ func Bind(fs *flag.FlagSet) *Flags {
 	f := &Flags{specs: table()}
 	f.values = make([]flagValue, len(f.specs))
 	fs.Var(&f.config, "config", "settings `file`; empty: none (env "+ConfigEnv+
-		", default $XDG_CONFIG_HOME/awbridge/config.toml)")
+		", default "+ConfigPathDoc("")+")")
 	defaults := Defaults()
 	for i := range f.specs {
 		sp := &f.specs[i]
@@ -174,12 +182,13 @@ func Load(env Env, f *Flags) (*Loaded, error) {
 	}
 	l := &Loaded{Config: Defaults()}
 	l.Config.Paths.StateDir = DefaultStateDir(env)
-	file, err := readFile(env, f, specs)
+	file, looked, err := readFile(env, f, specs)
 	if err != nil {
 		return nil, err
 	}
+	l.LookedFor, l.FileSource = looked.path, looked.source
 	if file != nil {
-		l.File, l.FileSource = file.path, file.source
+		l.File = file.path
 	}
 	l.Settings = make([]Setting, 0, len(specs))
 	for i := range specs {
@@ -195,6 +204,10 @@ func Load(env Env, f *Flags) (*Loaded, error) {
 		st := Setting{
 			Key: sp.key, Value: sp.display(&l.Config), Source: src, Origin: origin,
 			Doc: sp.doc, Kind: sp.kind.String(), Env: sp.env, Secret: sp.secret,
+			List: sp.sep != "",
+		}
+		if st.List {
+			st.Items = sp.items(st.Value)
 		}
 		if sp.flag != "" {
 			st.Flag = "--" + sp.flag
@@ -213,8 +226,14 @@ func resolve(sp *spec, env Env, file *fileLayer, fv *flagValue, c *Config) (Sour
 		origin string
 	)
 	// take checks text from layer s/o and, if good, makes it the winner.
+	// Relative paths in the file are taken against the file's folder, so
+	// that the file means the same whatever the working directory.
 	take := func(text string, s Source, o string) *Error {
-		v, problem := sp.parse(text, env)
+		penv := env
+		if s == SourceFile {
+			penv.Dir = file.dir(env.goos())
+		}
+		v, problem := sp.parse(text, penv)
 		if problem != "" {
 			return &Error{Key: sp.key, Source: s, Origin: o, Msg: problem}
 		}
@@ -302,10 +321,25 @@ func (c Config) Validate() error {
 // fileLayer is a decoded config file.
 type fileLayer struct {
 	path   string
-	source Source // how the file was chosen
 	md     toml.MetaData
 	top    map[string]toml.Primitive
 	tables map[string]map[string]any // known tables present in the file
+}
+
+// dir is the folder holding the file (an absolute path on goos).
+func (fl *fileLayer) dir(goos string) string {
+	seps := "/"
+	if goos == "windows" {
+		seps = `/\`
+	}
+	i := strings.LastIndexAny(fl.path, seps)
+	switch {
+	case i < 0:
+		return ""
+	case i == 0 || (i == 2 && fl.path[1] == ':'):
+		return fl.path[:i+1] // the root
+	}
+	return fl.path[:i]
 }
 
 // value returns sp's raw TOML value if the file sets it.
@@ -349,10 +383,16 @@ type lineProbe struct{}
 
 func (*lineProbe) UnmarshalTOML(any) error { return errors.New("probe") }
 
+// lookedFor is the config file Load looked for and how it was chosen.
+type lookedFor struct {
+	path   string
+	source Source
+}
+
 // readFile picks the config file (--config, else AWBRIDGE_CONFIG, else the
-// default path), reads it and checks its keys. It returns nil, nil when
-// there is no file to read.
-func readFile(env Env, f *Flags, specs []spec) (*fileLayer, error) {
+// default path), makes its path absolute, reads it and checks its keys. It
+// returns a nil layer when there is no file to read.
+func readFile(env Env, f *Flags, specs []spec) (*fileLayer, lookedFor, error) {
 	var (
 		path     string
 		src      = SourceDefault
@@ -369,20 +409,20 @@ func readFile(env Env, f *Flags, specs []spec) (*fileLayer, error) {
 		path = DefaultConfigPath(env)
 	}
 	if path == "" {
-		return nil, nil
+		return nil, lookedFor{source: src}, nil
 	}
 	if explicit {
-		p, ok := expandHome(path, env)
-		if !ok {
-			return nil, &Error{Source: src, Origin: origin,
-				Msg: fmt.Sprintf("%s starts with ~ but the home folder is unknown", quoteShort(path))}
+		abs, problem := env.absolute(path)
+		if problem != "" {
+			return nil, lookedFor{}, &Error{Source: src, Origin: origin, Msg: "config file " + quoteShort(path) + " " + problem}
 		}
-		path = p
+		path = abs
 	}
+	looked := lookedFor{path: path, source: src}
 	data, err := readLimited(path)
 	if err != nil {
 		if !explicit && errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
+			return nil, looked, nil
 		}
 		e := &Error{Source: src, Origin: origin, Err: err}
 		if !explicit {
@@ -397,14 +437,13 @@ func readFile(env Env, f *Flags, specs []spec) (*fileLayer, error) {
 		default:
 			e.Msg = fmt.Sprintf("cannot read config file %s: %v", quoteShort(path), err)
 		}
-		return nil, e
+		return nil, lookedFor{}, e
 	}
 	fl, err := decodeFile(path, data, specs)
 	if err != nil {
-		return nil, err
+		return nil, lookedFor{}, err
 	}
-	fl.source = src
-	return fl, nil
+	return fl, looked, nil
 }
 
 func readLimited(path string) ([]byte, error) {
@@ -431,7 +470,7 @@ func readLimited(path string) ([]byte, error) {
 // case-insensitively, so the file is decoded into maps and md.Keys() is
 // checked against the table rather than relying on Undecoded()).
 func decodeFile(path string, data []byte, specs []spec) (*fileLayer, error) {
-	fl := &fileLayer{path: path, source: SourceDefault, tables: map[string]map[string]any{}}
+	fl := &fileLayer{path: path, tables: map[string]map[string]any{}}
 	md, err := toml.Decode(string(data), &fl.top)
 	if err != nil {
 		e := &Error{Source: SourceFile, Origin: path, Err: err}

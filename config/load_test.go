@@ -68,7 +68,7 @@ func TestPrecedence(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			l := mustLoad(t, tt.env, tt.args...)
 			got := get(t, l, tt.key)
-			if got.Value != tt.wantValue || got.Source != tt.wantSource || got.Origin != tt.wantOrigin {
+			if got.Value != tt.wantValue || got.Source != tt.wantSource || got.Origin != inTestdata(t, tt.wantOrigin) {
 				t.Errorf("%s = %q from %s %q, want %q from %s %q",
 					tt.key, got.Value, got.Source, got.Origin, tt.wantValue, tt.wantSource, tt.wantOrigin)
 			}
@@ -141,7 +141,7 @@ func TestContextRootOrder(t *testing.T) {
 			}
 			l := mustLoad(t, env, args...)
 			got := get(t, l, "paths.context_root")
-			if l.Config.Paths.ContextRoot != tt.want || got.Source != tt.wantSource || got.Origin != tt.wantOrigin {
+			if l.Config.Paths.ContextRoot != tt.want || got.Source != tt.wantSource || got.Origin != inTestdata(t, tt.wantOrigin) {
 				t.Errorf("context root %q from %s %q, want %q from %s %q",
 					l.Config.Paths.ContextRoot, got.Source, got.Origin, tt.want, tt.wantSource, tt.wantOrigin)
 			}
@@ -191,7 +191,7 @@ func TestFullFile(t *testing.T) {
 	if l.Config != want {
 		t.Errorf("config\n got %+v\nwant %+v", l.Config, want)
 	}
-	if l.File != "testdata/full.toml" || l.FileSource != SourceEnv {
+	if l.File != inTestdata(t, "testdata/full.toml") || l.FileSource != SourceEnv {
 		t.Errorf("file %q from %s, want testdata/full.toml from env", l.File, l.FileSource)
 	}
 	if len(l.Settings) != len(table()) {
@@ -201,7 +201,7 @@ func TestFullFile(t *testing.T) {
 		if s.Key != table()[i].key {
 			t.Errorf("setting %d is %s, want table order (%s)", i, s.Key, table()[i].key)
 		}
-		if s.Source != SourceFile || s.Origin != "testdata/full.toml" {
+		if s.Source != SourceFile || s.Origin != inTestdata(t, "testdata/full.toml") {
 			t.Errorf("%s from %s %q, want the file", s.Key, s.Source, s.Origin)
 		}
 		if s.Doc == "" || s.Kind == "" || s.Env == "" {
@@ -381,7 +381,7 @@ func TestConfigFileChoice(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if l.File != tt.wantFile || (tt.wantFile != "" && l.FileSource != tt.wantSource) {
+			if l.File != inTestdata(t, tt.wantFile) || (tt.wantFile != "" && l.FileSource != tt.wantSource) {
 				t.Errorf("file %q from %s, want %q from %s", l.File, l.FileSource, tt.wantFile, tt.wantSource)
 			}
 			if l.Config.Log.Level != tt.wantLevel {

@@ -2,6 +2,8 @@ package config
 
 import (
 	"fmt"
+	"os"
+	"path"
 	"runtime"
 	"strings"
 )
@@ -16,6 +18,10 @@ type Env struct {
 	Lookup func(string) (string, bool)
 	// GOOS selects the path conventions ("linux", "darwin", "windows", ...).
 	GOOS string
+	// Dir is the working directory that a relative --config,
+	// AWBRIDGE_CONFIG or protect.files path (from the environment or a
+	// flag) is made absolute against; "" is os.Getwd().
+	Dir string
 }
 
 func (e Env) lookup(name string) (string, bool) {
@@ -42,28 +48,71 @@ func (e Env) absVar(name string) string {
 	return v
 }
 
+// userDir is one kind of per-user folder, with os.UserConfigDir's
+// conventions: %<win>% on Windows, ~/Library/Application Support on macOS,
+// $home/lib on Plan 9, else $<xdg> or ~/<xdgDefault>.
+type userDir struct {
+	win, xdg   string
+	xdgDefault []string
+}
+
+// configDir is where per-user configuration lives; configFile is the
+// config file's place inside it.
+func configDir() userDir {
+	return userDir{win: "AppData", xdg: "XDG_CONFIG_HOME", xdgDefault: []string{".config"}}
+}
+
+func configFile() []string { return []string{"awbridge", "config.toml"} }
+
+// stateDir is where per-user state lives.
+func stateDir() userDir {
+	return userDir{win: "LocalAppData", xdg: "XDG_STATE_HOME", xdgDefault: []string{".local", "state"}}
+}
+
 // DefaultConfigPath is the config file used when neither --config nor
-// AWBRIDGE_CONFIG names one, with os.UserConfigDir's conventions:
-// $XDG_CONFIG_HOME/awbridge/config.toml (XDG default ~/.config) on Linux and
-// other Unix systems, ~/Library/Application Support/awbridge/config.toml on
-// macOS, %AppData%\awbridge\config.toml on Windows. It is "" when the
-// variables it needs are unset or relative.
+// AWBRIDGE_CONFIG names one: $XDG_CONFIG_HOME/awbridge/config.toml (XDG
+// default ~/.config) on Linux and other Unix systems,
+// ~/Library/Application Support/awbridge/config.toml on macOS,
+// %AppData%\awbridge\config.toml on Windows. It is "" when the variables
+// it needs are unset or relative. It is the one place this path is made:
+// [ConfigPathDoc] describes it from the same rule.
 func DefaultConfigPath(env Env) string {
-	dir := env.baseDir("AppData", "XDG_CONFIG_HOME", ".config")
+	dir := env.baseDir(configDir())
 	if dir == "" {
 		return ""
 	}
-	return join(env.goos(), dir, "awbridge", "config.toml")
+	return join(env.goos(), append([]string{dir}, configFile()...)...)
 }
 
-// baseDir is the per-user folder of one kind with os.UserConfigDir's
-// conventions: %<winVar>% on Windows, ~/Library/Application Support on
-// macOS, $home/lib on Plan 9, else $<xdgVar> or ~/<xdgDefault>. "" when
-// the variables it needs are unset or relative.
-func (env Env) baseDir(winVar, xdgVar string, xdgDefault ...string) string {
+// ConfigPathDoc describes DefaultConfigPath on goos for help texts and the
+// docs, in the notation a person of that OS reads ("" is runtime.GOOS):
+//
+//	linux:   $XDG_CONFIG_HOME/awbridge/config.toml, else ~/.config/awbridge/config.toml
+//	darwin:  ~/Library/Application Support/awbridge/config.toml
+//	windows: %AppData%\awbridge\config.toml
+func ConfigPathDoc(goos string) string {
+	if goos == "" {
+		goos = runtime.GOOS
+	}
+	file, d := join(goos, configFile()...), configDir()
+	switch goos {
+	case "windows":
+		return join(goos, "%"+d.win+"%", file)
+	case "darwin", "ios":
+		return join(goos, "~", "Library", "Application Support", file)
+	case "plan9":
+		return join(goos, "$home", "lib", file)
+	}
+	return join(goos, "$"+d.xdg, file) + ", else " +
+		join(goos, append(append([]string{"~"}, d.xdgDefault...), file)...)
+}
+
+// baseDir is the per-user folder of kind d on this Env's OS; "" when the
+// variables it needs are unset or relative.
+func (env Env) baseDir(d userDir) string {
 	switch goos := env.goos(); goos {
 	case "windows":
-		return env.absVar(winVar)
+		return env.absVar(d.win)
 	case "darwin", "ios":
 		if h := env.absVar("HOME"); h != "" {
 			return join(goos, h, "Library", "Application Support")
@@ -73,11 +122,11 @@ func (env Env) baseDir(winVar, xdgVar string, xdgDefault ...string) string {
 			return join(goos, h, "lib")
 		}
 	default:
-		if dir := env.absVar(xdgVar); dir != "" {
+		if dir := env.absVar(d.xdg); dir != "" {
 			return dir
 		}
 		if h := env.absVar("HOME"); h != "" {
-			return join(goos, append([]string{h}, xdgDefault...)...)
+			return join(goos, append([]string{h}, d.xdgDefault...)...)
 		}
 	}
 	return ""
@@ -89,7 +138,7 @@ func (env Env) baseDir(winVar, xdgVar string, xdgDefault ...string) string {
 // %LocalAppData%\awbridge on Windows. It is "" when the variables it needs
 // are unset or relative; Load then reports that state_dir must be set.
 func DefaultStateDir(env Env) string {
-	dir := env.baseDir("LocalAppData", "XDG_STATE_HOME", ".local", "state")
+	dir := env.baseDir(stateDir())
 	if dir == "" {
 		return ""
 	}
@@ -158,27 +207,127 @@ func join(goos string, elem ...string) string {
 	return b.String()
 }
 
-// SocketPath is where `awbridge serve` listens and `awbridge stdio`
-// looks for it: AWBRIDGE_SOCKET, else $XDG_RUNTIME_DIR/awbridge/awbridge.sock,
-// else <temp dir>/awbridge-<uid>/awbridge.sock.
-func SocketPath(env Env, uid int) string {
-	if p := env.absVar("AWBRIDGE_SOCKET"); p != "" {
-		return p
+// maxSocketPath is the longest Unix socket path used: sun_path holds 104
+// bytes on macOS and the BSDs (108 on Linux), the terminating NUL included.
+const maxSocketPath = 103
+
+// Socket is where the service's socket is, and why there.
+type Socket struct {
+	// Path is the socket (on Windows, the file naming the service's
+	// loopback port and token).
+	Path string
+	// Note says why Path is not the usual place, for `awbridge config` and
+	// serve's log; "" when it is AWBRIDGE_SOCKET, $XDG_RUNTIME_DIR's or
+	// the platform's usual place.
+	Note string
+}
+
+// SocketPath is where `awbridge serve` listens and `awbridge stdio` looks
+// for it; see [ResolveSocket].
+func SocketPath(env Env, uid int) string { return ResolveSocket(env, uid).Path }
+
+// ResolveSocket chooses the service's socket, in order:
+//
+//   - AWBRIDGE_SOCKET (an absolute path);
+//   - Windows: %LocalAppData%\awbridge\service.json;
+//   - $XDG_RUNTIME_DIR/awbridge/awbridge.sock;
+//   - the per-user state folder (DefaultStateDir: on Linux
+//     ~/.local/state/awbridge/awbridge.sock, on macOS ~/Library/Application
+//     Support/awbridge/awbridge.sock): inside the home folder, so no other
+//     user can make the folder first, and the same for a launchd agent and
+//     a terminal (which may not share TMPDIR);
+//   - <temp dir>/awbridge-<uid>/awbridge.sock, last: in a shared /tmp
+//     another user can make that folder first; the service then refuses to
+//     use it and says so, and Note says how to avoid it.
+//
+// A candidate longer than a socket path can be is skipped (Note says so).
+func ResolveSocket(env Env, uid int) Socket {
+	if p := env.absVar(SocketEnv); p != "" {
+		return Socket{Path: p}
 	}
 	goos := env.goos()
 	if goos == "windows" {
 		// No Unix socket private to the user: the service writes a loopback
 		// port and its token here, in the user's own folder.
 		if d := env.absVar("LocalAppData"); d != "" {
-			return join(goos, d, "awbridge", "service.json")
+			return Socket{Path: join(goos, d, "awbridge", "service.json")}
 		}
 	}
+	var skipped []string
+	try := func(p string) bool {
+		if p == "" {
+			return false
+		}
+		if len(p) > maxSocketPath {
+			skipped = append(skipped, p)
+			return false
+		}
+		return true
+	}
 	if d := env.absVar("XDG_RUNTIME_DIR"); d != "" {
-		return join(goos, d, "awbridge", "awbridge.sock")
+		if p := join(goos, d, "awbridge", "awbridge.sock"); try(p) {
+			return Socket{Path: p, Note: tooLong(skipped)}
+		}
+	}
+	if d := DefaultStateDir(env); d != "" {
+		if p := join(goos, d, "awbridge.sock"); try(p) {
+			note := "XDG_RUNTIME_DIR is unset: the socket is in the state folder"
+			if goos == "darwin" || goos == "ios" {
+				note = "" // the usual place on macOS
+			}
+			if len(skipped) > 0 {
+				note = tooLong(skipped)
+			}
+			return Socket{Path: p, Note: note}
+		}
 	}
 	tmp := env.absVar("TMPDIR")
 	if tmp == "" {
 		tmp = "/tmp"
 	}
-	return join(goos, tmp, fmt.Sprintf("awbridge-%d", uid), "awbridge.sock")
+	p := join(goos, tmp, fmt.Sprintf("awbridge-%d", uid), "awbridge.sock")
+	why := "XDG_RUNTIME_DIR and HOME are unset"
+	if len(skipped) > 0 {
+		why = tooLong(skipped)
+	}
+	return Socket{Path: p, Note: why + "; the socket falls back to " + p +
+		", a folder another user of a shared temp folder can make first: set AWBRIDGE_SOCKET to a path in a folder of your own"}
+}
+
+// tooLong says which socket paths were skipped for their length.
+func tooLong(skipped []string) string {
+	if len(skipped) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s is longer than a socket path can be (%d bytes at most)", strings.Join(skipped, " and "), maxSocketPath)
+}
+
+// absolute makes p, a path a person typed, absolute: a leading ~ is the
+// home folder and a relative path is taken against env.Dir (when "",
+// os.Getwd()). Paths are cleaned on slash systems. problem says why when
+// that cannot be done (it follows the quoted path).
+func (env Env) absolute(p string) (abs, problem string) {
+	goos := env.goos()
+	p, ok := expandHome(p, env)
+	if !ok {
+		return "", fmt.Sprintf("starts with ~ but the home folder is unknown (%s is unset or relative)", homeVar(goos))
+	}
+	if !isAbs(goos, p) {
+		base := env.Dir
+		if base == "" {
+			wd, err := os.Getwd()
+			if err != nil {
+				return "", "is relative and the working directory is unknown: " + err.Error()
+			}
+			base = wd
+		}
+		if !isAbs(goos, base) {
+			return "", "is relative and the working directory " + quoteShort(base) + " is not absolute"
+		}
+		p = join(goos, base, p)
+	}
+	if goos != "windows" {
+		p = path.Clean(p)
+	}
+	return p, ""
 }

@@ -27,7 +27,7 @@ func ParseRateLimits(s string) (map[string]Rate, error) {
 		part = strings.TrimSpace(part)
 		m := ratePattern.FindStringSubmatch(part)
 		if m == nil {
-			return nil, fmt.Errorf("expected tool=N/s or tool=N/m with an optional :burst (e.g. nowframe_build=5/s:10)")
+			return nil, fmt.Errorf("%s: expected tool=N/s or tool=N/m with an optional :burst (e.g. nowframe_build=5/s:10)", quoteShort(part))
 		}
 		n, err := strconv.ParseFloat(m[2], 64)
 		if err != nil || n <= 0 {

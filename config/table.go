@@ -22,6 +22,8 @@ const (
 	kindRates                // per-tool rate limits: tool=N/s[:burst],...
 	kindChoice               // one of spec.choices
 	kindRules                // privacy rewrite rules (ParseRules)
+	kindPaths                // comma-separated paths, made absolute
+	kindLoopback             // a loopback HOST:PORT to listen on
 )
 
 // String names the kind for docs and for [Setting.Kind].
@@ -51,6 +53,10 @@ func (k kind) String() string {
 		return "choice"
 	case kindRules:
 		return "rules"
+	case kindPaths:
+		return "paths"
+	case kindLoopback:
+		return "loopback address"
 	}
 	return "unknown"
 }
@@ -75,6 +81,10 @@ type spec struct {
 	maxLen   int
 	// choices are the values a kindChoice accepts.
 	choices []string
+	// sep makes the setting a list: the file may give a TOML array of
+	// strings, whose items are joined with sep ("," or "\n"); the
+	// environment and flags give the joined text.
+	sep string
 	// defDoc replaces the default shown in flag usage when the real default
 	// depends on the environment.
 	defDoc string
@@ -173,7 +183,7 @@ func table() []spec {
 			field: func(c *Config) any { return &c.Server.Relay },
 		},
 		{
-			key: "server.http", env: "AWBRIDGE_HTTP", flag: "http", kind: kindHostPort, optional: true,
+			key: "server.http", env: "AWBRIDGE_HTTP", flag: "http", kind: kindLoopback, optional: true,
 			doc:    "loopback HOST:PORT where serve answers Streamable HTTP MCP, /healthz and /v1/nowframe; empty: off",
 			maxLen: 255,
 			field:  func(c *Config) any { return &c.Server.HTTP },
@@ -209,26 +219,26 @@ func table() []spec {
 			field: func(c *Config) any { return &c.Privacy.MaxTitleLength },
 		},
 		{
-			key: "privacy.exclude_apps", env: "AWBRIDGE_EXCLUDE_APPS", kind: kindText, optional: true,
-			doc:    "apps whose windows are excluded (titles never shown; a browser's tabs too), comma-separated",
+			key: "privacy.exclude_apps", env: "AWBRIDGE_EXCLUDE_APPS", kind: kindText, optional: true, sep: ",",
+			doc:    "apps whose windows are excluded (titles never shown; a browser's tabs too); a list (an array in the file, comma-separated in the environment)",
 			maxLen: 4096,
 			field:  func(c *Config) any { return &c.Privacy.ExcludeApps },
 		},
 		{
-			key: "privacy.title_rules", env: "AWBRIDGE_TITLE_RULES", kind: kindRules, optional: true,
-			doc:    `rewrites of window and tab titles, one "PATTERN => REPLACEMENT" per line (or ";;"-separated)`,
+			key: "privacy.title_rules", env: "AWBRIDGE_TITLE_RULES", kind: kindRules, optional: true, sep: "\n",
+			doc:    `rewrites of window and tab titles, "PATTERN => REPLACEMENT"; a list (an array in the file, one per line or ";;"-separated in the environment)`,
 			maxLen: 16384,
 			field:  func(c *Config) any { return &c.Privacy.TitleRules },
 		},
 		{
-			key: "privacy.url_rules", env: "AWBRIDGE_URL_RULES", kind: kindRules, optional: true,
-			doc:    `rewrites of tab URLs (after the query and fragment are dropped), one "PATTERN => REPLACEMENT" per line`,
+			key: "privacy.url_rules", env: "AWBRIDGE_URL_RULES", kind: kindRules, optional: true, sep: "\n",
+			doc:    `rewrites of tab URLs (after the query and fragment are dropped), "PATTERN => REPLACEMENT"; a list like title_rules`,
 			maxLen: 16384,
 			field:  func(c *Config) any { return &c.Privacy.URLRules },
 		},
 		{
-			key: "limits.rate_limits", env: "AWBRIDGE_RATE_LIMITS", flag: "rate-limits", kind: kindRates, optional: true,
-			doc:    "per-tool rate limits, e.g. nowframe_build=5/s:10,aw_get_state=30/m; empty: none",
+			key: "limits.rate_limits", env: "AWBRIDGE_RATE_LIMITS", flag: "rate-limits", kind: kindRates, optional: true, sep: ",",
+			doc:    "per-tool rate limits, e.g. nowframe_build=5/s:10,aw_get_state=30/m; a list (an array in the file, comma-separated in the environment); empty: none",
 			maxLen: 4096,
 			field:  func(c *Config) any { return &c.Limits.RateLimits },
 		},
@@ -239,20 +249,20 @@ func table() []spec {
 			field: func(c *Config) any { return &c.Limits.MaxStringBytes },
 		},
 		{
-			key: "protect.files", env: "AWBRIDGE_PROTECT_FILES", kind: kindText, optional: true,
-			doc:    "more files the protected-environment baseline watches, comma-separated",
+			key: "protect.files", env: "AWBRIDGE_PROTECT_FILES", kind: kindPaths, optional: true, sep: ",",
+			doc:    "more files the protected-environment baseline watches; a list (an array in the file, comma-separated in the environment); relative paths are taken against the config file's folder (the working directory in the environment)",
 			maxLen: 8192,
 			field:  func(c *Config) any { return &c.Protect.Files },
 		},
 		{
-			key: "protect.env", env: "AWBRIDGE_PROTECT_ENV", kind: kindText, optional: true,
-			doc:    "environment variable names the baseline watches (salted hashes only), comma-separated",
+			key: "protect.env", env: "AWBRIDGE_PROTECT_ENV", kind: kindText, optional: true, sep: ",",
+			doc:    "environment variable names the baseline watches (salted hashes only); a list (an array in the file, comma-separated in the environment)",
 			maxLen: 4096,
 			field:  func(c *Config) any { return &c.Protect.Env },
 		},
 		{
-			key: "limits.sensitive_keys", env: "AWBRIDGE_SENSITIVE_KEYS", kind: kindText, optional: true,
-			doc:    "more key names whose values are redacted, comma-separated",
+			key: "limits.sensitive_keys", env: "AWBRIDGE_SENSITIVE_KEYS", kind: kindText, optional: true, sep: ",",
+			doc:    "more key names whose values are redacted; a list (an array in the file, comma-separated in the environment)",
 			maxLen: 4096,
 			field:  func(c *Config) any { return &c.Limits.SensitiveKeys },
 		},
