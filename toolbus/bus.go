@@ -128,8 +128,14 @@ func New(opts Options, tools ...*Tool) (*Bus, error) {
 		}
 	}
 	for name := range opts.RateLimits {
-		if _, ok := b.byName[name]; !ok {
+		e, ok := b.byName[name]
+		switch {
+		case !ok:
 			return nil, fmt.Errorf("toolbus: rate limit for unknown tool %q", name)
+		case e.tool.Name != name:
+			// Limiters are keyed by the canonical name: a limit under an
+			// alias would be accepted and never applied.
+			return nil, fmt.Errorf("toolbus: rate limit for %q, an alias: name the tool %s", name, e.tool.Name)
 		}
 	}
 	list, err := b.renderList()

@@ -266,6 +266,19 @@ func TestRateLimit(t *testing.T) {
 	}
 }
 
+// TestRateLimitUnderAnAlias: a limit named by an alias used to be accepted
+// and never applied (limiters are keyed by the canonical name); it is
+// refused with the name to use.
+func TestRateLimitUnderAnAlias(t *testing.T) {
+	tool := &Tool{Name: "canon", Aliases: []string{"canon.alias"}, ReadOnly: true, Run: func(context.Context, *Call) (Result, error) {
+		return Result{Body: json.RawMessage(`{}`)}, nil
+	}}
+	_, err := New(Options{Redactor: redact.New(redact.Options{}), RateLimits: map[string]RateLimit{"canon.alias": {PerSecond: 1, Burst: 1}}}, tool)
+	if err == nil || !strings.Contains(err.Error(), "name the tool canon") {
+		t.Fatalf("New = %v, want a refusal naming canon", err)
+	}
+}
+
 func TestShapingAndStoreReadBack(t *testing.T) {
 	p := newPipeline(t, nil)
 	_, env := p.call(t, "help", `{"output":{"path":"tools","map":{"pick":["name"]}},"store_as":"names"}`)
