@@ -74,8 +74,7 @@ func (s *Store) Prune(ctx context.Context) (PruneStats, error) {
 	if got, err := runs.Stat("."); err != nil || !os.SameFile(want, got) {
 		return st, fmt.Errorf("artifacts: prune: %s changed while opening", runsPath)
 	}
-	fsys := runs.FS()
-	entries, err := fs.ReadDir(fsys, ".")
+	entries, err := s.o.FS.ReadDir(runsPath)
 	if err != nil {
 		return st, fmt.Errorf("artifacts: prune: %w", err)
 	}
@@ -94,7 +93,12 @@ func (s *Store) Prune(ctx context.Context) (PruneStats, error) {
 			return st, err
 		}
 		r := run{name: e.Name()}
-		if err := measure(fsys, r.name, &r.bytes, &r.newest); err != nil {
+		fi, err := e.Info()
+		if err == nil {
+			r.newest = fi.ModTime()
+			err = s.measure(filepath.Join(runsPath, r.name), 1, &r.bytes, &r.newest)
+		}
+		if err != nil {
 			st.Failed++
 			continue
 		}
@@ -136,23 +140,26 @@ func (s *Store) Prune(ctx context.Context) (PruneStats, error) {
 	return st, nil
 }
 
-// measure adds up the regular files below the run folder name and finds
+// measure adds up the regular files below the run folder dir and finds
 // the newest modification time of its files and folders, without following
-// symbolic links.
-func measure(fsys fs.FS, name string, bytes *int64, newest *time.Time) error {
-	return fs.WalkDir(fsys, name, func(p string, d fs.DirEntry, err error) error {
+// symbolic links (an entry's info is its own, from Lstat). It reads
+// metadata only, by path: what it measures never decides what is removed
+// outside the root, since removal goes through the os.Root.
+func (s *Store) measure(dir string, depth int, bytes *int64, newest *time.Time) error {
+	ents, err := s.o.FS.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if !e.Type().IsRegular() && !e.IsDir() {
+			continue // a link, a FIFO...: not the Store's
+		}
+		fi, err := e.Info()
+		if errors.Is(err, fs.ErrNotExist) { // removed meanwhile
+			continue
+		}
 		if err != nil {
 			return err
-		}
-		fi, err := d.Info() // of the entry itself, a link not followed
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) { // removed meanwhile
-				return nil
-			}
-			return err
-		}
-		if !fi.Mode().IsRegular() && !fi.IsDir() {
-			return nil // a link, a FIFO...: not the Store's
 		}
 		if fi.ModTime().After(*newest) {
 			*newest = fi.ModTime()
@@ -160,9 +167,11 @@ func measure(fsys fs.FS, name string, bytes *int64, newest *time.Time) error {
 		if fi.Mode().IsRegular() {
 			*bytes += fi.Size()
 		}
-		if d.IsDir() && strings.Count(p, "/") >= pruneDepth {
-			return fs.SkipDir
+		if fi.IsDir() && depth < pruneDepth {
+			if err := s.measure(filepath.Join(dir, e.Name()), depth+1, bytes, newest); err != nil {
+				return err
+			}
 		}
-		return nil
-	})
+	}
+	return nil
 }
