@@ -23,6 +23,20 @@ type Config struct {
 	Privacy Privacy `toml:"privacy"`
 	Limits  Limits  `toml:"limits"`
 	Protect Protect `toml:"protect"`
+
+	Artifacts Artifacts `toml:"artifacts"`
+}
+
+// Artifacts bounds what the context root keeps: serve prunes whole run
+// folders, at start and every 10 minutes, oldest first.
+type Artifacts struct {
+	// MaxAge is how long a run's artifacts are kept after it was last
+	// written (default 168h, 7 days); 0: no age limit.
+	MaxAge time.Duration `toml:"max_age"`
+	// MaxBytes bounds all runs together (default 256 MiB); 0: no size
+	// limit. Runs written in the last 5 minutes are kept whatever the
+	// limits.
+	MaxBytes int64 `toml:"max_bytes"`
 }
 
 // Protect lists what the protected-environment baseline covers besides
@@ -154,5 +168,7 @@ func Defaults() Config {
 		Log:     Log{Level: "info"},
 		Privacy: Privacy{MaxTitleLength: 300},
 		Limits:  Limits{MaxStringBytes: 16 << 10},
+
+		Artifacts: Artifacts{MaxAge: 7 * 24 * time.Hour, MaxBytes: 256 << 20},
 	}
 }

@@ -188,6 +188,7 @@ func TestFullFile(t *testing.T) {
 		Limits:  Limits{RateLimits: "nowframe_build=5/s:10, aw_get_state=30/m", MaxStringBytes: 32 << 10, SensitiveKeys: "cookie, session_id"},
 		Protect: Protect{Files: "/etc/hosts", Env: "HOME"},
 	}
+	want.Artifacts = Artifacts{MaxAge: 72 * time.Hour, MaxBytes: 64 << 20}
 	if l.Config != want {
 		t.Errorf("config\n got %+v\nwant %+v", l.Config, want)
 	}

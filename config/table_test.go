@@ -77,6 +77,8 @@ func TestNames(t *testing.T) {
 		"privacy.exclude_apps":         {"AWBRIDGE_EXCLUDE_APPS", ""},
 		"privacy.title_rules":          {"AWBRIDGE_TITLE_RULES", ""},
 		"privacy.url_rules":            {"AWBRIDGE_URL_RULES", ""},
+		"artifacts.max_age":            {"AWBRIDGE_ARTIFACTS_MAX_AGE", ""},
+		"artifacts.max_bytes":          {"AWBRIDGE_ARTIFACTS_MAX_BYTES", ""},
 	}
 	got := map[string][2]string{}
 	for _, sp := range table() {

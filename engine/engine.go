@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -62,6 +64,9 @@ type Engine struct {
 	liveBus atomic.Pointer[toolbus.Bus] // bus, for health's live checks (set after health starts)
 	state   *state.Store
 	poller  *nowframe.Poller
+	// artifacts is the artifact store Run prunes (disabled without a
+	// usable context root).
+	artifacts *artifacts.Store
 	// warmMaxAge is nowframe_build's default max_age_ms while the poller
 	// runs (0: build fresh unless the caller says otherwise).
 	warmMaxAge atomic.Int64
@@ -158,10 +163,12 @@ func New(d Deps) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	as, warn := artifacts.Open(artifacts.Options{Root: c.Paths.ContextRoot})
+	as, warn := artifacts.Open(artifacts.Options{Root: c.Paths.ContextRoot,
+		MaxAge: c.Artifacts.MaxAge, MaxBytes: c.Artifacts.MaxBytes, Now: d.Now})
 	if warn != "" {
-		d.Logger.Warn().Msg("artifacts are off: " + warn)
+		d.Logger.Warn().Msg(warn)
 	}
+	e.artifacts = as
 	rates, err := config.ParseRateLimits(c.Limits.RateLimits)
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
@@ -232,12 +239,54 @@ func attemptTimeout(deadline time.Duration) time.Duration {
 }
 
 // Run keeps the frame warm until ctx ends: a frame every second, a change
-// feed, and nowframe_build answering from the warm frame by default. The
-// service runs it; a stdio session without a service does not.
+// feed, and nowframe_build answering from the warm frame by default. It
+// also prunes the artifacts (artifacts.max_age, artifacts.max_bytes) at
+// once and every PruneEvery. The service runs it; a stdio session without
+// a service does not.
 func (e *Engine) Run(ctx context.Context) error {
 	e.warmMaxAge.Store(2000)
 	defer e.warmMaxAge.Store(0)
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	if e.artifacts.Enabled() && (e.deps.Config.Artifacts.MaxAge > 0 || e.deps.Config.Artifacts.MaxBytes > 0) {
+		wg.Go(func() { e.pruneArtifacts(ctx) })
+	}
 	return e.poller.Run(ctx)
+}
+
+// PruneEvery is how often Run prunes the artifacts after the first time.
+// A prune walks the run folders' metadata only (no file is read).
+const PruneEvery = 10 * time.Minute
+
+// pruneArtifacts prunes now and every PruneEvery until ctx ends, logging
+// what it removed (counts only: run names come from callers).
+func (e *Engine) pruneArtifacts(ctx context.Context) {
+	prune := func() {
+		st, err := e.artifacts.Prune(ctx)
+		switch {
+		case ctx.Err() != nil:
+		case err != nil:
+			e.log.Warn().Err(err).Msg("artifacts: not pruned")
+		case st.Failed > 0:
+			e.log.Warn().Int("removed_runs", st.Removed).Int("failed_runs", st.Failed).Msg("artifacts: some runs could not be pruned")
+		case st.Removed > 0:
+			e.log.Info().Int("removed_runs", st.Removed).Int64("freed_bytes", st.RemovedBytes).
+				Int("kept_runs", st.Runs-st.Removed).Int64("kept_bytes", st.Bytes-st.RemovedBytes).Msg("artifacts pruned")
+		}
+	}
+	prune()
+	t := time.NewTicker(PruneEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			prune()
+		}
+	}
 }
 
 // Prime starts the first health probe in the background (a server calls
@@ -297,6 +346,22 @@ func Preflight(c config.Config) []health.Check {
 	if c.Paths.ContextRoot != "" {
 		ok, why := writableDir(c.Paths.ContextRoot)
 		checks = append(checks, health.Check{Name: "context_root", OK: ok, Detail: why})
+		if err := artifacts.CheckRoot(c.Paths.ContextRoot); err != nil {
+			checks = append(checks, health.Check{Name: "artifact_root", OK: false, Detail: err.Error()})
+		}
+	}
+	if err := state.CheckFile(c.Paths.StateDir); err != nil {
+		var se *state.StorageError
+		why := "is not a regular file"
+		if errors.Is(err, state.ErrSymlink) {
+			why = "is a symbolic link"
+		}
+		path := c.Paths.StateDir
+		if errors.As(err, &se) {
+			path = se.Path
+		}
+		checks = append(checks, health.Check{Name: "state_file", OK: false,
+			Detail: "refused: " + path + " " + why + "; persistent state is off (remove it and restart)"})
 	}
 	return checks
 }

@@ -17,6 +17,14 @@
 // follows a symbolic link below the root, and refuses every URI that does not
 // name one of the three kinds of file above.
 //
+// The root and its artifacts folder must belong to the user running
+// awbridge and be writable by no one else (CheckRoot); Open refuses any
+// other with a warning saying what to do. Store.Prune bounds what is kept:
+// whole run folders go when last written longer ago than Options.MaxAge,
+// then the oldest while all of them take more than Options.MaxBytes; a run
+// written in the last PruneGrace always stays. It reads metadata only,
+// through an os.Root on artifacts/runs, and never follows a link.
+//
 // The package does not redact or bound what it is given, except for the
 // .context renderer's own limits: callers pass values already redacted.
 package artifacts

@@ -57,8 +57,14 @@ type Options struct {
 	MaxListItems int
 	// FS performs every file operation. Default OSFS.
 	FS FS
-	// Now is the clock of the startup sweep (default time.Now).
+	// Now is the clock of the startup sweep and of Prune (default
+	// time.Now).
 	Now func() time.Time
+	// MaxAge and MaxBytes bound what Prune keeps: run folders last
+	// written more than MaxAge ago go, then the oldest ones while all of
+	// them together take more than MaxBytes. 0 means no such limit.
+	MaxAge   time.Duration
+	MaxBytes int64
 	// Sync fsyncs each file before its rename. Off by default: artifacts
 	// are diagnostic records, the rename alone keeps a reader from ever
 	// seeing a torn file, and on a slow disk the fsync triples the cost of
@@ -138,9 +144,11 @@ type Store struct {
 }
 
 // Open checks the root and returns a Store. A root that is missing, not a
-// folder, or not writable gives a disabled Store and one warning to log;
-// an empty root gives a disabled Store and no warning. Open never fails.
-// It writes and removes one probe file to test that the root is writable.
+// folder, or not writable, and a root or artifacts folder that another user
+// could change (see CheckRoot), give a disabled Store and one warning to
+// log, "artifacts are off: <why>"; an empty root gives a disabled Store and
+// no warning. Open never fails. It writes and removes one probe file to
+// test that the root is writable.
 func Open(o Options) (*Store, string) {
 	o = o.withDefaults()
 	s := &Store{o: o}
@@ -148,7 +156,7 @@ func Open(o Options) (*Store, string) {
 		return s, ""
 	}
 	warn := func(format string, a ...any) (*Store, string) {
-		msg := "artifacts disabled: " + fmt.Sprintf(format, a...)
+		msg := "artifacts are off: " + fmt.Sprintf(format, a...)
 		return s, strings.Map(func(r rune) rune { // one line, whatever the path holds
 			if unicode.IsControl(r) {
 				return ' '
@@ -174,12 +182,18 @@ func Open(o Options) (*Store, string) {
 	if !fi.IsDir() {
 		return warn("context root %q is not a folder", o.Root)
 	}
+	if err := checkFolder(root, fi); err != nil {
+		return warn("%v", err)
+	}
 	probeDir := root
 	art := filepath.Join(root, "artifacts")
 	switch fi, err := o.FS.Lstat(art); {
 	case err == nil && (fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir()):
 		return warn("%q is a symbolic link or not a folder", art)
 	case err == nil:
+		if err := checkFolder(art, fi); err != nil {
+			return warn("%v", err)
+		}
 		probeDir = art
 	case !errors.Is(err, fs.ErrNotExist):
 		return warn("%q: %v", art, err)

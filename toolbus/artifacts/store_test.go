@@ -438,7 +438,7 @@ func TestOpen(t *testing.T) {
 			if s.Enabled() || s.Root() != "" {
 				t.Errorf("enabled with root %q", s.Root())
 			}
-			if !strings.HasPrefix(warn, "artifacts disabled: ") || !strings.Contains(warn, tt.warn) {
+			if !strings.HasPrefix(warn, "artifacts are off: ") || !strings.Contains(warn, tt.warn) {
 				t.Errorf("warning = %q, want one containing %q", warn, tt.warn)
 			}
 			if strings.Contains(warn, "\n") {

@@ -13,6 +13,15 @@ var ErrPersistentDisabled = errors.New("state: persistent scope is disabled (no 
 // ErrClosed is returned by every operation after Close.
 var ErrClosed = errors.New("state: store is closed")
 
+// ErrSymlink is the cause of the *StorageError Open returns when the state
+// file or a folder it would tighten is a symbolic link: awbridge never
+// reads, writes or chmods state through a link, which could point at
+// another file of the user's.
+var ErrSymlink = errors.New("is a symbolic link; awbridge never reads or changes state through a link")
+
+// errNotRegular: the state file is a folder, a FIFO, a device...
+var errNotRegular = errors.New("not a regular file")
+
 // KeyError reports a key (or a List/Clear prefix) that is not acceptable.
 // It never carries the key itself, which is caller data.
 type KeyError struct {

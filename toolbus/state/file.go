@@ -143,19 +143,17 @@ func (s *Store) load() (warnings []string, err error) {
 	}
 	s.removeStaleTemps()
 
-	fi, err := os.Stat(s.path)
+	f, fi, err := openNoFollow(s.path, false)
 	if errors.Is(err, fs.ErrNotExist) {
 		return warnings, nil
 	}
 	if err != nil {
-		return warnings, &StorageError{Op: "stat", Path: s.path, Err: err}
+		return warnings, &StorageError{Op: "open", Path: s.path, Err: err}
 	}
-	if !fi.Mode().IsRegular() {
-		return warnings, &StorageError{Op: "read", Path: s.path, Err: errors.New("not a regular file")}
-	}
+	defer f.Close()
 	if checkPerms && fi.Mode().Perm()&0o077 != 0 {
 		if ownedByMe(fi) {
-			if err := os.Chmod(s.path, 0o600); err != nil {
+			if err := f.Chmod(0o600); err != nil { // fchmod: the file opened, never a link
 				return warnings, &StorageError{Op: "chmod", Path: s.path, Err: err}
 			}
 			warnings = append(warnings, fmt.Sprintf("state file %s was readable by others (mode %04o); tightened it to 0600", s.path, fi.Mode().Perm()))
@@ -163,12 +161,7 @@ func (s *Store) load() (warnings []string, err error) {
 			warnings = append(warnings, fmt.Sprintf("state file %s is readable by others (mode %04o) and belongs to another user; left as it is until the next write replaces it", s.path, fi.Mode().Perm()))
 		}
 	}
-	f, err := os.Open(s.path)
-	if err != nil {
-		return warnings, &StorageError{Op: "read", Path: s.path, Err: err}
-	}
 	data, err := io.ReadAll(io.LimitReader(f, s.readCap()+1))
-	f.Close()
 	if err != nil {
 		return warnings, &StorageError{Op: "read", Path: s.path, Err: err}
 	}
@@ -278,20 +271,29 @@ func (s *Store) keepAside() (string, error) {
 
 // prepareDir creates the state dir 0700, or checks an existing one: looser
 // permissions are tightened when the dir is ours (our user owns it and it
-// holds nothing but state files), else reported.
+// holds nothing but state files), else reported. A chmod goes through an
+// open handle, never through a symbolic link: a state dir that is a link
+// is used as it is.
 func (s *Store) prepareDir() ([]string, error) {
-	fi, err := os.Stat(s.dir)
+	lfi, err := os.Lstat(s.dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err := os.MkdirAll(s.dir, 0o700); err != nil {
 			return nil, &StorageError{Op: "create dir", Path: s.dir, Err: err}
 		}
-		if err := os.Chmod(s.dir, 0o700); err != nil { // in case of an unusual umask
+		if err := chmodNoFollow(s.dir, 0o700); err != nil { // in case of an unusual umask
 			return nil, &StorageError{Op: "chmod", Path: s.dir, Err: err}
 		}
 		return nil, nil
 	}
 	if err != nil {
 		return nil, &StorageError{Op: "stat", Path: s.dir, Err: err}
+	}
+	fi := lfi
+	link := lfi.Mode()&fs.ModeSymlink != 0
+	if link { // a state dir the person linked elsewhere: used, never chmodded
+		if fi, err = os.Stat(s.dir); err != nil {
+			return nil, &StorageError{Op: "stat", Path: s.dir, Err: err}
+		}
 	}
 	if !fi.IsDir() {
 		return nil, &StorageError{Op: "open dir", Path: s.dir, Err: errors.New("not a directory")}
@@ -300,13 +302,81 @@ func (s *Store) prepareDir() ([]string, error) {
 	if !checkPerms || perm&0o077 == 0 {
 		return nil, nil
 	}
+	if link {
+		return []string{fmt.Sprintf("state dir %s is a symbolic link to a folder open to other users (mode %04o); a link is never chmodded, so it was left as it is; the state file itself is 0600", s.dir, perm)}, nil
+	}
 	if ownedByMe(fi) && s.onlyStateFiles() {
-		if err := os.Chmod(s.dir, 0o700); err != nil {
+		if err := chmodNoFollow(s.dir, 0o700); err != nil {
 			return nil, &StorageError{Op: "chmod", Path: s.dir, Err: err}
 		}
 		return []string{fmt.Sprintf("state dir %s was open to other users (mode %04o); tightened it to 0700", s.dir, perm)}, nil
 	}
 	return []string{fmt.Sprintf("state dir %s is open to other users (mode %04o) and is shared with other files or owned by another user, so it was left as it is; the state file itself is 0600", s.dir, perm)}, nil
+}
+
+// openNoFollow opens name for reading, never through a symbolic link: a
+// link is ErrSymlink. It must be a folder when dir is set, else a regular
+// file (errNotRegular). The info returned is the opened file's own.
+func openNoFollow(name string, dir bool) (*os.File, fs.FileInfo, error) {
+	lfi, err := os.Lstat(name)
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case lfi.Mode()&fs.ModeSymlink != 0:
+		return nil, nil, ErrSymlink
+	case dir && !lfi.IsDir():
+		return nil, nil, errors.New("not a directory")
+	case !dir && !lfi.Mode().IsRegular():
+		return nil, nil, errNotRegular
+	}
+	f, err := os.OpenFile(name, os.O_RDONLY|oNoFollow, 0) // fails on a link swapped in since
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !os.SameFile(lfi, fi) {
+		err = errors.New("changed while opening")
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
+}
+
+// chmodNoFollow sets the folder name's mode through an open handle
+// (fchmod), never through a symbolic link.
+func chmodNoFollow(name string, mode fs.FileMode) error {
+	f, _, err := openNoFollow(name, true)
+	if err != nil {
+		return err
+	}
+	err = f.Chmod(mode)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// CheckFile tells, without opening it, whether Open would refuse the state
+// file in dir: the *StorageError Open would return when it is a symbolic
+// link (its cause is ErrSymlink) or not a regular file; nil otherwise, also
+// when there is no such file.
+func CheckFile(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	p := filepath.Join(filepath.Clean(dir), FileName)
+	fi, err := os.Lstat(p)
+	switch {
+	case err != nil:
+		return nil
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return &StorageError{Op: "open", Path: p, Err: ErrSymlink}
+	case !fi.Mode().IsRegular():
+		return &StorageError{Op: "open", Path: p, Err: errNotRegular}
+	}
+	return nil
 }
 
 // onlyStateFiles reports whether the state dir holds nothing but the state

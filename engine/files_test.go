@@ -1,0 +1,278 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/awbridge/awbridge/config"
+	"github.com/awbridge/awbridge/health"
+	"github.com/awbridge/awbridge/internal/awfixture"
+	"github.com/awbridge/awbridge/toolbus"
+)
+
+// downTransport fails every request at once: ActivityWatch is down, with no
+// network I/O (which a synctest bubble cannot wait for).
+type downTransport struct{}
+
+func (downTransport) RoundTrip(*http.Request) (*http.Response, error) {
+	return nil, errors.New("connection refused")
+}
+
+// plantRun writes one run folder as the store lays it out, every file and
+// folder last modified at mtime.
+func plantRun(t *testing.T, root, trace string, mtime time.Time) {
+	t.Helper()
+	calls := filepath.Join(root, "artifacts", "runs", trace, "tool_calls")
+	if err := os.MkdirAll(filepath.Join(calls, "s"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	paths := []string{filepath.Join(calls, "s.context"), filepath.Join(calls, "s", "result.json")}
+	for _, p := range paths {
+		if err := os.WriteFile(p, []byte("{}"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range append(paths, filepath.Join(calls, "s"), calls, filepath.Dir(calls)) {
+		if err := os.Chtimes(p, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func runsIn(t *testing.T, root string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(filepath.Join(root, "artifacts", "runs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		out = append(out, e.Name())
+	}
+	slices.Sort(out)
+	return out
+}
+
+// serve's loop (Engine.Run) prunes the artifacts when it starts and then
+// every PruneEvery: a run older than artifacts.max_age planted while it
+// runs is gone after the next tick, not before; a run written now stays.
+func TestRunPrunesArtifactsPeriodically(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		root := t.TempDir()
+		now := time.Now() // the bubble's clock
+		plantRun(t, root, "old-at-start", now.Add(-8*24*time.Hour))
+		plantRun(t, root, "young", now.Add(-time.Hour))
+
+		c := config.Defaults()
+		c.Paths.ContextRoot = root
+		c.Paths.StateDir = ""
+		e, err := New(Deps{Config: c, Logger: zerolog.Nop(), Version: "test", Transport: downTransport{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- e.Run(ctx) }()
+
+		synctest.Wait() // the first prune is done; Run waits for its tick
+		if got := runsIn(t, root); !slices.Equal(got, []string{"young"}) {
+			t.Fatalf("runs after start %v, want the old one pruned", got)
+		}
+
+		plantRun(t, root, "old-later", time.Now().Add(-8*24*time.Hour))
+		time.Sleep(PruneEvery - time.Second) // the bubble's clock: no real wait
+		synctest.Wait()
+		if got := runsIn(t, root); !slices.Equal(got, []string{"old-later", "young"}) {
+			t.Fatalf("runs before the tick %v, want the new old run still there", got)
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if got := runsIn(t, root); !slices.Equal(got, []string{"young"}) {
+			t.Fatalf("runs after the tick %v, want the old run pruned", got)
+		}
+
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// preflight finds the check named name, failing the test without it.
+func preflight(t *testing.T, checks []health.Check, name string) health.Check {
+	t.Helper()
+	for _, c := range checks {
+		if c.Name == name {
+			return c
+		}
+	}
+	t.Fatalf("no %s check in %+v", name, checks)
+	return health.Check{}
+}
+
+// filesEngine is an engine over the recorded aw-server with root and
+// stateDir as its folders, logging into a buffer.
+func filesEngine(t *testing.T, root, stateDir string) (*Engine, *bytes.Buffer) {
+	t.Helper()
+	xs, err := awfixture.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(awfixture.NewServer(xs))
+	t.Cleanup(srv.Close)
+	c := config.Defaults()
+	c.AW.URL = srv.URL
+	c.Paths.ContextRoot, c.Paths.StateDir = root, stateDir
+	var log bytes.Buffer
+	now := awfixture.T.Add(time.Second)
+	e, err := New(Deps{Config: c, Logger: zerolog.New(&log), Version: "test", Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	return e, &log
+}
+
+// A context root or artifacts folder another user could change is refused
+// with one plain health line saying what to do, health is degraded, and
+// calls go on without artifacts: it is never used silently.
+func TestArtifactRootOthersCanChangeIsRefused(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no Unix modes")
+	}
+	tests := []struct {
+		name     string
+		rootMode os.FileMode
+		artMode  os.FileMode // 0: no artifacts folder
+		chown    string      // "root" or "artifacts": owned by uid 65534 (as root only)
+		refused  string      // "root" or "artifacts"
+		why      string
+	}{
+		{name: "root 0777", rootMode: 0o777, refused: "root", why: "is writable by others (chmod 700 it)"},
+		{name: "root 0770", rootMode: 0o770, refused: "root", why: "is writable by its group (chmod 700 it)"},
+		{name: "artifacts 0777", rootMode: 0o700, artMode: 0o777, refused: "artifacts", why: "is writable by others (chmod 700 it)"},
+		{name: "artifacts 0770", rootMode: 0o755, artMode: 0o770, refused: "artifacts", why: "is writable by its group (chmod 700 it)"},
+		{name: "root of another user", rootMode: 0o755, chown: "root", refused: "root",
+			why: "belongs to another user (uid 65534) (use a folder of your own, or chown it to yourself)"},
+		{name: "artifacts of another user", rootMode: 0o700, artMode: 0o700, chown: "artifacts", refused: "artifacts",
+			why: "belongs to another user (uid 65534) (use a folder of your own, or chown it to yourself)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.chown != "" && os.Getuid() != 0 {
+				t.Skip("chown to another user needs root")
+			}
+			root := filepath.Join(t.TempDir(), "ctx")
+			art := filepath.Join(root, "artifacts")
+			if err := os.Mkdir(root, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if tt.artMode != 0 {
+				if err := os.Mkdir(art, 0o700); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chmod(art, tt.artMode); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.Chmod(root, tt.rootMode); err != nil {
+				t.Fatal(err)
+			}
+			refused := root
+			if tt.refused == "artifacts" {
+				refused = art
+			}
+			if tt.chown != "" {
+				if err := os.Chown(refused, 65534, 65534); err != nil {
+					t.Fatal(err)
+				}
+			}
+			e, log := filesEngine(t, root, "")
+			want := "refused: " + refused + " " + tt.why
+			h := e.Health(t.Context())
+			if c := preflight(t, h.Preflight, "artifact_root"); c.OK || c.Detail != want {
+				t.Errorf("artifact_root check %+v, want failing with %q", c, want)
+			}
+			if h.PreflightOK || h.Status != "degraded" {
+				t.Errorf("health %s, preflight_ok %v; want degraded", h.Status, h.PreflightOK)
+			}
+			out := e.Call(t.Context(), Request{Kind: KindTool, Name: "nowframe_build",
+				Args: json.RawMessage(`{"trace_id":"t1","span_id":"s1"}`)})
+			if out.Err != nil || !bytes.Contains(out.Body, []byte(`"artifact_uri_json":null`)) {
+				t.Errorf("call with a refused root: %v %s", out.Err, out.Body)
+			}
+			if _, err := os.Lstat(filepath.Join(art, "runs")); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("something was written below the refused root: %v", err)
+			}
+			if n := strings.Count(log.String(), `"level":"warn"`); n != 1 || !strings.Contains(log.String(), `"message":"artifacts are off: `+want+`"`) {
+				t.Errorf("log, want one warning %q:\n%s", "artifacts are off: "+want, log)
+			}
+		})
+	}
+}
+
+// A symbolic link planted at the state file's path is refused: its target
+// is neither read nor chmodded, persistent state is off with one warning,
+// and health says so in one line.
+func TestStateFileLinkIsRefused(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("symbolic links need privileges on Windows")
+	}
+	stateDir := filepath.Join(t.TempDir(), "state")
+	if err := os.Mkdir(stateDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(t.TempDir(), "notes.json")
+	doc := []byte(`{"version":1,"entries":{"planted":{"value":"read through the link"}}}`)
+	if err := os.WriteFile(target, doc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(target, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(stateDir, "state.json")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	e, log := filesEngine(t, "", stateDir)
+
+	want := "refused: " + link + " is a symbolic link; persistent state is off (remove it and restart)"
+	h := e.Health(t.Context())
+	if c := preflight(t, h.Preflight, "state_file"); c.OK || c.Detail != want {
+		t.Errorf("state_file check %+v, want failing with %q", c, want)
+	}
+	if h.Status != "degraded" {
+		t.Errorf("health %s, want degraded", h.Status)
+	}
+	out := e.Call(t.Context(), Request{Kind: KindTool, Name: "state", Args: json.RawMessage(`{"action":"get","key":"planted"}`)})
+	var te *toolbus.ToolError
+	if !errors.As(out.Err, &te) || te.Code != toolbus.CodeNotFound || bytes.Contains(out.Body, []byte("read through the link")) {
+		t.Errorf("get of the planted key: %v %s; want not found", out.Err, out.Body)
+	}
+	fi, err := os.Stat(target)
+	if err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("the link's target was chmodded: %v %v", fi, err)
+	}
+	if got, err := os.ReadFile(target); err != nil || !bytes.Equal(got, doc) {
+		t.Errorf("the link's target changed: %q %v", got, err)
+	}
+	if n := strings.Count(log.String(), `"level":"warn"`); n != 1 || !strings.Contains(log.String(), "is a symbolic link") {
+		t.Errorf("log, want one warning about the link:\n%s", log)
+	}
+}

@@ -1,0 +1,177 @@
+package artifacts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// PruneGrace is how recently a run folder must have been written for Prune
+// to keep it whatever the limits: a call may be writing it right now.
+const PruneGrace = 5 * time.Minute
+
+// pruneDepth is how deep Prune looks below a run folder: the deepest file
+// the Store writes is <trace>/tool_calls/<span>/<file>.
+const pruneDepth = 3
+
+// PruneStats says what one Prune found and did.
+type PruneStats struct {
+	Runs         int   // run folders found
+	Bytes        int64 // the size of their files, before pruning
+	Removed      int   // run folders removed
+	RemovedBytes int64 // the size of their files
+	Failed       int   // run folders that could not be measured or removed
+}
+
+// Prune bounds the artifacts: it removes whole run folders
+// (artifacts/runs/<trace>), first those last written more than
+// Options.MaxAge ago, then the oldest while all of them together take more
+// than Options.MaxBytes. A run written in the last PruneGrace is never
+// removed. A run's age is that of its newest file or folder; its size is
+// that of its regular files (links and other special files count for
+// neither).
+//
+// Prune looks only at folders named like a trace, never follows a symbolic
+// link (a link is neither measured nor followed; removing a run removes a
+// link in it, not what it points to) and never leaves artifacts/runs: it
+// works through an os.Root opened on it. It first checks the root again
+// (CheckRoot) and prunes nothing in a folder another user could change.
+// It stops early, returning ctx's error, when ctx ends. Without limits, or
+// for a disabled Store, it does nothing.
+func (s *Store) Prune(ctx context.Context) (PruneStats, error) {
+	var st PruneStats
+	if !s.Enabled() || (s.o.MaxAge <= 0 && s.o.MaxBytes <= 0) {
+		return st, nil
+	}
+	if err := checkRoot(s.o.FS, s.root); err != nil {
+		return st, err
+	}
+	runsPath := filepath.Join(s.root, "artifacts", "runs")
+	if !s.plainDir(filepath.Dir(runsPath)) {
+		return st, nil
+	}
+	want, err := s.o.FS.Lstat(runsPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return st, nil
+	}
+	if err != nil {
+		return st, fmt.Errorf("artifacts: prune: %w", err)
+	}
+	if !want.IsDir() || want.Mode()&fs.ModeSymlink != 0 {
+		return st, fmt.Errorf("artifacts: prune: %s: %w", runsPath, errNotPlainDir)
+	}
+	runs, err := os.OpenRoot(runsPath)
+	if err != nil {
+		return st, fmt.Errorf("artifacts: prune: %w", err)
+	}
+	defer runs.Close()
+	if got, err := runs.Stat("."); err != nil || !os.SameFile(want, got) {
+		return st, fmt.Errorf("artifacts: prune: %s changed while opening", runsPath)
+	}
+	entries, err := s.o.FS.ReadDir(runsPath)
+	if err != nil {
+		return st, fmt.Errorf("artifacts: prune: %w", err)
+	}
+
+	type run struct {
+		name   string
+		bytes  int64
+		newest time.Time
+	}
+	list := make([]run, 0, len(entries))
+	for _, e := range entries {
+		if !e.IsDir() || !ValidName(e.Name()) { // a symbolic link is not a folder here
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return st, err
+		}
+		r := run{name: e.Name()}
+		fi, err := e.Info()
+		if err == nil {
+			r.newest = fi.ModTime()
+			err = s.measure(filepath.Join(runsPath, r.name), 1, &r.bytes, &r.newest)
+		}
+		if err != nil {
+			st.Failed++
+			continue
+		}
+		list = append(list, r)
+		st.Runs++
+		st.Bytes += r.bytes
+	}
+
+	now := s.o.Now()
+	recent := now.Add(-PruneGrace)
+	// Oldest first; by name for runs of the same age.
+	slices.SortFunc(list, func(a, b run) int {
+		if c := a.newest.Compare(b.newest); c != 0 {
+			return c
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	total := st.Bytes
+	for _, r := range list {
+		if !r.newest.Before(recent) {
+			break // this one and every later one are too young
+		}
+		tooOld := s.o.MaxAge > 0 && r.newest.Before(now.Add(-s.o.MaxAge))
+		tooBig := s.o.MaxBytes > 0 && total > s.o.MaxBytes
+		if !tooOld && !tooBig {
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return st, err
+		}
+		if err := runs.RemoveAll(r.name); err != nil {
+			st.Failed++
+			continue
+		}
+		st.Removed++
+		st.RemovedBytes += r.bytes
+		total -= r.bytes
+	}
+	return st, nil
+}
+
+// measure adds up the regular files below the run folder dir and finds
+// the newest modification time of its files and folders, without following
+// symbolic links (an entry's info is its own, from Lstat). It reads
+// metadata only, by path: what it measures never decides what is removed
+// outside the root, since removal goes through the os.Root.
+func (s *Store) measure(dir string, depth int, bytes *int64, newest *time.Time) error {
+	ents, err := s.o.FS.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if !e.Type().IsRegular() && !e.IsDir() {
+			continue // a link, a FIFO...: not the Store's
+		}
+		fi, err := e.Info()
+		if errors.Is(err, fs.ErrNotExist) { // removed meanwhile
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if fi.ModTime().After(*newest) {
+			*newest = fi.ModTime()
+		}
+		if fi.Mode().IsRegular() {
+			*bytes += fi.Size()
+		}
+		if fi.IsDir() && depth < pruneDepth {
+			if err := s.measure(filepath.Join(dir, e.Name()), depth+1, bytes, newest); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,30 @@
+package artifacts
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// BenchmarkPruneNothingToDo is the cost of the periodic prune that finds
+// everything within bounds: 1,000 runs of 4 calls each (8,000 files) are
+// measured and kept.
+func BenchmarkPruneNothingToDo(b *testing.B) {
+	root := b.TempDir()
+	s := newStore(b, Options{Root: root, MaxAge: time.Hour, MaxBytes: 1 << 40})
+	for r := range 1000 {
+		for c := range 4 {
+			if _, _, err := s.WriteCall("run-"+strconv.Itoa(r), "call-"+strconv.Itoa(c), []byte("[LEGEND]\n"), []byte(`{}`)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		st, err := s.Prune(context.Background())
+		if err != nil || st.Removed != 0 || st.Runs != 1000 {
+			b.Fatalf("%+v %v", st, err)
+		}
+	}
+}
