@@ -66,7 +66,10 @@ func (sp *spec) parse(s string, env Env) (v any, problem string) {
 			return nil, fmt.Sprintf("%s is not a duration (e.g. 2s)", q)
 		}
 		if int64(d) < sp.min || int64(d) > sp.max {
-			return nil, fmt.Sprintf("%s is out of range (expected more than 0 and at most %s)", q, time.Duration(sp.max))
+			if sp.min <= 0 {
+				return nil, fmt.Sprintf("%s is out of range (expected 0 to %s)", q, formatDuration(time.Duration(sp.max)))
+			}
+			return nil, fmt.Sprintf("%s is out of range (expected more than 0 and at most %s)", q, formatDuration(time.Duration(sp.max)))
 		}
 		return d, ""
 	case kindInt:
@@ -291,13 +294,26 @@ func quoteShort(s string) string {
 	return strconv.Quote(s[:cut]) + "..."
 }
 
+// formatDuration renders d as time.ParseDuration reads it, without the
+// zero units Duration.String leaves at the end ("168h", not "168h0m0s").
+func formatDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
 // format renders the value sp points to in c as text that parse accepts.
 func (sp *spec) format(c *Config) string {
 	switch p := sp.field(c).(type) {
 	case *string:
 		return *p
 	case *time.Duration:
-		return p.String()
+		return formatDuration(*p)
 	case *int:
 		if sp.kind == kindBytes {
 			return formatBytes(int64(*p))
