@@ -120,9 +120,9 @@ func New(d Deps) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: privacy.url_rules: %w", err)
 	}
-	privacy := nowframe.Privacy{MaxTitleLength: c.Privacy.MaxTitleLength, ExcludeApps: c.Privacy.ExcludedApps(),
-		TitleRules: titleRules, URLRules: urlRules}
 	red := redact.New(redact.Options{MaxString: int(c.Limits.MaxStringBytes), ExtraKeys: SplitList(c.Limits.SensitiveKeys)})
+	privacy := nowframe.Privacy{MaxTitleLength: c.Privacy.MaxTitleLength, ExcludeApps: c.Privacy.ExcludedApps(),
+		TitleRules: titleRules, URLRules: urlRules, MaskSecrets: func(s string) string { out, _ := red.Text(s); return out }}
 	redactOnce := func(b []byte) ([]byte, []string, []string) {
 		out, rep, err := red.JSON("result", b, nil)
 		if err != nil {

@@ -33,15 +33,22 @@ func (s *session) resourceBackend() ResourceBackend {
 	return rb
 }
 
-// handleResource answers resources/list, read, subscribe and unsubscribe.
+// handleResource answers resources/list, templates/list, read, subscribe
+// and unsubscribe.
 func (s *session) handleResource(callCtx context.Context, method string, id, params []byte, b *batch) {
 	rb := s.resourceBackend()
 	if rb == nil {
 		s.reply(b, errorReply(id, CodeMethodNotFound, "method not found", nil))
 		return
 	}
-	if method == "resources/list" {
+	switch method {
+	case "resources/list":
 		s.reply(b, resultReply(id, rb.ResourcesList()))
+		return
+	case "resources/templates/list":
+		// Every resource has a fixed URI: no templates. Clients that
+		// advertise resources ask for both lists.
+		s.reply(b, resultReply(id, []byte(`{"resourceTemplates":[]}`)))
 		return
 	}
 	var p struct {

@@ -414,7 +414,7 @@ func (s *session) handleMessage(callCtx context.Context, obj []byte, b *batch) {
 			list = []byte(`{"tools":[]}`)
 		}
 		s.reply(b, resultReply(id, list))
-	case "resources/list", "resources/read", "resources/subscribe", "resources/unsubscribe":
+	case "resources/list", "resources/templates/list", "resources/read", "resources/subscribe", "resources/unsubscribe":
 		if !paramsOK {
 			badParams()
 			return

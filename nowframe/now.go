@@ -395,7 +395,7 @@ func (c *computation) window(w *Window) {
 		w.Available = true
 		w.EventTiming = c.observe(ev, c.th.Window)
 		c.rawApp, c.rawTitle = ev.Str("app"), ev.Str("title")
-		w.App = SanitizeTitle(c.rawApp, maxAppLength)
+		w.App = c.in.Privacy.cleanText(c.rawApp, maxAppLength)
 		_, c.pmApp = PasswordManager(c.rawApp, c.rawTitle)
 		c.userExcluded = c.in.Privacy.excluded(c.rawApp)
 	case c.in.unknown(w.Bucket):
@@ -469,7 +469,7 @@ func (c *computation) browser(b *Browser) {
 
 // title sanitizes, caps and rewrites a window or tab title.
 func (c *computation) title(raw string) string {
-	return rewrite(SanitizeTitle(raw, c.maxTitle), c.in.Privacy.TitleRules, func(s string) string { return SanitizeTitle(s, c.maxTitle) })
+	return c.in.Privacy.title(raw, c.maxTitle)
 }
 
 // windowTitle shows the window title unless a password manager or a

@@ -37,6 +37,30 @@ type Privacy struct {
 	ExcludeApps []string
 	// TitleRules and URLRules rewrite titles and URLs after the defaults.
 	TitleRules, URLRules []config.Rule
+	// MaskSecrets, when set, masks inline secrets in a text (awbridge's
+	// redactor). Titles and app names are masked while sanitizing, where
+	// a removed invisible character or escape sequence still separates
+	// words: "key<U+200B>sk-ant-..." would otherwise read "keysk-ant-..."
+	// once sanitized, a key glued to a word, which no later pass can tell
+	// from one. It must be safe for concurrent use.
+	MaskSecrets func(string) string
+}
+
+// cleanText sanitizes an untrusted title or app name (SanitizeTitle),
+// masking inline secrets as it does when MaskSecrets is set.
+func (p Privacy) cleanText(raw string, max int) string {
+	if p.MaskSecrets == nil {
+		return SanitizeTitle(raw, max)
+	}
+	// Where something was removed, a zero-width space stands in for it:
+	// the masking sees a word boundary there (and looks through it inside
+	// a key), and the second pass removes it.
+	return SanitizeTitle(p.MaskSecrets(sanitizeTitle(raw, max, true)), max)
+}
+
+// title sanitizes, masks, caps and rewrites a window or tab title.
+func (p Privacy) title(raw string, max int) string {
+	return rewrite(p.cleanText(raw, max), p.TitleRules, func(s string) string { return SanitizeTitle(s, max) })
 }
 
 // excluded reports whether app is one of ExcludeApps.
@@ -79,7 +103,15 @@ func (p Privacy) maxTitle() int {
 // included) into one space, trims, and caps the result at max runes
 // (DefaultMaxTitleLength when max <= 0) followed by "…" when cut. Its
 // work is bounded by the output, not the input.
-func SanitizeTitle(s string, max int) string {
+func SanitizeTitle(s string, max int) string { return sanitizeTitle(s, max, false) }
+
+// gapMark stands, in sanitizeTitle's marked output, for what was removed
+// between two runes.
+const gapMark = "\u200b"
+
+// sanitizeTitle is SanitizeTitle; with mark, a zero-width space (not
+// counted) takes the place of what was removed between two runes.
+func sanitizeTitle(s string, max int, mark bool) string {
 	if max <= 0 {
 		max = DefaultMaxTitleLength
 	}
@@ -87,6 +119,7 @@ func SanitizeTitle(s string, max int) string {
 	b.Grow(min(len(s), 4*max) + len("…"))
 	n := 0 // runes written
 	space := false
+	gap := false // something was removed since the last rune written
 	cut := false
 	emit := func(r rune) bool {
 		if space && n > 0 {
@@ -96,7 +129,10 @@ func SanitizeTitle(s string, max int) string {
 			b.WriteByte(' ')
 			n++
 		}
-		space = false
+		if gap && !space && n > 0 && mark {
+			b.WriteString(gapMark)
+		}
+		space, gap = false, false
 		if n >= max {
 			return false
 		}
@@ -109,14 +145,14 @@ func SanitizeTitle(s string, max int) string {
 		if c < utf8.RuneSelf {
 			switch {
 			case c == 0x1b:
-				i = skipEscape(s, i+1)
+				i, gap = skipEscape(s, i+1), true
 				continue
 			case c == ' ' || (c >= '\t' && c <= '\r'):
 				space = true
 				i++
 				continue
 			case c < 0x20 || c == 0x7f:
-				i++
+				i, gap = i+1, true
 				continue
 			}
 			if !emit(rune(c)) {
@@ -144,15 +180,16 @@ func SanitizeTitle(s string, max int) string {
 		i += size
 		switch {
 		case r == 0x9b: // C1 CSI
-			i = skipCSI(s, i)
+			i, gap = skipCSI(s, i), true
 			continue
 		case r == 0x90 || r == 0x98 || r == 0x9d || r == 0x9e || r == 0x9f: // C1 DCS, SOS, OSC, PM, APC
-			i = skipString(s, i)
+			i, gap = skipString(s, i), true
 			continue
 		case unicode.IsSpace(r):
 			space = true
 			continue
 		case hiddenRune(r):
+			gap = true
 			continue
 		}
 		if !emit(r) {
@@ -231,7 +268,9 @@ var opaqueSchemes = map[string]bool{
 }
 
 // SanitizeURL keeps scheme://host[:port]/path of an untrusted URL and
-// drops the query string, fragment and userinfo. URLs that carry their
+// drops the query string, fragment, userinfo and path parameters (the
+// ";name=value" of a segment, such as ";jsessionid=...": they carry
+// sessions and state as a query does). URLs that carry their
 // content inline (data:, javascript:, blob:, about:, mailto:, any URL
 // without an authority) become just "scheme:". The result is at most
 // MaxURLLength bytes, ASCII, ending in "…" when cut. A URL that does not
@@ -259,7 +298,7 @@ func SanitizeURL(raw string) string {
 			return ""
 		}
 	}
-	s := scheme + "://" + host + u.EscapedPath()
+	s := scheme + "://" + host + withoutParams(u.EscapedPath())
 	if len(s) <= MaxURLLength {
 		return s
 	}
@@ -269,6 +308,22 @@ func SanitizeURL(raw string) string {
 		cut = cut - 2 + i
 	}
 	return s[:cut] + "…"
+}
+
+// withoutParams drops the parameters of every segment of an escaped path:
+// "/a;jsessionid=1/b;v=2" -> "/a/b". An escaped ";" (%3B) is data and
+// stays.
+func withoutParams(p string) string {
+	if !strings.Contains(p, ";") {
+		return p
+	}
+	segs := strings.Split(p, "/")
+	for i, seg := range segs {
+		if j := strings.IndexByte(seg, ';'); j >= 0 {
+			segs[i] = seg[:j]
+		}
+	}
+	return strings.Join(segs, "/")
 }
 
 // passwordManager names a password manager and how its application is

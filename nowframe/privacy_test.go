@@ -6,6 +6,9 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/awbridge/awbridge/config"
+	"github.com/awbridge/awbridge/toolbus/redact"
 )
 
 func TestSanitizeTitle(t *testing.T) {
@@ -94,7 +97,12 @@ func FuzzSanitizeTitle(f *testing.F) {
 		if max > 1000 {
 			max = 1000
 		}
-		checkTitle(t, SanitizeTitle(s, max), max)
+		got := SanitizeTitle(s, max)
+		checkTitle(t, got, max)
+		// Gap marks change nothing once removed (with nothing to mask).
+		if again := SanitizeTitle(sanitizeTitle(s, max, true), max); again != got {
+			t.Fatalf("marked then sanitized %q, sanitized %q", again, got)
+		}
 	})
 }
 
@@ -112,6 +120,12 @@ func TestSanitizeURL(t *testing.T) {
 		{"https://example.com", "https://example.com"},
 		{"https://example.com/?", "https://example.com/"},
 		{"https://example.com/a%3Fb%23c", "https://example.com/a%3Fb%23c"},
+		// Path parameters go with the query.
+		{"https://shop.example.com/cart;jsessionid=0A1B2C3D4E5F?x=1", "https://shop.example.com/cart"},
+		{"https://example.com/a;v=1/b;session=s3cr3t;x=y/c", "https://example.com/a/b/c"},
+		{"https://example.com/;jsessionid=ABC", "https://example.com/"},
+		{"http://example.com:8080/app/;JSESSIONID=ABC/", "http://example.com:8080/app//"},
+		{"https://example.com/a%3Bb", "https://example.com/a%3Bb"},
 		{"https://example.com/with space/é", "https://example.com/with%20space/%C3%A9"},
 		{"https://example.com/\u202egnp.exe", "https://example.com/%E2%80%AEgnp.exe"},
 		{"http://[::1]:5600/api/0/info", "http://[::1]:5600/api/0/info"},
@@ -168,8 +182,8 @@ func checkURL(t *testing.T, got string) {
 	if len(got) > MaxURLLength {
 		t.Fatalf("%d bytes > %d: %q", len(got), MaxURLLength, got)
 	}
-	if strings.ContainsAny(got, "?#") {
-		t.Fatalf("query or fragment kept: %q", got)
+	if strings.ContainsAny(got, "?#;") {
+		t.Fatalf("query, fragment or path parameters kept: %q", got)
 	}
 	for _, r := range strings.TrimSuffix(got, "…") {
 		if r >= utf8.RuneSelf || r <= ' ' || r == 0x7f {
@@ -189,7 +203,7 @@ func FuzzSanitizeURL(f *testing.F) {
 		"https://pkg.go.dev/encoding/json", "https://u:p@h.example:8080/p?q=1#f", "http://a@b@c/d",
 		"data:text/plain,hi", "javascript:alert(1)", "blob:https://x/y", "file:///etc/passwd",
 		"http://[fe80::1%25eth0]/", "https://example.com/%zz", "https://example.com/a?b#c@d",
-		"https://example.com/" + strings.Repeat("%41", 300),
+		"https://example.com/" + strings.Repeat("%41", 300), "https://example.com/a;jsessionid=1/b;c",
 	} {
 		f.Add(s)
 	}
@@ -309,5 +323,49 @@ func TestPasswordManagerURL(t *testing.T) {
 				t.Errorf("PasswordManagerURL(%q) = %v, want %v", tt.url, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestTitleSecretsSurviveRemovedCharacters: a secret in a title is masked
+// even where sanitizing removes an invisible character, control or
+// escape sequence right before it (which glues it to the word before) or
+// inside it; masking sees the title as it will read. Rules apply after.
+func TestTitleSecretsSurviveRemovedCharacters(t *testing.T) {
+	const key = "sk-ant-api03-Xy7Qp2Lm9Rt4Vw8Zb1Nc6Df3Gh5Jk0"
+	rules, err := config.ParseRules("Acme Corp => [client]")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Privacy{TitleRules: rules, MaskSecrets: func(s string) string {
+		out, _ := redact.New(redact.Options{}).Text(s)
+		return out
+	}}
+	for in, want := range map[string]string{
+		"key\u200b" + key + " - Acme Corp":          "keysk-…[REDACTED] - [client]",
+		"key\u202e" + key:                           "keysk-…[REDACTED]",
+		"key\x1b[31m" + key + "\x1b[0m":             "keysk-…[REDACTED]",
+		"key\x07" + key:                             "keysk-…[REDACTED]",
+		"key " + key[:20] + "\u200e" + key[20:]:     "key sk-…[REDACTED]",
+		"key " + key[:20] + "\x1b[1m" + key[20:]:    "key sk-…[REDACTED]",
+		"Acme\u200b Corp \U000E0041invoice.pdf":     "[client] invoice.pdf",
+		"pay\u200bpal.com — \u202egnp.exe \u200bok": "paypal.com — gnp.exe ok",
+	} {
+		got := p.title(in, 0)
+		if got != want {
+			t.Errorf("title(%q) = %q, want %q", in, got, want)
+		}
+		checkTitle(t, got, 0)
+		if strings.Contains(got, gapMark) {
+			t.Errorf("title(%q) kept a gap mark", in)
+		}
+	}
+	// Without a masker, sanitizing is unchanged (the frame's redactor
+	// masks later what it can still see).
+	if got := (Privacy{}).title("key\u200b"+key, 0); got != "key"+key {
+		t.Errorf("unmasked title %q", got)
+	}
+	// The cap counts no gap marks.
+	if got := p.cleanText("a\u200bb\u200bcdef", 4); got != "abcd…" {
+		t.Errorf("capped %q", got)
 	}
 }

@@ -272,8 +272,9 @@ func (b *Bus) finish(r *run) Response {
 // can carry anything) and removes unsafe characters (redact.Clean) before
 // it reaches the caller, an artifact or a log.
 func (b *Bus) redactError(te *ToolError) *ToolError {
-	msg, m := b.opts.Redactor.Text(redact.Clean(te.Message))
-	hint, h := b.opts.Redactor.Text(redact.Clean(te.Hint))
+	msg, m := b.opts.Redactor.Text(te.Message) // mask, then clean (see redact.Text)
+	hint, h := b.opts.Redactor.Text(te.Hint)
+	msg, hint = redact.Clean(msg), redact.Clean(hint)
 	m = m || msg != te.Message
 	h = h || hint != te.Hint
 	var details map[string]any

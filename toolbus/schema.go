@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 )
 
+// inputSchema renders params as a JSON Schema (draft 2020-12, the dialect
+// of MCP and of the Claude API, which refuses a whole request when one
+// tool's schema is not valid 2020-12).
 func inputSchema(params []Param) map[string]any {
 	props := make(map[string]any, len(params))
 	for _, p := range params {
@@ -11,6 +14,9 @@ func inputSchema(params []Param) map[string]any {
 		switch p.Type {
 		case "string|object":
 			s["type"] = []string{"string", "object"}
+		case "any":
+			// No "type" keyword: any JSON value ("any" is not a JSON
+			// Schema type).
 		default:
 			s["type"] = p.Type
 		}

@@ -10,7 +10,7 @@ import (
 // decoding and help are all generated from the same Params.
 type Param struct {
 	Name        string
-	Type        string // "string", "integer", "boolean"
+	Type        string // "string", "integer", "boolean", "object", "string|object" or "any" (any JSON value)
 	Description string
 	// Min and Max bound integers (inclusive) when Max > Min.
 	Min, Max int64

@@ -10,7 +10,9 @@
 //     whatever their type;
 //   - inline secrets in any string (API keys of the well-known kinds, JWTs,
 //     Bearer tokens, AWS access key ids, key=value leaks, URL passwords, PEM
-//     private keys) are masked, keeping a short recognisable prefix;
+//     private keys) are masked, keeping a short recognisable prefix; they
+//     are recognised as the text reads once cleaned, so an invisible
+//     character inside or before one hides nothing (see Text);
 //   - strings longer than Options.MaxString become a small object
 //     {truncated, bytes, sha256, preview, tail, artifact}, the full
 //     (already redacted) text being handed to a spill callback.

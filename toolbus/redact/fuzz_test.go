@@ -27,13 +27,23 @@ var plantable = []struct{ secret, body string }{
 	{pemKey, pemBody},
 	{"password=hunter2-Xy9", "hunter2-Xy9"},
 	{"Bearer 9f8e7d6c5b4a3f2e1d0c", "9f8e7d6c5b4a3f2e1d0c"},
+	{antKey, antKey[7:]},
+	{stripeKey, stripeKey[8:]},
+	{stripeRK, stripeRK[8:]},
+	{npmKey, npmKey[4:]},
+	{hfKey, hfKey[3:]},
+	{slackApp, slackApp[5:]},
 }
+
+// hiddenRunes are invisible characters that may be slipped into a secret.
+var hiddenRunes = []string{"\u200b", "\u200e", "\u202e", "\u2066", "\u00ad", "\ufeff", "\U000E0041", "\u200d", "\r"}
 
 func FuzzText(f *testing.F) {
 	for _, s := range []string{
 		"", "plain text", "password=hunter2", "token: abc", "Authorization: Bearer abcdef123456",
 		"-----BEGIN PRIVATE KEY-----", "-----END PRIVATE KEY-----", "https://u:p@h/", "sk-", "ghp_", "xoxb-", "eyJ",
 		`{"token":"x"}`, `{\"secret\":\"x\"}`, "password='a", "token=\"a\nb\"", "Bearer", "AKIA", "a=b=c:d",
+		"key\u200b", "sk_live_", "npm_", "hf_", "xapp-", "a\u200d", "\u202e", "s\u200bk-",
 	} {
 		f.Add(s, "tail", uint8(0))
 		f.Add("head", s, uint8(len(s)))
@@ -56,6 +66,15 @@ func FuzzText(f *testing.F) {
 		if strings.Contains(out, p.body) && !strings.Contains(a, p.body) && !strings.Contains(b, p.body) {
 			t.Fatalf("planted secret survived:\n in  %q\n out %q", s, out)
 		}
+		// Hidden characters glued before the secret and inside it hide
+		// nothing once the text is cleaned.
+		h := hiddenRunes[int(which)%len(hiddenRunes)]
+		k := 1 + int(which)%(len(p.secret)-1)
+		s = a + h + p.secret[:k] + h + p.secret[k:] + " " + b
+		out, _ = r.Text(s)
+		if c := Clean(out); strings.Contains(c, p.body) && !strings.Contains(Clean(a), p.body) && !strings.Contains(Clean(b), p.body) {
+			t.Fatalf("planted secret with hidden characters survived:\n in  %q\n out %q", s, c)
+		}
 	})
 }
 
@@ -67,7 +86,7 @@ func FuzzJSON(f *testing.F) {
 		}
 	}
 	for _, s := range []string{
-		`{}`, `[]`, `null`, `"x"`, `1.5e3`, `{"token":{"a":[1,{"b":2}]}}`, `{"a":"password=x"}`, `["\u0073k-Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF"]`,
+		`{}`, `[]`, `null`, `"x"`, `1.5e3`, `{"token":{"a":[1,{"b":2}]}}`, `{"a":"password=x"}`, `["\u0073k-Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF"]`, `{"k\u200bsk-ant-api03-Xy7Qp2Lm9Rt4Vw8Zb1Nc6Df3Gh5Jk0":"a\u200d` + npmKey[:9] + `\u200d` + npmKey[9:] + `"}`,
 		`{"a":"\ud800\udc00 \ud800 x"}`, "[\"\xff\"]", `{"a" 1}`, `[1,]`, `"\u00"`, `{"a":1}{}`, `{"x.y":{"secret":1},"` + awsKey + `":2}`,
 	} {
 		f.Add([]byte(s))

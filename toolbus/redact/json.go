@@ -233,18 +233,20 @@ func (s *jscan) object(depth int) error {
 			}
 			if res&(scanSecret|scanBadUTF8|scanUnsafe) != 0 {
 				k := string(key)
-				if res&(scanBadUTF8|scanUnsafe) != 0 {
+				dirty := res&(scanBadUTF8|scanUnsafe) != 0
+				// Mask, then clean (see Text).
+				masked, changed := s.r.Text(k)
+				if dirty {
 					// Judge the key as it will read: "pass\u200bword" is
 					// a password.
-					k = Clean(k)
+					masked = Clean(masked)
 					s.rp.sanitized()
-					sensitive = matchKey(&s.r.keys, k)
+					sensitive = matchKey(&s.r.keys, Clean(k))
 				}
-				masked, changed := s.r.Text(k)
 				if changed {
 					s.rp.redacted(s.path())
 				}
-				if changed || res&(scanBadUTF8|scanUnsafe) != 0 {
+				if changed || dirty {
 					s.replace(kq, ke, jsonw.AppendString(nil, masked))
 				}
 			}
@@ -329,13 +331,13 @@ func (s *jscan) stringValue() error {
 	if res&(scanSecret|scanBadUTF8|scanUnsafe) == 0 && !long {
 		return nil
 	}
-	text := string(content)
 	dirty := res&(scanBadUTF8|scanUnsafe) != 0
+	// Mask, then clean (see Text).
+	masked, changed := s.r.Text(string(content))
 	if dirty {
-		text = Clean(text)
+		masked = Clean(masked)
 		s.rp.sanitized()
 	}
-	masked, changed := s.r.Text(text)
 	if changed {
 		s.rp.redacted(s.path())
 	}
@@ -381,11 +383,13 @@ func (s *jscan) str() (content []byte, esc bool, res scanResult, err error) {
 			} else {
 				if unsafeRune(r) {
 					res |= scanUnsafe
+				} else if joiner(r) {
+					res |= scanSecret
 				}
 				k += size - 1
 			}
 		default:
-			if res&scanSecret == 0 && probe(s.r, rest, k, a) {
+			if res&scanSecret == 0 && probe(s.r, rest, k, a, nil) {
 				res |= scanSecret
 			}
 		}

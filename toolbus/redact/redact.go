@@ -129,8 +129,8 @@ type Redactor struct {
 	// appear in the document), jdec (decoded JSON strings).
 	text, jraw, jdec [256]uint8
 
-	reSK, reGH, reGHPat, reGLPat, reXox, reAIza, reAWS, reJWT *regexp.Regexp
-	reBearer, reKV, reUserinfo, rePEM                         *regexp.Regexp
+	reSK, reStripe, reGH, reGHPat, reGLPat, reXox, reNPM, reHF *regexp.Regexp
+	reAIza, reAWS, reJWT, reBearer, reKV, reUserinfo, rePEM    *regexp.Regexp
 }
 
 // New returns a Redactor for o (zero fields take their defaults).
@@ -143,13 +143,19 @@ func New(o Options) *Redactor {
 	m := regexp.MustCompile
 	// Token patterns are anchored: they run only where the byte scan found
 	// their prefix at a word start.
+	// The minimum lengths keep ordinary words and identifiers out:
+	// sk-… also needs a digit (see match), and the bodies of npm_, hf_
+	// and the Stripe keys hold no '_', unlike a snake_case name.
 	r.reSK = m(`^sk-[A-Za-z0-9_-]{20,}`)
+	r.reStripe = m(`^[rs]k_(?:live|test)_[A-Za-z0-9]{16,}`)
 	r.reGH = m(`^gh[pousr]_[A-Za-z0-9]{20,}`)
 	r.reGHPat = m(`^github_pat_[A-Za-z0-9_]{20,}`)
 	r.reGLPat = m(`^glpat-[A-Za-z0-9_-]{20,}`)
-	r.reXox = m(`^xox[abprs]-[A-Za-z0-9-]{10,}`)
+	r.reXox = m(`^(?:xox[abprs]|xapp)-[A-Za-z0-9-]{10,}`)
+	r.reNPM = m(`^npm_[A-Za-z0-9]{30,}`)
+	r.reHF = m(`^hf_[A-Za-z0-9]{30,}`)
 	r.reAIza = m(`^AIza[0-9A-Za-z_-]{35,}`)
-	r.reAWS = m(`^(?:AKIA|ASIA)[A-Z0-9]{16}\b`)
+	r.reAWS = m(`^(?:AKIA|ASIA)[A-Z0-9]{16}`) // and a word ends there (see match)
 	r.reJWT = m(`^eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*`)
 	r.reBearer = m(`^(?i:bearer)[ \t]+([A-Za-z0-9._~+/=-]+)`)
 	// key=value: anchored at the separator, the key having been found by

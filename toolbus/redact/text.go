@@ -10,9 +10,10 @@ import (
 // text (no '-' or '_', frequent in titles and timestamps).
 const (
 	aNone  uint8 = iota
-	aK           // 'k': sk-
+	aK           // 'k': sk-, sk_live_, sk_test_, rk_live_, rk_test_
 	aG           // 'g': gh?_, glpat-, github_pat_
-	aX           // 'x': xox?-
+	aX           // 'x': xox?-, xapp-
+	aU           // '_': npm_, hf_
 	aA           // 'A': AIza, AKIA, ASIA
 	aJ           // 'J': eyJ (JWT)
 	aB           // 'b', 'B': Bearer; -----BEGIN
@@ -21,7 +22,7 @@ const (
 	aHigh        // a byte >= 0x80, checked for valid UTF-8 (JSON only)
 	aQuote       // '"' ends a raw JSON string
 	aEsc         // '\\' starts an escape in a raw JSON string
-	aLow         // an unsafe ASCII control byte that JSON allows (DEL raw, the rest decoded from escapes)
+	aLow         // an unsafe ASCII control byte (in JSON: DEL raw, the rest decoded from escapes)
 )
 
 func (r *Redactor) initTables() {
@@ -29,6 +30,7 @@ func (r *Redactor) initTables() {
 		t['k'] = aK
 		t['g'] = aG
 		t['x'] = aX
+		t['_'] = aU
 		t['A'] = aA
 		t['J'] = aJ
 		t['b'] = aB
@@ -45,11 +47,13 @@ func (r *Redactor) initTables() {
 	for c := 0; c <= 0x7f; c++ {
 		if unsafeRune(rune(c)) {
 			r.jdec[c] = aLow
+			r.text[c] = aLow
 		}
 	}
 	for c := 0x80; c < 0x100; c++ {
 		r.jraw[c] = aHigh
 		r.jdec[c] = aHigh
+		r.text[c] = aHigh
 	}
 }
 
@@ -64,7 +68,17 @@ func isAlnum(c byte) bool {
 // isKeyByte: the bytes of a key in a key=value leak.
 func isKeyByte(c byte) bool { return isAlnum(c) || c == '_' || c == '-' || c == '.' }
 
-func wordStart[T string | []byte](s T, j int) bool { return j == 0 || !isWord(s[j-1]) }
+// wordStart reports whether a word starts at j: at the start, after a
+// byte that is not a word byte, or where hidden characters were cut out
+// (see view).
+func wordStart[T string | []byte](s T, j int, cuts []cut) bool {
+	return j == 0 || !isWord(s[j-1]) || len(cuts) > 0 && cutAt(cuts, j)
+}
+
+// wordEnd reports whether a word ends at j (see wordStart).
+func wordEnd(s string, j int, cuts []cut) bool {
+	return j == len(s) || !isWord(s[j]) || len(cuts) > 0 && cutAt(cuts, j)
+}
 
 func hasPrefixAt[T string | []byte](s T, i int, p string) bool {
 	return len(s)-i >= len(p) && string(s[i:i+len(p)]) == p
@@ -126,13 +140,23 @@ func userinfoAt[T string | []byte](s T, i int) bool {
 // probe is the cheap test at an anchor: true when a secret may start
 // here. It is exact about prefixes and word starts and leaves the rest to
 // the anchored patterns. It may look past the end of a JSON string (see
-// jscan.str) but never before its start.
-func probe[T string | []byte](r *Redactor, s T, i int, a uint8) bool {
+// jscan.str) but never before its start. cuts are those of a view (nil
+// for text as it is).
+func probe[T string | []byte](r *Redactor, s T, i int, a uint8, cuts []cut) bool {
 	switch a {
 	case aK:
-		return i >= 1 && s[i-1] == 's' && hasPrefixAt(s, i+1, "-") && wordStart(s, i-1)
+		if i < 1 || !wordStart(s, i-1, cuts) {
+			return false
+		}
+		switch s[i-1] {
+		case 's':
+			return hasPrefixAt(s, i+1, "-") || stripeAt(s, i+1)
+		case 'r':
+			return stripeAt(s, i+1)
+		}
+		return false
 	case aG:
-		if !wordStart(s, i) || len(s)-i < 5 {
+		if !wordStart(s, i, cuts) || len(s)-i < 5 {
 			return false
 		}
 		if s[i+1] == 'h' {
@@ -140,13 +164,19 @@ func probe[T string | []byte](r *Redactor, s T, i int, a uint8) bool {
 		}
 		return hasPrefixAt(s, i, "glpat-") || hasPrefixAt(s, i, "github_pat_")
 	case aX:
-		return hasPrefixAt(s, i, "xox") && len(s)-i >= 5 && strings.IndexByte("abprs", s[i+3]) >= 0 && s[i+4] == '-' && wordStart(s, i)
+		if !wordStart(s, i, cuts) || len(s)-i < 5 {
+			return false
+		}
+		return hasPrefixAt(s, i, "xox") && strings.IndexByte("abprs", s[i+3]) >= 0 && s[i+4] == '-' || hasPrefixAt(s, i, "xapp-")
+	case aU:
+		return i >= 3 && string(s[i-3:i]) == "npm" && wordStart(s, i-3, cuts) ||
+			i >= 2 && string(s[i-2:i]) == "hf" && wordStart(s, i-2, cuts)
 	case aA:
-		return wordStart(s, i) && (hasPrefixAt(s, i, "AIza") || hasPrefixAt(s, i, "AKIA") || hasPrefixAt(s, i, "ASIA"))
+		return wordStart(s, i, cuts) && (hasPrefixAt(s, i, "AIza") || hasPrefixAt(s, i, "AKIA") || hasPrefixAt(s, i, "ASIA"))
 	case aJ:
-		return i >= 2 && s[i-2] == 'e' && s[i-1] == 'y' && wordStart(s, i-2)
+		return i >= 2 && s[i-2] == 'e' && s[i-1] == 'y' && wordStart(s, i-2, cuts)
 	case aB:
-		if hasPrefixFoldAt(s, i+1, "earer") && wordStart(s, i) {
+		if hasPrefixFoldAt(s, i+1, "earer") && wordStart(s, i, cuts) {
 			return bearerToken(s, i+6)
 		}
 		return i >= 5 && string(s[i-5:i]) == "-----" && hasPrefixAt(s, i, "BEGIN ")
@@ -157,6 +187,11 @@ func probe[T string | []byte](r *Redactor, s T, i int, a uint8) bool {
 		return kvSensitive(&r.keys, s, i)
 	}
 	return false
+}
+
+// stripeAt reports whether a Stripe key's "_live_" or "_test_" is at i.
+func stripeAt[T string | []byte](s T, i int) bool {
+	return hasPrefixAt(s, i, "_live_") || hasPrefixAt(s, i, "_test_")
 }
 
 // bearerToken reports whether blanks and a token-like word follow i.
@@ -188,7 +223,7 @@ func kvSensitive[T string | []byte](ks *keySet, s T, i int) bool {
 type scanResult uint8
 
 const (
-	scanSecret  scanResult = 1 << iota // a probe fired: run the patterns
+	scanSecret  scanResult = 1 << iota // a probe fired, or a joiner may hide a secret: run the patterns
 	scanCtl                            // a raw control byte (invalid JSON)
 	scanBadUTF8                        // invalid UTF-8
 	scanUnsafe                         // an unsafe character (see Clean)
@@ -207,15 +242,18 @@ func scan[T string | []byte](r *Redactor, s T, tab *[256]uint8) (res scanResult)
 		case aLow:
 			res |= scanUnsafe
 		case aHigh:
-			r, ok, size := decodeRune(s, i)
-			if !ok {
+			c, ok, size := decodeRune(s, i)
+			switch {
+			case !ok:
 				res |= scanBadUTF8
-			} else if unsafeRune(r) {
+			case unsafeRune(c):
 				res |= scanUnsafe
+			case joiner(c):
+				res |= scanSecret
 			}
 			i += size - 1
 		default:
-			if res&scanSecret == 0 && probe(r, s, i, a) {
+			if res&scanSecret == 0 && probe(r, s, i, a, nil) {
 				res |= scanSecret
 			}
 		}
@@ -232,12 +270,31 @@ func decodeRune[T string | []byte](s T, i int) (rune, bool, int) {
 // error messages) and reports whether it changed anything. Text of a
 // Text result is unchanged. Ordinary text costs one table-driven pass and
 // no allocation.
+//
+// Secrets are recognised in the text as it reads: characters that Clean
+// removes (and the zero-width joiners) are looked through, and where they
+// were a word starts (see view). So a zero-width space inside a key, or
+// between a word and a key ("key<U+200B>sk-ant-..."), hides nothing once
+// the text is cleaned. Text keeps those characters outside what it masks:
+// clean after masking, never before (cleaning first would glue the key to
+// the word before it).
 func (r *Redactor) Text(s string) (string, bool) {
 	first := -1
 	for i := 0; i < len(s); i++ {
-		if a := r.text[s[i]]; a != aNone && probe(r, s, i, a) {
-			first = i
-			break
+		switch a := r.text[s[i]]; a {
+		case aNone:
+		case aLow:
+			return r.textView(s)
+		case aHigh:
+			c, ok, size := decodeRune(s, i)
+			if ok && hidden(c) {
+				return r.textView(s)
+			}
+			i += size - 1
+		default:
+			if first < 0 && probe(r, s, i, a, nil) {
+				first = i
+			}
 		}
 	}
 	if first < 0 {
@@ -245,20 +302,43 @@ func (r *Redactor) Text(s string) (string, bool) {
 	}
 	out := s
 	if strings.Contains(s, "-----BEGIN ") {
-		if p, changed := r.maskPEM(s); changed {
-			out, first = p, 0
+		if sp := r.pemSpans(s); sp != nil {
+			out, first = splice(s, sp, nil), 0
 		}
 	}
-	out = r.maskFrom(out, first)
+	if sp := r.tokenSpans(out, first, nil); sp != nil {
+		out = splice(out, sp, nil)
+	}
 	return out, out != s
 }
 
-// maskPEM masks the bodies of PEM private keys (a key without its END line
-// is masked to the end of the text).
-func (r *Redactor) maskPEM(s string) (string, bool) {
-	var b strings.Builder
-	pos := 0
-	changed := false
+// textView is Text for a text with hidden characters: the patterns run
+// over its view, and what they mask is replaced in s.
+func (r *Redactor) textView(s string) (string, bool) {
+	v := newView(s)
+	out := s
+	if strings.Contains(v.text, "-----BEGIN ") {
+		if sp := r.pemSpans(v.text); sp != nil {
+			out = splice(s, sp, v.cuts)
+			v = newView(out)
+		}
+	}
+	if sp := r.tokenSpans(v.text, 0, v.cuts); sp != nil {
+		out = splice(out, sp, v.cuts)
+	}
+	return out, out != s
+}
+
+// span is a part of a text to replace.
+type span struct {
+	start, end int
+	repl       string
+}
+
+// pemSpans finds the bodies of PEM private keys (a key without its END
+// line is masked to the end of the text).
+func (r *Redactor) pemSpans(s string) []span {
+	var sp []span
 	for _, loc := range r.rePEM.FindAllStringSubmatchIndex(s, -1) {
 		m := s[loc[0]:loc[1]]
 		head := m[:5+strings.Index(m[5:], "-----")+5]
@@ -266,45 +346,35 @@ func (r *Redactor) maskPEM(s string) (string, bool) {
 		if loc[2] >= 0 {
 			tail = s[loc[2]:loc[3]]
 		}
-		repl := head + Mask + tail
-		if repl == m {
-			continue
+		if repl := head + Mask + tail; repl != m {
+			sp = append(sp, span{loc[0], loc[1], repl})
 		}
-		changed = true
-		b.WriteString(s[pos:loc[0]])
-		b.WriteString(repl)
-		pos = loc[1]
 	}
-	if !changed {
-		return s, false
-	}
-	b.WriteString(s[pos:])
-	return b.String(), true
+	return sp
 }
 
-// maskFrom applies the token, key=value, userinfo and Bearer patterns,
-// left to right, starting at the candidate at first. A match whose span
-// overlaps an earlier one is skipped; a span already masked counts as a
-// match, so that a second pass finds the same matches.
-func (r *Redactor) maskFrom(s string, first int) string {
-	var b strings.Builder
-	pos := 0     // s[:pos] has been written to b
+// tokenSpans applies the token, key=value, userinfo and Bearer patterns,
+// left to right, starting at the candidate at first, and returns what to
+// replace. A match whose span overlaps an earlier one is skipped; a span
+// already masked counts as a match, so that a second pass finds the same
+// matches.
+func (r *Redactor) tokenSpans(s string, first int, cuts []cut) []span {
+	var sp []span
 	covered := 0 // s[:covered] belongs to an earlier match
-	changed := false
 	// dead[k]: a candidate of kind k starting before it cannot match,
 	// because one that started earlier in the same run did not. Without
 	// it, "sk-sk-sk-…" would cost quadratic time.
 	var dead [nRunKinds]int
 	for i := first; i < len(s); i++ {
 		a := r.text[s[i]]
-		if a == aNone || !probe(r, s, i, a) {
+		if a == aNone || !probe(r, s, i, a, cuts) {
 			continue
 		}
 		kind, ts := runKind(s, i, a)
 		if kind >= 0 && ts < dead[kind] {
 			continue
 		}
-		start, end, repl, ok := r.match(s, i, a)
+		start, end, repl, ok := r.match(s, i, a, cuts)
 		if !ok {
 			if kind >= 0 {
 				dead[kind] = runEnd(s, ts, kind)
@@ -315,21 +385,28 @@ func (r *Redactor) maskFrom(s string, first int) string {
 			continue
 		}
 		if s[start:end] != repl {
-			if !changed {
-				b.Grow(len(s))
-				changed = true
-			}
-			b.WriteString(s[pos:start])
-			b.WriteString(repl)
-			pos = end
+			sp = append(sp, span{start, end, repl})
 		}
 		covered = end
 		if end > i {
 			i = end - 1
 		}
 	}
-	if !changed {
-		return s
+	return sp
+}
+
+// splice replaces the spans (ascending, not overlapping) of a view with
+// cuts in the text s it was made of (cuts nil: of s itself). The hidden
+// characters inside a span go with it; those at its edges stay.
+func splice(s string, sp []span, cuts []cut) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	pos := 0
+	for _, x := range sp {
+		start, end := origStart(cuts, x.start), origEnd(cuts, x.end)
+		b.WriteString(s[pos:start])
+		b.WriteString(x.repl)
+		pos = end
 	}
 	b.WriteString(s[pos:])
 	return b.String()
@@ -351,7 +428,9 @@ const (
 func runKind(s string, i int, a uint8) (kind, start int) {
 	switch a {
 	case aK:
-		return runSK, i - 1
+		if s[i+1] == '-' {
+			return runSK, i - 1
+		}
 	case aG:
 		if s[i+1] == 'l' {
 			return runGLPat, i
@@ -379,8 +458,8 @@ func runEnd(s string, i, kind int) int {
 }
 
 // match runs the anchored pattern for the candidate at i and returns the
-// span to replace and its replacement.
-func (r *Redactor) match(s string, i int, a uint8) (start, end int, repl string, ok bool) {
+// span to replace and its replacement. cuts are those of a view.
+func (r *Redactor) match(s string, i int, a uint8, cuts []cut) (start, end int, repl string, ok bool) {
 	tok := func(j int, prefix string, loc []int) (int, int, string, bool) {
 		if loc == nil {
 			return 0, 0, "", false
@@ -389,6 +468,9 @@ func (r *Redactor) match(s string, i int, a uint8) (start, end int, repl string,
 	}
 	switch a {
 	case aK:
+		if s[i+1] != '-' {
+			return tok(i-1, s[i-1:i+7], r.reStripe.FindStringIndex(s[i-1:]))
+		}
 		loc := r.reSK.FindStringIndex(s[i-1:])
 		if loc != nil && !strings.ContainsAny(s[i+2:i-1+loc[1]], "0123456789") {
 			loc = nil // a long kebab-case word, not a key
@@ -405,11 +487,20 @@ func (r *Redactor) match(s string, i int, a uint8) (start, end int, repl string,
 		}
 	case aX:
 		return tok(i, s[i:i+5], r.reXox.FindStringIndex(s[i:]))
+	case aU:
+		if i >= 3 && s[i-3:i] == "npm" {
+			return tok(i-3, "npm_", r.reNPM.FindStringIndex(s[i-3:]))
+		}
+		return tok(i-2, "hf_", r.reHF.FindStringIndex(s[i-2:]))
 	case aA:
 		if strings.HasPrefix(s[i:], "AIza") {
 			return tok(i, "AIza", r.reAIza.FindStringIndex(s[i:]))
 		}
-		return tok(i, s[i:i+4], r.reAWS.FindStringIndex(s[i:]))
+		loc := r.reAWS.FindStringIndex(s[i:])
+		if loc != nil && !wordEnd(s, i+loc[1], cuts) {
+			loc = nil // longer than a key id
+		}
+		return tok(i, s[i:i+4], loc)
 	case aJ:
 		return tok(i-2, "eyJ", r.reJWT.FindStringIndex(s[i-2:]))
 	case aB:

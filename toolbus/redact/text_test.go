@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +22,13 @@ const (
 	jwtToken   = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
 	pemBody    = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj\nMzEfYyjiWA4R4/M2bS1GB4t7NXp98C3SC6dVMvDuictGeurT8jNbvJZHtCSuYEvu"
 	pemKey     = "-----BEGIN PRIVATE KEY-----\n" + pemBody + "\n-----END PRIVATE KEY-----"
+	antKey     = "sk-ant-api03-Xy7Qp2Lm9Rt4Vw8Zb1Nc6Df3Gh5Jk0"
+	stripeKey  = "sk_live_51HxYzAbCdEfGhIjKlMnOpQr"
+	stripeTest = "sk_test_4eC39HqLyjWDarjtT1zdp7dc"
+	stripeRK   = "rk_live_51HxYzAbCdEfGhIjKlMnOp"
+	npmKey     = "npm_aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF2hJ4"
+	hfKey      = "hf_aBcDeFgHiJkLmNoPqRsTuVwXyZaBcDeFgH"
+	slackApp   = "xapp-1-A0123456789-1234567890123-abcdef0123456789"
 )
 
 func TestTextSecrets(t *testing.T) {
@@ -35,6 +43,21 @@ func TestTextSecrets(t *testing.T) {
 		{"sk inside a word", "task-list-0123456789-abcdefghijkl-xyz", "task-list-0123456789-abcdefghijkl-xyz"},
 		{"sk kebab word", "sk-this-is-a-long-kebab-case-name-here", "sk-this-is-a-long-kebab-case-name-here"},
 		{"sk too short", "sk-abc123", "sk-abc123"},
+		{"anthropic", "ANTHROPIC_API_KEY " + antKey, "ANTHROPIC_API_KEY sk-…[REDACTED]"},
+		// Stripe.
+		{"stripe live", "charge with " + stripeKey + ".", "charge with sk_live_…[REDACTED]."},
+		{"stripe test", stripeTest, "sk_test_…[REDACTED]"},
+		{"stripe restricted", "(" + stripeRK + ")", "(rk_live_…[REDACTED])"},
+		{"stripe too short", "sk_live_abc123", "sk_live_abc123"},
+		{"stripe inside a word", "task_live_0123456789abcdefghij", "task_live_0123456789abcdefghij"},
+		{"stripe snake case", "sk_test_handles_the_live_case_well_enough", "sk_test_handles_the_live_case_well_enough"},
+		// npm and Hugging Face.
+		{"npm", "//registry.npmjs.org/:_authToken " + npmKey, "//registry.npmjs.org/:_authToken npm_…[REDACTED]"},
+		{"npm words", "npm_modules npm_config_cache npm_package_json_version_number", "npm_modules npm_config_cache npm_package_json_version_number"},
+		{"npm too short", "npm_aB3dE6gH9jK2mN5pQ8", "npm_aB3dE6gH9jK2mN5pQ8"},
+		{"hf", "HF_TOKEN " + hfKey, "HF_TOKEN hf_…[REDACTED]"},
+		{"hf words", "hf_hub_download hf_transfer_enabled_for_the_large_files", "hf_hub_download hf_transfer_enabled_for_the_large_files"},
+		{"hf inside a word", "pdf_aBcDeFgHiJkLmNoPqRsTuVwXyZaBcDeFgH", "pdf_aBcDeFgHiJkLmNoPqRsTuVwXyZaBcDeFgH"},
 		// GitHub and GitLab.
 		{"ghp", "use " + ghpKey, "use ghp_…[REDACTED]"},
 		{"ghs", ghsKey + ".", "ghs_…[REDACTED]."},
@@ -46,6 +69,8 @@ func TestTextSecrets(t *testing.T) {
 		{"slack bot", slackKey, "xoxb-…[REDACTED]"},
 		{"slack user", "xoxp-1234567890-abcdef", "xoxp-…[REDACTED]"},
 		{"xoxo", "xoxo-hugs-and-kisses-forever", "xoxo-hugs-and-kisses-forever"},
+		{"slack app", "SLACK_APP_TOKEN " + slackApp, "SLACK_APP_TOKEN xapp-…[REDACTED]"},
+		{"xapp short", "xapp-mobile", "xapp-mobile"},
 		// Google.
 		{"google", "k=" + googleKey + "&x=1", "k=AIza…[REDACTED]&x=1"},
 		{"google short", "AIzaSyA1b2C3d4", "AIzaSyA1b2C3d4"},
@@ -191,6 +216,8 @@ func TestTextAdversarialIsLinear(t *testing.T) {
 	r := New(Options{})
 	for _, unit := range []string{
 		"sk-", "eyJ-", "AIza-", "glpat-", "xoxb-", "ghp_a-", "github_pat_-", "AKIA", "eyJabcd.eyJ-",
+		"sk_live_", "rk_test_-", "npm_", "hf_-", "xapp-",
+		"sk-\u200b", "a\u200bsk-", "sk_live_a\u200b", "npm_\u200b", "github_pat_\u200b", "xapp-\u200d", "\u200beyJ-", "a=\u200b",
 		"Bearer a-", "bearer ", "token:\"", "token='", `password:\"a`, "a=", "://u:", "x-api-key:",
 		"-----BEGIN PRIVATE KEY-----", "-----BEGIN PUBLIC KEY-----",
 	} {
@@ -199,6 +226,80 @@ func TestTextAdversarialIsLinear(t *testing.T) {
 		r.Text(s)
 		if d := time.Since(start); d > 5*time.Second {
 			t.Errorf("Text of %q repeated took %v", unit, d)
+		}
+	}
+}
+
+// TestSecretsSurviveHiddenCharacters: an invisible character before a
+// secret (gluing it to the word before once cleaned) or inside it
+// (splitting it for a pattern) hides nothing, in free text, JSON strings
+// and keys, and decoded values: what leaves, once cleaned, holds no part
+// of the secret.
+func TestSecretsSurviveHiddenCharacters(t *testing.T) {
+	r := New(Options{})
+	secrets := []struct{ secret, body string }{
+		{antKey, antKey[7:]}, {skKey, skKey[3:]}, {stripeKey, stripeKey[8:]}, {npmKey, npmKey[4:]}, {hfKey, hfKey[3:]},
+		{ghpKey, ghpKey[4:]}, {ghPatKey, ghPatKey[11:]}, {glpatKey, glpatKey[6:]}, {slackKey, slackKey[5:]},
+		{slackApp, slackApp[5:]}, {googleKey, googleKey[4:]}, {awsKey, awsKey[4:]}, {jwtToken, jwtToken[3:]},
+	}
+	hiddenChars := map[string]string{
+		"zero-width space": "\u200b", "left-to-right mark": "\u200e", "right-to-left override": "\u202e",
+		"first strong isolate": "\u2068", "word joiner": "\u2060", "BOM": "\ufeff", "soft hyphen": "\u00ad",
+		"tag": "\U000E0041", "zero-width joiner": "\u200d", "zero-width non-joiner": "\u200c", "carriage return": "\r",
+	}
+	for _, sc := range secrets {
+		for name, h := range hiddenChars {
+			mid := len(sc.secret) / 2
+			inputs := map[string]string{
+				"before, after a word": "key" + h + sc.secret,
+				"inside":               "key " + sc.secret[:mid] + h + sc.secret[mid:],
+				"before and inside":    "key" + h + sc.secret[:mid] + h + h + sc.secret[mid:] + h + "end",
+				"in the prefix":        "key " + sc.secret[:2] + h + sc.secret[2:],
+			}
+			for where, in := range inputs {
+				leaks := func(out string) bool {
+					c := Clean(out)
+					half := len(sc.body) / 2
+					return strings.Contains(c, sc.body[:half]) || strings.Contains(c, sc.body[half:])
+				}
+				if out, _ := r.Text(in); leaks(out) {
+					t.Errorf("Text, %s %s of %.12s…: %q", name, where, sc.secret, out)
+				}
+				doc, _ := json.Marshal(map[string]string{"title": in, in: "x"})
+				out, rep, err := r.JSON("result", doc, nil)
+				if err != nil || leaks(string(out)) || rep.RedactedTotal != 2 {
+					t.Errorf("JSON, %s %s of %.12s…: %s %+v %v", name, where, sc.secret, out, rep, err)
+				}
+				v, rep, err := r.Value("result", map[string]any{"title": in, in: "x"}, nil)
+				b, _ := json.Marshal(v)
+				if err != nil || leaks(string(b)) || rep.RedactedTotal != 2 {
+					t.Errorf("Value, %s %s of %.12s…: %s %+v %v", name, where, sc.secret, b, rep, err)
+				}
+			}
+		}
+	}
+}
+
+// TestTextKeepsHiddenCharactersOutsideWhatItMasks: Text does not clean
+// (the caller does, after), and masking twice changes nothing.
+func TestTextKeepsHiddenCharactersOutsideWhatItMasks(t *testing.T) {
+	r := New(Options{})
+	for in, want := range map[string]string{
+		"key\u200b" + skOld + "\u200b end": "key\u200bsk-…[REDACTED]\u200b end",
+		// A token glued to what follows once cleaned takes it along.
+		"key\u200b" + skOld + "\u200bend":                                   "key\u200bsk-…[REDACTED]",
+		"id " + awsKey + "\u200bend":                                        "id AKIA…[REDACTED]\u200bend",
+		"a " + skOld[:10] + "\u200d" + skOld[10:] + " b":                    "a sk-…[REDACTED] b",
+		"pass\u200bword=hunter2 \u202eok":                                   "pass\u200bword=[REDACTED] \u202eok",
+		"👩\u200d💻 \u200c plain":                                             "👩\u200d💻 \u200c plain",
+		"-----BEGIN\u200b PRIVATE KEY-----\nabc\n-----END PRIVATE KEY-----": "-----BEGIN PRIVATE KEY-----[REDACTED]-----END PRIVATE KEY-----",
+	} {
+		got, _ := r.Text(in)
+		if got != want {
+			t.Errorf("Text(%q)\n got %q\nwant %q", in, got, want)
+		}
+		if again, changed := r.Text(got); again != got || changed {
+			t.Errorf("not idempotent: Text(%q) = %q", got, again)
 		}
 	}
 }

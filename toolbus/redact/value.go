@@ -179,12 +179,13 @@ func (w *walker) walk(v any, depth int) (any, bool, error) {
 }
 
 func (w *walker) str(s string) (any, bool, error) {
-	fixed := false
-	if needsClean(s) {
-		s, fixed = Clean(s), true
+	// Mask, then clean (see Text).
+	m, changed := w.r.Text(s)
+	fixed := needsClean(s)
+	if fixed {
+		m = Clean(m)
 		w.rp.sanitized()
 	}
-	m, changed := w.r.Text(s)
 	if changed {
 		w.rp.redacted(w.path())
 	}
@@ -210,12 +211,12 @@ func (w *walker) object(m map[string]any, depth int) (any, bool, error) {
 	for _, k := range keys {
 		c := m[k]
 		ck := k
+		mk, kchanged := w.r.Text(k) // mask, then clean (see Text)
 		if needsClean(k) {
-			ck = Clean(k)
+			ck, mk = Clean(k), Clean(mk)
 			w.rp.sanitized()
 			anyChanged = true
 		}
-		mk, kchanged := w.r.Text(ck)
 		w.segs = append(w.segs, pathSeg{key: k, isKey: true})
 		if kchanged {
 			w.rp.redacted(w.path())

@@ -35,7 +35,7 @@ func (lw *writer) Write(p []byte) (int, error) {
 }
 
 func (lw *writer) text(p []byte) []byte {
-	if scan(lw.r, p, &lw.r.text)&scanSecret == 0 {
+	if scan(lw.r, p, &lw.r.text)&(scanSecret|scanUnsafe) == 0 {
 		return p
 	}
 	t, _ := lw.r.Text(string(p))

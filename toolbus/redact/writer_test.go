@@ -22,6 +22,8 @@ func TestWriter(t *testing.T) {
 		// Not JSON after all: text rules still apply.
 		{"{not json token=abc\n", "{not json token=[REDACTED]\n"},
 		{"plain line\n", "plain line\n"},
+		// A key split by an invisible character in console text.
+		{"01:36:06 WRN got s\u200bk-ant-api03-Xy7Qp2Lm9Rt4\u200eVw8Zb1Nc6Df3Gh5Jk0 back\n", "01:36:06 WRN got sk-…[REDACTED] back\n"},
 		// A huge field is bounded, with no artifact.
 		{`{"msg":"` + strings.Repeat("y", 200) + `"}` + "\n", `{"msg":{"truncated":true,"bytes":200,"sha256":"` + sha(strings.Repeat("y", 200)) + `","preview":"` + strings.Repeat("y", 50) + `","tail":"` + strings.Repeat("y", 25) + `","artifact":null}}` + "\n"},
 	}
