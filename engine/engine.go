@@ -144,6 +144,7 @@ func New(d Deps) (*Engine, error) {
 		FirstWait:     d.HealthFirstWait,
 		Protect:       d.Protect,
 		Redact:        redactOnce,
+		Settings:      healthSettings(c),
 	}
 	if sc != nil {
 		bopts.Sidecar = sc

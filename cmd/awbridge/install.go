@@ -31,10 +31,6 @@ func runInstall(_ context.Context, e *env, args []string, d serviceDeps) int {
 	if l == nil {
 		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(e.stderr, "awbridge install: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
-	}
 	exe, err := d.executable()
 	if err != nil {
 		fmt.Fprintln(e.stderr, "awbridge install: cannot find my own executable: "+oneLine(err.Error()))

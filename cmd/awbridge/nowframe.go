@@ -26,8 +26,7 @@ func cmdNowframe(ctx context.Context, e *env, args []string) int {
 	params, _ := json.Marshal(map[string]string{"reason": *reason})
 	out := c.Call(ctx, engine.Request{Kind: engine.KindDirect, Name: "nowframe.build", Args: params})
 	if out.Err != nil {
-		fmt.Fprintln(e.stderr, "awbridge nowframe: "+oneLine(out.Err.Error()))
-		return exitUsage
+		return sayFailed(e, "nowframe", out.Err)
 	}
 	if *asJSON {
 		fmt.Fprintln(e.stdout, string(withServedBy(out.Body, via)))

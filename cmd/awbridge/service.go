@@ -80,10 +80,6 @@ func serviceFlags(e *env, name string, args []string, more func(*flag.FlagSet)) 
 	if code := parse(fs, args); code >= 0 {
 		return false, false, code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(e.stderr, "awbridge %s: unexpected argument %q\n", name, fs.Arg(0))
-		return false, false, exitUsage
-	}
 	return *sys, true, -1
 }
 
