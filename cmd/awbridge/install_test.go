@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/user"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -125,6 +126,9 @@ func newServiceWorld(t *testing.T) *serviceWorld {
 		platform:    func() string { return "fake-systemd" },
 		uid:         1000,
 		dialTimeout: 5 * time.Second,
+		currentUser: func() (*user.User, error) {
+			return &user.User{Username: "tester", Uid: "1000", Gid: "1000", HomeDir: home}, nil
+		},
 	}
 	return w
 }
