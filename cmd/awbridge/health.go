@@ -114,11 +114,14 @@ func healthProblems(r *health.Report, v healthView) []string {
 	var out []string
 	// How a URL setting is changed depends on who answered: the service
 	// reads only its config file.
-	set := func(key, env string) string {
-		if v.service {
-			return "set " + key + " in the service's config file and run 'awbridge restart'"
+	set := func(key, env, to string) string {
+		if to != "" {
+			to = " " + to
 		}
-		return "set " + key + " (or " + env + ")"
+		if v.service {
+			return "set " + key + to + " in the service's config file, then run 'awbridge restart'"
+		}
+		return "set " + key + " (or " + env + ")" + to
 	}
 	checkedBy := ""
 	if v.service {
@@ -131,11 +134,11 @@ func healthProblems(r *health.Report, v healthView) []string {
 	case !aw.Checked:
 		out = append(out, fmt.Sprintf("ActivityWatch at %s has not answered yet (the first check is still under way%s): run 'awbridge health' again in a few seconds", v.awURL, checkedBy))
 	case isAuthFailure(aw.Error):
-		out = append(out, fmt.Sprintf("ActivityWatch at %s refused awbridge (%s%s): %s, or activitywatch.host_header, to what aw-server expects",
-			v.awURL, failureCause(aw.Error), checkedBy, set("activitywatch.api_key", "AWBRIDGE_AW_API_KEY")))
+		out = append(out, fmt.Sprintf("ActivityWatch at %s refused awbridge (%s%s): %s (a refused Host header: activitywatch.host_header)",
+			v.awURL, failureCause(aw.Error), checkedBy, set("activitywatch.api_key", "AWBRIDGE_AW_API_KEY", "to the key aw-server expects")))
 	default:
-		out = append(out, fmt.Sprintf("ActivityWatch does not answer at %s (%s%s): start ActivityWatch (aw-qt or aw-server), or %s to where it runs",
-			v.awURL, failureCause(aw.Error), checkedBy, set("activitywatch.url", "AWBRIDGE_AW_URL")))
+		out = append(out, fmt.Sprintf("ActivityWatch does not answer at %s (%s%s): start ActivityWatch (aw-qt or aw-server), or %s",
+			v.awURL, failureCause(aw.Error), checkedBy, set("activitywatch.url", "AWBRIDGE_AW_URL", "to where it runs")))
 	}
 
 	sc := r.Sources.Sidecar
@@ -146,7 +149,7 @@ func healthProblems(r *health.Report, v healthView) []string {
 		out = append(out, fmt.Sprintf("The sidecar at %s has not answered yet (the first check is still under way): run 'awbridge health' again in a few seconds", v.sidecarURL))
 	case !sc.OK:
 		out = append(out, fmt.Sprintf("The sidecar does not answer at %s (%s%s): start it, or %s to run without it",
-			v.sidecarURL, failureCause(sc.Error), checkedBy, strings.Replace(set("sidecar.url", "AWBRIDGE_SIDECAR_URL"), "set ", "unset ", 1)))
+			v.sidecarURL, failureCause(sc.Error), checkedBy, strings.Replace(set("sidecar.url", "AWBRIDGE_SIDECAR_URL", ""), "set ", "unset ", 1)))
 	case !sidecarOK:
 		out = append(out, fmt.Sprintf("The sidecar at %s answers but reports itself unhealthy: check the sidecar", v.sidecarURL))
 	}
@@ -169,15 +172,15 @@ func healthProblems(r *health.Report, v healthView) []string {
 }
 
 // checkProblem is the sentence of a failed preflight or live check.
-func checkProblem(ch health.Check, v healthView, set func(key, env string) string) string {
+func checkProblem(ch health.Check, v healthView, set func(key, env, to string) string) string {
 	d := oneLine(ch.Detail)
 	switch ch.Name {
 	case "config":
 		return fmt.Sprintf("The configuration is not usable (%s): run 'awbridge config' to see each setting", d)
 	case "activitywatch_url":
-		return fmt.Sprintf("The ActivityWatch URL %q is %s: %s, e.g. http://127.0.0.1:5600", v.awURL, d, set("activitywatch.url", "AWBRIDGE_AW_URL"))
+		return fmt.Sprintf("The ActivityWatch URL %q is %s: %s", v.awURL, d, set("activitywatch.url", "AWBRIDGE_AW_URL", "to an http URL, e.g. http://127.0.0.1:5600"))
 	case "context_root":
-		return fmt.Sprintf("The context root is not usable (%s): make it a folder of yours that only you can write, or %s", d, set("paths.context_root", "AWBRIDGE_CONTEXT_ROOT"))
+		return fmt.Sprintf("The context root is not usable (%s): make it a folder of yours that only you can write, or %s", d, set("paths.context_root", "AWBRIDGE_CONTEXT_ROOT", "to another folder"))
 	case "artifact_writes":
 		return fmt.Sprintf("Artifact writes are failing (%s): free space on the context root's disk or make it writable", d)
 	case "socket_path":
