@@ -21,8 +21,10 @@ func cmdHealth(ctx context.Context, e *env, args []string) int {
 	if l == nil {
 		return code
 	}
-	// A person asked: wait for the probes (bounded by the sources' deadlines).
-	wait := max(l.Config.AW.Timeout, l.Config.Sidecar.Timeout) + 500*time.Millisecond
+	// A person asked: wait for the probes (bounded by the sources'
+	// deadlines; the margin covers a busy machine, the wait ends when they
+	// do).
+	wait := max(l.Config.AW.Timeout, l.Config.Sidecar.Timeout) + 2*time.Second
 	c, via := openCaller(e, "health", l, log, engine.Deps{HealthFirstWait: wait}, *noRelay)
 	if c == nil {
 		return exitUsage

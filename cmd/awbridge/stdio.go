@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -64,7 +65,7 @@ func cmdStdio(ctx context.Context, e *env, args []string) int {
 	inProcess := func(ctx context.Context, r io.Reader, w io.Writer) error {
 		eng := startEngine(e, "stdio", l, log, engine.Deps{})
 		if eng == nil {
-			return fmt.Errorf("no engine")
+			return errNoEngine // startEngine said why
 		}
 		defer eng.Close()
 		eng.Prime(ctx)
@@ -79,12 +80,19 @@ func cmdStdio(ctx context.Context, e *env, args []string) int {
 	} else {
 		err = inProcess(ctx, in, out)
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, errNoEngine):
+		return exitUsage
+	case err != nil:
 		log.Error().Err(err).Msg("stdio session ended")
 		return exitDegraded
 	}
 	return exitOK
 }
+
+// errNoEngine ends a session whose engine could not start; the reason is
+// already on stderr, once.
+var errNoEngine = errors.New("no engine")
 
 // warnOtherAW writes one line on stderr when this process's own settings
 // (its environment, flags or config file) name another ActivityWatch URL
