@@ -147,6 +147,7 @@ func New(d Deps) (*Engine, error) {
 		FirstWait:     d.HealthFirstWait,
 		Protect:       d.Protect,
 		Redact:        redactOnce,
+		Settings:      healthSettings(c),
 	}
 	if sc != nil {
 		bopts.Sidecar = sc

@@ -54,6 +54,9 @@ type Options struct {
 	// background. Prime starts that probe before anyone asks.
 	FirstWait time.Duration
 	Now       func() time.Time
+	// Settings are the effective settings the report shows (URLs without
+	// credentials), copied into every report.
+	Settings map[string]string
 }
 
 // Report is the system.health result: seed 003's fields first, then ours.
@@ -83,6 +86,9 @@ type Report struct {
 	// ServedBy says who answered a terminal's `awbridge health` ("service"
 	// or "in-process"); empty elsewhere.
 	ServedBy string `json:"served_by,omitempty"`
+	// Settings are the settings the answering bridge uses
+	// (activitywatch_url, activitywatch_host, sidecar_url).
+	Settings map[string]string `json:"settings,omitempty"`
 }
 
 // Healthy reports whether nothing the person configured is failing.
@@ -267,7 +273,7 @@ func (c *Checker) refresh(ctx context.Context) {
 
 // render rebuilds the report from the sources' last status; c.mu held.
 func (c *Checker) render(now time.Time) {
-	r := Report{CheckedAt: now.UTC(), Preflight: c.opts.Preflight}
+	r := Report{CheckedAt: now.UTC(), Preflight: c.opts.Preflight, Settings: c.opts.Settings}
 	if c.opts.Live != nil {
 		if live := c.opts.Live(); len(live) > 0 {
 			r.Preflight = append(slices.Clip(c.opts.Preflight), live...)

@@ -52,6 +52,11 @@ type Spec struct {
 	// Home is the user's home folder (where per-user units and the launchd
 	// agent's log live).
 	Home string
+	// User is the account a system-wide service runs as on Linux and macOS
+	// (systemd User=, launchd UserName): the person whose ActivityWatch and
+	// config it reads, never root. Required with System there; unused
+	// otherwise.
+	User string
 }
 
 func (s Spec) goos() string {
@@ -162,6 +167,37 @@ func (s Spec) check() error {
 	if s.goos() != "windows" && s.Home == "" && !s.System {
 		return errors.New("install: the home folder is unknown (HOME is not set)")
 	}
+	if s.System && s.goos() != "windows" {
+		if err := checkUser(s.User); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// UserError refuses a system-wide service without an account of its own
+// to run as: awbridge reads one person's ActivityWatch and config, and
+// must not do it as root.
+type UserError struct{ User, Reason string }
+
+func (e *UserError) Error() string {
+	if e.User == "" {
+		return "install: a system-wide service runs as the person whose ActivityWatch it reads: " + e.Reason
+	}
+	return fmt.Sprintf("install: a system-wide service cannot run as %q: %s", e.User, e.Reason)
+}
+
+// checkUser says whether name can be the account of a system-wide unit.
+func checkUser(name string) error {
+	switch {
+	case name == "":
+		return &UserError{Reason: "run the install with sudo from that person's account (the service then runs as them), or install the per-user service without --system"}
+	case name == "root":
+		return &UserError{User: name, Reason: "root would read another person's config and ActivityWatch; run the install with sudo from that person's account"}
+	case !utf8.ValidString(name) || strings.ContainsFunc(name, func(r rune) bool { return r <= ' ' || r == 0x7f || r == '"' || r == '\\' || r == '%' || r == '$' }) ||
+		strings.Contains(name, "{{") || strings.HasPrefix(name, "-"):
+		return &UserError{User: name, Reason: "not a plain account name"}
+	}
 	return nil
 }
 
@@ -215,7 +251,11 @@ func renderSystemd(s Spec) string {
 	} else {
 		b.WriteString("After=default.target\n")
 	}
-	b.WriteString("\n[Service]\nType=simple\nExecStart=")
+	b.WriteString("\n[Service]\nType=simple\n")
+	if s.System {
+		b.WriteString("User=" + s.User + "\n")
+	}
+	b.WriteString("ExecStart=")
 	for i, a := range append([]string{s.Executable}, s.Arguments()...) {
 		if i > 0 {
 			b.WriteByte(' ')
@@ -256,6 +296,10 @@ func renderPlist(s Spec) string {
 `)
 	key("Label")
 	str("\t", LaunchdLabel)
+	if s.System {
+		key("UserName")
+		str("\t", s.User)
+	}
 	key("ProgramArguments")
 	b.WriteString("\t<array>\n")
 	for _, a := range append([]string{s.Executable}, s.Arguments()...) {

@@ -37,17 +37,21 @@ func golden(t *testing.T, name, got string) {
 }
 
 func unixSpec(goos string, system bool) Spec {
+	user := ""
+	if system {
+		user = "alice"
+	}
 	if goos == "darwin" {
 		return Spec{
 			Executable: "/Users/a b/bin/awbridge",
 			ConfigPath: "/Users/a b/Library/Application Support/awbridge/config.toml",
-			System:     system, GOOS: goos, Home: "/Users/a b",
+			System:     system, GOOS: goos, Home: "/Users/a b", User: user,
 		}
 	}
 	return Spec{
 		Executable: "/home/a b/bin/awbridge",
 		ConfigPath: "/home/a b/.config/awbridge/config.toml",
-		System:     system, GOOS: goos, Home: "/home/a b",
+		System:     system, GOOS: goos, Home: "/home/a b", User: user,
 	}
 }
 
@@ -63,14 +67,14 @@ func TestUnitsGolden(t *testing.T) {
 				`ExecStart="/home/a b/bin/awbridge" serve --config "/home/a b/.config/awbridge/config.toml"`},
 			"/home/a b/.config/systemd/user/awbridge.service"},
 		{"awbridge-system.service.golden", unixSpec("linux", true),
-			[]string{"WantedBy=multi-user.target", "RestartSec=2s"},
+			[]string{"WantedBy=multi-user.target", "RestartSec=2s", "\nUser=alice\n"},
 			"/etc/systemd/system/awbridge.service"},
 		{"io.github.awbridge.plist.golden", unixSpec("darwin", false),
 			[]string{"<key>RunAtLoad</key>\n\t<true/>", "<key>KeepAlive</key>\n\t<true/>",
 				"<string>/Users/a b/Library/Logs/awbridge.log</string>", "<string>io.github.awbridge</string>"},
 			"/Users/a b/Library/LaunchAgents/io.github.awbridge.plist"},
 		{"io.github.awbridge-system.plist.golden", unixSpec("darwin", true),
-			[]string{"<string>/Library/Logs/awbridge.log</string>"},
+			[]string{"<string>/Library/Logs/awbridge.log</string>", "<key>UserName</key>\n\t<string>alice</string>"},
 			"/Library/LaunchDaemons/io.github.awbridge.plist"},
 		{"awbridge-windows.txt.golden", Spec{
 			Executable: `C:\Program Files\awbridge\awbridge.exe`,
@@ -159,7 +163,13 @@ func TestValidate(t *testing.T) {
 		{"template action", func(s *Spec) { s.Executable = "/a/{{Path}}/awbridge" }, "{{", false},
 		{"invalid utf-8", func(s *Spec) { s.ConfigPath = "/a/\xff.toml" }, "UTF-8", false},
 		{"no home", func(s *Spec) { s.Home = "" }, "home folder", false},
-		{"no home, system", func(s *Spec) { s.Home, s.System = "", true }, "", false},
+		{"no home, system", func(s *Spec) { s.Home, s.System, s.User = "", true, "alice" }, "", false},
+		{"system, no user", func(s *Spec) { s.System = true }, "run the install with sudo from that person's account", false},
+		{"system as root", func(s *Spec) { s.System, s.User = true, "root" }, `cannot run as "root"`, false},
+		{"system, user with a newline", func(s *Spec) { s.System, s.User = true, "a\nExecStartPre=/bin/evil" }, "not a plain account name", false},
+		{"system on windows needs no user", func(s *Spec) {
+			s.System, s.GOOS, s.Executable, s.ConfigPath = true, "windows", `C:\a\awbridge.exe`, `C:\c.toml`
+		}, "", false},
 	}
 	for _, tt := range tests {
 		s := ok

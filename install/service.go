@@ -76,6 +76,9 @@ func ServiceConfig(s Spec) (*service.Config, error) {
 		return nil, err
 	}
 	c.Executable, c.Arguments = s.Executable, s.Arguments()
+	if s.System && s.goos() != "windows" {
+		c.UserName = s.User
+	}
 	switch s.goos() {
 	case "darwin":
 		c.Option["LaunchdConfig"] = unit

@@ -188,7 +188,7 @@ func TestInstallRefusesGoRunBinaries(t *testing.T) {
 
 func TestInstallErrorKeepsTheChain(t *testing.T) {
 	spec := tempSpec(t, "linux")
-	spec.System = true
+	spec.System, spec.User = true, "alice"
 	f := newFake(t, spec)
 	f.unitPath = filepath.Join(t.TempDir(), "awbridge.service")
 	f.fail = map[string]error{"install": &os.PathError{Op: "open", Path: "/etc/systemd/system/awbridge.service", Err: os.ErrPermission}}

@@ -25,8 +25,10 @@ import (
 //
 // The person switches between an editor, the browser, a terminal, chat, now
 // and then a password manager (a sensitive-looking title, for the privacy
-// exclusion) and away-from-keyboard breaks, every 5-40 s of simulated time
-// (minutes in the history Seed writes), so a demo shows frames changing.
+// exclusion) and away-from-keyboard breaks, every 3-10 s of simulated time
+// (minutes in the history Seed writes), never to the window they are
+// already in, and takes no break in the first two live minutes: a 30 s demo
+// shows several changes.
 
 const (
 	afkTimeout   = 180 * usPerSecond
@@ -89,7 +91,12 @@ type person struct {
 	history   bool  // Seed's long segments
 	breakAt   int64 // Seed: take a break at the first switch after this
 	started   bool
+	liveFrom  int64 // when live segments began (0: not yet)
 }
+
+// liveNoBreak is how long the person stays at the desk once live segments
+// begin, so that a short demo shows activity, not a break.
+const liveNoBreak = 120 * usPerSecond
 
 func (s *Server) newPerson() *person {
 	h := s.opts.BucketHost
@@ -127,6 +134,8 @@ func (p *person) nextActivity() activity {
 		awayWeight = 0
 	case p.history:
 		awayWeight = 1 // Seed plans its own break
+	case p.liveFrom == 0 || p.segEnd-p.liveFrom < liveNoBreak:
+		awayWeight = 0
 	}
 	n := p.rng.IntN(30 + 25 + 15 + 12 + 4 + awayWeight)
 	switch {
@@ -162,7 +171,7 @@ func (p *person) nextActivity() activity {
 	return activity{away: true}
 }
 
-// segmentLength is how long an activity lasts: 5-40 s live, minutes in the
+// segmentLength is how long an activity lasts: 3-10 s live, minutes in the
 // history; breaks outlast the AFK watcher's 180 s timeout so they show.
 func (p *person) segmentLength(a activity) int64 {
 	switch {
@@ -173,7 +182,7 @@ func (p *person) segmentLength(a activity) int64 {
 	case p.history:
 		return p.between(45, 420) * usPerSecond
 	}
-	return p.between(5, 40) * usPerSecond
+	return p.between(3, 10) * usPerSecond
 }
 
 func (p *person) begin(a activity, now int64) {
@@ -202,11 +211,18 @@ func (s *Server) stepLocked(p *person, now int64, step time.Duration) {
 		}
 		p.lastInput, p.nextAFK, p.nextWeb = now, now, now
 	}
+	if !p.history && p.liveFrom == 0 {
+		p.liveFrom = now
+	}
 	if now-p.segEnd > 2*3600*usPerSecond {
 		p.segEnd = now // a long pause of the clock: do not replay it
 	}
 	for now >= p.segEnd {
 		a := p.nextActivity()
+		// A switch goes somewhere else: not the window already focused.
+		for i := 0; i < 3 && !a.away && a.app == p.window.app && a.title == p.window.title; i++ {
+			a = p.nextActivity()
+		}
 		if p.breakAt != 0 && p.segEnd >= p.breakAt && !p.cur.away && !a.away {
 			a, p.breakAt = activity{away: true}, 0
 		}
@@ -294,14 +310,10 @@ func (s *Server) Seed(at time.Time) {
 		s.stepLocked(p, t, time.Second)
 	}
 	p.history, p.breakAt = false, 0
-	// Live segments from here on: switch soon, so a demo shows movement.
-	if p.segEnd > end+40*usPerSecond {
-		if p.cur.away {
-			p.segEnd = end + p.between(20, 60)*usPerSecond
-		} else {
-			p.segEnd = end + p.between(5, 30)*usPerSecond
-		}
-	}
+	// Live segments from here on: switch soon (back to the desk after a
+	// break), so a demo shows movement at once.
+	p.segEnd = min(p.segEnd, end+p.between(2, 6)*usPerSecond)
+	p.liveFrom = end
 }
 
 // errRunning is returned by a second concurrent Run.

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/awbridge/awbridge/engine"
+	"github.com/awbridge/awbridge/toolbus"
 )
 
 func cmdCall(ctx context.Context, e *env, args []string) int {
@@ -37,16 +39,26 @@ func cmdCall(ctx context.Context, e *env, args []string) int {
 	}
 	defer c.Close()
 	out := c.Call(ctx, engine.Request{Kind: engine.KindTool, Name: name, Args: raw})
-	if out.Stage == engine.StageResolve || out.Stage == engine.StageValidate {
-		fmt.Fprintln(e.stderr, "awbridge call: "+oneLine(out.Err.Error()))
-		if len(out.Err.DidYouMean) > 0 {
-			fmt.Fprintf(e.stderr, "did you mean: %v\n", out.Err.DidYouMean)
-		}
-		return exitUsage
+	if out.Err != nil && (out.Stage == engine.StageResolve || out.Stage == engine.StageValidate || len(out.Body) == 0) {
+		return sayFailed(e, "call", callRefusal(out.Err))
 	}
 	fmt.Fprintln(e.stdout, string(withServedBy(out.Body, via)))
 	if out.Err != nil {
 		return exitDegraded
 	}
 	return exitOK
+}
+
+// callRefusal is the refused call's error as one sentence: the message,
+// its suggestions once ("did you mean A or B?"), or where to find the
+// tools.
+func callRefusal(te *toolbus.ToolError) *toolbus.ToolError {
+	c := *te
+	switch {
+	case len(c.DidYouMean) > 0 && !strings.Contains(c.Message, "did you mean"):
+		c.Message += "; did you mean " + strings.Join(c.DidYouMean, " or ") + "?"
+	case c.Code == toolbus.CodeUnknownTool && len(c.DidYouMean) == 0:
+		c.Message += "; run 'awbridge tools' to list them"
+	}
+	return &c
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,6 +36,9 @@ type env struct {
 	stdout, stderr io.Writer
 	lookup         func(string) (string, bool)
 	version        string
+	// stderrTTY, when set, says whether stderr is a terminal (tests);
+	// otherwise it is asked of the file.
+	stderrTTY *bool
 }
 
 type command struct {
@@ -77,11 +81,12 @@ func commands() []command {
 }
 
 func run(ctx context.Context, e *env) int {
-	if len(e.args) == 0 || e.args[0] == "-h" || e.args[0] == "--help" || e.args[0] == "help" {
+	if len(e.args) == 0 {
 		usage(e.stderr)
-		if len(e.args) == 0 {
-			return exitUsage
-		}
+		return exitUsage
+	}
+	if e.args[0] == "-h" || e.args[0] == "-help" || e.args[0] == "--help" || e.args[0] == "help" {
+		usage(e.stdout)
 		return exitOK
 	}
 	for _, c := range commands() {
@@ -89,7 +94,7 @@ func run(ctx context.Context, e *env) int {
 			return c.run(ctx, e, e.args[1:])
 		}
 	}
-	fmt.Fprintf(e.stderr, "awbridge: unknown command %q (run awbridge --help)\n", e.args[0])
+	fmt.Fprintf(e.stderr, "awbridge: unknown command %q; run 'awbridge --help'\n", e.args[0])
 	return exitUsage
 }
 
@@ -103,16 +108,20 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "\nExample: awbridge health")
 }
 
-// newFlags returns a FlagSet for c whose --help prints usage and example.
+// newFlags returns a FlagSet for the command name. Its --help prints the
+// command's usage, flags and example on stdout; parse turns a bad flag into
+// one line on stderr.
 func newFlags(e *env, name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	fs.Usage = func() {
 		for _, c := range commands() {
 			if c.name == name {
-				fmt.Fprintf(e.stderr, "%s\n\nUsage: %s\n\nFlags:\n", c.summary, c.usage)
+				fs.SetOutput(e.stdout)
+				fmt.Fprintf(e.stdout, "%s\n\nUsage: %s\n\nFlags:\n", c.summary, c.usage)
 				fs.PrintDefaults()
-				fmt.Fprintf(e.stderr, "\nExample:\n  %s\n", c.example)
+				fmt.Fprintf(e.stdout, "\nExample:\n  %s\n", c.example)
+				fs.SetOutput(e.stderr)
 			}
 		}
 	}
@@ -126,12 +135,25 @@ func acceptConfig(fs *flag.FlagSet) {
 }
 
 // parse parses args; it returns an exit code >= 0 when the command must
-// stop (help shown, bad flags).
+// stop: help shown (on stdout, exit 0), or a bad flag or an extra argument
+// (one line on stderr with the hint to run --help, exit 2).
 func parse(fs *flag.FlagSet, args []string) int {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
+	usage, out := fs.Usage, fs.Output()
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	fs.Usage = usage
+	fs.SetOutput(out)
+	hint := fmt.Sprintf("run 'awbridge %s --help'", fs.Name())
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fs.Usage()
+		return exitOK
+	case err != nil:
+		fmt.Fprintf(out, "awbridge %s: %s; %s\n", fs.Name(), oneLine(err.Error()), hint)
+		return exitUsage
+	case fs.NArg() > 0:
+		fmt.Fprintf(out, "awbridge %s: unexpected argument %q; %s\n", fs.Name(), clipLine(fs.Arg(0), 80), hint)
 		return exitUsage
 	}
 	return -1
@@ -142,16 +164,57 @@ func parse(fs *flag.FlagSet, args []string) int {
 // command must stop with the returned code (help shown, bad flags, bad
 // configuration: one line on stderr).
 func prepare(e *env, fs *flag.FlagSet, args []string) (*config.Loaded, zerolog.Logger, int) {
+	verbose := fs.Bool("v", false, "verbose: show informational and debug log lines on a terminal")
 	f := config.Bind(fs)
+	cenv := config.Env{Lookup: e.lookup, GOOS: runtime.GOOS}
+	if cf := fs.Lookup("config"); cf != nil {
+		def := config.DefaultConfigPath(cenv)
+		if def == "" {
+			def = "none here: HOME is unset"
+		}
+		cf.Usage = "settings `file`; empty: none (env " + config.ConfigEnv + ", default " + def + ")"
+	}
 	if code := parse(fs, args); code >= 0 {
 		return nil, zerolog.Nop(), code
 	}
-	l, err := config.Load(config.Env{Lookup: e.lookup, GOOS: runtime.GOOS}, f)
+	l, err := config.Load(cenv, f)
 	if err != nil {
 		fmt.Fprintln(e.stderr, oneLine(err.Error()))
 		return nil, zerolog.Nop(), exitUsage
 	}
-	return l, newLogger(e, l.Config), -1
+	c := l.Config
+	c.Log.Level = logLevel(l, fs.Name(), *verbose, stderrIsTerminal(e))
+	return l, newLogger(e, c), -1
+}
+
+// logLevel is the level of command name's logger: log.level when set
+// explicitly (file, AWBRIDGE_LOG_LEVEL, --log-level); otherwise debug with
+// -v; error for the commands that print a report (their report says what
+// a warning would, once); warn on a terminal (a person reads it:
+// informational lines are noise there); the default (info) where a program
+// or the journal reads a long-running command's log.
+func logLevel(l *config.Loaded, name string, verbose, terminal bool) string {
+	if s, ok := l.Get("log.level"); ok && s.Source != config.SourceDefault {
+		return l.Config.Log.Level
+	}
+	switch {
+	case verbose:
+		return "debug"
+	case slices.Contains([]string{"health", "nowframe", "tools", "call", "state"}, name):
+		return "error"
+	case terminal:
+		return "warn"
+	}
+	return l.Config.Log.Level
+}
+
+// stderrIsTerminal reports whether a person reads stderr.
+func stderrIsTerminal(e *env) bool {
+	if e.stderrTTY != nil {
+		return *e.stderrTTY
+	}
+	f, ok := e.stderr.(*os.File)
+	return ok && isatty.IsTerminal(f.Fd())
 }
 
 // startEngine builds the engine for command name; nil means stop with
@@ -175,7 +238,7 @@ func newLogger(e *env, c config.Config) zerolog.Logger {
 	}
 	red := redact.New(redact.Options{MaxString: int(c.Limits.MaxStringBytes), ExtraKeys: engine.SplitList(c.Limits.SensitiveKeys)})
 	w := red.Writer(e.stderr)
-	if f, ok := e.stderr.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
+	if stderrIsTerminal(e) {
 		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly}
 	}
 	return zerolog.New(w).Level(lvl).With().Timestamp().Str("app", "awbridge").Logger()

@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -19,7 +22,7 @@ import (
 // socket, or an engine in this process.
 type caller interface {
 	Call(ctx context.Context, req engine.Request) engine.Outcome
-	ToolsList() json.RawMessage
+	ToolsList(ctx context.Context) (json.RawMessage, error)
 	Close()
 }
 
@@ -33,7 +36,7 @@ const (
 // off), else starts an engine here. nil means stop with exitUsage.
 func openCaller(e *env, name string, l *config.Loaded, log zerolog.Logger, d engine.Deps, noRelay bool) (caller, string) {
 	if conn := dialService(e, l.Config, noRelay); conn != nil {
-		return &serviceCaller{conn: conn, r: newReader(conn)}, servedByService
+		return newServiceCaller(conn, l.Config), servedByService
 	}
 	eng := startEngine(e, name, l, log, d)
 	if eng == nil {
@@ -42,18 +45,36 @@ func openCaller(e *env, name string, l *config.Loaded, log zerolog.Logger, d eng
 	return engineCaller{eng}, servedByInProcess
 }
 
-func newReader(conn net.Conn) *bufio.Reader { return bufio.NewReaderSize(conn, 1<<20) }
-
 type engineCaller struct{ *engine.Engine }
 
 func (c engineCaller) Close() { c.Engine.Close() }
 
-// serviceCaller speaks line JSON-RPC to the service, one call at a time.
-type serviceCaller struct {
-	conn net.Conn
-	r    *bufio.Reader
-	id   int
+func (c engineCaller) ToolsList(context.Context) (json.RawMessage, error) {
+	return c.Engine.ToolsList(), nil
 }
+
+// serviceCaller speaks line JSON-RPC to the service, one call at a time.
+// Each exchange ends when its context does (Ctrl-C) or after timeout: a
+// service that accepts and never answers cannot hold a terminal command.
+type serviceCaller struct {
+	conn    net.Conn
+	r       *bufio.Reader
+	id      int
+	timeout time.Duration
+}
+
+// serviceTimeout bounds one exchange with the service: its sources'
+// deadlines (the service waits for them at most) and a margin.
+func serviceTimeout(c config.Config) time.Duration {
+	return max(c.AW.Timeout, c.Sidecar.Timeout) + 3*time.Second
+}
+
+func newServiceCaller(conn net.Conn, c config.Config) *serviceCaller {
+	return &serviceCaller{conn: conn, r: bufio.NewReaderSize(conn, 1<<20), timeout: serviceTimeout(c)}
+}
+
+// errInterrupted is an exchange ended by the command's context (Ctrl-C).
+var errInterrupted = errors.New("interrupted")
 
 func (c *serviceCaller) Close() { c.conn.Close() }
 
@@ -66,19 +87,31 @@ type rpcReply struct {
 	} `json:"error"`
 }
 
-func (c *serviceCaller) roundTrip(method string, params any) (rpcReply, error) {
+func (c *serviceCaller) roundTrip(ctx context.Context, method string, params any) (rpcReply, error) {
 	c.id++
 	line, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.id, "method": method, "params": params})
 	if err != nil {
 		return rpcReply{}, err
 	}
+	_ = c.conn.SetDeadline(time.Now().Add(c.timeout))
+	stop := context.AfterFunc(ctx, func() { _ = c.conn.SetDeadline(time.Now()) })
+	defer stop()
+	failed := func(err error) error {
+		switch {
+		case ctx.Err() != nil:
+			return errInterrupted
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			return fmt.Errorf("the awbridge service did not answer within %s (is it stuck? 'awbridge restart' restarts it; --no-relay answers from this process)", c.timeout)
+		}
+		return fmt.Errorf("the awbridge service went away before answering (%w)", err)
+	}
 	if _, err := c.conn.Write(append(line, '\n')); err != nil {
-		return rpcReply{}, fmt.Errorf("the service went away: %w", err)
+		return rpcReply{}, failed(err)
 	}
 	for {
 		l, err := c.r.ReadBytes('\n')
 		if err != nil {
-			return rpcReply{}, fmt.Errorf("the service went away: %w", err)
+			return rpcReply{}, failed(err)
 		}
 		var probe struct {
 			ID json.RawMessage `json:"id"`
@@ -91,16 +124,19 @@ func (c *serviceCaller) roundTrip(method string, params any) (rpcReply, error) {
 	}
 }
 
-func (c *serviceCaller) ToolsList() json.RawMessage {
-	r, err := c.roundTrip("tools/list", map[string]any{})
-	if err != nil || r.Error != nil {
-		return json.RawMessage(`{"tools":[]}`)
+func (c *serviceCaller) ToolsList(ctx context.Context) (json.RawMessage, error) {
+	r, err := c.roundTrip(ctx, "tools/list", map[string]any{})
+	if err != nil {
+		return nil, err
 	}
-	return r.Result
+	if r.Error != nil {
+		return nil, fmt.Errorf("the awbridge service refused tools/list: %s", oneLine(r.Error.Message))
+	}
+	return r.Result, nil
 }
 
 // Call maps a Request to the wire and the reply back to an Outcome.
-func (c *serviceCaller) Call(_ context.Context, req engine.Request) engine.Outcome {
+func (c *serviceCaller) Call(ctx context.Context, req engine.Request) engine.Outcome {
 	var args any = json.RawMessage(req.Args)
 	if len(req.Args) == 0 {
 		args = map[string]any{}
@@ -109,7 +145,7 @@ func (c *serviceCaller) Call(_ context.Context, req engine.Request) engine.Outco
 	if req.Kind == engine.KindTool {
 		method, params = "tools/call", map[string]any{"name": req.Name, "arguments": args}
 	}
-	r, err := c.roundTrip(method, params)
+	r, err := c.roundTrip(ctx, method, params)
 	if err != nil {
 		return engine.Outcome{Stage: engine.StageExecute, Err: &toolbus.ToolError{Kind: toolbus.ExecutionError,
 			Code: "ServiceUnavailable", Retryable: true, Message: err.Error()}}
@@ -153,4 +189,17 @@ func (c *serviceCaller) Call(_ context.Context, req engine.Request) engine.Outco
 		}
 	}
 	return out
+}
+
+// sayFailed prints the one line a terminal command ends with when its call
+// failed: the command's name and the error's sentence (its message, without
+// the kind and code a program reads in --json). It returns the exit code:
+// exitUsage (cannot check), the same for an interrupted call.
+func sayFailed(e *env, name string, te *toolbus.ToolError) int {
+	msg := te.Message
+	if msg == "" {
+		msg = te.Error()
+	}
+	fmt.Fprintf(e.stderr, "awbridge %s: %s\n", name, oneLine(msg))
+	return exitUsage
 }

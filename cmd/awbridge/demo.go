@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/awbridge/awbridge/config"
 	"github.com/awbridge/awbridge/engine"
@@ -110,6 +113,12 @@ func demoSession(ctx context.Context, e *env, eng *engine.Engine) int {
 			return exitUsage
 		}
 		fmt.Fprintf(e.stdout, "<- %s\n", clipLine(replies.Text(), 600))
+		if now := gjson.Get(replies.Text(), "result.structuredContent.result.now"); now.IsObject() {
+			var b bytes.Buffer
+			if json.Indent(&b, []byte(now.Raw), "   ", "  ") == nil {
+				fmt.Fprintf(e.stdout, "   its \"now\" part, what an assistant reads first:\n   %s\n", b.String())
+			}
+		}
 	}
 	return exitOK
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/awbridge/awbridge/config"
@@ -20,21 +21,22 @@ func cmdHealth(ctx context.Context, e *env, args []string) int {
 	if l == nil {
 		return code
 	}
-	// A person asked: wait for the probes (bounded by the sources' deadlines).
-	wait := max(l.Config.AW.Timeout, l.Config.Sidecar.Timeout) + 500*time.Millisecond
+	// A person asked: wait for the probes (bounded by the sources'
+	// deadlines; the margin covers a busy machine, the wait ends when they
+	// do).
+	wait := max(l.Config.AW.Timeout, l.Config.Sidecar.Timeout) + 2*time.Second
 	c, via := openCaller(e, "health", l, log, engine.Deps{HealthFirstWait: wait}, *noRelay)
 	if c == nil {
 		return exitUsage
 	}
 	defer c.Close()
 	out := c.Call(ctx, engine.Request{Kind: engine.KindDirect, Name: "system.health"})
+	if out.Err != nil {
+		return sayFailed(e, "health", out.Err)
+	}
 	var r health.Report
-	if out.Err != nil || json.Unmarshal(out.Body, &r) != nil {
-		msg := "no readable answer"
-		if out.Err != nil {
-			msg = oneLine(out.Err.Error())
-		}
-		fmt.Fprintln(e.stderr, "awbridge health: cannot check: "+msg)
+	if json.Unmarshal(out.Body, &r) != nil {
+		fmt.Fprintln(e.stderr, "awbridge health: cannot check: the answer was unreadable")
 		return exitUsage
 	}
 	if ctx.Err() != nil {
@@ -54,31 +56,200 @@ func cmdHealth(ctx context.Context, e *env, args []string) int {
 	return exitDegraded
 }
 
-func printHealth(w io.Writer, r *health.Report, c config.Config) {
-	aw := r.Sources.ActivityWatch
-	if r.AWOK {
-		fmt.Fprintf(w, "ActivityWatch: ok at %s (%.1f ms)\n", c.AW.URL, aw.LatencyMs)
-	} else {
-		fmt.Fprintf(w, "ActivityWatch: not reachable at %s: %s. Is ActivityWatch running? (start aw-qt or aw-server, or set AWBRIDGE_AW_URL)\n",
-			c.AW.URL, oneLine(aw.Error))
+// healthView is what the readable report needs besides the report: the
+// settings of whoever answered, and who that was.
+type healthView struct {
+	awURL, host, sidecarURL string
+	service                 bool
+}
+
+func newHealthView(r *health.Report, c config.Config) healthView {
+	v := healthView{awURL: c.AW.URL, host: c.AW.Host, sidecarURL: c.Sidecar.URL, service: r.ServedBy == servedByService}
+	// The answering bridge's own settings win: the service may use other
+	// ones than this terminal's environment says.
+	if s := r.Settings; s != nil {
+		v.awURL, v.host, v.sidecarURL = s["activitywatch_url"], s["activitywatch_host"], s["sidecar_url"]
 	}
+	return v
+}
+
+// printHealth writes the readable report: when healthy, who answered and
+// what it uses; otherwise one plain line per failure, each with what fixes
+// it.
+func printHealth(w io.Writer, r *health.Report, c config.Config) {
+	v := newHealthView(r, c)
+	problems := healthProblems(r, v)
+	if len(problems) > 0 || !r.Healthy() {
+		if len(problems) == 0 {
+			problems = []string{"awbridge is " + r.Status + " for a reason this version cannot name: run 'awbridge health --json'"}
+		}
+		for _, p := range problems {
+			fmt.Fprintln(w, p)
+		}
+		return
+	}
+	who := "this process (no service runs)"
+	if v.service {
+		who = "the running service"
+	}
+	fmt.Fprintf(w, "healthy, answered by %s\n", who)
+	host := v.host
+	if host == "" {
+		host = "detected from the buckets"
+	}
+	fmt.Fprintf(w, "ActivityWatch: ok at %s (host %s, %s)\n", v.awURL, host, ms(r.Sources.ActivityWatch.LatencyMs))
+	if r.Sources.Sidecar.Configured {
+		fmt.Fprintf(w, "Sidecar:       ok at %s (%s)\n", v.sidecarURL, ms(r.Sources.Sidecar.LatencyMs))
+	} else {
+		fmt.Fprintln(w, "Sidecar:       not configured")
+	}
+	if r.ProtectedEnvConfigured {
+		fmt.Fprintln(w, "Protected:     unchanged since the baseline")
+	}
+}
+
+func ms(v float64) string { return fmt.Sprintf("%.1f ms", v) }
+
+// healthProblems names every reason r is not healthy, one plain sentence
+// each, with the command or setting that fixes it.
+func healthProblems(r *health.Report, v healthView) []string {
+	var out []string
+	// How a URL setting is changed depends on who answered: the service
+	// reads only its config file.
+	set := func(key, env, to string) string {
+		if to != "" {
+			to = " " + to
+		}
+		if v.service {
+			return "set " + key + to + " in the service's config file, then run 'awbridge restart'"
+		}
+		return "set " + key + " (or " + env + ")" + to
+	}
+	checkedBy := ""
+	if v.service {
+		checkedBy = ", checked by the running service"
+	}
+
+	aw := r.Sources.ActivityWatch
+	switch {
+	case aw.OK:
+	case !aw.Checked:
+		out = append(out, fmt.Sprintf("ActivityWatch at %s has not answered yet (the first check is still under way%s): run 'awbridge health' again in a few seconds", v.awURL, checkedBy))
+	case isAuthFailure(aw.Error):
+		out = append(out, fmt.Sprintf("ActivityWatch at %s refused awbridge (%s%s): %s (a refused Host header: activitywatch.host_header)",
+			v.awURL, failureCause(aw.Error), checkedBy, set("activitywatch.api_key", "AWBRIDGE_AW_API_KEY", "to the key aw-server expects")))
+	default:
+		out = append(out, fmt.Sprintf("ActivityWatch does not answer at %s (%s%s): start ActivityWatch (aw-qt or aw-server), or %s",
+			v.awURL, failureCause(aw.Error), checkedBy, set("activitywatch.url", "AWBRIDGE_AW_URL", "to where it runs")))
+	}
+
 	sc := r.Sources.Sidecar
+	sidecarOK := r.SidecarProbeStatus != nil && *r.SidecarProbeStatus
 	switch {
 	case !sc.Configured:
-		fmt.Fprintln(w, "Sidecar:       not configured (set AWBRIDGE_SIDECAR_URL to use one)")
-	case r.SidecarProbeStatus != nil && *r.SidecarProbeStatus:
-		fmt.Fprintf(w, "Sidecar:       ok at %s (%.1f ms)\n", c.Sidecar.URL, sc.LatencyMs)
-	case sc.OK:
-		fmt.Fprintf(w, "Sidecar:       answered at %s but reports ok=false\n", c.Sidecar.URL)
-	default:
-		fmt.Fprintf(w, "Sidecar:       not reachable at %s: %s\n", c.Sidecar.URL, oneLine(sc.Error))
+	case !sc.Checked:
+		out = append(out, fmt.Sprintf("The sidecar at %s has not answered yet (the first check is still under way): run 'awbridge health' again in a few seconds", v.sidecarURL))
+	case !sc.OK:
+		out = append(out, fmt.Sprintf("The sidecar does not answer at %s (%s%s): start it, or %s to run without it",
+			v.sidecarURL, failureCause(sc.Error), checkedBy, strings.Replace(set("sidecar.url", "AWBRIDGE_SIDECAR_URL", ""), "set ", "unset ", 1)))
+	case !sidecarOK:
+		out = append(out, fmt.Sprintf("The sidecar at %s answers but reports itself unhealthy: check the sidecar", v.sidecarURL))
 	}
+
+	ownOK := true
 	for _, ch := range r.Preflight {
-		mark := "ok"
 		if !ch.OK {
-			mark = "FAILED"
+			ownOK = false
+			out = append(out, checkProblem(ch, v, set))
 		}
-		fmt.Fprintf(w, "Preflight:     %-18s %s (%s)\n", ch.Name, mark, ch.Detail)
 	}
-	fmt.Fprintf(w, "Overall:       %s (answered by %s)\n", r.Status, map[string]string{servedByService: "the running service", servedByInProcess: "this process"}[r.ServedBy])
+	if ownOK && !r.PreflightOK && sidecarOK {
+		out = append(out, fmt.Sprintf("The sidecar at %s reports its own preflight failing: check the sidecar", v.sidecarURL))
+	}
+
+	if r.ProtectedEnvConfigured && !r.ProtectedEnvOK {
+		out = append(out, protectProblem(r))
+	}
+	return out
+}
+
+// checkProblem is the sentence of a failed preflight or live check.
+func checkProblem(ch health.Check, v healthView, set func(key, env, to string) string) string {
+	d := oneLine(ch.Detail)
+	switch ch.Name {
+	case "config":
+		return fmt.Sprintf("The configuration is not usable (%s): run 'awbridge config' to see each setting", d)
+	case "activitywatch_url":
+		return fmt.Sprintf("The ActivityWatch URL %q is %s: %s", v.awURL, d, set("activitywatch.url", "AWBRIDGE_AW_URL", "to an http URL, e.g. http://127.0.0.1:5600"))
+	case "context_root":
+		return fmt.Sprintf("The context root is not usable (%s): make it a folder of yours that only you can write, or %s", d, set("paths.context_root", "AWBRIDGE_CONTEXT_ROOT", "to another folder"))
+	case "artifact_writes":
+		return fmt.Sprintf("Artifact writes are failing (%s): free space on the context root's disk or make it writable", d)
+	case "socket_path":
+		return fmt.Sprintf("The service's socket folder is not usable (%s): set XDG_RUNTIME_DIR or AWBRIDGE_SOCKET to a folder only you can write", d)
+	}
+	name := strings.ReplaceAll(ch.Name, "_", " ")
+	if d == "" {
+		return fmt.Sprintf("The %s check failed: run 'awbridge config' to review the settings", name)
+	}
+	return fmt.Sprintf("The %s check failed (%s): run 'awbridge config' to review the settings", name, d)
+}
+
+// protectProblem is the sentence of a protected environment that differs
+// from its baseline.
+func protectProblem(r *health.Report) string {
+	n := r.ProtectedDiffCount
+	var items []string
+	for i, d := range r.ProtectedDiffs {
+		if i == 3 {
+			items = append(items, fmt.Sprintf("and %d more", len(r.ProtectedDiffs)-3))
+			break
+		}
+		items = append(items, fmt.Sprintf("%s %s", clipLine(oneLine(d.Item), 80), oneLine(d.Change)))
+	}
+	what := fmt.Sprintf("%d protected items differ from the baseline", n)
+	if n == 1 {
+		what = "1 protected item differs from the baseline"
+	}
+	if len(items) > 0 {
+		what += " (" + strings.Join(items, ", ") + ")"
+	}
+	return what + ": if you made the change, run 'awbridge protect snapshot'; otherwise look at 'awbridge protect status'"
+}
+
+// isAuthFailure says whether a source's error is ActivityWatch refusing
+// awbridge (a key or Host header to fix), not ActivityWatch being down.
+func isAuthFailure(errText string) bool {
+	s := strings.ToLower(errText)
+	for _, k := range []string{"autherror", "401", "403", "unauthorized", "forbidden", "host header"} {
+		if strings.Contains(s, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// failureCause says in a few words why a source failed, from its error
+// text (redacted by the bridge): the cause a person can act on, not the
+// chain of calls that hit it.
+func failureCause(errText string) string {
+	s := strings.ToLower(errText)
+	switch {
+	case errText == "":
+		return "no reason given"
+	case strings.Contains(s, "circuit open"):
+		return "paused after repeated failures"
+	case strings.Contains(s, "connection refused"):
+		return "connection refused"
+	case strings.Contains(s, "no such host"):
+		return "unknown host"
+	case strings.Contains(s, "no answer within the deadline"), strings.Contains(s, "timeout"), strings.Contains(s, "deadline exceeded"):
+		return "no answer in time"
+	}
+	// The first clause, without the source's own name before it.
+	first, _, _ := strings.Cut(oneLine(errText), ";")
+	for _, p := range []string{"activitywatch: ", "sidecar: "} {
+		first = strings.TrimPrefix(first, p)
+	}
+	return clipLine(strings.TrimSpace(first), 120)
 }

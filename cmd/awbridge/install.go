@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/awbridge/awbridge/config"
@@ -31,17 +34,21 @@ func runInstall(_ context.Context, e *env, args []string, d serviceDeps) int {
 	if l == nil {
 		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(e.stderr, "awbridge install: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
-	}
 	exe, err := d.executable()
 	if err != nil {
 		fmt.Fprintln(e.stderr, "awbridge install: cannot find my own executable: "+oneLine(err.Error()))
 		return exitUsage
 	}
 	spec := install.Spec{System: *system, GOOS: d.goos, Home: homeDir(e, d.goos), Executable: exe}
-	spec.ConfigPath, err = serviceConfigPath(e, l, d.goos)
+	var acct account
+	if spec.System && d.goos != "windows" {
+		if acct, err = systemAccount(e, d); err != nil {
+			fmt.Fprintln(e.stderr, "awbridge install: "+oneLine(err.Error()))
+			return exitUsage
+		}
+		spec.User = acct.name
+	}
+	spec.ConfigPath, err = serviceConfigPath(e, l, d.goos, acct)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "awbridge install: "+oneLine(err.Error()))
 		return exitUsage
@@ -65,6 +72,14 @@ func runInstall(_ context.Context, e *env, args []string, d serviceDeps) int {
 	if err != nil {
 		serviceError(e, "install", spec, err)
 		return exitDegraded
+	}
+	if created && acct.sudo {
+		// Created by root in the person's home: theirs, or the service
+		// (running as them) could not read it.
+		if err := chownTo(acct, filepath.Dir(spec.ConfigPath), spec.ConfigPath); err != nil {
+			serviceError(e, "install", spec, err)
+			return exitDegraded
+		}
 	}
 	if created {
 		fmt.Fprintf(e.stdout, "created the config file %s (empty: every setting has its default)\n", spec.ConfigPath)
@@ -135,9 +150,19 @@ func dryRun(e *env, spec install.Spec, l *config.Loaded, d serviceDeps) int {
 
 // serviceConfigPath is the config file the service gets as --config: the
 // one this command read (--config, AWBRIDGE_CONFIG, the default file),
-// else the default path; absolute.
-func serviceConfigPath(e *env, l *config.Loaded, goos string) (string, error) {
+// else the default path; absolute. Under sudo a system-wide service gets
+// the default file of the account it runs as (acct), not root's.
+func serviceConfigPath(e *env, l *config.Loaded, goos string, acct account) (string, error) {
 	p := l.File
+	if acct.sudo && (p == "" || l.FileSource == config.SourceDefault) {
+		home := acct.home
+		p = config.DefaultConfigPath(config.Env{GOOS: goos, Lookup: func(k string) (string, bool) {
+			if k == "HOME" && home != "" {
+				return home, true
+			}
+			return "", false
+		}})
+	}
 	if p == "" {
 		p = config.DefaultConfigPath(config.Env{Lookup: e.lookup, GOOS: goos})
 	}
@@ -191,4 +216,56 @@ func runUninstall(_ context.Context, e *env, args []string, d serviceDeps) int {
 	}
 	fmt.Fprintf(e.stdout, "stopped and removed the %s (the config file stays)\n", where)
 	return exitOK
+}
+
+// account is who a system-wide service runs as.
+type account struct {
+	name, home string
+	uid, gid   int
+	// sudo: the install runs as root for this account (SUDO_USER).
+	sudo bool
+}
+
+// systemAccount is the account a system-wide service runs as: the person
+// installing it (under sudo, SUDO_USER), never root. An empty name (root
+// without sudo) or "root" is refused by the spec with the reason.
+func systemAccount(e *env, d serviceDeps) (account, error) {
+	lookup, current := d.lookupUser, d.currentUser
+	if lookup == nil {
+		lookup = user.Lookup
+	}
+	if current == nil {
+		current = user.Current
+	}
+	var (
+		u   *user.User
+		err error
+		a   account
+	)
+	if d.uid == 0 {
+		name, _ := e.lookup("SUDO_USER")
+		if name == "" || name == "root" {
+			return account{name: name}, nil
+		}
+		a.sudo = true
+		if u, err = lookup(name); err != nil {
+			return account{}, fmt.Errorf("the account %q that ran sudo: %w", clipLine(name, 64), err)
+		}
+	} else if u, err = current(); err != nil {
+		return account{}, fmt.Errorf("this account: %w", err)
+	}
+	a.name, a.home = u.Username, u.HomeDir
+	a.uid, _ = strconv.Atoi(u.Uid)
+	a.gid, _ = strconv.Atoi(u.Gid)
+	return a, nil
+}
+
+// chownTo gives paths to acct.
+func chownTo(acct account, paths ...string) error {
+	for _, p := range paths {
+		if err := os.Lchown(p, acct.uid, acct.gid); err != nil {
+			return fmt.Errorf("install: giving %s to %s: %w", p, acct.name, err)
+		}
+	}
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -125,6 +126,9 @@ func newServiceWorld(t *testing.T) *serviceWorld {
 		platform:    func() string { return "fake-systemd" },
 		uid:         1000,
 		dialTimeout: 5 * time.Second,
+		currentUser: func() (*user.User, error) {
+			return &user.User{Username: "tester", Uid: "1000", Gid: "1000", HomeDir: home}, nil
+		},
 	}
 	return w
 }

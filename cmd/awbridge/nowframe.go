@@ -1,12 +1,16 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
+	"time"
 
 	"github.com/awbridge/awbridge/engine"
+	"github.com/awbridge/awbridge/nowframe"
 )
 
 func cmdNowframe(ctx context.Context, e *env, args []string) int {
@@ -26,13 +30,12 @@ func cmdNowframe(ctx context.Context, e *env, args []string) int {
 	params, _ := json.Marshal(map[string]string{"reason": *reason})
 	out := c.Call(ctx, engine.Request{Kind: engine.KindDirect, Name: "nowframe.build", Args: params})
 	if out.Err != nil {
-		fmt.Fprintln(e.stderr, "awbridge nowframe: "+oneLine(out.Err.Error()))
-		return exitUsage
+		return sayFailed(e, "nowframe", out.Err)
 	}
 	if *asJSON {
 		fmt.Fprintln(e.stdout, string(withServedBy(out.Body, via)))
 	} else {
-		printFrame(e.stdout, out.Body)
+		printFrame(e.stdout, out.Body, time.Local)
 	}
 	// Exit 1 when ActivityWatch did not answer: the frame is best-effort,
 	// but a script should notice.
@@ -51,30 +54,93 @@ func cmdNowframe(ctx context.Context, e *env, args []string) int {
 
 // frameView is what the terminal shows of a frame.
 type frameView struct {
-	Timestamp string `json:"timestamp"`
-	Now       struct {
-		Summary string `json:"summary"`
-	} `json:"now"`
-	Sources map[string]struct {
-		Configured bool    `json:"configured"`
-		OK         bool    `json:"ok"`
-		Error      *string `json:"error"`
-	} `json:"sources"`
+	Now     nowframe.Now     `json:"now"`
+	Sources nowframe.Sources `json:"sources"`
 }
 
-func printFrame(w io.Writer, body []byte) {
+// printFrame writes what the person is doing now, plainly, in local times
+// (loc): the app and window title (privacy applied by the bridge), since
+// when, whether they are away, and the browser tab on a second line only
+// when the frame shows one. For example:
+//
+//	Code: main.go - awbridge (since 10:42, 3 min) - not away
+func printFrame(w io.Writer, body []byte, loc *time.Location) {
 	var v frameView
 	if err := json.Unmarshal(body, &v); err != nil {
-		fmt.Fprintln(w, string(body))
+		fmt.Fprintln(w, "the frame was unreadable")
 		return
 	}
-	fmt.Fprintf(w, "%s  %s\n", v.Timestamp, v.Now.Summary)
-	for _, name := range []string{"activitywatch", "sidecar"} {
-		s := v.Sources[name]
-		if s.Configured && !s.OK && s.Error != nil {
-			fmt.Fprintf(w, "  %s failed: %s\n", name, oneLine(*s.Error))
+	if aw := v.Sources.ActivityWatch; !aw.OK {
+		why := "no reason given"
+		if aw.Error != nil {
+			why = failureCause(*aw.Error)
+		}
+		fmt.Fprintf(w, "ActivityWatch did not answer (%s): run 'awbridge health' for what to do\n", why)
+		return
+	}
+	n := v.Now
+	fmt.Fprintln(w, frameLine(n, loc))
+	if b := n.Browser; b.Focused && !b.Excluded && (b.URL != "" || b.Title != "") {
+		tab := b.URL
+		switch {
+		case tab == "":
+			tab = b.Title
+		case b.Title != "":
+			tab = b.Title + " - " + b.URL
+		}
+		fmt.Fprintf(w, "  tab: %s\n", clipLine(oneLine(tab), 200))
+	}
+}
+
+// frameLine is the first line printFrame writes.
+func frameLine(n nowframe.Now, loc *time.Location) string {
+	var b strings.Builder
+	win := n.Window
+	switch {
+	case !win.Available:
+		b.WriteString("No focused window known (" + strings.ReplaceAll(cmp.Or(win.Reason, "no event"), "_", " ") + ")")
+	default:
+		b.WriteString(cmp.Or(oneLine(win.App), "An unnamed app"))
+		switch {
+		case win.Excluded:
+			b.WriteString(": [title withheld: " + strings.ReplaceAll(cmp.Or(win.ExcludedReason, "privacy"), "_", " ") + "]")
+		case win.Title != "":
+			b.WriteString(": " + clipLine(oneLine(win.Title), 160))
+		}
+		if t := win.EventTiming; t != nil && !t.Since.IsZero() {
+			fmt.Fprintf(&b, " (since %s, %s)", t.Since.In(loc).Format("15:04"), span(n.AsOf.Sub(t.Since)))
 		}
 	}
+	switch n.AFK.Status {
+	case "not-afk":
+		b.WriteString(" - not away")
+	case "afk":
+		b.WriteString(" - away")
+		if t := n.AFK.EventTiming; t != nil && !t.Since.IsZero() {
+			b.WriteString(" since " + t.Since.In(loc).Format("15:04"))
+		}
+	default:
+		b.WriteString(" - away or not: unknown")
+	}
+	if n.Stale {
+		b.WriteString(" - nothing new lately: the watchers stopped or the machine slept")
+		if e := n.NewestEvent; e != nil && !e.EndedAt.IsZero() {
+			b.WriteString(" (last seen " + e.EndedAt.In(loc).Format("15:04") + ")")
+		}
+	}
+	return b.String()
+}
+
+// span is a duration as a person says it: "40 s", "3 min", "2 h 5 min".
+func span(d time.Duration) string {
+	d = max(d, 0)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%d s", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%d min", int(d.Minutes()))
+	}
+	return fmt.Sprintf("%d h %d min", int(d.Hours()), int(d.Minutes())%60)
 }
 
 // withServedBy adds "served_by" to a JSON object (the frame or envelope a

@@ -57,7 +57,7 @@ func runProtect(_ context.Context, e *env, args []string, lists protectLists) in
 	sub := args[0]
 	switch sub {
 	case "-h", "--help", "-help", "help":
-		protectHelp(e.stderr)
+		protectHelp(e.stdout)
 		return exitOK
 	case "snapshot", "status":
 	default:
@@ -68,9 +68,11 @@ func runProtect(_ context.Context, e *env, args []string, lists protectLists) in
 	fs.SetOutput(e.stderr)
 	asJSON := fs.Bool("json", false, "print the result alone on stdout as JSON")
 	fs.Usage = func() {
-		protectHelp(e.stderr)
-		fmt.Fprintf(e.stderr, "\nFlags of protect %s:\n", sub)
+		protectHelp(e.stdout)
+		fmt.Fprintf(e.stdout, "\nFlags of protect %s:\n", sub)
+		fs.SetOutput(e.stdout)
 		fs.PrintDefaults()
+		fs.SetOutput(e.stderr)
 	}
 	l, _, code := prepare(e, fs, args[1:])
 	if l == nil {

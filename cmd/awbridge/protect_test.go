@@ -324,6 +324,9 @@ func TestProtectUsage(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newProtectWorld(t)
 			code, stdout, stderr := w.run(tc.args...)
+			if tc.code == exitOK { // help asked for: on stdout
+				stdout, stderr = stderr, stdout
+			}
 			if code != tc.code || stdout != "" || !strings.Contains(stderr, tc.want) {
 				t.Fatalf("exit %d (want %d)\nstdout %q\nstderr %q", code, tc.code, stdout, stderr)
 			}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/user"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -31,6 +32,10 @@ type serviceDeps struct {
 	uid      int
 	// dialTimeout bounds the socket check of status.
 	dialTimeout time.Duration
+	// lookupUser and currentUser find the account a system-wide service
+	// runs as (nil: os/user's).
+	lookupUser  func(name string) (*user.User, error)
+	currentUser func() (*user.User, error)
 }
 
 // hostServiceDeps is the real machine.
@@ -48,6 +53,8 @@ func hostServiceDeps() serviceDeps {
 		platform:    install.Platform,
 		uid:         os.Getuid(),
 		dialTimeout: 500 * time.Millisecond,
+		lookupUser:  user.Lookup,
+		currentUser: user.Current,
 	}
 }
 
@@ -79,10 +86,6 @@ func serviceFlags(e *env, name string, args []string, more func(*flag.FlagSet)) 
 	acceptConfig(fs)
 	if code := parse(fs, args); code >= 0 {
 		return false, false, code
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(e.stderr, "awbridge %s: unexpected argument %q\n", name, fs.Arg(0))
-		return false, false, exitUsage
 	}
 	return *sys, true, -1
 }

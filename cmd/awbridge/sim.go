@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -13,10 +12,15 @@ import (
 )
 
 // startSim serves a simulator on addr until ctx ends; stop waits for it.
+// addr must be on loopback, as serve --http's (the same check): the
+// simulator answers anyone who reaches it.
 func startSim(ctx context.Context, addr string, probe bool) (url string, stop func(), err error) {
-	ln, err := net.Listen("tcp", addr)
+	ln, err := listenHTTP(addr)
+	if errors.Is(err, errNotLoopback) {
+		return "", nil, fmt.Errorf("sim: %q is not on loopback: the simulator listens on 127.0.0.1, [::1] or localhost only (it answers anyone who reaches it)", addr)
+	}
 	if err != nil {
-		return "", nil, fmt.Errorf("sim: listening on %s: %w", addr, err)
+		return "", nil, fmt.Errorf("sim: %w", err)
 	}
 	sim := awsim.New(awsim.Options{Hostname: "awsim", Seed: time.Now().UnixNano(), Probe: probe})
 	sim.Seed(time.Now())

@@ -27,7 +27,7 @@ func cmdState(ctx context.Context, e *env, args []string) int {
 		via     = servedByService
 	)
 	if conn := dialService(e, l.Config, *noRelay); conn != nil {
-		c := &serviceCaller{conn: conn, r: newReader(conn)}
+		c := newServiceCaller(conn, l.Config)
 		defer c.Close()
 		argsJSON, _ := json.Marshal(map[string]any{"action": "list", "prefix": *prefix, "scope": "any"})
 		out := c.Call(ctx, engine.Request{Kind: engine.KindTool, Name: "state", Args: argsJSON})
@@ -36,8 +36,11 @@ func cmdState(ctx context.Context, e *env, args []string) int {
 				Entries []state.Entry `json:"entries"`
 			} `json:"result"`
 		}
-		if out.Err != nil || json.Unmarshal(out.Body, &env) != nil {
-			fmt.Fprintln(e.stderr, "awbridge state: the service did not answer the listing")
+		if out.Err != nil {
+			return sayFailed(e, "state", out.Err)
+		}
+		if json.Unmarshal(out.Body, &env) != nil {
+			fmt.Fprintln(e.stderr, "awbridge state: the service's listing was unreadable")
 			return exitUsage
 		}
 		entries, where = env.Result.Entries, "the running service (session and persistent)"

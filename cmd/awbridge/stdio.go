@@ -2,16 +2,22 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
 	"runtime"
+	"strings"
+	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/awbridge/awbridge/config"
 	"github.com/awbridge/awbridge/engine"
+	"github.com/awbridge/awbridge/health"
 	"github.com/awbridge/awbridge/mcp"
 )
 
@@ -59,7 +65,7 @@ func cmdStdio(ctx context.Context, e *env, args []string) int {
 	inProcess := func(ctx context.Context, r io.Reader, w io.Writer) error {
 		eng := startEngine(e, "stdio", l, log, engine.Deps{})
 		if eng == nil {
-			return fmt.Errorf("no engine")
+			return errNoEngine // startEngine said why
 		}
 		defer eng.Close()
 		eng.Prime(ctx)
@@ -69,15 +75,71 @@ func cmdStdio(ctx context.Context, e *env, args []string) int {
 	var err error
 	if conn := dialService(e, l.Config, *noRelay); conn != nil {
 		log.Debug().Str("socket", conn.RemoteAddr().String()).Msg("relaying stdio to the service")
+		warnOtherAW(ctx, e, l)
 		err = relay(ctx, conn, in, out, inProcess)
 	} else {
 		err = inProcess(ctx, in, out)
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, errNoEngine):
+		return exitUsage
+	case err != nil:
 		log.Error().Err(err).Msg("stdio session ended")
 		return exitDegraded
 	}
 	return exitOK
+}
+
+// errNoEngine ends a session whose engine could not start; the reason is
+// already on stderr, once.
+var errNoEngine = errors.New("no engine")
+
+// warnOtherAW writes one line on stderr when this process's own settings
+// (its environment, flags or config file) name another ActivityWatch URL
+// than the service it relays to uses: the service answers with its own.
+func warnOtherAW(ctx context.Context, e *env, l *config.Loaded) {
+	s, ok := l.Get("activitywatch.url")
+	if !ok || s.Source == config.SourceDefault {
+		return
+	}
+	conn := dialService(e, l.Config, false)
+	if conn == nil {
+		return
+	}
+	c := newServiceCaller(conn, l.Config)
+	c.timeout = time.Second
+	defer c.Close()
+	out := c.Call(ctx, engine.Request{Kind: engine.KindDirect, Name: "system.health"})
+	var r health.Report
+	if out.Err != nil || json.Unmarshal(out.Body, &r) != nil || r.Settings == nil {
+		return
+	}
+	theirs := r.Settings["activitywatch_url"]
+	if theirs == "" || sameURL(theirs, l.Config.AW.URL) {
+		return
+	}
+	from := s.Origin
+	if from == "" {
+		from = string(s.Source)
+	}
+	fmt.Fprintf(e.stderr, "awbridge stdio: the running service answers this session and reads ActivityWatch at %s, not at %s from %s "+
+		"(the service reads only its config file: set activitywatch.url there and run 'awbridge restart', or use --no-relay)\n",
+		theirs, urlShown(l.Config.AW.URL), from)
+}
+
+// sameURL says whether a and b name the same place (scheme, host, path;
+// credentials, query and a trailing slash aside).
+func sameURL(a, b string) bool {
+	return urlShown(a) == urlShown(b)
+}
+
+// urlShown is u as scheme://host/path, without credentials or query.
+func urlShown(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return "(an unparsable URL)"
+	}
+	return strings.ToLower(p.Scheme) + "://" + strings.ToLower(p.Host) + strings.TrimRight(p.Path, "/")
 }
 
 // stdioServer is the JSON-RPC server of a session.

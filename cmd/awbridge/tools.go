@@ -21,7 +21,11 @@ func cmdTools(ctx context.Context, e *env, args []string) int {
 		return exitUsage
 	}
 	defer c.Close()
-	list := c.ToolsList()
+	list, err := c.ToolsList(ctx)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "awbridge tools: "+oneLine(err.Error()))
+		return exitUsage
+	}
 	if *asJSON {
 		fmt.Fprintln(e.stdout, string(list))
 		return exitOK

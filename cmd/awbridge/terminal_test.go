@@ -1,0 +1,530 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/awbridge/awbridge/config"
+	"github.com/awbridge/awbridge/health"
+	"github.com/awbridge/awbridge/health/protect"
+	"github.com/awbridge/awbridge/nowframe"
+)
+
+// mute is a service that accepts connections and reads requests but never
+// answers. Each request line read is sent on arrived.
+type mute struct {
+	sock    string
+	arrived chan string
+}
+
+func startMute(t *testing.T) *mute {
+	t.Helper()
+	m := &mute{sock: filepath.Join(shortDir(t), "s.sock"), arrived: make(chan string, 16)}
+	ln, err := net.Listen("unix", m.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		conns []net.Conn
+	)
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			wg.Go(func() {
+				r := bufio.NewReader(c)
+				for {
+					l, err := r.ReadString('\n')
+					if err != nil {
+						return
+					}
+					select {
+					case m.arrived <- l:
+					default:
+					}
+				}
+			})
+		}
+	})
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	return m
+}
+
+// TestServiceThatNeverAnswers: a service that accepts and never answers
+// holds no terminal command: after the deadline (the sources' deadlines
+// and a margin) the command says so on one line and exits 2.
+func TestServiceThatNeverAnswers(t *testing.T) {
+	m := startMute(t)
+	env := baseEnv(t, "http://"+closedAddr(t), "AWBRIDGE_SOCKET="+m.sock,
+		"AWBRIDGE_AW_TIMEOUT=100ms", "AWBRIDGE_SIDECAR_TIMEOUT=100ms")
+	for _, args := range [][]string{{"nowframe"}, {"health"}, {"tools"}, {"state"}, {"call", "help"}} {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		cmd := exec.CommandContext(ctx, binPath, args...)
+		cmd.Env = env
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		late := ctx.Err() != nil
+		cancel()
+		if late {
+			t.Fatalf("awbridge %v still waited for a mute service after a minute", args)
+		}
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != exitUsage {
+			t.Fatalf("awbridge %v: %v, want exit %d\n%s%s", args, err, exitUsage, out.String(), errb.String())
+		}
+		want := fmt.Sprintf("awbridge %s: the awbridge service did not answer within 3.1s", args[0])
+		if !strings.HasPrefix(errb.String(), want) || strings.Count(errb.String(), "\n") != 1 || out.Len() != 0 {
+			t.Fatalf("awbridge %v printed\nstdout: %q\nstderr: %q\nwant one line starting %q", args, out.String(), errb.String(), want)
+		}
+	}
+}
+
+// TestCtrlCEndsAWaitForTheService: SIGINT ends a command waiting for the
+// service at once, long before its deadline.
+func TestCtrlCEndsAWaitForTheService(t *testing.T) {
+	m := startMute(t)
+	env := baseEnv(t, "http://"+closedAddr(t), "AWBRIDGE_SOCKET="+m.sock, "AWBRIDGE_AW_TIMEOUT=5m")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binPath, "nowframe")
+	cmd.Env = env
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case <-m.arrived: // the request is on the wire: now it waits
+	case err := <-exited:
+		t.Fatalf("awbridge nowframe ended before asking the service: %v\n%s", err, errb.String())
+	case <-ctx.Done():
+		t.Fatal("the request never reached the service")
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := <-exited
+	if ctx.Err() != nil {
+		t.Fatal("Ctrl-C did not end awbridge nowframe")
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitUsage || errb.String() != "awbridge nowframe: interrupted\n" {
+		t.Fatalf("after Ctrl-C: %v\nstdout: %q\nstderr: %q", err, out.String(), errb.String())
+	}
+}
+
+// TestHealthWithActivityWatchStopped: one plain line, nothing on stderr,
+// exit 1.
+func TestHealthWithActivityWatchStopped(t *testing.T) {
+	aw := "http://" + closedAddr(t)
+	cmd := exec.Command(binPath, "health")
+	cmd.Env = baseEnv(t, aw)
+	// What a person has: no log level set.
+	cmd.Env = slicesDelete(cmd.Env, "AWBRIDGE_LOG_LEVEL=warn")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitDegraded {
+		t.Fatalf("health: %v, want exit 1\n%s%s", err, out.String(), errb.String())
+	}
+	want := "ActivityWatch does not answer at " + aw + " (connection refused): start ActivityWatch (aw-qt or aw-server), " +
+		"or set activitywatch.url (or AWBRIDGE_AW_URL) to where it runs\n"
+	if out.String() != want || errb.Len() != 0 {
+		t.Fatalf("health printed\nstdout: %q\nstderr: %q\nwant stdout %q and no stderr", out.String(), errb.String(), want)
+	}
+}
+
+func slicesDelete(s []string, v string) []string {
+	var out []string
+	for _, x := range s {
+		if x != v {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// TestPrintHealthGolden: the readable report, one plain line per failure
+// with its fix; when healthy, who answered and the settings it uses.
+func TestPrintHealthGolden(t *testing.T) {
+	local := config.Defaults()
+	local.AW.URL = "http://127.0.0.1:5600"
+	yes, no := true, false
+	ok := func(r *health.Report) {
+		r.Status, r.AWOK, r.PreflightOK, r.ProtectedEnvOK = "healthy", true, true, true
+		r.Sources.ActivityWatch.Configured, r.Sources.ActivityWatch.Checked, r.Sources.ActivityWatch.OK = true, true, true
+		r.Sources.ActivityWatch.LatencyMs = 1.25
+		r.Preflight = []health.Check{{Name: "config", OK: true, Detail: "loaded and valid"}}
+		r.Settings = map[string]string{"activitywatch_url": "http://127.0.0.1:5600", "activitywatch_host": "", "sidecar_url": ""}
+		r.ServedBy = servedByInProcess
+	}
+	awDown := func(r *health.Report) {
+		r.Status, r.AWOK = "degraded", false
+		r.Sources.ActivityWatch.OK = false
+		r.Sources.ActivityWatch.Error = "activitywatch: aw info: unreachable: dial tcp 127.0.0.1:5600: connect: connection refused; aw buckets: unreachable: dial tcp 127.0.0.1:5600: connect: connection refused"
+	}
+	tests := []struct {
+		name string
+		edit func(r *health.Report)
+	}{
+		{"healthy in-process", func(r *health.Report) {}},
+		{"healthy, answered by the service with its own settings", func(r *health.Report) {
+			r.ServedBy = servedByService
+			r.Settings = map[string]string{"activitywatch_url": "http://127.0.0.1:5666", "activitywatch_host": "desk", "sidecar_url": "http://127.0.0.1:5667"}
+			r.Sources.Sidecar.Configured, r.Sources.Sidecar.Checked, r.Sources.Sidecar.OK, r.SidecarProbeStatus = true, true, true, &yes
+			r.Sources.Sidecar.LatencyMs = 2
+			r.ProtectedEnvConfigured = true
+		}},
+		{"ActivityWatch stopped", awDown},
+		{"ActivityWatch stopped, answered by the service", func(r *health.Report) { awDown(r); r.ServedBy = servedByService }},
+		{"ActivityWatch timing out", func(r *health.Report) {
+			awDown(r)
+			r.Sources.ActivityWatch.Error = "activitywatch: no answer within the deadline: aw info: context deadline exceeded"
+		}},
+		{"ActivityWatch refusing the key", func(r *health.Report) {
+			awDown(r)
+			r.Sources.ActivityWatch.Error = "activitywatch: aw info: 401 Unauthorized"
+		}},
+		{"circuit open", func(r *health.Report) {
+			awDown(r)
+			r.Sources.ActivityWatch.Error = "activitywatch: circuit open after repeated failures, retry in 4.5s"
+		}},
+		{"first check still under way", func(r *health.Report) {
+			r.Status, r.AWOK = "checking", false
+			r.Sources.ActivityWatch.Checked, r.Sources.ActivityWatch.OK = false, false
+		}},
+		{"sidecar down", func(r *health.Report) {
+			r.Status = "degraded"
+			r.Settings["sidecar_url"] = "http://127.0.0.1:5667"
+			r.Sources.Sidecar.Configured, r.Sources.Sidecar.Checked, r.SidecarProbeStatus = true, true, &no
+			r.Sources.Sidecar.Error = "sidecar: sidecar probe: unreachable: Get \"…\": dial tcp 127.0.0.1:5667: connect: connection refused"
+		}},
+		{"sidecar unhealthy", func(r *health.Report) {
+			r.Status = "degraded"
+			r.Settings["sidecar_url"] = "http://127.0.0.1:5667"
+			r.Sources.Sidecar.Configured, r.Sources.Sidecar.Checked, r.Sources.Sidecar.OK, r.SidecarProbeStatus = true, true, true, &no
+		}},
+		{"everything wrong at once", func(r *health.Report) {
+			awDown(r)
+			r.PreflightOK, r.ProtectedEnvOK, r.ProtectedEnvConfigured = false, false, true
+			r.Preflight = append(r.Preflight,
+				health.Check{Name: "context_root", OK: false, Detail: "not writable"},
+				health.Check{Name: "artifact_writes", OK: false, Detail: "3 writes failed since the last success: the context root is full or not writable; calls go on without artifacts"},
+				health.Check{Name: "socket_path", OK: false, Detail: "not writable"},
+				health.Check{Name: "events_unreadable", OK: false, Detail: "the window bucket's events cannot be read"})
+			r.ProtectedDiffCount = 2
+			r.ProtectedDiffs = []protect.Diff{{Kind: "file", Item: "/home/a/.config/awbridge/config.toml", Change: "changed"}, {Kind: "env", Item: "AWBRIDGE_AW_URL", Change: "added"}}
+		}},
+	}
+	var b strings.Builder
+	for _, tt := range tests {
+		var r health.Report
+		ok(&r)
+		tt.edit(&r)
+		var out bytes.Buffer
+		printHealth(&out, &r, local)
+		fmt.Fprintf(&b, "== %s\n%s", tt.name, out.String())
+		if s := out.String(); strings.Contains(s, "awbridge: awbridge") || strings.Contains(s, "sources.") || strings.Contains(s, "aw buckets") {
+			t.Errorf("%s: a doubled prefix, a JSON field or a repeated cause:\n%s", tt.name, s)
+		}
+	}
+	goldenFile(t, "health-report.golden", b.String())
+}
+
+// TestPrintFrameGolden: `awbridge nowframe` in words, in local time.
+func TestPrintFrameGolden(t *testing.T) {
+	loc := time.FixedZone("CET", 3600)
+	asOf := time.Date(2026, 3, 2, 9, 45, 30, 0, time.UTC)
+	timing := func(ago time.Duration) *nowframe.EventTiming {
+		return &nowframe.EventTiming{Since: asOf.Add(-ago), LastSeen: asOf.Add(-time.Second), AgeSeconds: 1}
+	}
+	base := func() nowframe.Now {
+		return nowframe.Now{
+			AsOf:   asOf,
+			Window: nowframe.Window{Available: true, App: "Code", Title: "main.go - awbridge", EventTiming: timing(3*time.Minute + 10*time.Second)},
+			AFK:    nowframe.AFK{Status: "not-afk", EventTiming: timing(40 * time.Minute)},
+		}
+	}
+	tests := []struct {
+		name string
+		now  func() nowframe.Now
+		down string
+	}{
+		{"editor, not away", base, ""},
+		{"browser with its tab", func() nowframe.Now {
+			n := base()
+			n.Window.App, n.Window.Title = "Google-chrome", "encoding/json - Go Packages - Google Chrome"
+			n.Browser = nowframe.Browser{Focused: true, URL: "https://pkg.go.dev/encoding/json", Title: "encoding/json - Go Packages"}
+			return n
+		}, ""},
+		{"browser, tab not shown (private)", func() nowframe.Now {
+			n := base()
+			n.Window.App, n.Window.Title = "Google-chrome", ""
+			n.Window.Excluded, n.Window.ExcludedReason = true, "private_tab"
+			n.Browser = nowframe.Browser{Focused: true, Excluded: true, ExcludedReason: "private_tab", Private: true}
+			return n
+		}, ""},
+		{"password manager, two hours in", func() nowframe.Now {
+			n := base()
+			n.Window.App, n.Window.Title, n.Window.Excluded, n.Window.ExcludedReason = "1Password", "", true, "password_manager"
+			n.Window.EventTiming = timing(2*time.Hour + 5*time.Minute)
+			return n
+		}, ""},
+		{"away", func() nowframe.Now {
+			n := base()
+			n.AFK = nowframe.AFK{Status: "afk", EventTiming: timing(4 * time.Minute)}
+			n.Window.EventTiming = timing(25 * time.Second)
+			return n
+		}, ""},
+		{"stale", func() nowframe.Now {
+			n := base()
+			n.Stale = true
+			n.NewestEvent = &nowframe.NewestEvent{EndedAt: asOf.Add(-20 * time.Minute)}
+			n.AFK = nowframe.AFK{Status: "unknown", Reason: "no_events"}
+			return n
+		}, ""},
+		{"no window watcher", func() nowframe.Now {
+			n := base()
+			n.Window = nowframe.Window{Reason: "no_window_bucket"}
+			return n
+		}, ""},
+		{"ActivityWatch down", base, "activitywatch: aw info: unreachable: dial tcp 127.0.0.1:5600: connect: connection refused; aw buckets: unreachable"},
+	}
+	var b strings.Builder
+	for _, tt := range tests {
+		f := frameView{Now: tt.now()}
+		f.Sources.ActivityWatch = nowframe.SourceReport{Configured: true, OK: tt.down == ""}
+		if tt.down != "" {
+			f.Sources.ActivityWatch.Error = &tt.down
+		}
+		body, err := json.Marshal(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		printFrame(&out, body, loc)
+		fmt.Fprintf(&b, "== %s\n%s", tt.name, out.String())
+	}
+	goldenFile(t, "nowframe.golden", b.String())
+	if !strings.Contains(b.String(), "Code: main.go - awbridge (since 10:42, 3 min) - not away\n") {
+		t.Fatalf("the README's example line is not what nowframe prints:\n%s", b.String())
+	}
+}
+
+// runIn runs the CLI in this process with vars as its environment.
+func runIn(t *testing.T, vars map[string]string, tty bool, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	e := &env{args: args, stdout: &out, stderr: &errb, version: "test", stderrTTY: &tty,
+		lookup: func(k string) (string, bool) { v, ok := vars[k]; return v, ok }}
+	code := run(context.Background(), e)
+	return code, out.String(), errb.String()
+}
+
+func cleanVars(t *testing.T) map[string]string {
+	home := t.TempDir()
+	return map[string]string{
+		"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, "config"), "XDG_STATE_HOME": filepath.Join(home, "state"),
+		"AWBRIDGE_AW_URL": "http://" + closedAddr(t), "AWBRIDGE_AW_TIMEOUT": "200ms",
+		"AWBRIDGE_SOCKET": filepath.Join(home, "no-service.sock"),
+	}
+}
+
+// TestHelpFlagsAndArguments: --help on stdout with exit 0; a bad flag or
+// an extra argument is one line on stderr with the hint, exit 2.
+func TestHelpFlagsAndArguments(t *testing.T) {
+	vars := cleanVars(t)
+	tests := []struct {
+		args       []string
+		code       int
+		out, errln string
+	}{
+		{[]string{"--help"}, exitOK, "Commands:", ""},
+		{[]string{"help"}, exitOK, "Commands:", ""},
+		{[]string{"health", "--help"}, exitOK, "Usage: awbridge health", ""},
+		{[]string{"sim", "-h"}, exitOK, "Usage: awbridge sim", ""},
+		{[]string{"status", "--help"}, exitOK, "Usage: awbridge status", ""},
+		{[]string{"health", "--bogus"}, exitUsage, "", "awbridge health: flag provided but not defined: -bogus; run 'awbridge health --help'"},
+		{[]string{"nowframe", "--reason"}, exitUsage, "", "awbridge nowframe: flag needs an argument: -reason; run 'awbridge nowframe --help'"},
+		{[]string{"health", "now"}, exitUsage, "", `awbridge health: unexpected argument "now"; run 'awbridge health --help'`},
+		{[]string{"tools", "--json", "extra"}, exitUsage, "", `awbridge tools: unexpected argument "extra"; run 'awbridge tools --help'`},
+		{[]string{"version", "2"}, exitUsage, "", `awbridge version: unexpected argument "2"; run 'awbridge version --help'`},
+		{[]string{"call", "help", "{}", "more"}, exitUsage, "", `awbridge call: unexpected argument "more"; run 'awbridge call --help'`},
+		{[]string{"frobnicate"}, exitUsage, "", `awbridge: unknown command "frobnicate"; run 'awbridge --help'`},
+	}
+	for _, tt := range tests {
+		code, out, errs := runIn(t, vars, false, tt.args...)
+		if code != tt.code {
+			t.Errorf("awbridge %v: exit %d, want %d\n%s%s", tt.args, code, tt.code, out, errs)
+			continue
+		}
+		if tt.errln == "" {
+			if !strings.Contains(out, tt.out) || errs != "" {
+				t.Errorf("awbridge %v: stdout lacks %q or stderr is not empty\nstdout: %s\nstderr: %s", tt.args, tt.out, out, errs)
+			}
+			continue
+		}
+		if errs != tt.errln+"\n" || out != "" {
+			t.Errorf("awbridge %v:\nstderr: %q\nwant:   %q\nstdout: %q", tt.args, errs, tt.errln+"\n", out)
+		}
+	}
+	// The config file named in --help is the one the code reads.
+	_, out, _ := runIn(t, vars, false, "health", "--help")
+	def := config.DefaultConfigPath(config.Env{Lookup: func(k string) (string, bool) { v, ok := vars[k]; return v, ok }})
+	if def == "" || !strings.Contains(out, "default "+def+")") {
+		t.Errorf("health --help does not name the default config file %q:\n%s", def, out)
+	}
+}
+
+// TestCallErrorsReadLikeSentences: a refused call is one sentence with its
+// suggestions once.
+func TestCallErrorsReadLikeSentences(t *testing.T) {
+	vars := cleanVars(t)
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"call", "nowframe"}, `awbridge call: unknown tool "nowframe"; did you mean nowframe_build or nowframe_history?`},
+		{[]string{"call", "nowframe_build", `{"reasn":"x"}`}, `awbridge call: unknown argument "reasn"; did you mean reason?`},
+		{[]string{"call", "zzzzzzzz"}, `awbridge call: unknown tool "zzzzzzzz"; run 'awbridge tools' to list them`},
+	}
+	for _, tt := range tests {
+		code, out, errs := runIn(t, vars, false, tt.args...)
+		if code != exitUsage || errs != tt.want+"\n" || out != "" {
+			t.Errorf("awbridge %v: exit %d\nstderr: %q\nwant:   %q\nstdout: %q", tt.args, code, errs, tt.want+"\n", out)
+		}
+	}
+}
+
+// TestTerminalLogsFromWarning: on a terminal, informational log lines are
+// hidden unless -v or a level set explicitly; a report command prints its
+// report and no log line repeating it.
+func TestTerminalLogsFromWarning(t *testing.T) {
+	vars := cleanVars(t)
+	// health with ActivityWatch stopped, on a terminal: the report alone.
+	code, out, errs := runIn(t, vars, true, "health")
+	if code != exitDegraded || strings.Count(out, "\n") != 1 || errs != "" {
+		t.Fatalf("health on a terminal: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+	// -v shows the log lines.
+	if _, _, errs := runIn(t, vars, true, "health", "-v"); !strings.Contains(errs, "source down") {
+		t.Fatalf("health -v shows no log line:\n%s", errs)
+	}
+	// So does an explicit level.
+	vars["AWBRIDGE_LOG_LEVEL"] = "warn"
+	if _, _, errs := runIn(t, vars, true, "health"); !strings.Contains(errs, "source down") {
+		t.Fatalf("AWBRIDGE_LOG_LEVEL=warn shows no log line:\n%s", errs)
+	}
+	delete(vars, "AWBRIDGE_LOG_LEVEL")
+
+	lookup := func(extra map[string]string) config.Env {
+		return config.Env{Lookup: func(k string) (string, bool) {
+			if v, ok := extra[k]; ok {
+				return v, true
+			}
+			v, ok := vars[k]
+			return v, ok
+		}}
+	}
+	for _, tt := range []struct {
+		name            string
+		extra           map[string]string
+		verbose, tty    bool
+		command, expect string
+	}{
+		{"serve on a terminal", nil, false, true, "serve", "warn"},
+		{"serve under a service manager", nil, false, false, "serve", "info"},
+		{"serve -v", nil, true, true, "serve", "debug"},
+		{"serve with AWBRIDGE_LOG_LEVEL", map[string]string{"AWBRIDGE_LOG_LEVEL": "info"}, false, true, "serve", "info"},
+		{"nowframe", nil, false, false, "nowframe", "error"},
+		{"nowframe with AWBRIDGE_LOG_LEVEL", map[string]string{"AWBRIDGE_LOG_LEVEL": "debug"}, false, true, "nowframe", "debug"},
+	} {
+		l, err := config.Load(lookup(tt.extra), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := logLevel(l, tt.command, tt.verbose, tt.tty); got != tt.expect {
+			t.Errorf("%s: level %s, want %s", tt.name, got, tt.expect)
+		}
+	}
+}
+
+// TestStdioWarnsWhenTheServiceReadsAnotherAW: relayed to the service, a
+// stdio session whose own environment names another ActivityWatch gets one
+// warning line; the same URL gets none.
+func TestStdioWarnsWhenTheServiceReadsAnotherAW(t *testing.T) {
+	srv, _ := recordedAW(t)
+	sock := filepath.Join(shortDir(t), "awbridge", "awbridge.sock")
+	startServe(t, append(baseEnv(t, srv.URL), "AWBRIDGE_SOCKET="+sock), sock)
+	other := "http://" + closedAddr(t)
+	for _, tt := range []struct {
+		url  string
+		warn bool
+	}{{other, true}, {srv.URL + "/", false}} {
+		cmd := exec.Command(binPath, "stdio")
+		cmd.Env = append(baseEnv(t, tt.url), "AWBRIDGE_SOCKET="+sock)
+		cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n")
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("stdio: %v\n%s", err, errb.String())
+		}
+		want := "awbridge stdio: the running service answers this session and reads ActivityWatch at " + srv.URL + ", not at " + other + " from AWBRIDGE_AW_URL"
+		switch {
+		case tt.warn && (!strings.HasPrefix(errb.String(), want) || strings.Count(errb.String(), "\n") != 1):
+			t.Fatalf("stdio with AWBRIDGE_AW_URL=%s: stderr %q, want one line starting %q", tt.url, errb.String(), want)
+		case !tt.warn && errb.Len() != 0:
+			t.Fatalf("stdio with the service's own URL warned: %q", errb.String())
+		}
+		if !strings.Contains(out.String(), `"id":1`) {
+			t.Fatalf("the relayed session did not answer: %q", out.String())
+		}
+	}
+}
+
+// TestDemoShowsTheNowPart: make demo shows the "now" part of the answer.
+func TestDemoShowsTheNowPart(t *testing.T) {
+	cmd := exec.Command(binPath, "demo", "--duration", "2s")
+	cmd.Env = baseEnv(t, "http://127.0.0.1:1")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("demo: %v\n%s", err, errb.String())
+	}
+	for _, want := range []string{`its "now" part`, `"window": {`, `"afk": {`, `"summary": "`} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("demo output lacks %s:\n%s", want, out.String())
+		}
+	}
+}
