@@ -11,6 +11,7 @@ import (
 	"github.com/awbridge/awbridge/config"
 	"github.com/awbridge/awbridge/engine"
 	"github.com/awbridge/awbridge/health"
+	"github.com/awbridge/awbridge/toolbus"
 )
 
 func cmdHealth(ctx context.Context, e *env, args []string) int {
@@ -135,9 +136,15 @@ func healthProblems(r *health.Report, v healthView) []string {
 	case aw.OK:
 	case !aw.Checked:
 		out = append(out, fmt.Sprintf("ActivityWatch at %s has not answered yet (the first check is still under way%s): run 'awbridge health' again in a few seconds", v.awURL, checkedBy))
-	case isAuthFailure(aw.Error):
-		out = append(out, fmt.Sprintf("ActivityWatch at %s refused awbridge (%s%s): %s (a refused Host header: activitywatch.host_header)",
-			v.awURL, failureCause(aw.Error), checkedBy, set("activitywatch.api_key", "AWBRIDGE_AW_API_KEY", "to the key aw-server expects")))
+	case aw.Code == toolbus.CodeAwAuthFailed:
+		out = append(out, fmt.Sprintf("ActivityWatch at %s refused awbridge's API key (HTTP 401 or 403%s): %s",
+			v.awURL, checkedBy, set("activitywatch.api_key", "AWBRIDGE_AW_API_KEY", "to the api_key of aw-server-rust's [auth] section")))
+	case aw.Code == toolbus.CodeAwHostRejected:
+		out = append(out, fmt.Sprintf("ActivityWatch at %s refused the Host header awbridge sends%s: %s",
+			v.awURL, checkedBy, set("activitywatch.host_header", "AWBRIDGE_AW_HOST_HEADER", "to a Host it accepts, e.g. 127.0.0.1:5600")))
+	case aw.Code == toolbus.CodeAwEventsUnreadable:
+		out = append(out, fmt.Sprintf("ActivityWatch at %s answers, but the events of a bucket awbridge reads could not be read (%s%s): see ActivityWatch's own log; 'awbridge nowframe' shows which parts are unreadable",
+			v.awURL, failureCause(aw.Error), checkedBy))
 	default:
 		out = append(out, fmt.Sprintf("ActivityWatch does not answer at %s (%s%s): start ActivityWatch (aw-qt or aw-server), or %s",
 			v.awURL, failureCause(aw.Error), checkedBy, set("activitywatch.url", "AWBRIDGE_AW_URL", "to where it runs")))
@@ -149,6 +156,9 @@ func healthProblems(r *health.Report, v healthView) []string {
 	case !sc.Configured:
 	case !sc.Checked:
 		out = append(out, fmt.Sprintf("The sidecar at %s has not answered yet (the first check is still under way): run 'awbridge health' again in a few seconds", v.sidecarURL))
+	case sc.Code == toolbus.CodeSidecarAuthFailed:
+		out = append(out, fmt.Sprintf("The sidecar at %s refused awbridge's GET /probe (HTTP 401 or 403%s): awbridge sends no credentials, so check that %s",
+			v.sidecarURL, checkedBy, strings.Replace(set("sidecar.url", "AWBRIDGE_SIDECAR_URL", ""), "set ", "", 1)+" names the probe sidecar"))
 	case !sc.OK:
 		out = append(out, fmt.Sprintf("The sidecar does not answer at %s (%s%s): start it, or %s to run without it",
 			v.sidecarURL, failureCause(sc.Error), checkedBy, strings.Replace(set("sidecar.url", "AWBRIDGE_SIDECAR_URL", ""), "set ", "unset ", 1)))
@@ -181,6 +191,10 @@ func checkProblem(ch health.Check, v healthView, set func(key, env, to string) s
 		return fmt.Sprintf("The configuration is not usable (%s): run 'awbridge config' to see each setting", d)
 	case "activitywatch_url":
 		return fmt.Sprintf("The ActivityWatch URL %q is %s: %s", v.awURL, d, set("activitywatch.url", "AWBRIDGE_AW_URL", "to an http URL, e.g. http://127.0.0.1:5600"))
+	case "artifact_root":
+		return fmt.Sprintf("Artifacts are off: the context root was %s", d)
+	case "state_file":
+		return "The state file was " + d
 	case "context_root":
 		return fmt.Sprintf("The context root is not usable (%s): make it a folder of yours that only you can write, or %s", d, set("paths.context_root", "AWBRIDGE_CONTEXT_ROOT", "to another folder"))
 	case "artifact_writes":
@@ -215,18 +229,6 @@ func protectProblem(r *health.Report) string {
 		what += " (" + strings.Join(items, ", ") + ")"
 	}
 	return what + ": if you made the change, run 'awbridge protect snapshot'; otherwise look at 'awbridge protect status'"
-}
-
-// isAuthFailure says whether a source's error is ActivityWatch refusing
-// awbridge (a key or Host header to fix), not ActivityWatch being down.
-func isAuthFailure(errText string) bool {
-	s := strings.ToLower(errText)
-	for _, k := range []string{"autherror", "401", "403", "unauthorized", "forbidden", "host header"} {
-		if strings.Contains(s, k) {
-			return true
-		}
-	}
-	return false
 }
 
 // failureCause says in a few words why a source failed, from its error

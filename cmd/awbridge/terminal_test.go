@@ -20,6 +20,7 @@ import (
 	"github.com/awbridge/awbridge/health"
 	"github.com/awbridge/awbridge/health/protect"
 	"github.com/awbridge/awbridge/nowframe"
+	"github.com/awbridge/awbridge/toolbus"
 )
 
 // mute is a service that accepts connections and reads requests but never
@@ -215,6 +216,24 @@ func TestPrintHealthGolden(t *testing.T) {
 		{"ActivityWatch refusing the key", func(r *health.Report) {
 			awDown(r)
 			r.Sources.ActivityWatch.Error = "activitywatch: aw info: 401 Unauthorized"
+			r.Sources.ActivityWatch.Code = toolbus.CodeAwAuthFailed
+		}},
+		{"ActivityWatch refusing the Host header", func(r *health.Report) {
+			awDown(r)
+			r.Sources.ActivityWatch.Error = "activitywatch: aw info: HTTP 400: host header is invalid"
+			r.Sources.ActivityWatch.Code = toolbus.CodeAwHostRejected
+		}},
+		{"ActivityWatch answering but its events unreadable", func(r *health.Report) {
+			awDown(r)
+			r.Sources.ActivityWatch.Error = "activitywatch: events of aw-watcher-window_desk: HTTP 500"
+			r.Sources.ActivityWatch.Code = toolbus.CodeAwEventsUnreadable
+		}},
+		{"sidecar refusing the probe", func(r *health.Report) {
+			r.Status = "degraded"
+			r.Settings["sidecar_url"] = "http://127.0.0.1:5667"
+			r.Sources.Sidecar.Configured, r.Sources.Sidecar.Checked, r.SidecarProbeStatus = true, true, &no
+			r.Sources.Sidecar.Error = "sidecar: sidecar probe: HTTP 403: refused"
+			r.Sources.Sidecar.Code = toolbus.CodeSidecarAuthFailed
 		}},
 		{"circuit open", func(r *health.Report) {
 			awDown(r)
@@ -242,7 +261,8 @@ func TestPrintHealthGolden(t *testing.T) {
 				health.Check{Name: "context_root", OK: false, Detail: "not writable"},
 				health.Check{Name: "artifact_writes", OK: false, Detail: "3 writes failed since the last success: the context root is full or not writable; calls go on without artifacts"},
 				health.Check{Name: "socket_path", OK: false, Detail: "not writable"},
-				health.Check{Name: "events_unreadable", OK: false, Detail: "the window bucket's events cannot be read"})
+				health.Check{Name: "artifact_root", OK: false, Detail: "refused: /home/a/ctx is writable by others (chmod 700 it)"},
+				health.Check{Name: "state_file", OK: false, Detail: "refused: /home/a/.local/state/awbridge/state.json is a symbolic link; persistent state is off (remove it and restart)"})
 			r.ProtectedDiffCount = 2
 			r.ProtectedDiffs = []protect.Diff{{Kind: "file", Item: "/home/a/.config/awbridge/config.toml", Change: "changed"}, {Kind: "env", Item: "AWBRIDGE_AW_URL", Change: "added"}}
 		}},
