@@ -105,6 +105,7 @@ func usage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
+	fmt.Fprintln(w, "\nConfig file: "+config.ConfigPathDoc(runtime.GOOS)+" (awbridge config shows it and every setting)")
 	fmt.Fprintln(w, "\nExample: awbridge health")
 }
 
