@@ -1,0 +1,250 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// readmePath is the user-facing document whose examples TestReadmeExamples
+// replays.
+const readmePath = "../../README.md"
+
+// consoleBlock is one ```console example: commands and what they print.
+type consoleBlock struct {
+	line int
+	env  []string // KEY=VALUE from <!-- env: ... --> comments before the fence
+	cmds []consoleCmd
+}
+
+// consoleCmd is one "$ awbridge ..." line and the lines shown after it.
+type consoleCmd struct {
+	line int
+	args []string
+	want []string // patterns: "…" matches any text
+	exit int      // from a final "[exit N]" line; 0 when absent
+}
+
+var exitLine = regexp.MustCompile(`^\[exit (\d+)\]$`)
+
+// parseConsoleBlocks returns the ```console blocks of a markdown document,
+// and the files it names. Every command line starts with "$ awbridge"; an
+// <!-- env: K=V --> comment right before the fence adds to the environment
+// of every command of the block (the value "<aw>" is the recorded
+// ActivityWatch's URL, "<down>" an address where nothing answers;
+// K=<unset> removes K). A <!-- file: NAME --> comment right before a fenced
+// block of another language names that block's text: it is written as NAME
+// into the home folder every console example runs in (shown as /home/you),
+// so a configuration the README shows is one the binary reads.
+func parseConsoleBlocks(doc string) ([]consoleBlock, map[string]string, error) {
+	var (
+		blocks  []consoleBlock
+		files   = map[string]string{}
+		cur     *consoleBlock
+		pending []string
+		name    string // of the next fenced block's file
+		file    *strings.Builder
+		fileFor string
+	)
+	for i, l := range strings.Split(doc, "\n") {
+		n := i + 1
+		trimmed := strings.TrimSpace(l)
+		switch {
+		case file != nil:
+			if trimmed == "```" {
+				files[fileFor] = file.String()
+				file = nil
+				continue
+			}
+			file.WriteString(l + "\n")
+		case strings.HasPrefix(trimmed, "```") && trimmed != "```console" && cur == nil:
+			if name != "" {
+				file, fileFor, name = &strings.Builder{}, name, ""
+			} else {
+				// Skip a block that is not an example: find its end.
+				file, fileFor = &strings.Builder{}, ""
+			}
+			pending = nil
+		case strings.HasPrefix(trimmed, "<!-- file:") && strings.HasSuffix(trimmed, "-->") && cur == nil:
+			name = strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(trimmed, "<!-- file:"), "-->"))
+		case cur != nil:
+			switch {
+			case trimmed == "```":
+				blocks = append(blocks, *cur)
+				cur = nil
+			case strings.HasPrefix(l, "$ "):
+				args := strings.Fields(strings.TrimPrefix(l, "$ "))
+				if len(args) == 0 || args[0] != "awbridge" {
+					return nil, nil, fmt.Errorf("line %d: a console example runs awbridge, got %q", n, l)
+				}
+				cur.cmds = append(cur.cmds, consoleCmd{line: n, args: args[1:]})
+			case len(cur.cmds) == 0:
+				return nil, nil, fmt.Errorf("line %d: output before the first command", n)
+			default:
+				c := &cur.cmds[len(cur.cmds)-1]
+				if m := exitLine.FindStringSubmatch(trimmed); m != nil {
+					fmt.Sscan(m[1], &c.exit)
+					continue
+				}
+				c.want = append(c.want, l)
+			}
+		case trimmed == "```console":
+			cur = &consoleBlock{line: n, env: pending}
+			pending = nil
+		case strings.HasPrefix(trimmed, "<!-- env:") && strings.HasSuffix(trimmed, "-->"):
+			pending = append(pending, strings.Fields(strings.TrimSuffix(strings.TrimPrefix(trimmed, "<!-- env:"), "-->"))...)
+		case trimmed == "":
+		default:
+			pending, name = nil, ""
+		}
+	}
+	if cur != nil || file != nil {
+		return nil, nil, fmt.Errorf("a fenced block is never closed")
+	}
+	delete(files, "")
+	return blocks, files, nil
+}
+
+// linePattern turns an expected output line into an anchored regexp: the
+// text is literal but for "…", which matches any text.
+func linePattern(want string) *regexp.Regexp {
+	parts := strings.Split(want, "…")
+	for i, p := range parts {
+		parts[i] = regexp.QuoteMeta(p)
+	}
+	return regexp.MustCompile("^" + strings.Join(parts, ".*") + "$")
+}
+
+// matchOutput reports where the printed lines differ from the wanted
+// patterns ("" when every line matches, in order, and none is left over).
+func matchOutput(want, got []string) string {
+	for i, w := range want {
+		if i >= len(got) {
+			return fmt.Sprintf("line %d: want %q, the output ended", i+1, w)
+		}
+		if !linePattern(w).MatchString(got[i]) {
+			return fmt.Sprintf("line %d: want %q, got %q", i+1, w, got[i])
+		}
+	}
+	if len(got) > len(want) {
+		return fmt.Sprintf("line %d: not shown in the document: %q", len(want)+1, got[len(want)])
+	}
+	return ""
+}
+
+// TestReadmeExamples replays the README's examples against the binary: its
+// ```jsonl exchanges (as docs/tool-bus.md's are) and its ```console
+// commands, so what the README shows is what awbridge prints today.
+func TestReadmeExamples(t *testing.T) {
+	t.Run("jsonl", func(t *testing.T) { replayDocExamples(t, readmePath, 2) })
+	raw, err := os.ReadFile(readmePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, files, err := parseConsoleBlocks(string(raw))
+	if err != nil {
+		t.Fatalf("%s: %v", readmePath, err)
+	}
+	if len(blocks) < 2 {
+		t.Fatalf("%s has %d console examples; the parser or the document is broken", readmePath, len(blocks))
+	}
+	srv, _ := recordedAW(t)
+	for _, b := range blocks {
+		t.Run(fmt.Sprintf("console_line_%d", b.line), func(t *testing.T) {
+			// As a person runs them: from their home folder (shown as
+			// /home/you), with no log level set, so the commands' own
+			// default applies.
+			var env []string
+			for _, kv := range baseEnv(t, srv.URL, "AWBRIDGE_RELAY=0", "TZ=UTC") {
+				if !strings.HasPrefix(kv, "AWBRIDGE_LOG_LEVEL=") {
+					env = append(env, kv)
+				}
+			}
+			dir := ""
+			for _, kv := range env {
+				if h, ok := strings.CutPrefix(kv, "HOME="); ok {
+					dir = h
+				}
+			}
+			for name, text := range files {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, kv := range b.env {
+				if k, ok := strings.CutSuffix(kv, "=<unset>"); ok {
+					env = slices.DeleteFunc(env, func(e string) bool { return strings.HasPrefix(e, k+"=") })
+					continue
+				}
+				kv = strings.ReplaceAll(kv, "<aw>", srv.URL)
+				kv = strings.ReplaceAll(kv, "<down>", "http://127.0.0.1:9")
+				env = append(env, kv)
+			}
+			for _, c := range b.cmds {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				cmd := exec.CommandContext(ctx, binPath, c.args...)
+				cmd.Env, cmd.Dir = env, dir
+				var out, errb bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &out, &errb
+				err := cmd.Run()
+				cancel()
+				code := 0
+				var ee *exec.ExitError
+				if errors.As(err, &ee) {
+					code = ee.ExitCode()
+				} else if err != nil {
+					t.Fatalf("%s:%d: %v", readmePath, c.line, err)
+				}
+				printed := strings.ReplaceAll(strings.TrimRight(out.String()+errb.String(), "\n"), dir, "/home/you")
+				var got []string
+				if printed != "" {
+					got = strings.Split(printed, "\n")
+				}
+				if msg := matchOutput(c.want, got); msg != "" || code != c.exit {
+					t.Errorf("%s:%d: `awbridge %s` does not print what the README shows (exit %d, want %d): %s\nprinted:\n%s",
+						readmePath, c.line, strings.Join(c.args, " "), code, c.exit, msg, printed)
+				}
+			}
+		})
+	}
+}
+
+// TestReadmeMatcher checks the console matcher itself: it must fail on a
+// changed word, a missing line and an extra line.
+func TestReadmeMatcher(t *testing.T) {
+	cases := []struct {
+		want, got []string
+		ok        bool
+	}{
+		{[]string{"a … c"}, []string{"a b b c"}, true},
+		{[]string{"a … c"}, []string{"a b b d"}, false},
+		{[]string{"x (1.2)"}, []string{"x (1.2)"}, true},
+		{[]string{"x (1.2)"}, []string{"x (112)"}, false},
+		{[]string{"a", "b"}, []string{"a"}, false},
+		{[]string{"a"}, []string{"a", "b"}, false},
+		{nil, nil, true},
+	}
+	for _, c := range cases {
+		if msg := matchOutput(c.want, c.got); (msg == "") != c.ok {
+			t.Errorf("matchOutput(%q, %q) = %q, want ok=%v", c.want, c.got, msg, c.ok)
+		}
+	}
+	blocks, files, err := parseConsoleBlocks("<!-- file: c.toml -->\n```toml\na = 1\n```\n```sh\n$ x\n```\n<!-- env: A=1 -->\n```console\n$ awbridge health\nok …\n[exit 1]\n$ awbridge version\n```\n")
+	if err != nil || len(blocks) != 1 || len(blocks[0].cmds) != 2 || blocks[0].cmds[0].exit != 1 ||
+		strings.Join(blocks[0].cmds[0].args, " ") != "health" || len(blocks[0].cmds[0].want) != 1 || blocks[0].env[0] != "A=1" ||
+		len(files) != 1 || files["c.toml"] != "a = 1\n" {
+		t.Fatalf("parseConsoleBlocks = %+v, %q, %v", blocks, files, err)
+	}
+	if _, _, err := parseConsoleBlocks("```console\n$ rm -rf /\n```\n"); err == nil {
+		t.Error("a command other than awbridge was accepted")
+	}
+}
