@@ -30,7 +30,7 @@ type fixture struct {
 }
 
 // fixtureDir is the repository's copy of the recorded exchanges
-// (testdata/awfixtures, copied from ../shared/fixtures/aw).
+// (testdata/awfixtures, recorded from a real aw-server).
 func fixtureDir(t testing.TB) string {
 	t.Helper()
 	dir, err := filepath.Abs(filepath.Join("..", "testdata", "awfixtures"))

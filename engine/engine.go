@@ -72,7 +72,7 @@ type Engine struct {
 	warmMaxAge atomic.Int64
 }
 
-// DirectMethods lists seed 003's direct JSON-RPC methods; each is also an
+// DirectMethods lists the direct JSON-RPC methods; each is also an
 // alias of its tool (aw_get_state, nowframe_build, system_health).
 func DirectMethods() []string { return []string{"aw.get_state", "nowframe.build", "system.health"} }
 

@@ -14,7 +14,7 @@ import (
 
 // FuzzReportProbe feeds an arbitrary sidecar answer, through the sidecar
 // client's own decoding, to the health report: the report is always
-// valid JSON with seed 003's fields; omni_probe is the decoded object when
+// valid JSON with the contract's fields; omni_probe is the decoded object when
 // the sidecar answered (null when it did not); sidecar_probe_status and
 // preflight_ok follow the probe's ok and preflight_ok; and health is never
 // "healthy" while the probe is not ok.

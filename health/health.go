@@ -59,7 +59,7 @@ type Options struct {
 	Settings map[string]string
 }
 
-// Report is the system.health result: seed 003's fields first, then ours.
+// Report is the system.health result: the contract's fields first, then ours.
 type Report struct {
 	AWOK               bool            `json:"aw_ok"`
 	SidecarProbeStatus *bool           `json:"sidecar_probe_status"`

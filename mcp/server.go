@@ -31,7 +31,7 @@ func SupportedVersions() []string {
 	return []string{Version20241105, Version20250326, Version20250618, Version20251125}
 }
 
-// The default direct methods (seed 003).
+// The default direct methods.
 const (
 	MethodAwGetState    = "aw.get_state"
 	MethodNowframeBuild = "nowframe.build"
@@ -103,7 +103,7 @@ type Options struct {
 	// ("service": the shared one behind the socket; "in-process").
 	Engine string
 	// LegacyDirectErrorCode answers execution failures of direct methods
-	// with -32601, as seed 003 did, instead of the server-range codes.
+	// with -32601, as some older bridges did, instead of the server-range codes.
 	LegacyDirectErrorCode bool
 	// DrainTimeout is the grace in-flight calls get once Serve's ctx is
 	// cancelled (default 5 s; negative: none).

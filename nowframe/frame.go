@@ -78,7 +78,7 @@ func (f *Frame) render(redact func([]byte) (out []byte, redacted, bounded []stri
 // Size is an upper bound of the frame's JSON length for a short reason.
 func (f *Frame) Size() int { return len(f.head) + len(f.tail) + 256 }
 
-// AppendJSON appends the frame as seed 003's nowframe.build result, with
+// AppendJSON appends the frame as the nowframe.build result, with
 // the caller's reason. It costs a copy, not a re-encoding.
 func (f *Frame) AppendJSON(dst []byte, reason string) []byte {
 	dst = append(dst, f.head...)

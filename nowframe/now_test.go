@@ -15,7 +15,7 @@ import (
 	"github.com/awbridge/awbridge/config"
 )
 
-// fixtureT is T of the recorded fixtures (../../shared/fixtures/aw).
+// fixtureT is T of the recorded fixtures (testdata/awfixtures).
 var fixtureT = time.Date(2026, 11, 22, 1, 35, 21, 0, time.UTC)
 
 const (
@@ -26,7 +26,7 @@ const (
 
 func fixtureDir(t testing.TB) string {
 	t.Helper()
-	// The repository's copy of ../shared/fixtures/aw.
+	// The recorded aw-server exchanges (testdata/awfixtures).
 	dir, err := filepath.Abs(filepath.Join("..", "testdata", "awfixtures"))
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 	"github.com/awbridge/awbridge/internal/jsonw"
 )
 
-// envelope renders the seed 000/001/002 envelope of a call as one JSON
+// envelope renders the tool bus envelope of a call as one JSON
 // object, appended as bytes: it is on every call's path. In compact mode
 // it leaves out what is null, empty or false and compacts the result.
 func (b *Bus) envelope(r *run) []byte {

@@ -5,10 +5,10 @@ import (
 	"fmt"
 )
 
-// Kind is seed 002's error category.
+// Kind is a ToolError's category.
 type Kind string
 
-// The error taxonomy of seed 002.
+// The error taxonomy of the tool bus.
 const (
 	ContractError  Kind = "ContractError"
 	PolicyError    Kind = "PolicyError"

@@ -12,7 +12,7 @@ const compactDrops = "compact leaves out action, policy, attempts, null fields (
 	"empty lists and false cache_hit from the envelope, and from the result every null, empty string, empty object and " +
 	"empty array; arrays longer than 10 keep their first 10 items and end with {\"_dropped\": N}."
 
-// helpTool is the built-in help (seed 000's first example calls it): an
+// helpTool is the built-in help (the call a client makes first): an
 // overview and the tool list; one tool's description, fields and example;
 // or the tools matching a query.
 func (b *Bus) helpTool() *Tool {

@@ -28,7 +28,7 @@ func newLimiter(rl RateLimit) *limiter {
 }
 
 // policySnapshot is what the envelope's policy reports: the effective
-// values at execution time (seed 002's policySnapshot).
+// values at execution time (the envelope's policy snapshot).
 type policySnapshot struct {
 	timeout   time.Duration
 	rateLimit *RateLimit

@@ -14,7 +14,7 @@ import (
 	"github.com/awbridge/awbridge/toolbus/state"
 )
 
-// Common argument names the bus adds to every tool (seed 001).
+// Common argument names the bus adds to every tool.
 const (
 	argTraceID      = "trace_id"
 	argSpanID       = "span_id"

@@ -21,7 +21,7 @@
 // # Fidelity
 //
 // The fixture replay test loads the state of the recorded server
-// (../../../shared/fixtures/aw) through the simulator's own REST API and
+// (testdata/awfixtures) through the simulator's own REST API and
 // replays all 72 recorded exchanges: 71 match byte for byte (status,
 // Content-Type, meaningful headers, body with only bucket "created" times
 // and "device_id" masked), including all 13 query exchanges: the whole

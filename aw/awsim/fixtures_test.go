@@ -19,7 +19,7 @@ import (
 )
 
 // The fixture replay holds the simulator to a real aw-server: every
-// recorded exchange in testdata/awfixtures (a copy of ../shared/fixtures/aw) is replayed against a
+// recorded exchange in testdata/awfixtures (recorded from a real aw-server) is replayed against a
 // simulator loaded with the same state the recording had, and the answers
 // are compared (status, content type, the headers that carry meaning, and
 // the body byte for byte after masking the two volatile values: bucket

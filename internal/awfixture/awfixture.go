@@ -1,5 +1,5 @@
 // Package awfixture loads the recorded aw-server exchanges of
-// testdata/awfixtures (a copy of ../shared/fixtures/aw) and serves them
+// testdata/awfixtures (recorded from a real aw-server) and serves them
 // byte for byte, for tests that need a real HTTP ActivityWatch.
 package awfixture
 

@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 )
 
-// contextLegend opens every .context document, in the seeds' own
+// contextLegend opens every .context document, in the tool bus's
 // [LEGEND] / [CONTENT] format.
 const contextLegend = "[LEGEND]\n" +
 	"A = Answer: the tool's result, flattened to one line per value.\n" +
