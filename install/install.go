@@ -167,7 +167,12 @@ func (s Spec) check() error {
 	if s.goos() != "windows" && s.Home == "" && !s.System {
 		return errors.New("install: the home folder is unknown (HOME is not set)")
 	}
-	if s.System && s.goos() != "windows" {
+	if s.System {
+		if s.goos() == "windows" {
+			// Every Windows service is system-wide already; a second,
+			// "more system" flavour would only differ in the account.
+			return errors.New("install: --system is for Linux and macOS: on Windows every service is the machine's already; run 'awbridge install' without --system")
+		}
 		if err := checkUser(s.User); err != nil {
 			return err
 		}
