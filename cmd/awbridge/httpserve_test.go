@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -202,7 +203,7 @@ func TestServeHTTP(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- serveHTTP(ctx, ln, tr, zerolog.Nop()) }()
+	go func() { done <- serveHTTP(ctx, ln, tr, 0, zerolog.Nop()) }()
 	base := "http://" + ln.Addr().String()
 
 	res, err := http.Get(base + mcp.PathHealth)
@@ -254,5 +255,139 @@ func TestServeHTTP(t *testing.T) {
 	}
 	if _, err := http.Get(base + mcp.PathHealth); err == nil {
 		t.Fatal("still listening after stop")
+	}
+}
+
+// startHTTP serves tr on a loopback port with at most maxConns connections
+// and returns its base URL; the server stops when the test ends.
+func startHTTP(t *testing.T, tr *mcp.HTTPTransport, ln net.Listener, maxConns int) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- serveHTTP(ctx, ln, tr, maxConns, zerolog.Nop()) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serveHTTP: %v", err)
+		}
+	})
+	return "http://" + ln.Addr().String()
+}
+
+// freshClient opens its own connections (none shared with other clients).
+func freshClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+}
+
+// An unauthenticated flood of idle connections neither exhausts the
+// process nor starves a real caller: beyond server.max_connections the
+// connections that waited longest are closed, and /healthz and an MCP
+// call are still answered.
+func TestServeHTTPCapsIdleConnections(t *testing.T) {
+	const maxConns, flood = 4, 24
+	ln, err := listenHTTP("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := mcp.NewServer(pingBackend{}, mcp.Options{}).HTTPHandler(mcp.HTTPOptions{
+		Token:        "serve-http-test-token",
+		AllowedHosts: httpAllowedHosts(ln),
+		Health:       func(context.Context) ([]byte, bool) { return []byte(`{"status":"healthy"}`), true },
+	})
+	base := startHTTP(t, tr, ln, maxConns)
+
+	idle := make([]net.Conn, flood)
+	for i := range idle {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatalf("connection %d: %v", i, err)
+		}
+		defer c.Close()
+		idle[i] = c
+	}
+
+	res, err := freshClient().Get(base + mcp.PathHealth)
+	if err != nil {
+		t.Fatalf("/healthz under an idle flood: %v", err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("/healthz %d", res.StatusCode)
+	}
+	req, _ := http.NewRequest(http.MethodPost, base+mcp.PathMCP, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer serve-http-test-token")
+	res, err = freshClient().Do(req)
+	if err != nil {
+		t.Fatalf("MCP call under an idle flood: %v", err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("initialize %d", res.StatusCode)
+	}
+
+	// Every idle connection was accepted before the two requests' own:
+	// all but maxConns of them have been closed by the server. An open
+	// one just does not answer within the read deadline.
+	var open atomic.Int32
+	var wg sync.WaitGroup
+	for _, c := range idle {
+		wg.Go(func() {
+			c.SetReadDeadline(time.Now().Add(time.Second))
+			var b [1]byte
+			_, err := c.Read(b[:])
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				open.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if open := open.Load(); open > maxConns {
+		t.Fatalf("%d of %d idle connections still open, want at most %d", open, flood, maxConns)
+	}
+}
+
+// When every connection under the cap is busy (open GET streams), a new
+// connection is closed at once rather than queued.
+func TestServeHTTPRefusesBeyondTheCapWhenAllBusy(t *testing.T) {
+	const maxConns = 2
+	ln, err := listenHTTP("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := mcp.NewServer(pingBackend{}, mcp.Options{}).HTTPHandler(mcp.HTTPOptions{AllowedHosts: httpAllowedHosts(ln)})
+	base := startHTTP(t, tr, ln, maxConns)
+	do := func(method, sid, body string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+mcp.PathMCP, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set(mcp.HeaderSessionID, sid)
+		}
+		res, err := freshClient().Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", method, err)
+		}
+		return res
+	}
+	var sids []string
+	for range maxConns {
+		res := do(http.MethodPost, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`)
+		res.Body.Close()
+		sids = append(sids, res.Header.Get(mcp.HeaderSessionID))
+	}
+	for _, sid := range sids {
+		stream := do(http.MethodGet, sid, "")
+		defer stream.Body.Close()
+		if stream.StatusCode != http.StatusOK {
+			t.Fatalf("GET stream %d", stream.StatusCode)
+		}
+	}
+	if res, err := freshClient().Get(base + mcp.PathHealth); err == nil {
+		res.Body.Close()
+		t.Fatalf("a connection beyond %d busy ones was served: %d", maxConns, res.StatusCode)
 	}
 }
