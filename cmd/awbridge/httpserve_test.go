@@ -6,8 +6,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -22,6 +24,7 @@ import (
 
 	"github.com/awbridge/awbridge/engine"
 	"github.com/awbridge/awbridge/mcp"
+	"github.com/awbridge/awbridge/toolbus/redact"
 )
 
 func TestListenHTTP(t *testing.T) {
@@ -389,5 +392,106 @@ func TestServeHTTPRefusesBeyondTheCapWhenAllBusy(t *testing.T) {
 	if res, err := freshClient().Get(base + mcp.PathHealth); err == nil {
 		res.Body.Close()
 		t.Fatalf("a connection beyond %d busy ones was served: %d", maxConns, res.StatusCode)
+	}
+}
+
+// hostileProbe is a sidecar /probe payload carrying secrets and terminal
+// and bidi control characters.
+const hostileProbe = `{"ok":true,"preflight_ok":true,"api_key":"sk-ant-api03-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",` +
+	`"password":"hunter2-correct-horse","note":"\u001b[2J\u202egnp.exe AKIAABCDEFGHIJKLMNOP","db":"postgres://u:s3cretpw@db/x"}`
+
+// The secrets of hostileProbe, none of which may reach an HTTP body.
+var hostileSecrets = []string{"sk-ant-api03-AAAA", "hunter2", "AKIAABCDEFGHIJKLMNOP", "s3cretpw", "\u001b", "\u202e", `\u001b`, `\u202e`}
+
+// /healthz on the real binary with a sidecar whose probe is hostile: any
+// local user learns only whether awbridge is healthy; the token's holder
+// gets system.health's report, redacted and cleaned as system.health is.
+func TestServeHTTPHealthzRedactsTheProbe(t *testing.T) {
+	srv, _ := recordedAW(t)
+	side := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, hostileProbe)
+	}))
+	defer side.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	stateDir := t.TempDir()
+	sock := filepath.Join(t.TempDir(), "awbridge", "awbridge.sock")
+	env := append(baseEnv(t, srv.URL), "AWBRIDGE_HTTP="+addr, "AWBRIDGE_STATE_DIR="+stateDir, "AWBRIDGE_SIDECAR_URL="+side.URL)
+	startServe(t, env, sock)
+	// The condition: health's first probe of the sidecar has answered.
+	waitUntil(t, "the hostile probe in health", func() bool {
+		return strings.Contains(socketCall(t, sock, `{"jsonrpc":"2.0","id":1,"method":"system.health"}`)[0], `"sidecar_probe_status":true`)
+	})
+	token, err := os.ReadFile(filepath.Join(stateDir, httpTokenFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(auth string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+mcp.PathHealth, nil)
+		if auth != "" {
+			req.Header.Set("Authorization", "Bearer "+auth)
+		}
+		res, err := freshClient().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	for _, tc := range []struct {
+		name, auth string
+		full       bool
+	}{
+		{"no token", "", false},
+		{"wrong token", strings.Repeat("f", 64), false},
+		{"token", strings.TrimSpace(string(token)), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status, body := get(tc.auth)
+			for _, s := range hostileSecrets {
+				if strings.Contains(body, s) {
+					t.Errorf("%q reached /healthz: %s", s, body)
+				}
+			}
+			if !tc.full {
+				if body != `{"status":"healthy"}` && body != `{"status":"degraded"}` {
+					t.Fatalf("without the token: %d %s", status, body)
+				}
+				return
+			}
+			var v any
+			if err := json.Unmarshal([]byte(body), &v); err != nil || !strings.Contains(body, `"omni_probe":{`) || !strings.Contains(body, `"aw_ok":true`) {
+				t.Fatalf("with the token, not the report: %d %s", status, body)
+			}
+			eachString("", v, func(path, s string) {
+				if redact.Clean(s) != s {
+					t.Errorf("unsafe characters at %s: %q", path, s)
+				}
+			})
+		})
+	}
+}
+
+// eachString calls f with the path of every key and string value of v.
+func eachString(path string, v any, f func(path, s string)) {
+	switch x := v.(type) {
+	case string:
+		f(path, x)
+	case map[string]any:
+		for k, c := range x {
+			f(path+"{key}", k)
+			eachString(path+"."+k, c, f)
+		}
+	case []any:
+		for i, c := range x {
+			eachString(path+"["+strconv.Itoa(i)+"]", c, f)
+		}
 	}
 }

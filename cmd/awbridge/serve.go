@@ -85,15 +85,17 @@ func serveOn(ctx context.Context, e *env, l *config.Loaded, log zerolog.Logger, 
 	defer cancel()
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = eng.Run(ctx) })
+	// The first caller is answered from the poller's first frame: nothing
+	// is accepted before it was tried (bounded by the sources' deadlines).
+	select {
+	case <-eng.Warm():
+	case <-ctx.Done():
+	}
 	if httpLn != nil {
 		h := srv.HTTPHandler(mcp.HTTPOptions{
 			Token:        token,
 			AllowedHosts: httpAllowedHosts(httpLn),
-			Health: func(ctx context.Context) ([]byte, bool) {
-				r := eng.Health(ctx)
-				b, err := json.Marshal(&r)
-				return b, err == nil && r.Healthy()
-			},
+			Health:       eng.HealthJSON, // redacted as system.health is
 			Nowframe: func(ctx context.Context) []byte {
 				out := eng.Call(ctx, engine.Request{Kind: engine.KindDirect, Name: "nowframe.build",
 					Args: json.RawMessage(`{"reason":"http","max_age_ms":2000}`)})
@@ -106,7 +108,7 @@ func serveOn(ctx context.Context, e *env, l *config.Loaded, log zerolog.Logger, 
 		})
 		log.Info().Str("http", httpLn.Addr().String()).Bool("token", token != "").Msg("serving HTTP")
 		wg.Go(func() {
-			if err := serveHTTP(ctx, httpLn, h, log); err != nil {
+			if err := serveHTTP(ctx, httpLn, h, l.Config.Server.MaxConnections, log); err != nil {
 				log.Error().Err(err).Msg("HTTP endpoint failed")
 			}
 		})
