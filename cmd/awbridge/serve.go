@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/awbridge/awbridge/config"
 	"github.com/awbridge/awbridge/engine"
@@ -44,6 +45,10 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 	}
 	return code
 }
+
+// warmWait bounds how long serve waits for the poller's first frame
+// before it accepts calls: the default deadline of a source.
+const warmWait = 2 * time.Second
 
 // serveOn runs the service on path until ctx ends.
 func serveOn(ctx context.Context, e *env, l *config.Loaded, log zerolog.Logger, path string) int {
@@ -86,11 +91,15 @@ func serveOn(ctx context.Context, e *env, l *config.Loaded, log zerolog.Logger, 
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = eng.Run(ctx) })
 	// The first caller is answered from the poller's first frame: nothing
-	// is accepted before it was tried (bounded by the sources' deadlines).
+	// is accepted before it was tried, or for at most warmWait (an
+	// ActivityWatch that hangs must not keep the service mute).
+	warm := time.NewTimer(warmWait)
 	select {
 	case <-eng.Warm():
+	case <-warm.C:
 	case <-ctx.Done():
 	}
+	warm.Stop()
 	if httpLn != nil {
 		h := srv.HTTPHandler(mcp.HTTPOptions{
 			Token:        token,
