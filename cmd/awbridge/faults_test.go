@@ -94,14 +94,44 @@ type rpcSession struct {
 
 // syncBuffer is a bytes.Buffer safe for the process's writer and the test.
 type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu   sync.Mutex
+	b    bytes.Buffer
+	grew chan struct{} // closed and replaced at each write
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.grew != nil {
+		close(s.grew)
+		s.grew = nil
+	}
 	return s.b.Write(p)
+}
+
+// waitFor blocks until the output holds want (a line the process
+// writes when it gets there), failing the test after faultCeiling.
+func (s *syncBuffer) waitFor(t *testing.T, want string) {
+	t.Helper()
+	ceiling := time.NewTimer(faultCeiling)
+	defer ceiling.Stop()
+	for {
+		s.mu.Lock()
+		if strings.Contains(s.b.String(), want) {
+			s.mu.Unlock()
+			return
+		}
+		if s.grew == nil {
+			s.grew = make(chan struct{})
+		}
+		grew := s.grew
+		s.mu.Unlock()
+		select {
+		case <-grew:
+		case <-ceiling.C:
+			t.Fatalf("%q not written within %v:\n%s", want, faultCeiling, s.String())
+		}
+	}
 }
 
 func (s *syncBuffer) String() string {

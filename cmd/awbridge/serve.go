@@ -122,6 +122,7 @@ func serveOn(ctx context.Context, e *env, l *config.Loaded, log zerolog.Logger, 
 			}
 		})
 	}
+	notifyReady(e, log)
 	err = srv.ServeListener(ctx, ln)
 	cancel()
 	wg.Wait()
@@ -131,4 +132,23 @@ func serveOn(ctx context.Context, e *env, l *config.Loaded, log zerolog.Logger, 
 	}
 	log.Info().Msg("stopped")
 	return exitOK
+}
+
+// notifyReady tells a supervisor that serve now answers, by systemd's
+// readiness protocol: READY=1 on the datagram socket NOTIFY_SOCKET names
+// (systemd sets it for a Type=notify unit; a test sets it too). Without
+// the variable it does nothing.
+func notifyReady(e *env, log zerolog.Logger) {
+	name, ok := e.lookup("NOTIFY_SOCKET")
+	if !ok || name == "" {
+		return
+	}
+	c, err := net.Dial("unixgram", name)
+	if err == nil {
+		_, err = c.Write([]byte("READY=1"))
+		c.Close()
+	}
+	if err != nil {
+		log.Warn().Err(err).Msg("could not tell NOTIFY_SOCKET that serve is ready")
+	}
 }
