@@ -444,22 +444,21 @@ func TestNowframeAgainstTheSimulator(t *testing.T) {
 	defer cancel()
 	sim := exec.CommandContext(ctx, binPath, "sim", "--addr", addr)
 	sim.Env = baseEnv(t, "http://127.0.0.1:1")
+	simErr := &syncBuffer{}
+	sim.Stderr = simErr
 	if err := sim.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer sim.Wait()
 	defer cancel()
 	url := "http://" + addr
+	simErr.waitFor(t, "simulated ActivityWatch at "+url) // it listens
 	var out bytes.Buffer
-	for range 100 { // until the simulator listens
-		out.Reset()
-		cmd := exec.Command(binPath, "nowframe", "--json", "--reason", "sim-test")
-		cmd.Env = baseEnv(t, url, "AWBRIDGE_SIDECAR_URL="+url)
-		cmd.Stdout = &out
-		if cmd.Run() == nil && strings.Contains(out.String(), `"aw_info":{`) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
+	cmd := exec.Command(binPath, "nowframe", "--json", "--reason", "sim-test")
+	cmd.Env = baseEnv(t, url, "AWBRIDGE_SIDECAR_URL="+url)
+	cmd.Stdout = &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("nowframe at the simulator: %v\n%s", err, out.String())
 	}
 	var f struct {
 		Reason string `json:"reason"`
