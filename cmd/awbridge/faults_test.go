@@ -720,6 +720,7 @@ func bodyBounded(h *hugeBody) func(t *testing.T, pid int) {
 
 func awFaults() []awFault {
 	shortDeadline := []string{"AWBRIDGE_AW_TIMEOUT=400ms"}
+	longDeadline := []string{"AWBRIDGE_AW_TIMEOUT=20s"}
 	streamed, declared := &hugeBody{total: 50 << 20}, &hugeBody{total: 50 << 20, declared: true}
 	return []awFault{
 		{name: "connection refused", refused: true, want: []string{"unreachable", "connection refused"}},
@@ -761,10 +762,12 @@ func awFaults() []awFault {
 		}, want: []string{"malformed response"}},
 		{name: "connection cut mid-body", handler: func(*switchAW) http.HandlerFunc { return cutMidBody },
 			want: []string{"unreachable", "unexpected EOF"}},
+		// The bound must be met before the deadline: on a loaded machine
+		// reading 8 MiB can take more than the default 1 s per attempt.
 		{name: "50 MiB body, streamed", handler: func(*switchAW) http.HandlerFunc { return streamed.ServeHTTP },
-			want: []string{"response too large", "body exceeds 8388608 bytes"}, after: bodyBounded(streamed)},
+			env: longDeadline, want: []string{"response too large", "body exceeds 8388608 bytes"}, after: bodyBounded(streamed)},
 		{name: "50 MiB body, declared", handler: func(*switchAW) http.HandlerFunc { return declared.ServeHTTP },
-			want: []string{"response too large"}, after: bodyBounded(declared)},
+			env: longDeadline, want: []string{"response too large"}, after: bodyBounded(declared)},
 		{name: "Host check refuses us", handler: func(s *switchAW) http.HandlerFunc { return hostCheckHandler(s.healthy) },
 			env: []string{"AWBRIDGE_AW_HOST_HEADER=awbox.lan:5600"}, want: []string{"http status 400", "host header rejected", "AWBRIDGE_AW_HOST_HEADER"}},
 		{name: "403 forbidden", handler: func(*switchAW) http.HandlerFunc {

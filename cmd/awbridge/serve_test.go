@@ -272,9 +272,8 @@ func TestStdioRelaysToTheService(t *testing.T) {
 func TestRelayFailsOverWhenTheServiceDies(t *testing.T) {
 	xs := hangingAW(t)
 	sock := filepath.Join(t.TempDir(), "awbridge", "awbridge.sock")
-	// At debug level the service logs each call it takes up.
-	env := append(baseEnv(t, xs, "AWBRIDGE_AW_TIMEOUT=30s"), "AWBRIDGE_SOCKET="+sock, "AWBRIDGE_LOG_LEVEL=debug")
-	svc, svcErr := startServe(t, env, sock)
+	env := append(baseEnv(t, xs, "AWBRIDGE_AW_TIMEOUT=30s"), "AWBRIDGE_SOCKET="+sock)
+	svc, _ := startServe(t, env, sock)
 
 	cmd := exec.Command(binPath, "stdio")
 	cmd.Env = env
@@ -296,8 +295,13 @@ func TestRelayFailsOverWhenTheServiceDies(t *testing.T) {
 	if l := read(); !strings.Contains(l, `"awbridge/engine":"service"`) {
 		t.Fatalf("init: %s", l)
 	}
-	stdin.Write([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"aw_get_state","arguments":{}}}` + "\n"))
-	svcErr.waitFor(t, `"tool":"aw_get_state"`) // in flight at the service (ActivityWatch hangs)
+	// A ping after the call: its pong says the service has read past the
+	// call, which is in flight there (ActivityWatch hangs).
+	stdin.Write([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"aw_get_state","arguments":{}}}` + "\n" +
+		`{"jsonrpc":"2.0","id":"pong","method":"ping"}` + "\n"))
+	if l := read(); !strings.Contains(l, `"id":"pong","result":{}`) {
+		t.Fatalf("ping: %s", l)
+	}
 	svc.Process.Kill()
 	svc.Wait()
 	if l := read(); !strings.Contains(l, `"id":2`) || !strings.Contains(l, `"ServiceUnavailable"`) || !strings.Contains(l, `"retryable":true`) {
@@ -469,17 +473,23 @@ func TestServeRefusesToTouchOtherFiles(t *testing.T) {
 func TestServeSIGTERMAnswersCallsInFlight(t *testing.T) {
 	aw := hangingAW(t)
 	sock := filepath.Join(t.TempDir(), "awbridge", "awbridge.sock")
-	svc, stderr := startServe(t, append(baseEnv(t, aw, "AWBRIDGE_AW_TIMEOUT=60s"), "AWBRIDGE_SOCKET="+sock, "AWBRIDGE_LOG_LEVEL=debug"), sock)
+	svc, stderr := startServe(t, append(baseEnv(t, aw, "AWBRIDGE_AW_TIMEOUT=60s"), "AWBRIDGE_SOCKET="+sock), sock)
 	c, err := net.Dial("unix", sock)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	c.Write([]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"aw_get_state","arguments":{}}}` + "\n"))
-	stderr.waitFor(t, `"tool":"aw_get_state"`) // the service took the call up (ActivityWatch hangs)
+	// A ping after the call: its pong says the service has read past the
+	// call, which is in flight there (ActivityWatch hangs).
+	c.Write([]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"aw_get_state","arguments":{}}}` + "\n" +
+		`{"jsonrpc":"2.0","id":"pong","method":"ping"}` + "\n"))
+	r := bufio.NewReader(c)
+	if pong, err := r.ReadString('\n'); err != nil || !strings.Contains(pong, `"id":"pong","result":{}`) {
+		t.Fatalf("ping: %q %v", pong, err)
+	}
 	svc.Process.Signal(syscall.SIGTERM)
 	t0 := time.Now()
-	reply, err := bufio.NewReader(c).ReadString('\n')
+	reply, err := r.ReadString('\n')
 	t.Logf("reply after %v: %s", time.Since(t0), reply)
 	if err != nil || !strings.Contains(reply, `"id":7`) {
 		t.Fatalf("the call in flight at SIGTERM got %q, %v", reply, err)
