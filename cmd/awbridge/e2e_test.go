@@ -204,21 +204,23 @@ func TestTranscripts(t *testing.T) {
 					t.Fatalf("reply id %s was never sent (ids must be echoed exactly): %s", id, l)
 				}
 			}
-			// Order replies by the request they answer.
+			// Order replies by the request they answer; the ones that name
+			// no request (id null, a batch's array) come last, in the order
+			// written (the reader writes them in input order), whenever a
+			// concurrent call's reply was written.
 			pos := map[string]int{}
 			for i, in := range input {
 				if id := replyID(in); id != "" && id != "null" {
 					pos[id] = i
 				}
 			}
-			sort.SliceStable(lines, func(i, j int) bool {
-				pi, oki := pos[replyID(lines[i])]
-				pj, okj := pos[replyID(lines[j])]
-				if !oki || !okj {
-					return false
+			key := func(l string) int {
+				if p, ok := pos[replyID(l)]; ok {
+					return p
 				}
-				return pi < pj
-			})
+				return len(input)
+			}
+			sort.SliceStable(lines, func(i, j int) bool { return key(lines[i]) < key(lines[j]) })
 			var got strings.Builder
 			for _, h := range header {
 				got.WriteString(h + "\n")
