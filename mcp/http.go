@@ -75,8 +75,10 @@ type HTTPOptions struct {
 	// on the Host's own port (http://127.0.0.1:PORT, http://localhost:PORT,
 	// http://[::1]:PORT). A request without Origin (not a browser) passes.
 	AllowedOrigins []string
-	// Health answers GET /healthz: the health object and whether it is
-	// healthy (200, else 503). Nil: /healthz is 404.
+	// Health answers GET /healthz: the health object, already redacted as
+	// system.health renders it, and whether it is healthy (200, else 503).
+	// A caller without the bearer token gets only {"status":"healthy"} or
+	// {"status":"degraded"}. Nil: /healthz is 404.
 	Health func(ctx context.Context) (body []byte, healthy bool)
 	// Nowframe answers GET /v1/nowframe with the frame JSON (nil body:
 	// 503). Nil: /v1/nowframe is 404.
@@ -250,6 +252,14 @@ func (t *HTTPTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		status := http.StatusOK
 		if !healthy {
 			status = http.StatusServiceUnavailable
+		}
+		if !t.authorized(r) {
+			// Any local user may ask whether awbridge is up; only the
+			// token's holder sees the report (the sidecar's payload).
+			body = []byte(`{"status":"degraded"}`)
+			if healthy {
+				body = []byte(`{"status":"healthy"}`)
+			}
 		}
 		writeJSON(w, status, body)
 	case PathNowframe:

@@ -479,15 +479,32 @@ func TestHTTPHealthz(t *testing.T) {
 			return []byte(`{"status":"degraded","aw_ok":false}`), false
 		},
 	})
-	r := f.do(http.MethodGet, PathHealth, "")
-	if r.status != http.StatusOK || r.body != `{"status":"healthy","aw_ok":true}` || r.header.Get("Content-Type") != "application/json" {
-		t.Fatalf("healthy: %d %s", r.status, r.body)
-	}
-	mu.Lock()
-	healthy = false
-	mu.Unlock()
-	if r := f.do(http.MethodGet, PathHealth, ""); r.status != http.StatusServiceUnavailable || !strings.Contains(r.body, `"degraded"`) {
-		t.Fatalf("degraded: %d %s", r.status, r.body)
+	auth := []string{"Authorization", "Bearer " + testToken}
+	wrong := []string{"Authorization", "Bearer not-the-token"}
+	for _, tc := range []struct {
+		name    string
+		healthy bool
+		hdr     []string
+		status  int
+		body    string
+	}{
+		// Without the token: the verdict only, never the report.
+		{"healthy, no token", true, nil, http.StatusOK, `{"status":"healthy"}`},
+		{"healthy, wrong token", true, wrong, http.StatusOK, `{"status":"healthy"}`},
+		{"degraded, no token", false, nil, http.StatusServiceUnavailable, `{"status":"degraded"}`},
+		// With it: the report.
+		{"healthy, token", true, auth, http.StatusOK, `{"status":"healthy","aw_ok":true}`},
+		{"degraded, token", false, auth, http.StatusServiceUnavailable, `{"status":"degraded","aw_ok":false}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mu.Lock()
+			healthy = tc.healthy
+			mu.Unlock()
+			r := f.do(http.MethodGet, PathHealth, "", tc.hdr...)
+			if r.status != tc.status || r.body != tc.body || r.header.Get("Content-Type") != "application/json" {
+				t.Fatalf("%d %s, want %d %s", r.status, r.body, tc.status, tc.body)
+			}
+		})
 	}
 	if r := f.do(http.MethodPost, PathHealth, "{}"); r.status != http.StatusMethodNotAllowed {
 		t.Fatalf("POST /healthz: %d", r.status)

@@ -23,6 +23,10 @@ var ErrAlreadyServing = errors.New("another awbridge already answers on this soc
 // gets a single JSON-RPC error line and is closed.
 func (srv *Server) ServeListener(ctx context.Context, ln net.Listener) error {
 	slots := make(chan struct{}, srv.maxConns)
+	var (
+		refused  int // since the last warning
+		warnedAt time.Time
+	)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
@@ -51,7 +55,11 @@ func (srv *Server) ServeListener(ctx context.Context, ln net.Listener) error {
 		select {
 		case slots <- struct{}{}:
 		default:
-			srv.log.Warn().Int("max_connections", srv.maxConns).Msg("mcp: connection refused: too many")
+			// A flood of connections is one warning a minute, not one each.
+			if refused++; time.Since(warnedAt) >= refusedWarnEvery {
+				srv.log.Warn().Int("max_connections", srv.maxConns).Int("refused", refused).Msg("mcp: connections refused: too many")
+				refused, warnedAt = 0, time.Now()
+			}
 			conn.SetWriteDeadline(time.Now().Add(time.Second))
 			conn.Write(tooManyConnections(srv.maxConns))
 			conn.Close()
@@ -66,6 +74,9 @@ func (srv *Server) ServeListener(ctx context.Context, ln net.Listener) error {
 		})
 	}
 }
+
+// refusedWarnEvery spaces the warnings about refused connections.
+const refusedWarnEvery = time.Minute
 
 func tooManyConnections(n int) []byte {
 	return []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"too many connections: this awbridge serves at most ` +

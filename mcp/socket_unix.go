@@ -9,14 +9,18 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
 
 // ListenSocket listens on the Unix socket at path, private to this user:
 // its folder is created 0700 (and must be a real folder owned by us), the
-// socket is 0600. A socket left by a dead process is replaced; one that a
-// live process answers is ErrAlreadyServing.
+// socket is 0600. The listener holds a lock on path+".lock" until it is
+// closed: whoever holds it owns the socket, so of two processes started
+// together over a socket left by a dead one, exactly one replaces it and
+// the other gets ErrAlreadyServing (as does any start while a live
+// process answers). Close removes the socket, then releases the lock.
 func ListenSocket(path string) (net.Listener, error) {
 	dir := filepath.Dir(path)
 	_, statErr := os.Lstat(dir)
@@ -35,6 +39,55 @@ func ListenSocket(path string) (net.Listener, error) {
 			return nil, fmt.Errorf("socket folder %s: %w", dir, err)
 		}
 	}
+	lock, err := lockSocket(path)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := listenLocked(path)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	return &lockedListener{Listener: ln, lock: lock}, nil
+}
+
+// lockSocket takes the lock file beside the socket at path, without
+// waiting: held by another process, it is ErrAlreadyServing. The file is
+// never removed (a process could otherwise lock a file already unlinked
+// while a third one locks its replacement).
+func lockSocket(path string) (*os.File, error) {
+	name := path + ".lock"
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("socket lock %s: %w", name, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("%s: %w", path, ErrAlreadyServing)
+		}
+		return nil, fmt.Errorf("socket lock %s: %w", name, err)
+	}
+	return f, nil
+}
+
+// lockedListener releases the socket's lock once the socket is gone.
+type lockedListener struct {
+	net.Listener
+	lock *os.File
+	once sync.Once
+}
+
+// Close stops listening, removes the socket and then releases the lock.
+func (l *lockedListener) Close() error {
+	err := l.Listener.Close()
+	l.once.Do(func() { l.lock.Close() })
+	return err
+}
+
+// listenLocked listens on path, replacing a socket no process answers;
+// the caller holds the socket's lock.
+func listenLocked(path string) (net.Listener, error) {
 	ln, err := net.Listen("unix", path)
 	if errors.Is(err, syscall.EADDRINUSE) {
 		if c, derr := net.DialTimeout("unix", path, 500*time.Millisecond); derr == nil {

@@ -83,6 +83,7 @@ type Poller struct {
 	frames  ring[Snapshot]
 	last    *Frame
 	changed chan struct{} // closed and replaced at each change
+	tried   chan struct{} // closed after Run's first attempt
 }
 
 // NewPoller returns a Poller over b. Pass its Observe as b's OnFrame.
@@ -100,8 +101,14 @@ func NewPoller(b *Builder, opts PollerOptions) *Poller {
 		opts.Now = time.Now
 	}
 	return &Poller{b: b, opts: opts, changes: ring[Change]{items: make([]Change, opts.History)},
-		frames: ring[Snapshot]{items: make([]Snapshot, opts.Frames)}, changed: make(chan struct{})}
+		frames: ring[Snapshot]{items: make([]Snapshot, opts.Frames)}, changed: make(chan struct{}),
+		tried: make(chan struct{})}
 }
+
+// Tried returns a channel closed once Run has made its first attempt (a
+// frame built, or ActivityWatch found down), so a server can answer its
+// first caller from a warm frame.
+func (p *Poller) Tried() <-chan struct{} { return p.tried }
 
 // Run builds a frame every interval until ctx ends, reading the bucket
 // list and server info every 10 s and the sidecar every 5 s (SetReuse). A
@@ -126,6 +133,11 @@ func (p *Poller) Run(ctx context.Context) error {
 		// the full read resumes as soon as it answers.
 		if !p.b.AWDown() || p.b.ProbeAW(ctx) == nil {
 			p.b.BuildFor(ctx, CausePoll) // the builder's OnFrame feeds Observe
+		}
+		select {
+		case <-p.tried:
+		default:
+			close(p.tried)
 		}
 		jitter := time.Duration(rand.Int64N(int64(p.opts.Interval)/10 + 1))
 		t.Reset(p.opts.Interval + jitter)

@@ -205,21 +205,23 @@ func TestTranscripts(t *testing.T) {
 					t.Fatalf("reply id %s was never sent (ids must be echoed exactly): %s", id, l)
 				}
 			}
-			// Order replies by the request they answer.
+			// Order replies by the request they answer; the ones that name
+			// no request (id null, a batch's array) come last, in the order
+			// written (the reader writes them in input order), whenever a
+			// concurrent call's reply was written.
 			pos := map[string]int{}
 			for i, in := range input {
 				if id := replyID(in); id != "" && id != "null" {
 					pos[id] = i
 				}
 			}
-			sort.SliceStable(lines, func(i, j int) bool {
-				pi, oki := pos[replyID(lines[i])]
-				pj, okj := pos[replyID(lines[j])]
-				if !oki || !okj {
-					return false
+			key := func(l string) int {
+				if p, ok := pos[replyID(l)]; ok {
+					return p
 				}
-				return pi < pj
-			})
+				return len(input)
+			}
+			sort.SliceStable(lines, func(i, j int) bool { return key(lines[i]) < key(lines[j]) })
 			var got strings.Builder
 			for _, h := range header {
 				got.WriteString(h + "\n")
@@ -445,22 +447,21 @@ func TestNowframeAgainstTheSimulator(t *testing.T) {
 	defer cancel()
 	sim := exec.CommandContext(ctx, binPath, "sim", "--addr", addr)
 	sim.Env = baseEnv(t, "http://127.0.0.1:1")
+	simErr := &syncBuffer{}
+	sim.Stderr = simErr
 	if err := sim.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer sim.Wait()
 	defer cancel()
 	url := "http://" + addr
+	simErr.waitFor(t, "simulated ActivityWatch at "+url) // it listens
 	var out bytes.Buffer
-	for range 100 { // until the simulator listens
-		out.Reset()
-		cmd := exec.Command(binPath, "nowframe", "--json", "--reason", "sim-test")
-		cmd.Env = baseEnv(t, url, "AWBRIDGE_SIDECAR_URL="+url)
-		cmd.Stdout = &out
-		if cmd.Run() == nil && strings.Contains(out.String(), `"aw_info":{`) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
+	cmd := exec.Command(binPath, "nowframe", "--json", "--reason", "sim-test")
+	cmd.Env = baseEnv(t, url, "AWBRIDGE_SIDECAR_URL="+url)
+	cmd.Stdout = &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("nowframe at the simulator: %v\n%s", err, out.String())
 	}
 	var f struct {
 		Reason string `json:"reason"`

@@ -17,6 +17,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -186,19 +187,31 @@ func createOnce(path string, data []byte) (err error) {
 	return nil
 }
 
-// serveHTTP serves h on ln until ctx ends or serving fails. Then it ends
-// every MCP session (calls in flight answered, GET streams closed) and the
-// server, within httpShutdownGrace, and returns nil after a clean stop.
-func serveHTTP(ctx context.Context, ln net.Listener, h *mcp.HTTPTransport, log zerolog.Logger) error {
+// Timeouts of the HTTP endpoint: a connection must send its request
+// headers within httpHeaderTimeout, and a keep-alive connection with no
+// request for httpIdleTimeout is closed.
+const (
+	httpHeaderTimeout = 5 * time.Second
+	httpIdleTimeout   = 30 * time.Second
+)
+
+// serveHTTP serves h on ln until ctx ends or serving fails, with at most
+// maxConns connections open at once (server.max_connections; the Unix
+// socket has its own as many). Then it ends every MCP session (calls in
+// flight answered, GET streams closed) and the server, within
+// httpShutdownGrace, and returns nil after a clean stop.
+func serveHTTP(ctx context.Context, ln net.Listener, h *mcp.HTTPTransport, maxConns int, log zerolog.Logger) error {
+	capped := newConnCap(ln, maxConns, log)
 	hs := &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		ReadHeaderTimeout: httpHeaderTimeout,
+		IdleTimeout:       httpIdleTimeout,
 		MaxHeaderBytes:    64 << 10,
+		ConnState:         capped.track,
 		ErrorLog:          stdlog.New(log.With().Str("component", "http").Logger(), "", 0),
 	}
 	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
+	go func() { served <- hs.Serve(capped) }()
 
 	var serveErr error
 	select {
@@ -225,4 +238,113 @@ func serveHTTP(ctx context.Context, ln net.Listener, h *mcp.HTTPTransport, log z
 		return fmt.Errorf("http shutdown: %w", err)
 	}
 	return nil
+}
+
+// defaultHTTPConns caps the HTTP connections when server.max_connections
+// is not positive.
+const defaultHTTPConns = 64
+
+// capWarnEvery spaces the warnings about connections over the cap.
+const capWarnEvery = time.Minute
+
+// connCap is a listener that keeps at most max connections open. A new
+// connection over the cap takes the place of the connection that has
+// waited longest without a request in progress (idle, or still sending
+// its first headers), which is closed; when every connection is busy the
+// new one is closed at once. Nothing waits: no goroutine and no file
+// beyond the cap, so idle connections cannot starve a real request.
+type connCap struct {
+	net.Listener
+	max int
+	log zerolog.Logger
+
+	mu       sync.Mutex
+	clock    uint64 // bumped at each state change: orders "waited longest"
+	conns    map[net.Conn]*capConn
+	over     int // connections closed over the cap since the last warning
+	warnedAt time.Time
+}
+
+// capConn is what connCap knows of one open connection.
+type capConn struct {
+	busy  bool   // a request is being handled (http.StateActive)
+	since uint64 // clock when it last changed state
+}
+
+func newConnCap(ln net.Listener, maxConns int, log zerolog.Logger) *connCap {
+	if maxConns <= 0 {
+		maxConns = defaultHTTPConns
+	}
+	return &connCap{Listener: ln, max: maxConns, log: log, conns: map[net.Conn]*capConn{}}
+}
+
+// Accept returns the next connection, making room for it or refusing it.
+func (c *connCap) Accept() (net.Conn, error) {
+	for {
+		conn, err := c.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if c.admit(conn) {
+			return conn, nil
+		}
+	}
+}
+
+// admit registers conn, closing the longest-waiting idle connection when
+// at the cap, or closes conn itself when every connection is busy.
+func (c *connCap) admit(conn net.Conn) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.clock++
+	admitted := true
+	if len(c.conns) >= c.max {
+		var victim net.Conn
+		var oldest uint64
+		for vc, st := range c.conns {
+			if !st.busy && (victim == nil || st.since < oldest) {
+				victim, oldest = vc, st.since
+			}
+		}
+		if victim != nil {
+			delete(c.conns, victim)
+			victim.Close()
+		} else {
+			conn.Close()
+			admitted = false
+		}
+		c.overLocked()
+	}
+	if admitted {
+		c.conns[conn] = &capConn{since: c.clock}
+	}
+	return admitted
+}
+
+// overLocked counts a connection closed over the cap and warns at most
+// once per capWarnEvery.
+func (c *connCap) overLocked() {
+	c.over++
+	if now := time.Now(); now.Sub(c.warnedAt) >= capWarnEvery {
+		c.log.Warn().Int("max_connections", c.max).Int("closed", c.over).
+			Msg("HTTP connections over the cap: the longest idle ones (or, all busy, the new ones) were closed")
+		c.warnedAt, c.over = now, 0
+	}
+}
+
+// track is the http.Server's ConnState hook.
+func (c *connCap) track(conn net.Conn, state http.ConnState) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st, ok := c.conns[conn]
+	if !ok {
+		return // already closed over the cap
+	}
+	switch state {
+	case http.StateClosed, http.StateHijacked:
+		delete(c.conns, conn)
+	default:
+		c.clock++
+		st.busy, st.since = state == http.StateActive, c.clock
+	}
 }

@@ -6,14 +6,17 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,6 +24,7 @@ import (
 
 	"github.com/awbridge/awbridge/engine"
 	"github.com/awbridge/awbridge/mcp"
+	"github.com/awbridge/awbridge/toolbus/redact"
 )
 
 func TestListenHTTP(t *testing.T) {
@@ -202,7 +206,7 @@ func TestServeHTTP(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- serveHTTP(ctx, ln, tr, zerolog.Nop()) }()
+	go func() { done <- serveHTTP(ctx, ln, tr, 0, zerolog.Nop()) }()
 	base := "http://" + ln.Addr().String()
 
 	res, err := http.Get(base + mcp.PathHealth)
@@ -254,5 +258,240 @@ func TestServeHTTP(t *testing.T) {
 	}
 	if _, err := http.Get(base + mcp.PathHealth); err == nil {
 		t.Fatal("still listening after stop")
+	}
+}
+
+// startHTTP serves tr on a loopback port with at most maxConns connections
+// and returns its base URL; the server stops when the test ends.
+func startHTTP(t *testing.T, tr *mcp.HTTPTransport, ln net.Listener, maxConns int) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- serveHTTP(ctx, ln, tr, maxConns, zerolog.Nop()) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serveHTTP: %v", err)
+		}
+	})
+	return "http://" + ln.Addr().String()
+}
+
+// freshClient opens its own connections (none shared with other clients).
+func freshClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+}
+
+// An unauthenticated flood of idle connections neither exhausts the
+// process nor starves a real caller: beyond server.max_connections the
+// connections that waited longest are closed, and /healthz and an MCP
+// call are still answered.
+func TestServeHTTPCapsIdleConnections(t *testing.T) {
+	const maxConns, flood = 4, 24
+	ln, err := listenHTTP("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := mcp.NewServer(pingBackend{}, mcp.Options{}).HTTPHandler(mcp.HTTPOptions{
+		Token:        "serve-http-test-token",
+		AllowedHosts: httpAllowedHosts(ln),
+		Health:       func(context.Context) ([]byte, bool) { return []byte(`{"status":"healthy"}`), true },
+	})
+	base := startHTTP(t, tr, ln, maxConns)
+
+	idle := make([]net.Conn, flood)
+	for i := range idle {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatalf("connection %d: %v", i, err)
+		}
+		defer c.Close()
+		idle[i] = c
+	}
+
+	res, err := freshClient().Get(base + mcp.PathHealth)
+	if err != nil {
+		t.Fatalf("/healthz under an idle flood: %v", err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("/healthz %d", res.StatusCode)
+	}
+	req, _ := http.NewRequest(http.MethodPost, base+mcp.PathMCP, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer serve-http-test-token")
+	res, err = freshClient().Do(req)
+	if err != nil {
+		t.Fatalf("MCP call under an idle flood: %v", err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("initialize %d", res.StatusCode)
+	}
+
+	// Every idle connection was accepted before the two requests' own:
+	// all but maxConns of them have been closed by the server. An open
+	// one just does not answer within the read deadline.
+	var open atomic.Int32
+	var wg sync.WaitGroup
+	for _, c := range idle {
+		wg.Go(func() {
+			c.SetReadDeadline(time.Now().Add(time.Second))
+			var b [1]byte
+			_, err := c.Read(b[:])
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				open.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if open := open.Load(); open > maxConns {
+		t.Fatalf("%d of %d idle connections still open, want at most %d", open, flood, maxConns)
+	}
+}
+
+// When every connection under the cap is busy (open GET streams), a new
+// connection is closed at once rather than queued.
+func TestServeHTTPRefusesBeyondTheCapWhenAllBusy(t *testing.T) {
+	const maxConns = 2
+	ln, err := listenHTTP("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := mcp.NewServer(pingBackend{}, mcp.Options{}).HTTPHandler(mcp.HTTPOptions{AllowedHosts: httpAllowedHosts(ln)})
+	base := startHTTP(t, tr, ln, maxConns)
+	do := func(method, sid, body string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+mcp.PathMCP, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set(mcp.HeaderSessionID, sid)
+		}
+		res, err := freshClient().Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", method, err)
+		}
+		return res
+	}
+	var sids []string
+	for range maxConns {
+		res := do(http.MethodPost, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`)
+		res.Body.Close()
+		sids = append(sids, res.Header.Get(mcp.HeaderSessionID))
+	}
+	for _, sid := range sids {
+		stream := do(http.MethodGet, sid, "")
+		defer stream.Body.Close()
+		if stream.StatusCode != http.StatusOK {
+			t.Fatalf("GET stream %d", stream.StatusCode)
+		}
+	}
+	if res, err := freshClient().Get(base + mcp.PathHealth); err == nil {
+		res.Body.Close()
+		t.Fatalf("a connection beyond %d busy ones was served: %d", maxConns, res.StatusCode)
+	}
+}
+
+// hostileProbe is a sidecar /probe payload carrying secrets and terminal
+// and bidi control characters.
+const hostileProbe = `{"ok":true,"preflight_ok":true,"api_key":"sk-ant-api03-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",` +
+	`"password":"hunter2-correct-horse","note":"\u001b[2J\u202egnp.exe AKIAABCDEFGHIJKLMNOP","db":"postgres://u:s3cretpw@db/x"}`
+
+// The secrets of hostileProbe, none of which may reach an HTTP body.
+var hostileSecrets = []string{"sk-ant-api03-AAAA", "hunter2", "AKIAABCDEFGHIJKLMNOP", "s3cretpw", "\u001b", "\u202e", `\u001b`, `\u202e`}
+
+// /healthz on the real binary with a sidecar whose probe is hostile: any
+// local user learns only whether awbridge is healthy; the token's holder
+// gets system.health's report, redacted and cleaned as system.health is.
+func TestServeHTTPHealthzRedactsTheProbe(t *testing.T) {
+	srv, _ := recordedAW(t)
+	side := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, hostileProbe)
+	}))
+	defer side.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	stateDir := t.TempDir()
+	sock := filepath.Join(t.TempDir(), "awbridge", "awbridge.sock")
+	env := append(baseEnv(t, srv.URL), "AWBRIDGE_HTTP="+addr, "AWBRIDGE_STATE_DIR="+stateDir, "AWBRIDGE_SIDECAR_URL="+side.URL)
+	startServe(t, env, sock)
+	// The condition: health's first probe of the sidecar has answered.
+	waitUntil(t, "the hostile probe in health", func() bool {
+		return strings.Contains(socketCall(t, sock, `{"jsonrpc":"2.0","id":1,"method":"system.health"}`)[0], `"sidecar_probe_status":true`)
+	})
+	token, err := os.ReadFile(filepath.Join(stateDir, httpTokenFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(auth string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+mcp.PathHealth, nil)
+		if auth != "" {
+			req.Header.Set("Authorization", "Bearer "+auth)
+		}
+		res, err := freshClient().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	for _, tc := range []struct {
+		name, auth string
+		full       bool
+	}{
+		{"no token", "", false},
+		{"wrong token", strings.Repeat("f", 64), false},
+		{"token", strings.TrimSpace(string(token)), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status, body := get(tc.auth)
+			for _, s := range hostileSecrets {
+				if strings.Contains(body, s) {
+					t.Errorf("%q reached /healthz: %s", s, body)
+				}
+			}
+			if !tc.full {
+				if body != `{"status":"healthy"}` && body != `{"status":"degraded"}` {
+					t.Fatalf("without the token: %d %s", status, body)
+				}
+				return
+			}
+			var v any
+			if err := json.Unmarshal([]byte(body), &v); err != nil || !strings.Contains(body, `"omni_probe":{`) || !strings.Contains(body, `"aw_ok":true`) {
+				t.Fatalf("with the token, not the report: %d %s", status, body)
+			}
+			eachString("", v, func(path, s string) {
+				if redact.Clean(s) != s {
+					t.Errorf("unsafe characters at %s: %q", path, s)
+				}
+			})
+		})
+	}
+}
+
+// eachString calls f with the path of every key and string value of v.
+func eachString(path string, v any, f func(path, s string)) {
+	switch x := v.(type) {
+	case string:
+		f(path, x)
+	case map[string]any:
+		for k, c := range x {
+			f(path+"{key}", k)
+			eachString(path+"."+k, c, f)
+		}
+	case []any:
+		for i, c := range x {
+			eachString(path+"["+strconv.Itoa(i)+"]", c, f)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/awbridge/awbridge/config"
 	"github.com/awbridge/awbridge/engine"
@@ -44,6 +45,10 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 	}
 	return code
 }
+
+// warmWait bounds how long serve waits for the poller's first frame
+// before it accepts calls: the default deadline of a source.
+const warmWait = 2 * time.Second
 
 // serveOn runs the service on path until ctx ends.
 func serveOn(ctx context.Context, e *env, l *config.Loaded, log zerolog.Logger, path string) int {
@@ -85,15 +90,21 @@ func serveOn(ctx context.Context, e *env, l *config.Loaded, log zerolog.Logger, 
 	defer cancel()
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = eng.Run(ctx) })
+	// The first caller is answered from the poller's first frame: nothing
+	// is accepted before it was tried, or for at most warmWait (an
+	// ActivityWatch that hangs must not keep the service mute).
+	warm := time.NewTimer(warmWait)
+	select {
+	case <-eng.Warm():
+	case <-warm.C:
+	case <-ctx.Done():
+	}
+	warm.Stop()
 	if httpLn != nil {
 		h := srv.HTTPHandler(mcp.HTTPOptions{
 			Token:        token,
 			AllowedHosts: httpAllowedHosts(httpLn),
-			Health: func(ctx context.Context) ([]byte, bool) {
-				r := eng.Health(ctx)
-				b, err := json.Marshal(&r)
-				return b, err == nil && r.Healthy()
-			},
+			Health:       eng.HealthJSON, // redacted as system.health is
 			Nowframe: func(ctx context.Context) []byte {
 				out := eng.Call(ctx, engine.Request{Kind: engine.KindDirect, Name: "nowframe.build",
 					Args: json.RawMessage(`{"reason":"http","max_age_ms":2000}`)})
@@ -106,11 +117,12 @@ func serveOn(ctx context.Context, e *env, l *config.Loaded, log zerolog.Logger, 
 		})
 		log.Info().Str("http", httpLn.Addr().String()).Bool("token", token != "").Msg("serving HTTP")
 		wg.Go(func() {
-			if err := serveHTTP(ctx, httpLn, h, log); err != nil {
+			if err := serveHTTP(ctx, httpLn, h, l.Config.Server.MaxConnections, log); err != nil {
 				log.Error().Err(err).Msg("HTTP endpoint failed")
 			}
 		})
 	}
+	notifyReady(e, log)
 	err = srv.ServeListener(ctx, ln)
 	cancel()
 	wg.Wait()
@@ -120,4 +132,23 @@ func serveOn(ctx context.Context, e *env, l *config.Loaded, log zerolog.Logger, 
 	}
 	log.Info().Msg("stopped")
 	return exitOK
+}
+
+// notifyReady tells a supervisor that serve now answers, by systemd's
+// readiness protocol: READY=1 on the datagram socket NOTIFY_SOCKET names
+// (systemd sets it for a Type=notify unit; a test sets it too). Without
+// the variable it does nothing.
+func notifyReady(e *env, log zerolog.Logger) {
+	name, ok := e.lookup("NOTIFY_SOCKET")
+	if !ok || name == "" {
+		return
+	}
+	c, err := net.Dial("unixgram", name)
+	if err == nil {
+		_, err = c.Write([]byte("READY=1"))
+		c.Close()
+	}
+	if err != nil {
+		log.Warn().Err(err).Msg("could not tell NOTIFY_SOCKET that serve is ready")
+	}
 }

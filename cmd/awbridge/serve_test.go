@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -22,13 +21,14 @@ import (
 )
 
 // startServe runs `awbridge serve` on a socket in a temp folder and waits
-// until it answers.
-func startServe(t *testing.T, env []string, sock string) (*exec.Cmd, *bytes.Buffer) {
+// until it says it is ready (READY=1 on its NOTIFY_SOCKET).
+func startServe(t *testing.T, env []string, sock string) (*exec.Cmd, *syncBuffer) {
 	t.Helper()
+	ready, name := notifySocket(t)
 	cmd := exec.Command(binPath, "serve", "--socket", sock)
-	cmd.Env = env
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	cmd.Env = append(env[:len(env):len(env)], "NOTIFY_SOCKET="+name)
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -38,15 +38,38 @@ func startServe(t *testing.T, env []string, sock string) (*exec.Cmd, *bytes.Buff
 			cmd.Wait()
 		}
 	})
-	for range 200 {
-		if c, err := net.Dial("unix", sock); err == nil {
-			c.Close()
-			return cmd, &stderr
-		}
-		time.Sleep(25 * time.Millisecond)
+	waitReady(t, ready, stderr)
+	return cmd, stderr
+}
+
+// notifySocket is a datagram socket for serve's NOTIFY_SOCKET, in a short
+// folder (a socket's path is limited to about 100 bytes).
+func notifySocket(t *testing.T) (*net.UnixConn, string) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "awn")
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("serve never answered on %s: %s", sock, stderr.String())
-	return nil, nil
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	name := filepath.Join(dir, "notify")
+	c, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: name, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c, name
+}
+
+// waitReady reads one READY=1 from a notify socket; the deadline is a
+// ceiling for a serve that never gets there, never the expectation.
+func waitReady(t *testing.T, c *net.UnixConn, stderr fmt.Stringer) {
+	t.Helper()
+	c.SetReadDeadline(time.Now().Add(faultCeiling))
+	buf := make([]byte, 256)
+	n, _, err := c.ReadFromUnix(buf)
+	if err != nil || string(buf[:n]) != "READY=1" {
+		t.Fatalf("serve never said it was ready: %q %v\n%s", buf[:n], err, stderr.String())
+	}
 }
 
 // socketCall sends lines on a fresh connection and returns one reply per
@@ -147,6 +170,71 @@ func TestServeReplacesAStaleSocket(t *testing.T) {
 	}
 }
 
+// Two serve started together over a stale socket: one serves, the other
+// says another awbridge serves and exits, and the socket it leaves is the
+// live one's (the loser never unlinks it).
+func TestTwoServesRacingOverAStaleSocket(t *testing.T) {
+	srv, _ := recordedAW(t)
+	sock := filepath.Join(t.TempDir(), "awbridge", "awbridge.sock")
+	if err := os.Mkdir(filepath.Dir(sock), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	env := baseEnv(t, srv.URL)
+	for round := range 3 {
+		ln, err := net.Listen("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln.(*net.UnixListener).SetUnlinkOnClose(false)
+		ln.Close() // stale, as a killed serve leaves it
+		ready, name := notifySocket(t)
+		type exit struct {
+			i   int
+			err error
+		}
+		exited := make(chan exit, 2)
+		var cmds [2]*exec.Cmd
+		var outs [2]*syncBuffer
+		for i := range cmds {
+			cmds[i] = exec.Command(binPath, "serve", "--socket", sock)
+			cmds[i].Env = append(env[:len(env):len(env)], "NOTIFY_SOCKET="+name)
+			outs[i] = &syncBuffer{}
+			cmds[i].Stderr = outs[i]
+		}
+		for i, c := range cmds {
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+			go func() { exited <- exit{i, c.Wait()} }()
+		}
+		both := func() string { return outs[0].String() + "\n---\n" + outs[1].String() }
+		waitReady(t, ready, outs[0])
+		ceiling := time.NewTimer(faultCeiling)
+		var lost exit
+		select {
+		case lost = <-exited:
+		case <-ceiling.C:
+			for _, c := range cmds {
+				c.Process.Kill()
+			}
+			<-exited
+			<-exited
+			t.Fatalf("round %d: both serve kept running over one socket:\n%s", round, both())
+		}
+		ceiling.Stop()
+		if lost.err == nil || !strings.Contains(outs[lost.i].String(), "already serves on "+sock) {
+			t.Fatalf("round %d: the second serve: %v\n%s", round, lost.err, both())
+		}
+		if got := socketCall(t, sock, `{"jsonrpc":"2.0","id":1,"method":"ping"}`); !strings.Contains(got[0], `"result":{}`) {
+			t.Fatalf("round %d: the winner's socket: %v", round, got)
+		}
+		cmds[1-lost.i].Process.Signal(syscall.SIGTERM)
+		if won := <-exited; won.err != nil {
+			t.Fatalf("round %d: the serving one after SIGTERM: %v\n%s", round, won.err, both())
+		}
+	}
+}
+
 // awbridge stdio relays to the running service: two assistants share one
 // engine and its state; initialize says which engine answers.
 func TestStdioRelaysToTheService(t *testing.T) {
@@ -207,8 +295,13 @@ func TestRelayFailsOverWhenTheServiceDies(t *testing.T) {
 	if l := read(); !strings.Contains(l, `"awbridge/engine":"service"`) {
 		t.Fatalf("init: %s", l)
 	}
-	stdin.Write([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"aw_get_state","arguments":{}}}` + "\n"))
-	time.Sleep(200 * time.Millisecond) // the call is in flight at the service (ActivityWatch hangs)
+	// A ping after the call: its pong says the service has read past the
+	// call, which is in flight there (ActivityWatch hangs).
+	stdin.Write([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"aw_get_state","arguments":{}}}` + "\n" +
+		`{"jsonrpc":"2.0","id":"pong","method":"ping"}` + "\n"))
+	if l := read(); !strings.Contains(l, `"id":"pong","result":{}`) {
+		t.Fatalf("ping: %s", l)
+	}
 	svc.Process.Kill()
 	svc.Wait()
 	if l := read(); !strings.Contains(l, `"id":2`) || !strings.Contains(l, `"ServiceUnavailable"`) || !strings.Contains(l, `"retryable":true`) {
@@ -287,13 +380,7 @@ func TestServeOverHTTP(t *testing.T) {
 	env := append(baseEnv(t, srv.URL), "AWBRIDGE_HTTP="+addr, "AWBRIDGE_STATE_DIR="+stateDir)
 	startServe(t, env, sock)
 	base := "http://" + addr
-	var resp *http.Response
-	for range 100 {
-		if resp, err = http.Get(base + "/healthz"); err == nil {
-			break
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
+	resp, err := http.Get(base + "/healthz") // serve said it is ready: it listens
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("/healthz: %v %v", resp, err)
 	}
@@ -392,11 +479,17 @@ func TestServeSIGTERMAnswersCallsInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	c.Write([]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"aw_get_state","arguments":{}}}` + "\n"))
-	time.Sleep(100 * time.Millisecond) // let the call reach ActivityWatch
+	// A ping after the call: its pong says the service has read past the
+	// call, which is in flight there (ActivityWatch hangs).
+	c.Write([]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"aw_get_state","arguments":{}}}` + "\n" +
+		`{"jsonrpc":"2.0","id":"pong","method":"ping"}` + "\n"))
+	r := bufio.NewReader(c)
+	if pong, err := r.ReadString('\n'); err != nil || !strings.Contains(pong, `"id":"pong","result":{}`) {
+		t.Fatalf("ping: %q %v", pong, err)
+	}
 	svc.Process.Signal(syscall.SIGTERM)
 	t0 := time.Now()
-	reply, err := bufio.NewReader(c).ReadString('\n')
+	reply, err := r.ReadString('\n')
 	t.Logf("reply after %v: %s", time.Since(t0), reply)
 	if err != nil || !strings.Contains(reply, `"id":7`) {
 		t.Fatalf("the call in flight at SIGTERM got %q, %v", reply, err)
