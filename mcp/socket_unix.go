@@ -129,11 +129,15 @@ func CheckSocketDir(path string) error {
 	if err != nil {
 		return fmt.Errorf("socket folder %s: %w", dir, err)
 	}
-	if !fi.IsDir() || !ownedByMe(fi) {
-		return fmt.Errorf("socket folder %s is not a folder owned by this user", dir)
+	const fix = "set AWBRIDGE_SOCKET to a path in a folder of your own (e.g. ~/.local/state/awbridge/awbridge.sock)"
+	if !fi.IsDir() {
+		return fmt.Errorf("socket folder %s is not a folder: %s", dir, fix)
+	}
+	if !ownedByMe(fi) {
+		return fmt.Errorf("socket folder %s belongs to another user, who may have made it to keep awbridge from starting: %s", dir, fix)
 	}
 	if fi.Mode().Perm()&0o077 != 0 {
-		return fmt.Errorf("socket folder %s is open to other users (mode %o)", dir, fi.Mode().Perm())
+		return fmt.Errorf("socket folder %s is open to other users (mode %o): run chmod 700 %s, or %s", dir, fi.Mode().Perm(), dir, fix)
 	}
 	return nil
 }
