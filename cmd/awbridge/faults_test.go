@@ -936,7 +936,7 @@ func TestActivityWatchFaultsThroughTheBinary(t *testing.T) {
 				if len(env2.NextActions) == 0 || env2.NextActions[0].Tool != "system_health" {
 					t.Errorf("CircuitOpen next_actions %+v", env2.NextActions)
 				}
-				// Seed 003's direct method: a JSON-RPC error in the server
+				// The direct method: a JSON-RPC error in the server
 				// range with the ToolError in error.data.
 				var direct struct {
 					Error struct {
