@@ -213,6 +213,11 @@ func checkProblem(ch health.Check, v healthView, set func(key, env, to string) s
 // from its baseline.
 func protectProblem(r *health.Report) string {
 	n := r.ProtectedDiffCount
+	if n < 0 {
+		// Configured, but nothing to compare with: no baseline yet (the
+		// usual first run), or one that cannot be read.
+		return "Protection is configured but there is no usable baseline to compare with: run 'awbridge protect snapshot' to record one ('awbridge protect status' says why an existing one is unusable)"
+	}
 	var items []string
 	for i, d := range r.ProtectedDiffs {
 		if i == 3 {

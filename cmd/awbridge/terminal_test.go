@@ -254,6 +254,9 @@ func TestPrintHealthGolden(t *testing.T) {
 			r.Settings["sidecar_url"] = "http://127.0.0.1:5667"
 			r.Sources.Sidecar.Configured, r.Sources.Sidecar.Checked, r.Sources.Sidecar.OK, r.SidecarProbeStatus = true, true, true, &no
 		}},
+		{"protection configured, no baseline yet", func(r *health.Report) {
+			r.Status, r.ProtectedEnvOK, r.ProtectedEnvConfigured, r.ProtectedDiffCount = "degraded", false, true, -1
+		}},
 		{"everything wrong at once", func(r *health.Report) {
 			awDown(r)
 			r.PreflightOK, r.ProtectedEnvOK, r.ProtectedEnvConfigured = false, false, true
@@ -275,8 +278,8 @@ func TestPrintHealthGolden(t *testing.T) {
 		var out bytes.Buffer
 		printHealth(&out, &r, local)
 		fmt.Fprintf(&b, "== %s\n%s", tt.name, out.String())
-		if s := out.String(); strings.Contains(s, "awbridge: awbridge") || strings.Contains(s, "sources.") || strings.Contains(s, "aw buckets") {
-			t.Errorf("%s: a doubled prefix, a JSON field or a repeated cause:\n%s", tt.name, s)
+		if s := out.String(); strings.Contains(s, "awbridge: awbridge") || strings.Contains(s, "sources.") || strings.Contains(s, "aw buckets") || strings.Contains(s, "-1 ") {
+			t.Errorf("%s: a doubled prefix, a JSON field, a repeated cause or a count of -1:\n%s", tt.name, s)
 		}
 	}
 	goldenFile(t, "health-report.golden", b.String())
