@@ -318,6 +318,10 @@ func report(src *upstream.Source, err error) SourceReport {
 	if err != nil {
 		msg := err.Error()
 		r.Error = &msg
+		var ue *upstream.Error
+		if errors.As(err, &ue) {
+			r.Code = ue.Code
+		}
 	}
 	return r
 }

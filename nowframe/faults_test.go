@@ -350,3 +350,22 @@ func TestCloseStopsAHangingBuild(t *testing.T) {
 		t.Fatalf("the stopped build left no frame saying why: %+v", f)
 	}
 }
+
+// TestFrameSourceCarriesTheFailureCode: a frame whose ActivityWatch part
+// failed says the failure's code beside its text, so a reader (the
+// terminal's line) can tell "did not answer" from "answered and refused"
+// without parsing the server's words.
+func TestFrameSourceCarriesTheFailureCode(t *testing.T) {
+	clock := &faultClock{t: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"message":"no"}`, http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(srv.Close)
+	f := faultBuilder(t, srv.URL, clock, 2*time.Second, nil).Build(context.Background())
+	if got := f.Sources.ActivityWatch; got.OK || got.Code != "AwUnavailable" {
+		t.Fatalf("ActivityWatch part %+v, want failed with code AwUnavailable", got)
+	}
+	if f.Sources.Sidecar.Code != "" {
+		t.Fatalf("an unconfigured sidecar has a code: %+v", f.Sources.Sidecar)
+	}
+}

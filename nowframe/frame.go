@@ -14,8 +14,12 @@ type SourceReport struct {
 	OK         bool    `json:"ok"`
 	LatencyMs  float64 `json:"latency_ms"`
 	// Error is why this source's fields are null; null when it worked.
-	Error   *string `json:"error"`
-	Circuit string  `json:"circuit"`
+	Error *string `json:"error"`
+	// Code is the failure's stable code (AwUnavailable, AwAuthFailed,
+	// AwHostRejected, AwEventsUnreadable, CircuitOpen, ...); absent when
+	// the source worked.
+	Code    string `json:"code,omitempty"`
+	Circuit string `json:"circuit"`
 }
 
 // Sources reports every source of a frame.

@@ -111,6 +111,15 @@ func printHealth(w io.Writer, r *health.Report, c config.Config) {
 
 func ms(v float64) string { return fmt.Sprintf("%.1f ms", v) }
 
+// awAnsweredBut says, in fixed words, how ActivityWatch answered without
+// giving awbridge what it needs, by the failure's code: the same words in
+// health and in the frame's line, never the server's own text.
+var awAnsweredBut = map[string]string{
+	toolbus.CodeAwAuthFailed:       "refused awbridge's API key (HTTP 401 or 403)",
+	toolbus.CodeAwHostRejected:     "refused the Host header awbridge sends (HTTP 400)",
+	toolbus.CodeAwEventsUnreadable: "answers, but the events of a bucket awbridge reads could not be read",
+}
+
 // healthProblems names every reason r is not healthy, one plain sentence
 // each, with the command or setting that fixes it.
 func healthProblems(r *health.Report, v healthView) []string {
@@ -137,14 +146,14 @@ func healthProblems(r *health.Report, v healthView) []string {
 	case !aw.Checked:
 		out = append(out, fmt.Sprintf("ActivityWatch at %s has not answered yet (the first check is still under way%s): run 'awbridge health' again in a few seconds", v.awURL, checkedBy))
 	case aw.Code == toolbus.CodeAwAuthFailed:
-		out = append(out, fmt.Sprintf("ActivityWatch at %s refused awbridge's API key (HTTP 401 or 403%s): %s",
-			v.awURL, checkedBy, set("activitywatch.api_key", "AWBRIDGE_AW_API_KEY", "to the api_key of aw-server-rust's [auth] section")))
+		out = append(out, fmt.Sprintf("ActivityWatch at %s %s%s: %s", v.awURL, awAnsweredBut[aw.Code], checkedBy,
+			set("activitywatch.api_key", "AWBRIDGE_AW_API_KEY", "to the api_key of aw-server-rust's [auth] section")))
 	case aw.Code == toolbus.CodeAwHostRejected:
-		out = append(out, fmt.Sprintf("ActivityWatch at %s refused the Host header awbridge sends%s: %s",
-			v.awURL, checkedBy, set("activitywatch.host_header", "AWBRIDGE_AW_HOST_HEADER", "to a Host it accepts, e.g. 127.0.0.1:5600")))
+		out = append(out, fmt.Sprintf("ActivityWatch at %s %s%s: %s", v.awURL, awAnsweredBut[aw.Code], checkedBy,
+			set("activitywatch.host_header", "AWBRIDGE_AW_HOST_HEADER", "to a Host it accepts, e.g. 127.0.0.1:5600")))
 	case aw.Code == toolbus.CodeAwEventsUnreadable:
-		out = append(out, fmt.Sprintf("ActivityWatch at %s answers, but the events of a bucket awbridge reads could not be read (%s%s): see ActivityWatch's own log; 'awbridge nowframe' shows which parts are unreadable",
-			v.awURL, failureCause(aw.Error), checkedBy))
+		out = append(out, fmt.Sprintf("ActivityWatch at %s %s%s: see ActivityWatch's own log; 'awbridge nowframe --json' shows which parts are unreadable",
+			v.awURL, awAnsweredBut[aw.Code], checkedBy))
 	default:
 		out = append(out, fmt.Sprintf("ActivityWatch does not answer at %s (%s%s): start ActivityWatch (aw-qt or aw-server), or %s",
 			v.awURL, failureCause(aw.Error), checkedBy, set("activitywatch.url", "AWBRIDGE_AW_URL", "to where it runs")))

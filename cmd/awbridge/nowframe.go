@@ -71,6 +71,10 @@ func printFrame(w io.Writer, body []byte, loc *time.Location) {
 		return
 	}
 	if aw := v.Sources.ActivityWatch; !aw.OK {
+		if what, ok := awAnsweredBut[aw.Code]; ok {
+			fmt.Fprintf(w, "ActivityWatch %s: run 'awbridge health' for what to do\n", what)
+			return
+		}
 		why := "no reason given"
 		if aw.Error != nil {
 			why = failureCause(*aw.Error)

@@ -303,53 +303,59 @@ func TestPrintFrameGolden(t *testing.T) {
 		name string
 		now  func() nowframe.Now
 		down string
+		code string
 	}{
-		{"editor, not away", base, ""},
+		{"editor, not away", base, "", ""},
 		{"browser with its tab", func() nowframe.Now {
 			n := base()
 			n.Window.App, n.Window.Title = "Google-chrome", "encoding/json - Go Packages - Google Chrome"
 			n.Browser = nowframe.Browser{Focused: true, URL: "https://pkg.go.dev/encoding/json", Title: "encoding/json - Go Packages"}
 			return n
-		}, ""},
+		}, "", ""},
 		{"browser, tab not shown (private)", func() nowframe.Now {
 			n := base()
 			n.Window.App, n.Window.Title = "Google-chrome", ""
 			n.Window.Excluded, n.Window.ExcludedReason = true, "private_tab"
 			n.Browser = nowframe.Browser{Focused: true, Excluded: true, ExcludedReason: "private_tab", Private: true}
 			return n
-		}, ""},
+		}, "", ""},
 		{"password manager, two hours in", func() nowframe.Now {
 			n := base()
 			n.Window.App, n.Window.Title, n.Window.Excluded, n.Window.ExcludedReason = "1Password", "", true, "password_manager"
 			n.Window.EventTiming = timing(2*time.Hour + 5*time.Minute)
 			return n
-		}, ""},
+		}, "", ""},
 		{"away", func() nowframe.Now {
 			n := base()
 			n.AFK = nowframe.AFK{Status: "afk", EventTiming: timing(4 * time.Minute)}
 			n.Window.EventTiming = timing(25 * time.Second)
 			return n
-		}, ""},
+		}, "", ""},
 		{"stale", func() nowframe.Now {
 			n := base()
 			n.Stale = true
 			n.NewestEvent = &nowframe.NewestEvent{EndedAt: asOf.Add(-20 * time.Minute)}
 			n.AFK = nowframe.AFK{Status: "unknown", Reason: "no_events"}
 			return n
-		}, ""},
+		}, "", ""},
 		{"no window watcher", func() nowframe.Now {
 			n := base()
 			n.Window = nowframe.Window{Reason: "no_window_bucket"}
 			return n
-		}, ""},
-		{"ActivityWatch down", base, "activitywatch: aw info: unreachable: dial tcp 127.0.0.1:5600: connect: connection refused; aw buckets: unreachable"},
+		}, "", ""},
+		{"ActivityWatch down", base, "activitywatch: aw info: unreachable: dial tcp 127.0.0.1:5600: connect: connection refused; aw buckets: unreachable", "AwUnavailable"},
+		// ActivityWatch answered: the line never says it did not, and never
+		// quotes the server's own words.
+		{"ActivityWatch refusing the key", base, "activitywatch: aw info: http status 401: unauthorized: SERVER-WORDS", toolbus.CodeAwAuthFailed},
+		{"ActivityWatch refusing the Host header", base, "activitywatch: aw info: http status 400: SERVER-WORDS", toolbus.CodeAwHostRejected},
+		{"ActivityWatch events unreadable", base, "activitywatch: aw events: http status 500: SERVER-WORDS", toolbus.CodeAwEventsUnreadable},
 	}
 	var b strings.Builder
 	for _, tt := range tests {
 		f := frameView{Now: tt.now()}
 		f.Sources.ActivityWatch = nowframe.SourceReport{Configured: true, OK: tt.down == ""}
 		if tt.down != "" {
-			f.Sources.ActivityWatch.Error = &tt.down
+			f.Sources.ActivityWatch.Error, f.Sources.ActivityWatch.Code = &tt.down, tt.code
 		}
 		body, err := json.Marshal(f)
 		if err != nil {
@@ -358,6 +364,9 @@ func TestPrintFrameGolden(t *testing.T) {
 		var out bytes.Buffer
 		printFrame(&out, body, loc)
 		fmt.Fprintf(&b, "== %s\n%s", tt.name, out.String())
+		if strings.Contains(out.String(), "SERVER-WORDS") || (tt.code != "" && tt.code != "AwUnavailable" && strings.Contains(out.String(), "did not answer")) {
+			t.Errorf("%s: the line quotes the server or says ActivityWatch did not answer when it did:\n%s", tt.name, out.String())
+		}
 	}
 	goldenFile(t, "nowframe.golden", b.String())
 	if !strings.Contains(b.String(), "Code: main.go - awbridge (since 10:42, 3 min) - not away\n") {
