@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -376,8 +377,16 @@ func Join(errs ...error) error {
 
 type joined struct{ error }
 
+// Error is the errors' texts on one line, each text once: parallel reads
+// that fail alike (three buckets' events, say) say so once.
 func (j joined) Error() string {
-	return strings.ReplaceAll(j.error.Error(), "\n", "; ")
+	var parts []string
+	for _, p := range strings.Split(j.error.Error(), "\n") {
+		if !slices.Contains(parts, p) {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 func (j joined) Unwrap() []error { return j.error.(interface{ Unwrap() []error }).Unwrap() }

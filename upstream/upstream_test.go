@@ -252,3 +252,20 @@ func TestProbeRunsBeforeTheCoolDownEnds(t *testing.T) {
 		t.Fatalf("after a good probe: %v", s.Circuit())
 	}
 }
+
+// TestJoinSaysEachTextOnce: three bucket reads failing alike used to read
+// "aw events: boom; aw events: boom; aw events: boom" in the frame.
+func TestJoinSaysEachTextOnce(t *testing.T) {
+	boom := errors.New("aw events: http status 500: boom")
+	other := errors.New("aw info: timeout")
+	err := Join(boom, nil, boom, other, boom)
+	if got, want := err.Error(), "aw events: http status 500: boom; aw info: timeout"; got != want {
+		t.Fatalf("Join = %q, want %q", got, want)
+	}
+	if !errors.Is(err, other) || !errors.Is(err, boom) {
+		t.Fatal("the joined error lost its causes")
+	}
+	if Join(nil, nil) != nil {
+		t.Fatal("Join of nothing is not nil")
+	}
+}
