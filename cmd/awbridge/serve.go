@@ -77,7 +77,7 @@ func serveOn(ctx context.Context, e *env, l *config.Loaded, log zerolog.Logger, 
 			}
 		}
 	}
-	eng := startEngine(e, "serve", l, log, engine.Deps{})
+	eng := startEngine(e, "serve", l, log, engine.Deps{SocketPath: path})
 	if eng == nil {
 		return exitUsage
 	}

@@ -532,3 +532,36 @@ func TestThreeAssistantsShareThePoll(t *testing.T) {
 		t.Fatalf("60 questions cost %d window event reads", n)
 	}
 }
+
+// TestServeChecksTheSocketItServesOn: health's socket_path check is about
+// the socket serve was told to use (--socket), not the default one: with
+// the default's folder unusable and --socket elsewhere, the service is
+// healthy (it used to say the socket folder was not usable).
+func TestServeChecksTheSocketItServesOn(t *testing.T) {
+	srv, _ := recordedAW(t)
+	sock := filepath.Join(t.TempDir(), "run", "awbridge.sock")
+	// The default socket would be below a file: its folder cannot exist.
+	env := baseEnv(t, srv.URL, "AWBRIDGE_SOCKET=/dev/null/awbridge.sock")
+	startServe(t, env, sock)
+	got := socketCall(t, sock, `{"jsonrpc":"2.0","id":1,"method":"system.health"}`)
+	var reply struct {
+		Result struct {
+			Status    string `json:"status"`
+			Preflight []struct {
+				Name, Detail string
+				OK           bool
+			} `json:"preflight"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(got[0]), &reply); err != nil {
+		t.Fatalf("%v: %s", err, got[0])
+	}
+	for _, c := range reply.Result.Preflight {
+		if c.Name == "socket_path" && !c.OK {
+			t.Fatalf("health checks the default socket, not the one served: %+v", c)
+		}
+	}
+	if reply.Result.Status != "healthy" {
+		t.Fatalf("status %q: %s", reply.Result.Status, got[0])
+	}
+}
