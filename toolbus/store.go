@@ -38,7 +38,7 @@ func stateError(err error) *ToolError {
 		return (&ToolError{Kind: ContractError, Code: CodeSchemaInvalid, Message: err.Error()}).WithCause(err)
 	case errors.Is(err, state.ErrPersistentDisabled):
 		return (&ToolError{Kind: ContractError, Code: CodeSchemaInvalid,
-			Message: "persistent state is off: no state dir is set, or the configured one could not be used at start (the log says why)",
+			Message: "persistent state is off: no state dir is set, or the configured one could not be used at start (a warning logged at start says why; add -v to a terminal command to see it)",
 			Hint:    "use store_scope session, or fix paths.state_dir (AWBRIDGE_STATE_DIR) and restart"}).WithCause(err)
 	case errors.As(err, &le):
 		return (&ToolError{Kind: PolicyError, Code: CodeBudgetExceeded, Message: err.Error(),
