@@ -172,6 +172,8 @@ func TestValidate(t *testing.T) {
 		{"newline", func(s *Spec) { s.ConfigPath = "/a\nExecStartPre=/bin/evil" }, "control character", false},
 		{"template action", func(s *Spec) { s.Executable = "/a/{{Path}}/awbridge" }, "{{", false},
 		{"invalid utf-8", func(s *Spec) { s.ConfigPath = "/a/\xff.toml" }, "UTF-8", false},
+		{"relative socket", func(s *Spec) { s.Socket = "run/a.sock" }, "the socket \"run/a.sock\" is not an absolute path", false},
+		{"socket with a newline", func(s *Spec) { s.Socket = "/a\nExecStartPre=/bin/evil" }, "control character", false},
 		{"no home", func(s *Spec) { s.Home = "" }, "home folder", false},
 		{"no home, system", func(s *Spec) { s.Home, s.System, s.User = "", true, "alice" }, "", false},
 		{"system, no user", func(s *Spec) { s.System = true }, "run the install with sudo from that person's account", false},
