@@ -378,7 +378,10 @@ func EnsureConfigFile(path string, owner *Owner) (created bool, err error) {
 	if err != nil {
 		return false, fmt.Errorf("install: creating the config file: %w", err)
 	}
-	return true, writeConfig(f, func() { os.Remove(path) })
+	if err := writeConfig(f, func() { os.Remove(path) }); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // ensureConfigFileFor is EnsureConfigFile for owner, as root.
@@ -436,7 +439,10 @@ func ensureConfigFileFor(path string, owner *Owner) (bool, error) {
 		root.Remove(rel)
 		return false, fmt.Errorf("install: giving %s to %s: %w", path, owner.Name, err)
 	}
-	return true, writeConfig(f, func() { root.Remove(rel) })
+	if err := writeConfig(f, func() { root.Remove(rel) }); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // escapes reports an error of os.Root refusing a path that leaves it
