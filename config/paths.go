@@ -294,6 +294,36 @@ func ResolveSocket(env Env, uid int) Socket {
 		", a folder another user of a shared temp folder can make first: set AWBRIDGE_SOCKET to a path in a folder of your own"}
 }
 
+// ServiceSocket is where a system-wide service run as the person with
+// this home folder and uid listens (its unit sets AWBRIDGE_SOCKET to it):
+// ResolveSocket with HOME alone, as the service manager starts it, with
+// no login session. On Linux that is ~/.local/state/awbridge/awbridge.sock:
+// unlike $XDG_RUNTIME_DIR it exists whether or not the person is logged
+// in. Clients look there second ([SocketCandidates]).
+func ServiceSocket(goos, home string, uid int) string {
+	return SocketPath(Env{GOOS: goos, Lookup: func(k string) (string, bool) {
+		if k == "HOME" && home != "" {
+			return home, true
+		}
+		return "", false
+	}}, uid)
+}
+
+// SocketCandidates are where clients look for the service, in order:
+// SocketPath (a per-user service's place), then, unless AWBRIDGE_SOCKET
+// is set, ServiceSocket for this HOME (a system-wide service's place) when
+// it differs.
+func SocketCandidates(env Env, uid int) []string {
+	paths := []string{SocketPath(env, uid)}
+	if env.absVar(SocketEnv) != "" || env.goos() == "windows" {
+		return paths
+	}
+	if p := ServiceSocket(env.goos(), env.absVar("HOME"), uid); p != paths[0] {
+		paths = append(paths, p)
+	}
+	return paths
+}
+
 // tooLong says which socket paths were skipped for their length.
 func tooLong(skipped []string) string {
 	if len(skipped) == 0 {

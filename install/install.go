@@ -17,6 +17,8 @@ import (
 	"runtime"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/awbridge/awbridge/config"
 )
 
 // Names of the installed service.
@@ -57,6 +59,11 @@ type Spec struct {
 	// config it reads, never root. Required with System there; unused
 	// otherwise.
 	User string
+	// Socket is the socket a system-wide service listens on, set in its
+	// environment as AWBRIDGE_SOCKET (systemd Environment=, launchd
+	// EnvironmentVariables): it has no login session, so no
+	// XDG_RUNTIME_DIR, and clients must find it; "" sets nothing.
+	Socket string
 }
 
 func (s Spec) goos() string {
@@ -152,8 +159,9 @@ func IsGoRunBinary(path string) bool {
 // unit we hand it as a template; ours has no actions, so it must contain
 // none).
 func (s Spec) check() error {
-	for _, p := range []struct{ what, v string }{{"executable", s.Executable}, {"config file", s.ConfigPath}} {
+	for _, p := range []struct{ what, v string }{{"executable", s.Executable}, {"config file", s.ConfigPath}, {"socket", s.Socket}} {
 		switch {
+		case p.what == "socket" && p.v == "":
 		case !isAbs(s.goos(), p.v):
 			return fmt.Errorf("install: the %s %q is not an absolute path", p.what, p.v)
 		case !utf8.ValidString(p.v):
@@ -260,6 +268,9 @@ func renderSystemd(s Spec) string {
 	if s.System {
 		b.WriteString("User=" + s.User + "\n")
 	}
+	if s.Socket != "" {
+		b.WriteString("Environment=" + systemdEnv(config.SocketEnv+"="+s.Socket) + "\n")
+	}
 	b.WriteString("ExecStart=")
 	for i, a := range append([]string{s.Executable}, s.Arguments()...) {
 		if i > 0 {
@@ -275,6 +286,13 @@ func renderSystemd(s Spec) string {
 		b.WriteString("WantedBy=default.target\n")
 	}
 	return b.String()
+}
+
+// systemdEnv quotes one Environment= assignment: "%" doubled (specifiers
+// are expanded there, variables are not), the whole in double quotes with
+// "\" and `"` escaped.
+func systemdEnv(a string) string {
+	return `"` + strings.NewReplacer("%", "%%", `\`, `\\`, `"`, `\"`).Replace(a) + `"`
 }
 
 // systemdArg quotes one ExecStart word: "%" and "$" doubled (specifiers
@@ -304,6 +322,12 @@ func renderPlist(s Spec) string {
 	if s.System {
 		key("UserName")
 		str("\t", s.User)
+	}
+	if s.Socket != "" {
+		key("EnvironmentVariables")
+		b.WriteString("\t<dict>\n\t\t<key>" + config.SocketEnv + "</key>\n")
+		str("\t\t", s.Socket)
+		b.WriteString("\t</dict>\n")
 	}
 	key("ProgramArguments")
 	b.WriteString("\t<array>\n")

@@ -37,21 +37,27 @@ func golden(t *testing.T, name, got string) {
 }
 
 func unixSpec(goos string, system bool) Spec {
-	user := ""
+	user, socket := "", ""
 	if system {
 		user = "alice"
 	}
 	if goos == "darwin" {
+		if system {
+			socket = config.ServiceSocket(goos, "/Users/a b", 501)
+		}
 		return Spec{
 			Executable: "/Users/a b/bin/awbridge",
 			ConfigPath: "/Users/a b/Library/Application Support/awbridge/config.toml",
-			System:     system, GOOS: goos, Home: "/Users/a b", User: user,
+			System:     system, GOOS: goos, Home: "/Users/a b", User: user, Socket: socket,
 		}
+	}
+	if system {
+		socket = config.ServiceSocket(goos, "/home/a b", 1001)
 	}
 	return Spec{
 		Executable: "/home/a b/bin/awbridge",
 		ConfigPath: "/home/a b/.config/awbridge/config.toml",
-		System:     system, GOOS: goos, Home: "/home/a b", User: user,
+		System:     system, GOOS: goos, Home: "/home/a b", User: user, Socket: socket,
 	}
 }
 
@@ -67,14 +73,17 @@ func TestUnitsGolden(t *testing.T) {
 				`ExecStart="/home/a b/bin/awbridge" serve --config "/home/a b/.config/awbridge/config.toml"`},
 			"/home/a b/.config/systemd/user/awbridge.service"},
 		{"awbridge-system.service.golden", unixSpec("linux", true),
-			[]string{"WantedBy=multi-user.target", "RestartSec=2s", "\nUser=alice\n"},
+			[]string{"WantedBy=multi-user.target", "RestartSec=2s", "\nUser=alice\n",
+				// No login session: told where clients look second.
+				`Environment="AWBRIDGE_SOCKET=/home/a b/.local/state/awbridge/awbridge.sock"`},
 			"/etc/systemd/system/awbridge.service"},
 		{"io.github.awbridge.plist.golden", unixSpec("darwin", false),
 			[]string{"<key>RunAtLoad</key>\n\t<true/>", "<key>KeepAlive</key>\n\t<true/>",
 				"<string>/Users/a b/Library/Logs/awbridge.log</string>", "<string>io.github.awbridge</string>"},
 			"/Users/a b/Library/LaunchAgents/io.github.awbridge.plist"},
 		{"io.github.awbridge-system.plist.golden", unixSpec("darwin", true),
-			[]string{"<string>/Library/Logs/awbridge.log</string>", "<key>UserName</key>\n\t<string>alice</string>"},
+			[]string{"<string>/Library/Logs/awbridge.log</string>", "<key>UserName</key>\n\t<string>alice</string>",
+				"<key>EnvironmentVariables</key>\n\t<dict>\n\t\t<key>AWBRIDGE_SOCKET</key>\n\t\t<string>/Users/a b/Library/Application Support/awbridge/awbridge.sock</string>\n\t</dict>"},
 			"/Library/LaunchDaemons/io.github.awbridge.plist"},
 		{"awbridge-windows.txt.golden", Spec{
 			Executable: `C:\Program Files\awbridge\awbridge.exe`,
@@ -163,6 +172,8 @@ func TestValidate(t *testing.T) {
 		{"newline", func(s *Spec) { s.ConfigPath = "/a\nExecStartPre=/bin/evil" }, "control character", false},
 		{"template action", func(s *Spec) { s.Executable = "/a/{{Path}}/awbridge" }, "{{", false},
 		{"invalid utf-8", func(s *Spec) { s.ConfigPath = "/a/\xff.toml" }, "UTF-8", false},
+		{"relative socket", func(s *Spec) { s.Socket = "run/a.sock" }, "the socket \"run/a.sock\" is not an absolute path", false},
+		{"socket with a newline", func(s *Spec) { s.Socket = "/a\nExecStartPre=/bin/evil" }, "control character", false},
 		{"no home", func(s *Spec) { s.Home = "" }, "home folder", false},
 		{"no home, system", func(s *Spec) { s.Home, s.System, s.User = "", true, "alice" }, "", false},
 		{"system, no user", func(s *Spec) { s.System = true }, "run the install with sudo from that person's account", false},
@@ -211,6 +222,22 @@ func TestSystemdArg(t *testing.T) {
 	for _, tt := range tests {
 		if got := systemdArg(tt.in); got != tt.want {
 			t.Errorf("systemdArg(%q) = %s, want %s", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestSystemdEnv: an Environment= assignment is quoted whole, "%"
+// doubled (specifiers), "$" left alone (no variables there).
+func TestSystemdEnv(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"AWBRIDGE_SOCKET=/run/a.sock", `"AWBRIDGE_SOCKET=/run/a.sock"`},
+		{"A=/home/a b/x", `"A=/home/a b/x"`},
+		{`A=/a"b\c`, `"A=/a\"b\\c"`},
+		{"A=/100%/$HOME", `"A=/100%%/$HOME"`},
+	}
+	for _, tt := range tests {
+		if got := systemdEnv(tt.in); got != tt.want {
+			t.Errorf("systemdEnv(%q) = %s, want %s", tt.in, got, tt.want)
 		}
 	}
 }
@@ -380,7 +407,7 @@ func TestWindowsArg(t *testing.T) {
 func TestEnsureConfigFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "sub", "config.toml")
-	created, err := EnsureConfigFile(path)
+	created, err := EnsureConfigFile(path, nil)
 	if err != nil || !created {
 		t.Fatalf("created=%v err=%v", created, err)
 	}
@@ -401,7 +428,7 @@ func TestEnsureConfigFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte("[activitywatch]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	created, err = EnsureConfigFile(path)
+	created, err = EnsureConfigFile(path, nil)
 	if err != nil || created {
 		t.Fatalf("second call: created=%v err=%v", created, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -330,11 +331,38 @@ const configHeader = `# awbridge settings (TOML). Created by awbridge install: t
 # comes from. Restart the service after an edit: awbridge restart
 `
 
+// Owner is the person a config file created by root (under sudo) is
+// for: it is made inside Home only, and everything made is theirs.
+type Owner struct {
+	Name     string
+	Home     string
+	UID, GID int
+}
+
+// LinkError refuses a config path that leaves the person's home folder
+// through a symbolic link, or lies outside it: root would create files
+// where the person chose and give them to the person.
+type LinkError struct{ Path, Home string }
+
+func (e *LinkError) Error() string {
+	return fmt.Sprintf("install: not creating the config file %s as root: it is outside %s or reached through a symbolic link leading out of it; create it as yourself first (awbridge config shows the settings; an empty file will do)", e.Path, e.Home)
+}
+
 // EnsureConfigFile creates path (an empty, commented config, 0600 in a
 // 0700 folder) when it does not exist, so that the service's --config
 // names a file; created says whether it did. An existing file is never
 // touched.
-func EnsureConfigFile(path string) (created bool, err error) {
+//
+// With an owner (an install as root for a person, under sudo) the file
+// and every folder it needs are made inside owner.Home without following
+// a symbolic link out of it (os.Root), each given to the person through
+// its open descriptor (fchown) before anything is made inside it; a path
+// outside the home, or leaving it through a link, is refused with a
+// *LinkError and nothing is made.
+func EnsureConfigFile(path string, owner *Owner) (created bool, err error) {
+	if owner != nil {
+		return ensureConfigFileFor(path, owner)
+	}
 	if _, err := os.Stat(path); err == nil {
 		return false, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
@@ -350,15 +378,115 @@ func EnsureConfigFile(path string) (created bool, err error) {
 	if err != nil {
 		return false, fmt.Errorf("install: creating the config file: %w", err)
 	}
+	if err := writeConfig(f, func() { os.Remove(path) }); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// ensureConfigFileFor is EnsureConfigFile for owner, as root.
+func ensureConfigFileFor(path string, owner *Owner) (bool, error) {
+	rel, err := filepath.Rel(owner.Home, path)
+	if err != nil || !filepath.IsAbs(owner.Home) || !filepath.IsLocal(rel) {
+		return false, &LinkError{Path: path, Home: owner.Home}
+	}
+	root, err := os.OpenRoot(owner.Home)
+	if err != nil {
+		return false, fmt.Errorf("install: opening the home folder of %s: %w", owner.Name, err)
+	}
+	defer root.Close()
+	if _, err := root.Stat(rel); err == nil {
+		return false, nil
+	} else if escapes(err) {
+		return false, &LinkError{Path: path, Home: owner.Home}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return false, fmt.Errorf("install: checking the config file: %w", err)
+	}
+	// Each missing folder, from the home down: made, opened, checked to be
+	// a folder (not something swapped in meanwhile), given to the person.
+	var parts []string
+	if d := filepath.Dir(rel); d != "." {
+		parts = strings.Split(d, string(filepath.Separator))
+	}
+	for i := range parts {
+		dir := filepath.Join(parts[:i+1]...)
+		err := root.Mkdir(dir, 0o700)
+		switch {
+		case errors.Is(err, fs.ErrExist):
+			continue
+		case escapes(err):
+			return false, &LinkError{Path: path, Home: owner.Home}
+		case err != nil:
+			return false, fmt.Errorf("install: creating the config folder: %w", err)
+		}
+		if err := chownNewDir(root, dir, owner); err != nil {
+			return false, err
+		}
+	}
+	// O_EXCL: never an existing file or a link; the new file is given away
+	// through its descriptor.
+	f, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		return false, nil // created meanwhile: not ours to touch
+	case escapes(err):
+		return false, &LinkError{Path: path, Home: owner.Home}
+	case err != nil:
+		return false, fmt.Errorf("install: creating the config file: %w", err)
+	}
+	if err := f.Chown(owner.UID, owner.GID); err != nil {
+		f.Close()
+		root.Remove(rel)
+		return false, fmt.Errorf("install: giving %s to %s: %w", path, owner.Name, err)
+	}
+	if err := writeConfig(f, func() { root.Remove(rel) }); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// escapes reports an error of os.Root refusing a path that leaves it
+// (through "..", an absolute or an outward symbolic link); os.Root does
+// not export it.
+func escapes(err error) bool {
+	return err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrExist) &&
+		strings.Contains(err.Error(), "escapes")
+}
+
+// chownNewDir gives the folder name (inside root), just made, to owner
+// through its descriptor, after checking that it is still an empty folder:
+// not one swapped in meanwhile, whose contents would change hands.
+func chownNewDir(root *os.Root, name string, owner *Owner) error {
+	f, err := root.Open(name)
+	if err != nil {
+		return fmt.Errorf("install: opening %s: %w", name, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err == nil && st.IsDir() {
+		_, err = f.Readdirnames(1)
+	}
+	if !errors.Is(err, io.EOF) {
+		return fmt.Errorf("install: %s changed while it was being created; try again", filepath.Join(owner.Home, name))
+	}
+	if err := f.Chown(owner.UID, owner.GID); err != nil {
+		return fmt.Errorf("install: giving %s to %s: %w", filepath.Join(owner.Home, name), owner.Name, err)
+	}
+	return nil
+}
+
+// writeConfig writes configHeader to f and closes it; on failure it calls
+// remove and reports the error.
+func writeConfig(f *os.File, remove func()) error {
 	_, werr := f.WriteString(configHeader)
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}
 	if werr != nil {
-		os.Remove(path)
-		return false, fmt.Errorf("install: writing the config file: %w", werr)
+		remove()
+		return fmt.Errorf("install: writing the config file: %w", werr)
 	}
-	return true, nil
+	return nil
 }
 
 // Hint returns advice for an error of Manager or NewService on this spec,

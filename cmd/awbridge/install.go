@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/user"
 	"path/filepath"
 	"strconv"
@@ -47,6 +46,9 @@ func runInstall(_ context.Context, e *env, args []string, d serviceDeps) int {
 			return exitUsage
 		}
 		spec.User = acct.name
+		// The service has no login session (no XDG_RUNTIME_DIR): it is
+		// told where to listen, the place clients look second.
+		spec.Socket = config.ServiceSocket(d.goos, acct.home, acct.uid)
 	}
 	spec.ConfigPath, err = serviceConfigPath(e, l, d.goos, acct)
 	if err != nil {
@@ -68,18 +70,16 @@ func runInstall(_ context.Context, e *env, args []string, d serviceDeps) int {
 	if d.uid == 0 && !spec.System && d.goos != "windows" {
 		fmt.Fprintln(e.stderr, "awbridge install: note: this installs a per-user service for root; for a system-wide one: awbridge install --system")
 	}
-	created, err := install.EnsureConfigFile(spec.ConfigPath)
+	// Under sudo the file is made as root inside the person's home, never
+	// through a link out of it, and everything made is given to them.
+	var owner *install.Owner
+	if acct.sudo {
+		owner = &install.Owner{Name: acct.name, Home: acct.home, UID: acct.uid, GID: acct.gid}
+	}
+	created, err := install.EnsureConfigFile(spec.ConfigPath, owner)
 	if err != nil {
 		serviceError(e, "install", spec, err)
 		return exitDegraded
-	}
-	if created && acct.sudo {
-		// Created by root in the person's home: theirs, or the service
-		// (running as them) could not read it.
-		if err := chownTo(acct, filepath.Dir(spec.ConfigPath), spec.ConfigPath); err != nil {
-			serviceError(e, "install", spec, err)
-			return exitDegraded
-		}
 	}
 	if created {
 		fmt.Fprintf(e.stdout, "created the config file %s (empty: every setting has its default)\n", spec.ConfigPath)
@@ -258,14 +258,4 @@ func systemAccount(e *env, d serviceDeps) (account, error) {
 	a.uid, _ = strconv.Atoi(u.Uid)
 	a.gid, _ = strconv.Atoi(u.Gid)
 	return a, nil
-}
-
-// chownTo gives paths to acct.
-func chownTo(acct account, paths ...string) error {
-	for _, p := range paths {
-		if err := os.Lchown(p, acct.uid, acct.gid); err != nil {
-			return fmt.Errorf("install: giving %s to %s: %w", p, acct.name, err)
-		}
-	}
-	return nil
 }

@@ -265,8 +265,15 @@ func runStatus(_ context.Context, e *env, args []string, d serviceDeps) int {
 			r.Error = oneLine(err.Error())
 		}
 	}
-	r.Socket = config.SocketPath(config.Env{Lookup: e.lookup, GOOS: d.goos}, d.uid)
-	r.SocketAnswers = socketAnswers(r.Socket, d.dialTimeout)
+	// The per-user service's socket, else a system-wide one's that answers.
+	for i, p := range config.SocketCandidates(config.Env{Lookup: e.lookup, GOOS: d.goos}, d.uid) {
+		if answers := socketAnswers(p, d.dialTimeout); i == 0 || answers {
+			r.Socket, r.SocketAnswers = p, answers
+		}
+		if r.SocketAnswers {
+			break
+		}
+	}
 	code = exitOK
 	if !r.SocketAnswers {
 		code = exitDegraded

@@ -157,15 +157,16 @@ func dialService(e *env, c config.Config, noRelay bool) net.Conn {
 	if noRelay || c.Server.Relay == "never" || c.Server.Relay == "0" {
 		return nil
 	}
-	path := config.SocketPath(config.Env{Lookup: e.lookup, GOOS: runtime.GOOS}, os.Getuid())
-	// Trust only a socket in a folder private to this user: another user
-	// could otherwise pose as the service.
-	if mcp.CheckSocketDir(path) != nil {
-		return nil
+	// The per-user service's place, then a system-wide one's.
+	for _, path := range config.SocketCandidates(config.Env{Lookup: e.lookup, GOOS: runtime.GOOS}, os.Getuid()) {
+		// Trust only a socket in a folder private to this user: another
+		// user could otherwise pose as the service.
+		if mcp.CheckSocketDir(path) != nil {
+			continue
+		}
+		if conn, err := mcp.DialService(path); err == nil {
+			return conn
+		}
 	}
-	conn, err := mcp.DialService(path)
-	if err != nil {
-		return nil
-	}
-	return conn
+	return nil
 }
