@@ -222,7 +222,7 @@ func (t *HTTPTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch r.URL.Path {
 	case PathMCP:
-		if !t.authorized(r) {
+		if !t.Authorized(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="awbridge"`)
 			fail(http.StatusUnauthorized, "unauthorized: a bearer token is required")
 			return
@@ -253,7 +253,7 @@ func (t *HTTPTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if !healthy {
 			status = http.StatusServiceUnavailable
 		}
-		if !t.authorized(r) {
+		if !t.Authorized(r) {
 			// Any local user may ask whether awbridge is up; only the
 			// token's holder sees the report (the sidecar's payload).
 			body = []byte(`{"status":"degraded"}`)
@@ -267,7 +267,7 @@ func (t *HTTPTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fail(http.StatusNotFound, "not found")
 			return
 		}
-		if !t.authorized(r) {
+		if !t.Authorized(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="awbridge"`)
 			fail(http.StatusUnauthorized, "unauthorized: a bearer token is required")
 			return
@@ -341,8 +341,9 @@ func (t *HTTPTransport) originAllowed(r *http.Request) bool {
 	return isLoopbackName(u.Hostname()) && u.Port() == hostPort
 }
 
-// authorized checks the bearer token in constant time.
-func (t *HTTPTransport) authorized(r *http.Request) bool {
+// Authorized reports whether r carries the bearer token (always true
+// when none is required); compared in constant time.
+func (t *HTTPTransport) Authorized(r *http.Request) bool {
 	if t.token == nil {
 		return true
 	}
