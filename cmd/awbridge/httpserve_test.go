@@ -285,7 +285,7 @@ func startCapped(t *testing.T, tr *mcp.HTTPTransport, ln net.Listener, maxConns 
 	return "http://" + ln.Addr().String(), capped
 }
 
-// active counts the connections handling a request (for tests).
+// active counts the connections handling a request.
 func (c *connCap) active() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -296,6 +296,13 @@ func (c *connCap) active() int {
 		}
 	}
 	return n
+}
+
+// open counts the connections open.
+func (c *connCap) open() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.conns)
 }
 
 // freshClient opens its own connections (none shared with other clients).
@@ -440,7 +447,7 @@ func TestServeHTTPRefusesBeyondTheCapWhenAllBusy(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr := mcp.NewServer(pingBackend{}, mcp.Options{}).HTTPHandler(mcp.HTTPOptions{AllowedHosts: httpAllowedHosts(ln)})
-	base := startHTTP(t, tr, ln, maxConns)
+	base, capped := startCapped(t, tr, ln, maxConns)
 	do := func(method, sid, body string) *http.Response {
 		t.Helper()
 		req, _ := http.NewRequest(method, base+mcp.PathMCP, strings.NewReader(body))
@@ -461,6 +468,9 @@ func TestServeHTTPRefusesBeyondTheCapWhenAllBusy(t *testing.T) {
 		res.Body.Close()
 		sids = append(sids, res.Header.Get(mcp.HeaderSessionID))
 	}
+	// The condition: the server has closed the initializes' connections
+	// (answered, they are busy until then).
+	waitUntil(t, "the initialize connections closed", func() bool { return capped.open() == 0 })
 	for _, sid := range sids {
 		stream := do(http.MethodGet, sid, "")
 		defer stream.Body.Close()
