@@ -50,6 +50,7 @@ const (
 	DefaultHTTPMaxBodyBytes = 1 << 20
 	DefaultHTTPMaxSessions  = 64
 	DefaultHTTPSessionIdle  = 30 * time.Minute
+	DefaultHTTPBodyTimeout  = 5 * time.Second
 )
 
 const (
@@ -86,6 +87,11 @@ type HTTPOptions struct {
 	// MaxBodyBytes bounds a POST body (default 1 MiB; beyond: 413). The
 	// message must also fit the Server's MaxLineBytes once compacted.
 	MaxBodyBytes int64
+	// BodyTimeout bounds the reading of a request's body, from the end of
+	// its headers (default 5 s): past it the connection is closed, whether
+	// the handler reads the body or the server drains it after answering.
+	// Requests without a body (a GET stream) have no such deadline.
+	BodyTimeout time.Duration
 	// MaxSessions bounds the open MCP sessions (default 64; beyond: 503).
 	MaxSessions int
 	// SessionIdle ends a session that saw no request for this long and has
@@ -108,6 +114,7 @@ type HTTPTransport struct {
 	health         func(ctx context.Context) ([]byte, bool)
 	nowframe       func(ctx context.Context) []byte
 	maxBody        int64
+	bodyTimeout    time.Duration
 	maxSessions    int
 	idle           time.Duration
 	log            zerolog.Logger
@@ -129,6 +136,7 @@ func (srv *Server) HTTPHandler(opts HTTPOptions) *HTTPTransport {
 		health:      opts.Health,
 		nowframe:    opts.Nowframe,
 		maxBody:     opts.MaxBodyBytes,
+		bodyTimeout: opts.BodyTimeout,
 		maxSessions: opts.MaxSessions,
 		idle:        opts.SessionIdle,
 		log:         opts.Logger,
@@ -152,6 +160,9 @@ func (srv *Server) HTTPHandler(opts HTTPOptions) *HTTPTransport {
 	}
 	if t.maxBody <= 0 {
 		t.maxBody = DefaultHTTPMaxBodyBytes
+	}
+	if t.bodyTimeout <= 0 {
+		t.bodyTimeout = DefaultHTTPBodyTimeout
 	}
 	if t.maxSessions <= 0 {
 		t.maxSessions = DefaultHTTPMaxSessions
@@ -202,10 +213,21 @@ func (t *HTTPTransport) Shutdown(ctx context.Context) error {
 	}
 }
 
-// ServeHTTP checks Host and Origin on every request, then routes it.
+// ServeHTTP checks Host and Origin on every request, then routes it. A
+// request with a body must send it within the body timeout; a refusal
+// (401, 403, 404) closes the connection.
 func (t *HTTPTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength != 0 {
+		// Also bounds the server's drain of a body left unread.
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(t.bodyTimeout))
+	}
 	isMCP := r.URL.Path == PathMCP
 	fail := func(status int, msg string) {
+		switch status {
+		case http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound:
+			// Answered now, not after draining a body that may never come.
+			w.Header().Set("Connection", "close")
+		}
 		if isMCP {
 			writeJSON(w, status, errorReply(nil, CodeInvalidRequest, msg, nil))
 			return
@@ -222,7 +244,7 @@ func (t *HTTPTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch r.URL.Path {
 	case PathMCP:
-		if !t.authorized(r) {
+		if !t.Authorized(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="awbridge"`)
 			fail(http.StatusUnauthorized, "unauthorized: a bearer token is required")
 			return
@@ -253,7 +275,7 @@ func (t *HTTPTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if !healthy {
 			status = http.StatusServiceUnavailable
 		}
-		if !t.authorized(r) {
+		if !t.Authorized(r) {
 			// Any local user may ask whether awbridge is up; only the
 			// token's holder sees the report (the sidecar's payload).
 			body = []byte(`{"status":"degraded"}`)
@@ -267,7 +289,7 @@ func (t *HTTPTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fail(http.StatusNotFound, "not found")
 			return
 		}
-		if !t.authorized(r) {
+		if !t.Authorized(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="awbridge"`)
 			fail(http.StatusUnauthorized, "unauthorized: a bearer token is required")
 			return
@@ -341,8 +363,9 @@ func (t *HTTPTransport) originAllowed(r *http.Request) bool {
 	return isLoopbackName(u.Hostname()) && u.Port() == hostPort
 }
 
-// authorized checks the bearer token in constant time.
-func (t *HTTPTransport) authorized(r *http.Request) bool {
+// Authorized reports whether r carries the bearer token (always true
+// when none is required); compared in constant time.
+func (t *HTTPTransport) Authorized(r *http.Request) bool {
 	if t.token == nil {
 		return true
 	}
@@ -417,6 +440,8 @@ func (t *HTTPTransport) servePost(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, errorReply(nil, CodeInvalidRequest, "bad request: the body could not be read", nil))
 		return
 	}
+	// Read whole: no deadline on watching the connection while the call runs.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	p, perr := parsePost(body, t.srv.maxLine)
 	if perr != nil {
 		writeJSON(w, perr.status, perr.body)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -844,4 +845,145 @@ func FuzzParsePost(f *testing.F) {
 			seen[k] = true
 		}
 	})
+}
+
+// stalledRequest sends the headers of method path with a 1000-byte body
+// and one byte of it, then stalls; it returns the connection.
+func (f *httpFixture) stalledRequest(method, path string, hdr ...string) net.Conn {
+	f.t.Helper()
+	c, err := net.Dial("tcp", f.ts.Listener.Addr().String())
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.t.Cleanup(func() { c.Close() })
+	req := method + " " + path + " HTTP/1.1\r\nHost: " + f.ts.Listener.Addr().String() + "\r\n"
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req += hdr[i] + ": " + hdr[i+1] + "\r\n"
+	}
+	if _, err := io.WriteString(c, req+"Content-Length: 1000\r\n\r\n{"); err != nil {
+		f.t.Fatal(err)
+	}
+	return c
+}
+
+// A request whose body stalls is answered and its connection closed once
+// the body deadline passes, whether or not the handler reads the body: it
+// cannot hold its connection (and a place under the server's cap) forever.
+func TestHTTPStalledBodyIsCut(t *testing.T) {
+	f := newHTTPFixture(t, &stageBackend{}, HTTPOptions{Token: testToken, BodyTimeout: 50 * time.Millisecond})
+	for _, tc := range []struct {
+		name   string
+		method string
+		path   string
+		hdr    []string
+		status int
+	}{
+		{"without the token", http.MethodPost, PathMCP, []string{"Content-Type", "application/json"}, http.StatusUnauthorized},
+		{"with the token", http.MethodPost, PathMCP, mcpHeaders(""), http.StatusBadRequest},
+		{"unknown path", http.MethodPost, "/nowhere", nil, http.StatusNotFound},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := f.stalledRequest(tc.method, tc.path, tc.hdr...)
+			c.SetReadDeadline(time.Now().Add(waitLimit)) // a ceiling, not the bound tested
+			br := bufio.NewReader(c)
+			res, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatalf("no answer: %v", err)
+			}
+			io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			if res.StatusCode != tc.status {
+				t.Fatalf("status %d, want %d", res.StatusCode, tc.status)
+			}
+			if rest, err := io.ReadAll(br); err != nil || len(rest) != 0 {
+				t.Fatalf("the connection is still open: %q, %v", rest, err)
+			}
+		})
+	}
+}
+
+// A refusal is answered at once, not after the body that never comes, and
+// closes the connection.
+func TestHTTPRefusalClosesAtOnce(t *testing.T) {
+	f := newHTTPFixture(t, &stageBackend{}, HTTPOptions{Token: testToken, BodyTimeout: time.Hour})
+	for _, tc := range []struct {
+		name   string
+		path   string
+		hdr    []string
+		status int
+	}{
+		{"without the token", PathMCP, []string{"Content-Type", "application/json"}, http.StatusUnauthorized},
+		{"foreign Origin", PathMCP, mcpHeaders("", "Origin", "http://evil.example"), http.StatusForbidden},
+		{"unknown path", "/nowhere", nil, http.StatusNotFound},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := f.stalledRequest(http.MethodPost, tc.path, tc.hdr...)
+			c.SetReadDeadline(time.Now().Add(waitLimit)) // a ceiling, far below BodyTimeout
+			res, err := http.ReadResponse(bufio.NewReader(c), nil)
+			if err != nil {
+				t.Fatalf("no answer: %v", err)
+			}
+			res.Body.Close()
+			if res.StatusCode != tc.status || !res.Close {
+				t.Fatalf("status %d, Connection %q; want %d and close", res.StatusCode, res.Header.Get("Connection"), tc.status)
+			}
+		})
+	}
+}
+
+// A body that arrives slowly but within the deadline is read whole.
+func TestHTTPSlowBodyWithinDeadline(t *testing.T) {
+	f := newHTTPFixture(t, &stageBackend{}, HTTPOptions{Token: testToken})
+	body := initLine(`"init"`, Version20250618)
+	pr, pw := io.Pipe()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() {
+		for i := 0; i < len(body); i += len(body)/4 + 1 {
+			if i > 0 {
+				time.Sleep(100 * time.Millisecond) // pacing: slower than one write, within DefaultHTTPBodyTimeout
+			}
+			if _, err := io.WriteString(pw, body[i:min(i+len(body)/4+1, len(body))]); err != nil {
+				return
+			}
+		}
+		pw.Close()
+	})
+	req, _ := http.NewRequest(http.MethodPost, f.url, pr)
+	for h := mcpHeaders(""); len(h) > 1; h = h[2:] {
+		req.Header.Set(h[0], h[1])
+	}
+	res, err := f.ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK || res.Header.Get(HeaderSessionID) == "" {
+		t.Fatalf("initialize sent slowly: %d", res.StatusCode)
+	}
+}
+
+// A GET stream has no body: the body deadline never cuts it.
+func TestHTTPStreamOutlivesBodyDeadline(t *testing.T) {
+	b := &resBackend{changed: make(chan struct{})}
+	f := newHTTPFixture(t, b, HTTPOptions{Token: testToken, BodyTimeout: 50 * time.Millisecond})
+	sid := f.initialize(Version20250618)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	_, br := f.openStream(ctx, sid)
+
+	// The condition: a body deadline set after the stream opened has passed.
+	c := f.stalledRequest(http.MethodPost, PathMCP, mcpHeaders(sid)...)
+	c.SetReadDeadline(time.Now().Add(waitLimit))
+	if _, err := io.ReadAll(c); err != nil {
+		t.Fatalf("the stalled request was not cut: %v", err)
+	}
+
+	if r := f.post(sid, `{"jsonrpc":"2.0","id":3,"method":"resources/subscribe","params":{"uri":"test://r"}}`); r.status != http.StatusOK {
+		t.Fatalf("subscribe: %d %s", r.status, r.body)
+	}
+	close(b.changed)
+	if d := nextData(t, br); !strings.Contains(d, "notifications/resources/updated") {
+		t.Fatalf("stream: %s", d)
+	}
 }

@@ -201,12 +201,22 @@ const (
 // flight answered, GET streams closed) and the server, within
 // httpShutdownGrace, and returns nil after a clean stop.
 func serveHTTP(ctx context.Context, ln net.Listener, h *mcp.HTTPTransport, maxConns int, log zerolog.Logger) error {
-	capped := newConnCap(ln, maxConns, log)
+	return serveCapped(ctx, newConnCap(ln, maxConns, log), h, log)
+}
+
+// serveCapped is serveHTTP on a listener already capped.
+func serveCapped(ctx context.Context, capped *connCap, h *mcp.HTTPTransport, log zerolog.Logger) error {
 	hs := &http.Server{
-		Handler:           h,
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if h.Authorized(r) {
+				capped.trust(r.Context())
+			}
+			h.ServeHTTP(w, r)
+		}),
 		ReadHeaderTimeout: httpHeaderTimeout,
 		IdleTimeout:       httpIdleTimeout,
 		MaxHeaderBytes:    64 << 10,
+		ConnContext:       capped.connContext,
 		ConnState:         capped.track,
 		ErrorLog:          stdlog.New(log.With().Str("component", "http").Logger(), "", 0),
 	}
@@ -249,10 +259,12 @@ const capWarnEvery = time.Minute
 
 // connCap is a listener that keeps at most max connections open. A new
 // connection over the cap takes the place of the connection that has
-// waited longest without a request in progress (idle, or still sending
-// its first headers), which is closed; when every connection is busy the
-// new one is closed at once. Nothing waits: no goroutine and no file
-// beyond the cap, so idle connections cannot starve a real request.
+// waited longest without a request of the token's holder in progress
+// (idle, still sending its headers, or handling a request without the
+// token, a body that never comes included), which is closed; when every
+// connection is busy with the holder's requests the new one is closed at
+// once. Nothing waits: no goroutine and no file beyond the cap, so neither
+// idle connections nor stalled requests can starve a real caller.
 type connCap struct {
 	net.Listener
 	max int
@@ -267,9 +279,13 @@ type connCap struct {
 
 // capConn is what connCap knows of one open connection.
 type capConn struct {
-	busy  bool   // a request is being handled (http.StateActive)
+	state http.ConnState
+	busy  bool   // handling a request that carries the token (trust)
 	since uint64 // clock when it last changed state
 }
+
+// connKey is the context key of a request's connection (connContext).
+type connKey struct{}
 
 func newConnCap(ln net.Listener, maxConns int, log zerolog.Logger) *connCap {
 	if maxConns <= 0 {
@@ -291,8 +307,8 @@ func (c *connCap) Accept() (net.Conn, error) {
 	}
 }
 
-// admit registers conn, closing the longest-waiting idle connection when
-// at the cap, or closes conn itself when every connection is busy.
+// admit registers conn, closing the longest-waiting connection that is not
+// busy when at the cap, or closes conn itself when every connection is.
 func (c *connCap) admit(conn net.Conn) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -316,7 +332,7 @@ func (c *connCap) admit(conn net.Conn) bool {
 		c.overLocked()
 	}
 	if admitted {
-		c.conns[conn] = &capConn{since: c.clock}
+		c.conns[conn] = &capConn{state: http.StateNew, since: c.clock}
 	}
 	return admitted
 }
@@ -327,8 +343,25 @@ func (c *connCap) overLocked() {
 	c.over++
 	if now := time.Now(); now.Sub(c.warnedAt) >= capWarnEvery {
 		c.log.Warn().Int("max_connections", c.max).Int("closed", c.over).
-			Msg("HTTP connections over the cap: the longest idle ones (or, all busy, the new ones) were closed")
+			Msg("HTTP connections over the cap: the longest idle or unauthenticated ones (or, all busy, the new ones) were closed")
 		c.warnedAt, c.over = now, 0
+	}
+}
+
+// connContext is the http.Server's ConnContext hook: it keeps the
+// connection in the context of its requests, for trust.
+func (c *connCap) connContext(ctx context.Context, conn net.Conn) context.Context {
+	return context.WithValue(ctx, connKey{}, conn)
+}
+
+// trust marks the connection of the request of ctx busy until the
+// request ends: the request carries the token.
+func (c *connCap) trust(ctx context.Context) {
+	conn, _ := ctx.Value(connKey{}).(net.Conn)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st, ok := c.conns[conn]; ok && st.state == http.StateActive {
+		st.busy = true
 	}
 }
 
@@ -345,6 +378,6 @@ func (c *connCap) track(conn net.Conn, state http.ConnState) {
 		delete(c.conns, conn)
 	default:
 		c.clock++
-		st.busy, st.since = state == http.StateActive, c.clock
+		st.state, st.busy, st.since = state, false, c.clock
 	}
 }

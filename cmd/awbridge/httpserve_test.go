@@ -265,16 +265,44 @@ func TestServeHTTP(t *testing.T) {
 // and returns its base URL; the server stops when the test ends.
 func startHTTP(t *testing.T, tr *mcp.HTTPTransport, ln net.Listener, maxConns int) string {
 	t.Helper()
+	base, _ := startCapped(t, tr, ln, maxConns)
+	return base
+}
+
+// startCapped is startHTTP also returning the connection cap.
+func startCapped(t *testing.T, tr *mcp.HTTPTransport, ln net.Listener, maxConns int) (string, *connCap) {
+	t.Helper()
+	capped := newConnCap(ln, maxConns, zerolog.Nop())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- serveHTTP(ctx, ln, tr, maxConns, zerolog.Nop()) }()
+	go func() { done <- serveCapped(ctx, capped, tr, zerolog.Nop()) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("serveHTTP: %v", err)
 		}
 	})
-	return "http://" + ln.Addr().String()
+	return "http://" + ln.Addr().String(), capped
+}
+
+// active counts the connections handling a request.
+func (c *connCap) active() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, st := range c.conns {
+		if st.state == http.StateActive {
+			n++
+		}
+	}
+	return n
+}
+
+// open counts the connections open.
+func (c *connCap) open() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.conns)
 }
 
 // freshClient opens its own connections (none shared with other clients).
@@ -352,6 +380,64 @@ func TestServeHTTPCapsIdleConnections(t *testing.T) {
 	}
 }
 
+// A local user without the token cannot hold the endpoint with requests
+// whose body never comes (issue 9, point 3): beyond server.max_connections
+// such stalled requests are closed like idle connections, so /healthz and
+// an MCP call of the token's holder are still answered.
+func TestServeHTTPStalledBodiesDoNotStarve(t *testing.T) {
+	const maxConns, flood = 4, 12
+	ln, err := listenHTTP("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := mcp.NewServer(pingBackend{}, mcp.Options{}).HTTPHandler(mcp.HTTPOptions{
+		Token:        "serve-http-test-token",
+		AllowedHosts: httpAllowedHosts(ln),
+		Health:       func(context.Context) ([]byte, bool) { return []byte(`{"status":"healthy"}`), true },
+	})
+	base, capped := startCapped(t, tr, ln, maxConns)
+
+	// Each sends its headers and one byte of a 1000-byte body, then stalls.
+	stalled := "POST " + mcp.PathMCP + " HTTP/1.1\r\nHost: " + ln.Addr().String() +
+		"\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"
+	for i := range flood {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatalf("connection %d: %v", i, err)
+		}
+		defer c.Close()
+		if _, err := io.WriteString(c, stalled); err != nil && i < maxConns {
+			t.Fatalf("connection %d: %v", i, err)
+		}
+	}
+	// The condition: every place under the cap holds a stalled request.
+	waitUntil(t, "the stalled requests being handled", func() bool { return capped.active() == maxConns })
+
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 2 * time.Minute}
+	req, _ := http.NewRequest(http.MethodGet, base+mcp.PathHealth, nil)
+	req.Header.Set("Authorization", "Bearer serve-http-test-token")
+	res, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("/healthz with %d stalled bodies: %v", flood, err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("/healthz %d", res.StatusCode)
+	}
+	req, _ = http.NewRequest(http.MethodPost, base+mcp.PathMCP, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer serve-http-test-token")
+	res, err = client.Do(req)
+	if err != nil {
+		t.Fatalf("MCP initialize with %d stalled bodies: %v", flood, err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || res.Header.Get(mcp.HeaderSessionID) == "" {
+		t.Fatalf("initialize %d", res.StatusCode)
+	}
+}
+
 // When every connection under the cap is busy (open GET streams), a new
 // connection is closed at once rather than queued.
 func TestServeHTTPRefusesBeyondTheCapWhenAllBusy(t *testing.T) {
@@ -361,7 +447,7 @@ func TestServeHTTPRefusesBeyondTheCapWhenAllBusy(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr := mcp.NewServer(pingBackend{}, mcp.Options{}).HTTPHandler(mcp.HTTPOptions{AllowedHosts: httpAllowedHosts(ln)})
-	base := startHTTP(t, tr, ln, maxConns)
+	base, capped := startCapped(t, tr, ln, maxConns)
 	do := func(method, sid, body string) *http.Response {
 		t.Helper()
 		req, _ := http.NewRequest(method, base+mcp.PathMCP, strings.NewReader(body))
@@ -382,6 +468,9 @@ func TestServeHTTPRefusesBeyondTheCapWhenAllBusy(t *testing.T) {
 		res.Body.Close()
 		sids = append(sids, res.Header.Get(mcp.HeaderSessionID))
 	}
+	// The condition: the server has closed the initializes' connections
+	// (answered, they are busy until then).
+	waitUntil(t, "the initialize connections closed", func() bool { return capped.open() == 0 })
 	for _, sid := range sids {
 		stream := do(http.MethodGet, sid, "")
 		defer stream.Body.Close()
