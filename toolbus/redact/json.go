@@ -4,6 +4,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/awbridge/awbridge/internal/invisible"
 	"github.com/awbridge/awbridge/internal/jsonw"
 )
 
@@ -383,7 +384,7 @@ func (s *jscan) str() (content []byte, esc bool, res scanResult, err error) {
 			} else {
 				if unsafeRune(r) {
 					res |= scanUnsafe
-				} else if joiner(r) {
+				} else if invisible.Kept(r) { // a joiner or presentation selector
 					res |= scanSecret
 				}
 				k += size - 1
