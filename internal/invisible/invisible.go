@@ -38,9 +38,20 @@ package invisible
 import "unicode"
 
 // Strip reports whether r is an invisible character a cleaner removes
-// (see the package documentation). Common scripts (Latin, Greek,
-// Cyrillic, Hebrew, CJK, Hangul syllables) are answered without a table.
+// (see the package documentation). Greek, Cyrillic, Hebrew, CJK and
+// Hangul syllables are answered inline, Latin and CJK punctuation a few
+// comparisons later, other scripts with Unicode's tables.
 func Strip(r rune) bool {
+	// U+0350-U+05FF (Greek, Cyrillic, Armenian, Hebrew) and U+3165-U+FDCF
+	// (CJK, Hangul syllables), small enough to inline.
+	if uint32(r-0x350) < 0x600-0x350 || uint32(r-0x3165) < 0xfdd0-0x3165 {
+		return false
+	}
+	return strip(r)
+}
+
+// strip is Strip beyond its inline fast path.
+func strip(r rune) bool {
 	switch {
 	case r < 0x20:
 		return r != '\t' && r != '\n'
@@ -50,8 +61,7 @@ func Strip(r rune) bool {
 		return true
 	case r == 0xad || r == 0x34f || r == 0x3164:
 		return true
-	case r < 0x34f, r < 0x600, 0x2070 <= r && r < 0x3164, 0x3164 < r && r < 0xfdd0:
-		// Nothing invisible here but the three above.
+	case r < 0x600, 0x2070 <= r && r < 0xfdd0:
 		return false
 	case r == 0x200c || r == 0x200d || r == 0xfe0e || r == 0xfe0f:
 		return false
@@ -67,12 +77,12 @@ func Strip(r rune) bool {
 // the joiners U+200C and U+200D, and the presentation selectors U+FE0E
 // and U+FE0F.
 func Kept(r rune) bool {
-	return r == '\t' || r == '\n' || r == 0x200c || r == 0x200d || r == 0xfe0e || r == 0xfe0f
+	return r == '\t' || r == '\n' || r&^1 == 0x200c || r&^1 == 0xfe0e
 }
 
 // Hidden reports the characters secret matching looks through: those a
 // cleaner removes and the joiners and presentation selectors it keeps.
 // Tab and newline are not hidden: they separate words.
 func Hidden(r rune) bool {
-	return Strip(r) || r == 0x200c || r == 0x200d || r == 0xfe0e || r == 0xfe0f
+	return Strip(r) || r&^1 == 0x200c || r&^1 == 0xfe0e
 }
