@@ -38,19 +38,22 @@ package invisible
 import "unicode"
 
 // Strip reports whether r is an invisible character a cleaner removes
-// (see the package documentation). Greek, Cyrillic, Hebrew, CJK and
-// Hangul syllables are answered inline, Latin and CJK punctuation a few
-// comparisons later, other scripts with Unicode's tables.
+// (see the package documentation). Printable ASCII, CJK and Hangul
+// syllables are answered inline, the rest of Latin, Greek, Cyrillic,
+// Hebrew and CJK punctuation a few comparisons later, other scripts with
+// Unicode's tables.
 func Strip(r rune) bool {
-	// U+0350-U+05FF (Greek, Cyrillic, Armenian, Hebrew) and U+3165-U+FDCF
-	// (CJK, Hangul syllables), small enough to inline.
-	if uint32(r-0x350) < 0x600-0x350 || uint32(r-0x3165) < 0xfdd0-0x3165 {
+	// Printable ASCII and U+3165-U+FDCF (CJK, Hangul syllables); the
+	// rest of the common scripts a call later (strip's first cases).
+	if uint32(r-0x20) < 0x7f-0x20 || uint32(r-0x3165) < 0xfdd0-0x3165 {
 		return false
 	}
 	return strip(r)
 }
 
-// strip is Strip beyond its inline fast path.
+// strip is Strip beyond its inline fast path. Outside U+E0000-U+E0FFF
+// (all default-ignorable) the variation selectors and other
+// default-ignorables are few and listed, so only Cf needs a table.
 func strip(r rune) bool {
 	switch {
 	case r < 0x20:
@@ -59,18 +62,25 @@ func strip(r rune) bool {
 		return false
 	case r <= 0x9f: // DEL and C1
 		return true
-	case r == 0xad || r == 0x34f || r == 0x3164:
-		return true
-	case r < 0x600, 0x2070 <= r && r < 0xfdd0:
-		return false
-	case r == 0x200c || r == 0x200d || r == 0xfe0e || r == 0xfe0f:
-		return false
-	case r == 0x2028 || r == 0x2029:
-		return true
-	case 0xfdd0 <= r && r <= 0xfdef || r&0xfffe == 0xfffe:
-		return true
+	case r < 0x600:
+		return r == 0xad || r == 0x34f
+	case r < 0x10000:
+		switch {
+		case 0x2070 <= r && r < 0xfdd0:
+			return r == 0x3164
+		case r == 0x200c || r == 0x200d || r == 0xfe0e || r == 0xfe0f:
+			return false
+		case 0x2010 <= r && r <= 0x2027 || 0x2030 <= r && r <= 0x205f: // dashes, quotes, marks
+			return false
+		case r == 0x2028 || r == 0x2029 || r == 0x2065 || r == 0x115f || r == 0x1160 || r == 0x17b4 || r == 0x17b5 || r == 0xffa0,
+			0x180b <= r && r <= 0x180f, 0xfdd0 <= r && r <= 0xfdef, 0xfe00 <= r && r <= 0xfe0f, 0xfff0 <= r && r <= 0xfff8, r >= 0xfffe:
+			return true
+		}
+		return unicode.Is(unicode.Cf, r)
+	case r < 0xe0000:
+		return r&0xfffe == 0xfffe || unicode.Is(unicode.Cf, r)
 	}
-	return unicode.In(r, unicode.Cf, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point)
+	return r < 0xe1000 || r&0xfffe == 0xfffe
 }
 
 // Kept reports the invisible characters a cleaner keeps: tab, newline,
