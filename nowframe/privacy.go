@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/awbridge/awbridge/config"
+	"github.com/awbridge/awbridge/internal/invisible"
 )
 
 // DefaultMaxTitleLength is the default bound on a title, in runes.
@@ -46,16 +47,27 @@ type Privacy struct {
 	MaskSecrets func(string) string
 }
 
+// maskSlack is how many runes past the cap a title is masked over before
+// it is cut: more than the longest text any secret pattern needs to
+// match (a PEM header with its 40-character label is the longest, about
+// 75), so a secret that straddles the cap is recognised whole and masked
+// rather than cut too short to match and shown in part.
+const maskSlack = 128
+
 // cleanText sanitizes an untrusted title or app name (SanitizeTitle),
 // masking inline secrets as it does when MaskSecrets is set.
 func (p Privacy) cleanText(raw string, max int) string {
 	if p.MaskSecrets == nil {
 		return SanitizeTitle(raw, max)
 	}
+	if max <= 0 {
+		max = DefaultMaxTitleLength
+	}
 	// Where something was removed, a zero-width space stands in for it:
 	// the masking sees a word boundary there (and looks through it inside
-	// a key), and the second pass removes it.
-	return SanitizeTitle(p.MaskSecrets(sanitizeTitle(raw, max, true)), max)
+	// a key), and the second pass removes it. Masking runs before the cut
+	// to max, over maskSlack runes more.
+	return SanitizeTitle(p.MaskSecrets(sanitizeTitle(raw, max+maskSlack, true)), max)
 }
 
 // title sanitizes, masks, caps and rewrites a window or tab title.
@@ -95,10 +107,12 @@ func (p Privacy) maxTitle() int {
 	return p.MaxTitleLength
 }
 
-// SanitizeTitle makes an untrusted title safe to show: it removes control
-// characters (C0, DEL, C1) and terminal escape sequences, every format
-// character (Unicode Cf: bidi overrides, embeddings, isolates and marks,
-// zero-width characters, BOM, tag characters), replaces invalid UTF-8
+// SanitizeTitle makes an untrusted title safe to show: it removes terminal
+// escape sequences and every invisible character (invisible.Strip:
+// control characters, format characters such as bidi overrides,
+// zero-width spaces, the BOM and tag characters, default-ignorables such
+// as variation selectors and Hangul fillers, noncharacters; the joiners
+// and emoji presentation selectors stay), replaces invalid UTF-8
 // with U+FFFD, turns every run of whitespace (tabs and line breaks
 // included) into one space, trims, and caps the result at max runes
 // (DefaultMaxTitleLength when max <= 0) followed by "…" when cut. Its
@@ -188,7 +202,7 @@ func sanitizeTitle(s string, max int, mark bool) string {
 		case unicode.IsSpace(r):
 			space = true
 			continue
-		case hiddenRune(r):
+		case invisible.Strip(r):
 			gap = true
 			continue
 		}
@@ -201,13 +215,6 @@ func sanitizeTitle(s string, max int, mark bool) string {
 		return b.String()
 	}
 	return strings.TrimRight(b.String(), " ") + "…"
-}
-
-// hiddenRune reports runes that are removed from titles: control and
-// format characters, and noncharacters.
-func hiddenRune(r rune) bool {
-	return unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r) ||
-		(r >= 0xfdd0 && r <= 0xfdef) || r&0xfffe == 0xfffe
 }
 
 // skipEscape skips an escape sequence whose ESC precedes s[i].

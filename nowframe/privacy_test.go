@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/awbridge/awbridge/config"
+	"github.com/awbridge/awbridge/internal/invisible"
 	"github.com/awbridge/awbridge/toolbus/redact"
 )
 
@@ -24,7 +25,11 @@ func TestSanitizeTitle(t *testing.T) {
 		{"bidi override extension trick", "invoice\u202Egnp.exe", 0, "invoicegnp.exe"},
 		{"leading RLO", "\u202Egnp.exe", 0, "gnp.exe"},
 		{"bidi isolates and marks", "a\u2066b\u2067c\u2068d\u2069e\u200ef\u200fg\u061ch\u202ai\u202bj\u202ck\u202dl", 0, "abcdefghijkl"},
-		{"zero width and BOM", "\ufeffpay\u200bpal\u200c.\u200dcom\u2060", 0, "paypal.com"},
+		{"zero width and BOM", "\ufeffpay\u200bpal.com\u2060", 0, "paypal.com"},
+		{"joiners and emoji presentation kept", "👩\u200d💻 ❤\ufe0f 1\ufe0f\u20e3 \u0645\u200c\u06cc", 0, "👩\u200d💻 ❤\ufe0f 1\ufe0f\u20e3 \u0645\u200c\u06cc"},
+		{"default-ignorables", "a\u034fb\u115f\u1160c\u3164d\uffa0e\u17b4\u17b5f\u180b\u180e\u180fg", 0, "abcdefg"},
+		{"other variation selectors (smuggled bytes)", "😀\ufe00\ufe0d\U000E0100\U000E01EF!", 0, "😀!"},
+		{"noncharacters", "a\ufdd0b\uffffc", 0, "abc"},
 		{"tag characters (ASCII smuggling)", "ok\U000E0049\U000E0067\U000E006E", 0, "ok"},
 		{"C0 controls", "a\x00b\x01c\x07d\x08e\x7ff", 0, "abcdef"},
 		{"C1 controls (NEL is a line break)", "a\u0080b\u0085c\u0084d", 0, "ab cd"},
@@ -75,7 +80,7 @@ func checkTitle(t *testing.T, got string, max int) {
 		t.Fatalf("%d runes, max %d+1: %q", n, max, got)
 	}
 	for _, r := range got {
-		if unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r) || (r != ' ' && unicode.IsSpace(r)) {
+		if invisible.Strip(r) || (r != ' ' && unicode.IsSpace(r)) {
 			t.Fatalf("hidden rune %U in %q", r, got)
 		}
 	}
@@ -349,6 +354,15 @@ func TestTitleSecretsSurviveRemovedCharacters(t *testing.T) {
 		"key " + key[:20] + "\x1b[1m" + key[20:]:    "key sk-…[REDACTED]",
 		"Acme\u200b Corp \U000E0041invoice.pdf":     "[client] invoice.pdf",
 		"pay\u200bpal.com — \u202egnp.exe \u200bok": "paypal.com — gnp.exe ok",
+		// Default-ignorables outside Cc and Cf (a reviewer's repro).
+		"ghp_abcdefghij\u034fklmnopqrstuvwxyz0123456789 AKIA\ufe0fIOSFODNN7EXAMPLE " + key[:20] + "\u3164" + key[20:]: "ghp_…[REDACTED] AKIA…[REDACTED] sk-…[REDACTED]",
+		"key\u115f" + key:                             "keysk-…[REDACTED]",
+		"key " + key[:20] + "\u1160" + key[20:]:       "key sk-…[REDACTED]",
+		"key " + key[:20] + "\uffa0" + key[20:]:       "key sk-…[REDACTED]",
+		"key " + key[:20] + "\u17b4\u17b5" + key[20:]: "key sk-…[REDACTED]",
+		"key " + key[:20] + "\u180b\u180f" + key[20:]: "key sk-…[REDACTED]",
+		"key " + key[:20] + "\ufe00" + key[20:]:       "key sk-…[REDACTED]",
+		"key " + key[:20] + "\U000E0100" + key[20:]:   "key sk-…[REDACTED]",
 	} {
 		got := p.title(in, 0)
 		if got != want {
@@ -367,5 +381,40 @@ func TestTitleSecretsSurviveRemovedCharacters(t *testing.T) {
 	// The cap counts no gap marks.
 	if got := p.cleanText("a\u200bb\u200bcdef", 4); got != "abcd…" {
 		t.Errorf("capped %q", got)
+	}
+}
+
+// TestTitleSecretAtTheCapIsMasked: a secret that straddles the cap on a
+// title's length is masked before the title is cut, so no part of it is
+// shown (cut first, it was too short to match and its first characters
+// were printed).
+func TestTitleSecretAtTheCapIsMasked(t *testing.T) {
+	p := Privacy{MaskSecrets: func(s string) string {
+		out, _ := redact.New(redact.Options{}).Text(s)
+		return out
+	}}
+	secrets := []string{
+		"ghp_" + strings.Repeat("A1b2C3d4E5", 4)[:36],
+		"sk-ant-api03-Xy7Qp2Lm9Rt4Vw8Zb1Nc6Df3Gh5Jk0",
+		"AKIAIOSFODNN7EXAMPLE",
+		"AIza" + strings.Repeat("Sy0123456789", 3)[:35],
+		"github_pat_" + strings.Repeat("11ABCDEFG0", 6),
+		"password=hunter2hunter2",
+	}
+	for _, secret := range secrets {
+		// The reviewer's case: 280 x's, a space, then the token.
+		for start := DefaultMaxTitleLength - len(secret); start < DefaultMaxTitleLength; start++ {
+			in := strings.Repeat("x", start-1) + " " + secret + " tail"
+			got := p.title(in, 0)
+			if strings.Contains(got, secret[len(secret)-6:]) || strings.Contains(got, secret[len(secret)/2:][:4]) {
+				t.Fatalf("secret %.8s… at rune %d shows in %q", secret, start, got[start-1:])
+			}
+			checkTitle(t, got, 0)
+		}
+	}
+	// The cap still holds, and a title without a secret is cut as before.
+	long := strings.Repeat("a", 400)
+	if got := p.title(long, 0); got != strings.Repeat("a", 300)+"…" {
+		t.Errorf("plain long title %q", got)
 	}
 }

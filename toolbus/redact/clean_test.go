@@ -22,6 +22,10 @@ func TestClean(t *testing.T) {
 		{"line and paragraph separators", "a\u2028b\u2029c", "abc"},
 		{"soft hyphen", "co\u00adoperate", "cooperate"},
 		{"joiners kept for emoji and scripts", "👩\u200d💻 \u200c", "👩\u200d💻 \u200c"},
+		{"emoji presentation selectors kept", "❤\ufe0f 1\ufe0f\u20e3 ☺\ufe0e", "❤\ufe0f 1\ufe0f\u20e3 ☺\ufe0e"},
+		{"default-ignorables", "a\u034fb\u115f\u1160c\u3164d\uffa0e\u17b4\u17b5f\u180b\u180e\u180fg", "abcdefg"},
+		{"other variation selectors (smuggled bytes)", "😀\ufe00\ufe0d\U000E0100\U000E01EF!", "😀!"},
+		{"noncharacters", "a\ufdd0b\uffffc", "abc"},
 		{"invalid UTF-8 becomes U+FFFD", "a\xffb", "a\ufffdb"},
 	}
 	for _, tt := range tests {
@@ -142,12 +146,16 @@ func assertClean(t *testing.T, v any) {
 	}
 }
 
-// The fast paths of unsafeRune agree with its definition for every rune.
+// The fast paths of unsafeRune agree with its definition for every rune:
+// control, format and default-ignorable characters, the separators and
+// noncharacters, less tab, newline, the joiners and the presentation
+// selectors.
 func TestUnsafeRuneMatchesItsDefinition(t *testing.T) {
 	for r := rune(0); r <= unicode.MaxRune; r++ {
-		want := unicode.IsControl(r) && r != '\t' && r != '\n' ||
-			unicode.Is(unicode.Cf, r) && r != 0x200c && r != 0x200d ||
-			r == 0x2028 || r == 0x2029
+		kept := r == '\t' || r == '\n' || r == 0x200c || r == 0x200d || r == 0xfe0e || r == 0xfe0f
+		want := !kept && (unicode.IsControl(r) || unicode.Is(unicode.Cf, r) ||
+			unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) || unicode.Is(unicode.Variation_Selector, r) ||
+			r == 0x2028 || r == 0x2029 || 0xfdd0 <= r && r <= 0xfdef || r&0xfffe == 0xfffe)
 		if got := unsafeRune(r); got != want {
 			t.Fatalf("unsafeRune(%U) = %v, want %v", r, got, want)
 		}

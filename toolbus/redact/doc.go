@@ -6,8 +6,10 @@
 //
 //   - values under sensitive keys (password, passphrase, secret, token,
 //     api_key, authorization, private_key, any key containing "secret" or
-//     "token", plus configured ones) become the string "[REDACTED]",
-//     whatever their type;
+//     "token", plus configured ones) become the string "[REDACTED]":
+//     strings, numbers (a numeric password or PIN), objects and arrays
+//     (whole); true, false and null stay, as they carry no secret
+//     ("token":true says a token is set);
 //   - inline secrets in any string (API keys of the well-known kinds, JWTs,
 //     Bearer tokens, AWS access key ids, key=value leaks, URL passwords, PEM
 //     private keys) are masked, keeping a short recognisable prefix; they

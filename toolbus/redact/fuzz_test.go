@@ -36,7 +36,7 @@ var plantable = []struct{ secret, body string }{
 }
 
 // hiddenRunes are invisible characters that may be slipped into a secret.
-var hiddenRunes = []string{"\u200b", "\u200e", "\u202e", "\u2066", "\u00ad", "\ufeff", "\U000E0041", "\u200d", "\r"}
+var hiddenRunes = []string{"\u200b", "\u200e", "\u202e", "\u2066", "\u00ad", "\ufeff", "\U000E0041", "\u200d", "\r", "\u034f", "\ufe0f", "\ufe00", "\u3164", "\U000E0100", "\u180e"}
 
 func FuzzText(f *testing.F) {
 	for _, s := range []string{

@@ -4,16 +4,14 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/awbridge/awbridge/internal/invisible"
 )
 
-// joiner reports the zero-width joiner and non-joiner, which Clean keeps
-// (emoji and several scripts need them) but which can hide a secret as
-// well as any other invisible character.
-func joiner(r rune) bool { return r == 0x200c || r == 0x200d }
-
 // hidden reports the characters secret matching looks through: those
-// Clean removes, and the joiners.
-func hidden(r rune) bool { return unsafeRune(r) || joiner(r) }
+// Clean removes, and the joiners and presentation selectors it keeps
+// (invisible.Hidden).
+func hidden(r rune) bool { return invisible.Hidden(r) }
 
 // cut records that hidden characters were removed from a text at offset
 // at of its view; sum counts the bytes removed there and at every earlier

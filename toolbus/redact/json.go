@@ -4,6 +4,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/awbridge/awbridge/internal/invisible"
 	"github.com/awbridge/awbridge/internal/jsonw"
 )
 
@@ -257,7 +258,7 @@ func (s *jscan) object(depth int) error {
 		}
 		s.i++
 		s.ws()
-		if sensitive {
+		if sensitive && !s.atNoSecret() {
 			vs := s.i
 			s.skip++
 			err := s.value(depth)
@@ -383,7 +384,7 @@ func (s *jscan) str() (content []byte, esc bool, res scanResult, err error) {
 			} else {
 				if unsafeRune(r) {
 					res |= scanUnsafe
-				} else if joiner(r) {
+				} else if invisible.Kept(r) { // a joiner or presentation selector
 					res |= scanSecret
 				}
 				k += size - 1
@@ -500,4 +501,18 @@ func hex4(b []byte, k int) (rune, bool) {
 		r = r<<4 | rune(c)
 	}
 	return r, true
+}
+
+// atNoSecret reports whether the value at s.i is true, false or null, which
+// a sensitive key keeps: they carry no secret ("token":true says a token
+// is set), whereas a number may be one (a numeric password or PIN).
+func (s *jscan) atNoSecret() bool {
+	if s.i >= len(s.raw) {
+		return false
+	}
+	switch s.raw[s.i] {
+	case 't', 'f', 'n':
+		return true
+	}
+	return false
 }

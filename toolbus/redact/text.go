@@ -3,6 +3,8 @@ package redact
 import (
 	"strings"
 	"unicode/utf8"
+
+	"github.com/awbridge/awbridge/internal/invisible"
 )
 
 // Anchor classes: the bytes at which a secret may be recognised. Every
@@ -248,7 +250,7 @@ func scan[T string | []byte](r *Redactor, s T, tab *[256]uint8) (res scanResult)
 				res |= scanBadUTF8
 			case unsafeRune(c):
 				res |= scanUnsafe
-			case joiner(c):
+			case invisible.Kept(c): // a joiner or presentation selector
 				res |= scanSecret
 			}
 			i += size - 1

@@ -246,6 +246,11 @@ func TestSecretsSurviveHiddenCharacters(t *testing.T) {
 		"zero-width space": "\u200b", "left-to-right mark": "\u200e", "right-to-left override": "\u202e",
 		"first strong isolate": "\u2068", "word joiner": "\u2060", "BOM": "\ufeff", "soft hyphen": "\u00ad",
 		"tag": "\U000E0041", "zero-width joiner": "\u200d", "zero-width non-joiner": "\u200c", "carriage return": "\r",
+		"combining grapheme joiner": "\u034f", "emoji presentation selector": "\ufe0f", "text presentation selector": "\ufe0e",
+		"variation selector 1": "\ufe00", "ideographic variation selector": "\U000E0100", "Hangul choseong filler": "\u115f",
+		"Hangul jungseong filler": "\u1160", "Hangul filler": "\u3164", "halfwidth Hangul filler": "\uffa0",
+		"Khmer inherent vowel": "\u17b4", "Khmer inherent vowel aa": "\u17b5", "Mongolian free variation selector": "\u180b",
+		"Mongolian vowel separator": "\u180e", "Mongolian free variation selector four": "\u180f", "noncharacter": "\ufdd0",
 	}
 	for _, sc := range secrets {
 		for name, h := range hiddenChars {

@@ -223,7 +223,7 @@ func (w *walker) object(m map[string]any, depth int) (any, bool, error) {
 			anyChanged = true
 		}
 		var nv any
-		if w.r.SensitiveKey(ck) {
+		if w.r.SensitiveKey(ck) && !noSecret(c) {
 			if err := w.count(c, depth); err != nil {
 				return nil, false, err
 			}
@@ -285,4 +285,15 @@ func (w *walker) array(a []any, depth int) (any, bool, error) {
 		return a, false, nil
 	}
 	return out, true, nil
+}
+
+// noSecret reports the values a sensitive key keeps: true, false and null
+// carry no secret ("token":true says a token is set), whereas a number
+// may be one (a numeric password or PIN). See jscan.atNoSecret.
+func noSecret(v any) bool {
+	switch v.(type) {
+	case bool, nil:
+		return true
+	}
+	return false
 }

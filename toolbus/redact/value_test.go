@@ -45,8 +45,13 @@ func TestValue(t *testing.T) {
 	}{
 		{"clean", `{"app":"Code","title":"rest.go - aw-bridge","tab_count":3}`, `{"app":"Code","tab_count":3,"title":"rest.go - aw-bridge"}`, nil},
 		{"top-level keys", `{"token":"abc","password":123,"secret":{"a":[1,2]},"apiKey":null,"ok":true}`,
-			`{"apiKey":"[REDACTED]","ok":true,"password":"[REDACTED]","secret":"[REDACTED]","token":"[REDACTED]"}`,
-			[]string{"result.apiKey", "result.password", "result.secret", "result.token"}},
+			`{"apiKey":null,"ok":true,"password":"[REDACTED]","secret":"[REDACTED]","token":"[REDACTED]"}`,
+			[]string{"result.password", "result.secret", "result.token"}},
+		// A sensitive key's true, false or null carries no secret (a
+		// number may: a numeric password or PIN).
+		{"sensitive keys keep true, false and null", `{"token":true,"has_secret":false,"api_key":null,"pin_password":1234,"tokens":[true]}`,
+			`{"api_key":null,"has_secret":false,"pin_password":"[REDACTED]","token":true,"tokens":"[REDACTED]"}`,
+			[]string{"result.pin_password", "result.tokens"}},
 		{"deep and in arrays", `{"rows":[{"headers":{"authorization":"Basic x","accept":"*/*"}},{"headers":{}},{"headers":{"Authorization":"y"}}]}`,
 			`{"rows":[{"headers":{"accept":"*/*","authorization":"[REDACTED]"}},{"headers":{}},{"headers":{"Authorization":"[REDACTED]"}}]}`,
 			[]string{"result.rows[0].headers.authorization", "result.rows[2].headers.Authorization"}},

@@ -16,6 +16,10 @@ func TestWriter(t *testing.T) {
 		// secret masked.
 		{`{"level":"info","token":"abc","msg":"login password=hunter2","time":"2026-11-22T01:36:06Z"}` + "\n",
 			`{"level":"info","token":"[REDACTED]","msg":"login password=[REDACTED]","time":"2026-11-22T01:36:06Z"}` + "\n"},
+		// A flag under a sensitive key says whether a token is set, and
+		// is kept; a number (a numeric password) is masked, as in results.
+		{`{"level":"debug","token":true,"api_key":null,"password":123456,"msg":"auth"}` + "\n",
+			`{"level":"debug","token":true,"api_key":null,"password":"[REDACTED]","msg":"auth"}` + "\n"},
 		// Console output is text.
 		{"01:36:06 INF upstream failed url=https://u:hunter2@aw:5600/ error=\"Bearer abcdef123456 rejected\"\n",
 			"01:36:06 INF upstream failed url=https://u:[REDACTED]@aw:5600/ error=\"Bearer [REDACTED] rejected\"\n"},

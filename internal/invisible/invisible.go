@@ -1,0 +1,98 @@
+// Package invisible is awbridge's one definition of an invisible
+// character: what the cleaners remove from untrusted text (titles, URLs,
+// sidecar payloads, state values) and what secret matching looks through.
+//
+// Invisible are the characters that show nothing, or move or hide what
+// follows, in a terminal or a rendered answer:
+//
+//   - control characters (Unicode Cc: C0, DEL, C1);
+//   - format characters (Unicode Cf): bidirectional overrides,
+//     embeddings, isolates and marks (Trojan Source), zero-width spaces,
+//     the BOM, invisible operators, the tag characters U+E0000-U+E007F
+//     (invisible ASCII, used to smuggle instructions);
+//   - Unicode's other default-ignorable code points and variation
+//     selectors: the combining grapheme joiner U+034F, the Hangul fillers
+//     U+115F, U+1160, U+3164 and U+FFA0, the Khmer inherent vowels U+17B4
+//     and U+17B5, the Mongolian free variation selectors U+180B-U+180F,
+//     the variation selectors U+FE00-U+FE0F and U+E0100-U+E01EF, and the
+//     reserved default-ignorable ranges;
+//   - the line and paragraph separators U+2028 and U+2029, and the
+//     noncharacters (U+FDD0-U+FDEF and the last two of every plane).
+//
+// Together that is Default_Ignorable_Code_Point plus Cc and Cf, and a
+// little more. Strip reports those a cleaner removes; Kept those it keeps
+// although they are invisible: tab and newline (text layout), the zero-
+// width joiner and non-joiner (emoji sequences and several scripts need
+// them) and the text and emoji presentation selectors U+FE0E and U+FE0F
+// (❤️, 1️⃣ and most ZWJ sequences need U+FE0F). The other variation
+// selectors are removed: together they have 256 values, enough to hide a
+// byte after every visible character ("emoji smuggling"), whereas what
+// is kept hides at most one bit per character, and their loss only
+// changes a glyph's variant (a kanji's form, a Mongolian letter's shape),
+// not what the text says.
+//
+// Hidden reports both: secret matching reads a text without them, so no
+// invisible character, kept or not, splits a secret.
+package invisible
+
+import "unicode"
+
+// Strip reports whether r is an invisible character a cleaner removes
+// (see the package documentation). Printable ASCII, CJK and Hangul
+// syllables are answered inline, the rest of Latin, Greek, Cyrillic,
+// Hebrew and CJK punctuation a few comparisons later, other scripts with
+// Unicode's tables.
+func Strip(r rune) bool {
+	// Printable ASCII and U+3165-U+FDCF (CJK, Hangul syllables); the
+	// rest of the common scripts a call later (strip's first cases).
+	if uint32(r-0x20) < 0x7f-0x20 || uint32(r-0x3165) < 0xfdd0-0x3165 {
+		return false
+	}
+	return strip(r)
+}
+
+// strip is Strip beyond its inline fast path. Outside U+E0000-U+E0FFF
+// (all default-ignorable) the variation selectors and other
+// default-ignorables are few and listed, so only Cf needs a table.
+func strip(r rune) bool {
+	switch {
+	case r < 0x20:
+		return r != '\t' && r != '\n'
+	case r < 0x7f:
+		return false
+	case r <= 0x9f: // DEL and C1
+		return true
+	case r < 0x600:
+		return r == 0xad || r == 0x34f
+	case r < 0x10000:
+		switch {
+		case 0x2070 <= r && r < 0xfdd0:
+			return r == 0x3164
+		case r == 0x200c || r == 0x200d || r == 0xfe0e || r == 0xfe0f:
+			return false
+		case 0x2010 <= r && r <= 0x2027 || 0x2030 <= r && r <= 0x205f: // dashes, quotes, marks
+			return false
+		case r == 0x2028 || r == 0x2029 || r == 0x2065 || r == 0x115f || r == 0x1160 || r == 0x17b4 || r == 0x17b5 || r == 0xffa0,
+			0x180b <= r && r <= 0x180f, 0xfdd0 <= r && r <= 0xfdef, 0xfe00 <= r && r <= 0xfe0f, 0xfff0 <= r && r <= 0xfff8, r >= 0xfffe:
+			return true
+		}
+		return unicode.Is(unicode.Cf, r)
+	case r < 0xe0000:
+		return r&0xfffe == 0xfffe || unicode.Is(unicode.Cf, r)
+	}
+	return r < 0xe1000 || r&0xfffe == 0xfffe
+}
+
+// Kept reports the invisible characters a cleaner keeps: tab, newline,
+// the joiners U+200C and U+200D, and the presentation selectors U+FE0E
+// and U+FE0F.
+func Kept(r rune) bool {
+	return r == '\t' || r == '\n' || r&^1 == 0x200c || r&^1 == 0xfe0e
+}
+
+// Hidden reports the characters secret matching looks through: those a
+// cleaner removes and the joiners and presentation selectors it keeps.
+// Tab and newline are not hidden: they separate words.
+func Hidden(r rune) bool {
+	return Strip(r) || r&^1 == 0x200c || r&^1 == 0xfe0e
+}
