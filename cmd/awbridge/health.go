@@ -96,7 +96,7 @@ func printHealth(w io.Writer, r *health.Report, c config.Config) {
 	fmt.Fprintf(w, "healthy, answered by %s\n", who)
 	host := v.host
 	if host == "" {
-		host = "detected from the buckets"
+		host = "chosen automatically"
 	}
 	fmt.Fprintf(w, "ActivityWatch: ok at %s (host %s, %s)\n", v.awURL, host, ms(r.Sources.ActivityWatch.LatencyMs))
 	if r.Sources.Sidecar.Configured {
