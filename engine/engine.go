@@ -136,12 +136,22 @@ func New(d Deps) (*Engine, error) {
 		// Every frame is redacted once, when it is rendered, not per call.
 		Redact: redactOnce,
 	}
+	as, warn := artifacts.Open(artifacts.Options{Root: c.Paths.ContextRoot,
+		MaxAge: c.Artifacts.MaxAge, MaxBytes: c.Artifacts.MaxBytes, Now: d.Now})
+	if warn != "" {
+		d.Logger.Warn().Msg(warn)
+	}
+	e.artifacts = as
+	preflight := Preflight(c)
+	if err := as.Refused(); err != nil {
+		preflight = append(preflight, health.Check{Name: "artifact_root", OK: false, Detail: err.Error()})
+	}
 	hopts := health.Options{
 		AWSource: e.awSrc,
 		// What a frame reads, not only /info: health and frames agree.
 		AWProbe:       func(ctx context.Context) error { return e.builder.ReadAW(ctx) },
 		SidecarSource: e.scSrc,
-		Preflight:     append(Preflight(c), socketCheck(d.SocketPath)...),
+		Preflight:     append(preflight, socketCheck(d.SocketPath)...),
 		Live:          e.liveChecks,
 		Now:           d.Now,
 		FirstWait:     d.HealthFirstWait,
@@ -164,12 +174,6 @@ func New(d Deps) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	as, warn := artifacts.Open(artifacts.Options{Root: c.Paths.ContextRoot,
-		MaxAge: c.Artifacts.MaxAge, MaxBytes: c.Artifacts.MaxBytes, Now: d.Now})
-	if warn != "" {
-		d.Logger.Warn().Msg(warn)
-	}
-	e.artifacts = as
 	rates, err := config.ParseRateLimits(c.Limits.RateLimits)
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
@@ -347,9 +351,6 @@ func Preflight(c config.Config) []health.Check {
 	if c.Paths.ContextRoot != "" {
 		ok, why := writableDir(c.Paths.ContextRoot)
 		checks = append(checks, health.Check{Name: "context_root", OK: ok, Detail: why})
-		if err := artifacts.CheckRoot(c.Paths.ContextRoot); err != nil {
-			checks = append(checks, health.Check{Name: "artifact_root", OK: false, Detail: err.Error()})
-		}
 	}
 	if err := state.CheckFile(c.Paths.StateDir); err != nil {
 		var se *state.StorageError

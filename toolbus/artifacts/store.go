@@ -141,7 +141,13 @@ type Store struct {
 	o      Options
 
 	tmpReady atomic.Bool // tmp is known to exist
+	refused  error       // the *RootError Open refused the root with, if any
 }
+
+// Refused is the *RootError Open refused the root or its artifacts folder
+// with (another user could change it), nil otherwise. Safe for concurrent
+// use: it is set once, by Open.
+func (s *Store) Refused() error { return s.refused }
 
 // Open checks the root and returns a Store. A root that is missing, not a
 // folder, or not writable, and a root or artifacts folder that another user
@@ -183,6 +189,7 @@ func Open(o Options) (*Store, string) {
 		return warn("context root %q is not a folder", o.Root)
 	}
 	if err := checkFolder(root, fi); err != nil {
+		s.refused = err
 		return warn("%v", err)
 	}
 	probeDir := root
@@ -192,6 +199,7 @@ func Open(o Options) (*Store, string) {
 		return warn("%q is a symbolic link or not a folder", art)
 	case err == nil:
 		if err := checkFolder(art, fi); err != nil {
+			s.refused = err
 			return warn("%v", err)
 		}
 		probeDir = art
