@@ -1219,19 +1219,39 @@ type restartableAW struct {
 	done chan struct{} // closed when the running server's Serve returned
 }
 
+// The first start binds port 0 and keeps that listener: picking a free
+// port, closing it and binding it again lost the port to another test's
+// outgoing connection on CI.
 func newRestartableAW(t *testing.T, h http.Handler) *restartableAW {
-	r := &restartableAW{addr: closedAddr(t), h: h}
-	r.start(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &restartableAW{addr: ln.Addr().String(), h: h}
+	r.serve(ln)
 	t.Cleanup(r.stop)
 	return r
 }
 
+// start binds the same address again. While it was stopped, a client
+// socket elsewhere on the machine may hold the port for a moment as its
+// ephemeral local port, so it retries for a few seconds.
 func (r *restartableAW) start(t *testing.T) {
 	t.Helper()
-	ln, err := net.Listen("tcp", r.addr)
+	var ln net.Listener
+	var err error
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if ln, err = net.Listen("tcp", r.addr); err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
 	if err != nil {
 		t.Fatalf("restarting ActivityWatch on %s: %v", r.addr, err)
 	}
+	r.serve(ln)
+}
+
+func (r *restartableAW) serve(ln net.Listener) {
 	r.srv, r.done = &http.Server{Handler: r.h}, make(chan struct{})
 	srv, done := r.srv, r.done
 	go func() { // owned by r: stop waits for it
