@@ -12,6 +12,7 @@ import (
 
 	"github.com/awbridge/awbridge/config"
 	"github.com/awbridge/awbridge/internal/awfixture"
+	"github.com/awbridge/awbridge/toolbus"
 )
 
 // BenchmarkFreshFrameSlowSources: ActivityWatch answers every request in
@@ -41,7 +42,7 @@ func BenchmarkFreshFrameSlowSources(b *testing.B) {
 	}
 	defer e.Close()
 	ctx := context.Background()
-	req := Request{Kind: KindDirect, Name: "nowframe.build", Args: json.RawMessage(`{"reason":"bench"}`)}
+	req := toolbus.Request{Direct: true, Name: "nowframe.build", Args: json.RawMessage(`{"reason":"bench"}`)}
 	e.Call(ctx, req) // first build learns the buckets
 	b.ResetTimer()
 	var total time.Duration
@@ -56,7 +57,7 @@ func BenchmarkFreshFrameSlowSources(b *testing.B) {
 	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms/frame")
 }
 
-func benchEngine(b *testing.B, req Request) {
+func benchEngine(b *testing.B, req toolbus.Request) {
 	xs, err := awfixture.Load()
 	if err != nil {
 		b.Fatal(err)
@@ -71,7 +72,7 @@ func benchEngine(b *testing.B, req Request) {
 	}
 	defer e.Close()
 	ctx := context.Background()
-	e.Call(ctx, Request{Kind: KindDirect, Name: "nowframe.build"})
+	e.Call(ctx, toolbus.Request{Direct: true, Name: "nowframe.build"})
 	e.Call(ctx, req)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -85,10 +86,10 @@ func benchEngine(b *testing.B, req Request) {
 // BenchmarkCallWarmNowframe is the in-process cost of a warm
 // nowframe_build through the whole pipeline (envelope included).
 func BenchmarkCallWarmNowframe(b *testing.B) {
-	benchEngine(b, Request{Kind: KindTool, Name: "nowframe_build", Args: json.RawMessage(`{"reason":"bench","max_age_ms":3600000}`)})
+	benchEngine(b, toolbus.Request{Name: "nowframe_build", Args: json.RawMessage(`{"reason":"bench","max_age_ms":3600000}`)})
 }
 
 // BenchmarkCallSystemHealth is the in-process cost of system_health.
 func BenchmarkCallSystemHealth(b *testing.B) {
-	benchEngine(b, Request{Kind: KindTool, Name: "system_health", Args: json.RawMessage(`{}`)})
+	benchEngine(b, toolbus.Request{Name: "system_health", Args: json.RawMessage(`{}`)})
 }

@@ -33,10 +33,10 @@ func TestOpenCircuitDoesNotTouchTheUpstream(t *testing.T) {
 	}
 	defer e.Close()
 	for range 3 {
-		e.Call(context.Background(), Request{Kind: KindTool, Name: "aw_get_state"})
+		e.Call(context.Background(), toolbus.Request{Name: "aw_get_state"})
 	}
 	before := hits.Load()
-	out := e.Call(context.Background(), Request{Kind: KindTool, Name: "aw_get_state"})
+	out := e.Call(context.Background(), toolbus.Request{Name: "aw_get_state"})
 	if out.Err == nil || out.Err.Code != toolbus.CodeCircuitOpen || out.Err.RetryAfterMs == nil || *out.Err.RetryAfterMs <= 0 {
 		t.Fatalf("after three failures: %+v", out.Err)
 	}
@@ -46,7 +46,7 @@ func TestOpenCircuitDoesNotTouchTheUpstream(t *testing.T) {
 	if !bytes.Contains(out.Body, []byte(`"circuit":"open"`)) || !bytes.Contains(out.Body, []byte(`{"tool":"system_health"`)) {
 		t.Fatalf("envelope: %s", out.Body)
 	}
-	h := e.Call(context.Background(), Request{Kind: KindDirect, Name: "system.health"})
+	h := e.Call(context.Background(), toolbus.Request{Direct: true, Name: "system.health"})
 	if !bytes.Contains(h.Body, []byte(`"circuit":"open"`)) {
 		t.Fatalf("health does not show the open circuit: %s", h.Body)
 	}
@@ -56,7 +56,7 @@ func TestOpenCircuitDoesNotTouchTheUpstream(t *testing.T) {
 func TestDirectMethodsPassThePipeline(t *testing.T) {
 	root := t.TempDir()
 	e, _ := fixtureEngine(t, func(c *config.Config) { c.Paths.ContextRoot = root })
-	out := e.Call(context.Background(), Request{Kind: KindDirect, Name: "nowframe.build",
+	out := e.Call(context.Background(), toolbus.Request{Direct: true, Name: "nowframe.build",
 		Args: json.RawMessage(`{"reason":"x","trace_id":"direct","span_id":"d1","output":{"path":"now.window","pick":["app"]},"store_as":"w"}`)})
 	if out.Err != nil || string(out.Body) != `{"app":"Google-chrome"}` {
 		t.Fatalf("direct shaped result = %s, %v", out.Body, out.Err)
@@ -65,7 +65,7 @@ func TestDirectMethodsPassThePipeline(t *testing.T) {
 	if err != nil || !bytes.Contains(env, []byte(`"tool":"nowframe.build"`)) {
 		t.Fatalf("no artifact for the direct call: %v", err)
 	}
-	got := e.Call(context.Background(), Request{Kind: KindTool, Name: "state", Args: json.RawMessage(`{"action":"get","key":"w"}`)})
+	got := e.Call(context.Background(), toolbus.Request{Name: "state", Args: json.RawMessage(`{"action":"get","key":"w"}`)})
 	if !bytes.Contains(got.Body, []byte(`"value":{"app":"Google-chrome"}`)) {
 		t.Fatalf("stored by the direct call: %s", got.Body)
 	}
@@ -82,7 +82,7 @@ func TestNowframeHonoursTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	out := e.Call(context.Background(), Request{Kind: KindTool, Name: "nowframe_build", Args: json.RawMessage(`{"timeout_ms":50}`)})
+	out := e.Call(context.Background(), toolbus.Request{Name: "nowframe_build", Args: json.RawMessage(`{"timeout_ms":50}`)})
 	if out.Err == nil || out.Err.Code != toolbus.CodeTimeout || !out.Err.Retryable {
 		t.Fatalf("nowframe_build with timeout_ms 50 and a hanging ActivityWatch: %+v", out.Err)
 	}

@@ -308,8 +308,9 @@ func (e *Engine) Close() {
 	}
 }
 
-// ToolsList returns the pre-rendered tools/list result.
-func (e *Engine) ToolsList() json.RawMessage { return e.bus.ToolsList() }
+// ToolsList returns the pre-rendered tools/list result for an MCP
+// protocol version ("" when none was negotiated).
+func (e *Engine) ToolsList(version string) json.RawMessage { return e.bus.ToolsList(version) }
 
 // liveChecks are the health checks of the running engine: artifact writes
 // failing (a context root that filled up or turned read-only mid-run).
@@ -330,16 +331,12 @@ func (e *Engine) Health(ctx context.Context) health.Report { return e.health.Rep
 
 // Call is the single path of every call: MCP tools, direct methods and
 // `awbridge call`.
-func (e *Engine) Call(ctx context.Context, req Request) Outcome {
-	name := req.Name
-	if req.Kind == KindDirect {
-		if !slices.Contains(DirectMethods(), name) {
-			return Outcome{Err: &toolbus.ToolError{Kind: toolbus.ContractError, Code: toolbus.CodeUnknownTool,
-				Message: fmt.Sprintf("unknown method %q", name)}, Stage: StageResolve}
-		}
+func (e *Engine) Call(ctx context.Context, req toolbus.Request) toolbus.Response {
+	if req.Direct && !slices.Contains(DirectMethods(), req.Name) {
+		return toolbus.Response{Err: &toolbus.ToolError{Kind: toolbus.ContractError, Code: toolbus.CodeUnknownTool,
+			Message: fmt.Sprintf("unknown method %q", req.Name)}, Stage: toolbus.StageResolve}
 	}
-	r := e.bus.Call(ctx, toolbus.Request{Name: name, Args: req.Args, Direct: req.Kind == KindDirect, Saturated: req.Saturated})
-	return Outcome{Body: r.Body, Err: r.Err, Stage: r.Stage}
+	return e.bus.Call(ctx, req)
 }
 
 // Preflight runs the bridge's own start-up checks on c.

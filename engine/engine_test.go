@@ -92,7 +92,7 @@ func TestDirectMethodsAgainstRecordedServer(t *testing.T) {
 	e, _ := fixtureEngine(t, nil)
 	ctx := context.Background()
 
-	out := e.Call(ctx, Request{Kind: KindDirect, Name: "aw.get_state"})
+	out := e.Call(ctx, toolbus.Request{Direct: true, Name: "aw.get_state"})
 	if out.Err != nil {
 		t.Fatal(out.Err)
 	}
@@ -108,7 +108,7 @@ func TestDirectMethodsAgainstRecordedServer(t *testing.T) {
 		t.Fatalf("aw.get_state = %s", out.Body)
 	}
 
-	out = e.Call(ctx, Request{Kind: KindDirect, Name: "nowframe.build", Args: json.RawMessage(`{"reason":"manual"}`)})
+	out = e.Call(ctx, toolbus.Request{Direct: true, Name: "nowframe.build", Args: json.RawMessage(`{"reason":"manual"}`)})
 	if out.Err != nil {
 		t.Fatal(out.Err)
 	}
@@ -126,12 +126,12 @@ func TestDirectMethodsAgainstRecordedServer(t *testing.T) {
 		t.Fatalf("frame = %s", out.Body)
 	}
 
-	out = e.Call(ctx, Request{Kind: KindDirect, Name: "nowframe.build"})
+	out = e.Call(ctx, toolbus.Request{Direct: true, Name: "nowframe.build"})
 	if !bytes.Contains(out.Body, []byte(`"reason":"mcp"`)) {
 		t.Fatalf("default reason: %s", out.Body)
 	}
 
-	out = e.Call(ctx, Request{Kind: KindDirect, Name: "system.health"})
+	out = e.Call(ctx, toolbus.Request{Direct: true, Name: "system.health"})
 	var h map[string]any
 	if err := json.Unmarshal(out.Body, &h); err != nil {
 		t.Fatal(err)
@@ -155,9 +155,9 @@ func TestToolResultIsTheDirectResult(t *testing.T) {
 		{"system_health", "system.health", `{}`},
 	} {
 		// Warm the frame so both calls read the same one.
-		e.Call(ctx, Request{Kind: KindDirect, Name: "nowframe.build"})
-		direct := e.Call(ctx, Request{Kind: KindDirect, Name: tc.method, Args: json.RawMessage(tc.args)})
-		tool := e.Call(ctx, Request{Kind: KindTool, Name: tc.tool, Args: json.RawMessage(tc.args)})
+		e.Call(ctx, toolbus.Request{Direct: true, Name: "nowframe.build"})
+		direct := e.Call(ctx, toolbus.Request{Direct: true, Name: tc.method, Args: json.RawMessage(tc.args)})
+		tool := e.Call(ctx, toolbus.Request{Name: tc.tool, Args: json.RawMessage(tc.args)})
 		var env struct {
 			Tool     string          `json:"tool"`
 			Result   json.RawMessage `json:"result"`
@@ -173,7 +173,7 @@ func TestToolResultIsTheDirectResult(t *testing.T) {
 			t.Fatalf("%s with max_age_ms was not a cache hit", tc.tool)
 		}
 		// The dotted alias is echoed.
-		alias := e.Call(ctx, Request{Kind: KindTool, Name: tc.method, Args: json.RawMessage(tc.args)})
+		alias := e.Call(ctx, toolbus.Request{Name: tc.method, Args: json.RawMessage(tc.args)})
 		if !bytes.Contains(alias.Body, []byte(`"tool":"`+tc.method+`"`)) {
 			t.Fatalf("alias not echoed: %s", alias.Body)
 		}
@@ -194,13 +194,13 @@ func TestActivityWatchDown(t *testing.T) {
 	defer e.Close()
 	ctx := context.Background()
 
-	out := e.Call(ctx, Request{Kind: KindDirect, Name: "aw.get_state"})
-	if out.Err == nil || out.Stage != StageExecute || out.Err.Kind != toolbus.ExecutionError ||
+	out := e.Call(ctx, toolbus.Request{Direct: true, Name: "aw.get_state"})
+	if out.Err == nil || out.Stage != toolbus.StageExecute || out.Err.Kind != toolbus.ExecutionError ||
 		out.Err.Code != toolbus.CodeAwUnavailable || !out.Err.Retryable {
 		t.Fatalf("aw.get_state with ActivityWatch down: %+v", out)
 	}
 
-	out = e.Call(ctx, Request{Kind: KindDirect, Name: "nowframe.build"})
+	out = e.Call(ctx, toolbus.Request{Direct: true, Name: "nowframe.build"})
 	var f struct {
 		AWInfo    json.RawMessage `json:"aw_info"`
 		AWBuckets json.RawMessage `json:"aw_buckets"`
@@ -218,8 +218,8 @@ func TestActivityWatchDown(t *testing.T) {
 	}
 
 	// Third failure opens the circuit; the next call is refused at once.
-	e.Call(ctx, Request{Kind: KindDirect, Name: "aw.get_state"})
-	out = e.Call(ctx, Request{Kind: KindTool, Name: "aw_get_state"})
+	e.Call(ctx, toolbus.Request{Direct: true, Name: "aw.get_state"})
+	out = e.Call(ctx, toolbus.Request{Name: "aw_get_state"})
 	if out.Err == nil || out.Err.Code != toolbus.CodeCircuitOpen || out.Err.RetryAfterMs == nil {
 		t.Fatalf("after three failures: %+v", out.Err)
 	}
@@ -227,7 +227,7 @@ func TestActivityWatchDown(t *testing.T) {
 		t.Fatalf("envelope: %s", out.Body)
 	}
 
-	out = e.Call(ctx, Request{Kind: KindDirect, Name: "system.health"})
+	out = e.Call(ctx, toolbus.Request{Direct: true, Name: "system.health"})
 	if !bytes.Contains(out.Body, []byte(`"aw_ok":false`)) || !bytes.Contains(out.Body, []byte(`"status":"degraded"`)) {
 		t.Fatalf("health: %s", out.Body)
 	}
@@ -240,7 +240,7 @@ func TestSidecarHangingDoesNotHoldTheFrame(t *testing.T) {
 		c.Sidecar.Timeout = 150 * time.Millisecond
 	})
 	start := time.Now()
-	out := e.Call(context.Background(), Request{Kind: KindDirect, Name: "nowframe.build"})
+	out := e.Call(context.Background(), toolbus.Request{Direct: true, Name: "nowframe.build"})
 	if time.Since(start) > 10*time.Second {
 		t.Fatal("the sidecar's deadline was not applied")
 	}
@@ -261,12 +261,12 @@ func TestSidecarHangingDoesNotHoldTheFrame(t *testing.T) {
 
 func TestUnknownDirectMethodAndBadParams(t *testing.T) {
 	e, _ := fixtureEngine(t, nil)
-	out := e.Call(context.Background(), Request{Kind: KindDirect, Name: "aw.nope"})
-	if out.Stage != StageResolve {
+	out := e.Call(context.Background(), toolbus.Request{Direct: true, Name: "aw.nope"})
+	if out.Stage != toolbus.StageResolve {
 		t.Fatalf("unknown method: %+v", out)
 	}
-	out = e.Call(context.Background(), Request{Kind: KindDirect, Name: "nowframe.build", Args: json.RawMessage(`{"reason":7}`)})
-	if out.Stage != StageValidate || out.Err.Kind != toolbus.ContractError {
+	out = e.Call(context.Background(), toolbus.Request{Direct: true, Name: "nowframe.build", Args: json.RawMessage(`{"reason":7}`)})
+	if out.Stage != toolbus.StageValidate || out.Err.Kind != toolbus.ContractError {
 		t.Fatalf("bad params: %+v", out)
 	}
 }

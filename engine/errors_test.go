@@ -80,7 +80,7 @@ func TestFlappingActivityWatchIsLoggedOncePerTransition(t *testing.T) {
 		for _, c := range calls {
 			sw.down.Store(c == 'x')
 			clock.Add(11 * time.Second)
-			out := e.Call(ctx, Request{Kind: KindTool, Name: "aw_get_state"})
+			out := e.Call(ctx, toolbus.Request{Name: "aw_get_state"})
 			if (out.Err == nil) != (c == 'o') {
 				t.Fatalf("call %c: %+v", c, out.Err)
 			}
@@ -126,7 +126,7 @@ func TestHealthDegradedWhenEventReadsFail(t *testing.T) {
 		})
 	})
 	ctx := context.Background()
-	out := e.Call(ctx, Request{Kind: KindDirect, Name: "nowframe.build"})
+	out := e.Call(ctx, toolbus.Request{Direct: true, Name: "nowframe.build"})
 	var fr struct {
 		AWInfo json.RawMessage `json:"aw_info"`
 		Now    struct {
@@ -163,13 +163,13 @@ func TestHealthShowsTheLiveCircuit(t *testing.T) {
 	}
 	sw.down.Store(true)
 	for range 3 {
-		e.Call(ctx, Request{Kind: KindTool, Name: "aw_get_state"})
+		e.Call(ctx, toolbus.Request{Name: "aw_get_state"})
 	}
 	if st := e.awSrc.Status(); st.Circuit != "open" {
 		t.Fatalf("the breaker did not open: %+v", st)
 	}
 	// The clock has not moved: the last refresh is current.
-	out := e.Call(ctx, Request{Kind: KindTool, Name: "system_health"})
+	out := e.Call(ctx, toolbus.Request{Name: "system_health"})
 	var env struct {
 		Result struct {
 			AWOK    bool   `json:"aw_ok"`
@@ -198,7 +198,7 @@ func TestSidecarRefusalIsAConfigurationProblem(t *testing.T) {
 			defer sc.Close()
 			e, _ := fixtureEngine(t, func(c *config.Config) { c.Sidecar.URL = sc.URL })
 			for range 5 {
-				out := e.Call(context.Background(), Request{Kind: KindDirect, Name: "nowframe.build"})
+				out := e.Call(context.Background(), toolbus.Request{Direct: true, Name: "nowframe.build"})
 				if out.Err != nil || !bytes.Contains(out.Body, []byte(`"omni_probe":null`)) {
 					t.Fatalf("frame: %s (%v)", out.Body, out.Err)
 				}

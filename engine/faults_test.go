@@ -116,7 +116,7 @@ func TestActivityWatchFaults(t *testing.T) {
 			defer e.Close()
 			ctx := context.Background()
 
-			out := e.Call(ctx, Request{Kind: KindTool, Name: "aw_get_state"})
+			out := e.Call(ctx, toolbus.Request{Name: "aw_get_state"})
 			if out.Err == nil {
 				t.Fatalf("aw_get_state succeeded: %s", out.Body)
 			}
@@ -125,7 +125,7 @@ func TestActivityWatchFaults(t *testing.T) {
 			}
 			if f.refused == "" {
 				if out.Err == nil || out.Err.Kind != toolbus.ExecutionError || out.Err.Code != toolbus.CodeAwUnavailable ||
-					!out.Err.Retryable || out.Stage != StageExecute {
+					!out.Err.Retryable || out.Stage != toolbus.StageExecute {
 					t.Fatalf("aw_get_state: %+v", out.Err)
 				}
 				if !bytes.Contains(out.Body, []byte(`"status":"Retryable"`)) || !bytes.Contains(out.Body, []byte(`"success":false`)) {
@@ -137,20 +137,20 @@ func TestActivityWatchFaults(t *testing.T) {
 				// circuit stays closed (each call asks ActivityWatch again).
 				for i := range 5 {
 					if out.Err == nil || out.Err.Kind != toolbus.AuthError || out.Err.Code != f.refused || out.Err.Retryable ||
-						out.Err.RetryAfterMs != nil || !strings.Contains(out.Err.Hint, f.setting) || out.Stage != StageExecute {
+						out.Err.RetryAfterMs != nil || !strings.Contains(out.Err.Hint, f.setting) || out.Stage != toolbus.StageExecute {
 						t.Fatalf("aw_get_state %d: %+v", i+1, out.Err)
 					}
 					if !bytes.Contains(out.Body, []byte(`"status":"Error"`)) || !bytes.Contains(out.Body, []byte(`"success":false`)) {
 						t.Fatalf("envelope: %s", out.Body)
 					}
-					out = e.Call(ctx, Request{Kind: KindTool, Name: "aw_get_state"})
+					out = e.Call(ctx, toolbus.Request{Name: "aw_get_state"})
 				}
 				if st := e.awSrc.Status(); st.Circuit != "closed" || st.Code != f.refused || !st.Misconfigured {
 					t.Fatalf("after six refusals: %+v", st)
 				}
 			}
 
-			out = e.Call(ctx, Request{Kind: KindDirect, Name: "nowframe.build"})
+			out = e.Call(ctx, toolbus.Request{Direct: true, Name: "nowframe.build"})
 			var fr struct {
 				AWInfo json.RawMessage `json:"aw_info"`
 				Now    struct {
@@ -173,7 +173,7 @@ func TestActivityWatchFaults(t *testing.T) {
 				t.Fatalf("frame summary %q, want %q", fr.Now.Summary, summary)
 			}
 
-			out = e.Call(ctx, Request{Kind: KindDirect, Name: "system.health"})
+			out = e.Call(ctx, toolbus.Request{Direct: true, Name: "system.health"})
 			if !bytes.Contains(out.Body, []byte(`"aw_ok":false`)) || !bytes.Contains(out.Body, []byte(`"status":"degraded"`)) {
 				t.Fatalf("health: %s", out.Body)
 			}
@@ -181,7 +181,7 @@ func TestActivityWatchFaults(t *testing.T) {
 				t.Fatalf("health does not name %s: %s", f.refused, out.Body)
 			}
 			// Still serving: help answers.
-			if out := e.Call(ctx, Request{Kind: KindTool, Name: "help"}); out.Err != nil {
+			if out := e.Call(ctx, toolbus.Request{Name: "help"}); out.Err != nil {
 				t.Fatalf("help after the fault: %v", out.Err)
 			}
 		})
@@ -237,7 +237,7 @@ func TestRecoveryAfterTheCoolDown(t *testing.T) {
 	}
 	defer e.Close()
 	ctx := context.Background()
-	getState := func() Outcome { return e.Call(ctx, Request{Kind: KindTool, Name: "aw_get_state"}) }
+	getState := func() toolbus.Response { return e.Call(ctx, toolbus.Request{Name: "aw_get_state"}) }
 
 	sw.down.Store(true)
 	for i := range 3 {
@@ -275,7 +275,7 @@ func TestRecoveryAfterTheCoolDown(t *testing.T) {
 	if out := getState(); out.Err != nil || !bytes.Contains(out.Body, []byte(`"circuit":"closed"`)) {
 		t.Fatalf("after recovery: %+v %s", out.Err, out.Body)
 	}
-	out = e.Call(ctx, Request{Kind: KindDirect, Name: "nowframe.build"})
+	out = e.Call(ctx, toolbus.Request{Direct: true, Name: "nowframe.build"})
 	if out.Err != nil || !bytes.Contains(out.Body, []byte(`"app":"Google-chrome"`)) || bytes.Contains(out.Body, []byte(`"aw_info":null`)) {
 		t.Fatalf("frame after recovery: %s", out.Body)
 	}
@@ -309,7 +309,7 @@ func TestCallerDeadlineIsNotTheSourcesFault(t *testing.T) {
 	}
 	defer e.Close()
 	for range 5 {
-		out := e.Call(context.Background(), Request{Kind: KindTool, Name: "aw_get_state", Args: json.RawMessage(`{"timeout_ms":100}`)})
+		out := e.Call(context.Background(), toolbus.Request{Name: "aw_get_state", Args: json.RawMessage(`{"timeout_ms":100}`)})
 		if out.Err == nil || out.Err.Code != toolbus.CodeTimeout || !out.Err.Retryable ||
 			!bytes.Contains(out.Body, []byte(`"status":"Retryable"`)) {
 			t.Fatalf("aw_get_state with timeout_ms 100 and a hanging ActivityWatch: %+v %s", out.Err, out.Body)
@@ -340,7 +340,7 @@ func TestEventsFromTheFuture(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	out := e.Call(context.Background(), Request{Kind: KindDirect, Name: "nowframe.build"})
+	out := e.Call(context.Background(), toolbus.Request{Direct: true, Name: "nowframe.build"})
 	var f struct {
 		Now struct {
 			AsOf   time.Time `json:"as_of"`
@@ -396,7 +396,7 @@ func TestSidecarFaults(t *testing.T) {
 			}))
 			defer sc.Close()
 			e, _ := fixtureEngine(t, func(c *config.Config) { c.Sidecar.URL = sc.URL })
-			out := e.Call(context.Background(), Request{Kind: KindDirect, Name: "nowframe.build"})
+			out := e.Call(context.Background(), toolbus.Request{Direct: true, Name: "nowframe.build"})
 			var fr struct {
 				AWInfo  json.RawMessage `json:"aw_info"`
 				Omni    json.RawMessage `json:"omni_probe"`

@@ -212,7 +212,7 @@ func TestArtifactRootOthersCanChangeIsRefused(t *testing.T) {
 			if h.PreflightOK || h.Status != "degraded" {
 				t.Errorf("health %s, preflight_ok %v; want degraded", h.Status, h.PreflightOK)
 			}
-			out := e.Call(t.Context(), Request{Kind: KindTool, Name: "nowframe_build",
+			out := e.Call(t.Context(), toolbus.Request{Name: "nowframe_build",
 				Args: json.RawMessage(`{"trace_id":"t1","span_id":"s1"}`)})
 			if out.Err != nil || !bytes.Contains(out.Body, []byte(`"artifact_uri_json":null`)) {
 				t.Errorf("call with a refused root: %v %s", out.Err, out.Body)
@@ -260,7 +260,7 @@ func TestStateFileLinkIsRefused(t *testing.T) {
 	if h.Status != "degraded" {
 		t.Errorf("health %s, want degraded", h.Status)
 	}
-	out := e.Call(t.Context(), Request{Kind: KindTool, Name: "state", Args: json.RawMessage(`{"action":"get","key":"planted"}`)})
+	out := e.Call(t.Context(), toolbus.Request{Name: "state", Args: json.RawMessage(`{"action":"get","key":"planted"}`)})
 	var te *toolbus.ToolError
 	if !errors.As(out.Err, &te) || te.Code != toolbus.CodeNotFound || bytes.Contains(out.Body, []byte("read through the link")) {
 		t.Errorf("get of the planted key: %v %s; want not found", out.Err, out.Body)

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"encoding/json"
+
+	"github.com/awbridge/awbridge/toolbus"
 )
 
 // The MCP resources: the current frame and health, readable and
@@ -25,12 +27,12 @@ func (e *Engine) ResourcesList() json.RawMessage {
 // when younger than 2 s) or the health report, through the same pipeline
 // as the direct methods.
 func (e *Engine) ReadResource(ctx context.Context, uri string) (json.RawMessage, bool) {
-	var out Outcome
+	var out toolbus.Response
 	switch uri {
 	case uriNowframe:
-		out = e.Call(ctx, Request{Kind: KindDirect, Name: "nowframe.build", Args: json.RawMessage(`{"reason":"resource","max_age_ms":2000}`)})
+		out = e.Call(ctx, toolbus.Request{Direct: true, Name: "nowframe.build", Args: json.RawMessage(`{"reason":"resource","max_age_ms":2000}`)})
 	case uriHealth:
-		out = e.Call(ctx, Request{Kind: KindDirect, Name: "system.health"})
+		out = e.Call(ctx, toolbus.Request{Direct: true, Name: "system.health"})
 	default:
 		return nil, false
 	}

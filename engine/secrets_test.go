@@ -14,6 +14,7 @@ import (
 
 	"github.com/awbridge/awbridge/config"
 	"github.com/awbridge/awbridge/internal/awfixture"
+	"github.com/awbridge/awbridge/toolbus"
 	"github.com/awbridge/awbridge/toolbus/redact"
 )
 
@@ -96,7 +97,7 @@ func buildFrame(t *testing.T, window, tab string) (string, frameTitles, frameTit
 	}
 	t.Cleanup(e.Close)
 
-	out := e.Call(context.Background(), Request{Kind: KindTool, Name: "nowframe_build", Args: json.RawMessage(`{"max_age_ms":0}`)})
+	out := e.Call(context.Background(), toolbus.Request{Name: "nowframe_build", Args: json.RawMessage(`{"max_age_ms":0}`)})
 	if out.Err != nil {
 		t.Fatal(out.Err)
 	}

@@ -19,7 +19,7 @@ func ToolNames() []string {
 			Name string `json:"name"`
 		} `json:"tools"`
 	}
-	if json.Unmarshal(bus.ToolsList(), &v) != nil {
+	if json.Unmarshal(bus.ToolsList(""), &v) != nil {
 		return nil
 	}
 	names := make([]string, 0, len(v.Tools))

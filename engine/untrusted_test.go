@@ -15,6 +15,7 @@ import (
 
 	"github.com/awbridge/awbridge/config"
 	"github.com/awbridge/awbridge/internal/awfixture"
+	"github.com/awbridge/awbridge/toolbus"
 	"github.com/awbridge/awbridge/toolbus/redact"
 )
 
@@ -93,12 +94,12 @@ func walkStrings(path string, v any, f func(path, s string)) {
 func TestUntrustedTextStaysData(t *testing.T) {
 	e := hostileEngine(t)
 	ctx := context.Background()
-	calls := []Request{
-		{Kind: KindTool, Name: "nowframe_build", Args: json.RawMessage(`{"reason":"check"}`)},
-		{Kind: KindTool, Name: "aw_get_state"},
-		{Kind: KindTool, Name: "system_health"},
-		{Kind: KindDirect, Name: "nowframe.build"},
-		{Kind: KindDirect, Name: "system.health"},
+	calls := []toolbus.Request{
+		{Name: "nowframe_build", Args: json.RawMessage(`{"reason":"check"}`)},
+		{Name: "aw_get_state"},
+		{Name: "system_health"},
+		{Direct: true, Name: "nowframe.build"},
+		{Direct: true, Name: "system.health"},
 	}
 	for _, req := range calls {
 		t.Run(req.Name, func(t *testing.T) {

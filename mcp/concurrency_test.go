@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/awbridge/awbridge/engine"
 	"github.com/awbridge/awbridge/toolbus"
 )
 
@@ -359,13 +358,13 @@ func (s *syncBuffer) String() string {
 // (ConcurrencyLimited, without running the tool); others go to the gate.
 type saturatedBackend struct {
 	*gateBackend
-	saturated chan engine.Request
+	saturated chan toolbus.Request
 }
 
-func (b saturatedBackend) Call(ctx context.Context, req engine.Request) engine.Outcome {
+func (b saturatedBackend) Call(ctx context.Context, req toolbus.Request) toolbus.Response {
 	if req.Saturated {
 		b.saturated <- req
-		return engine.Outcome{Body: json.RawMessage(`{"success":false}`), Stage: engine.StageExecute,
+		return toolbus.Response{Body: json.RawMessage(`{"success":false}`), Stage: toolbus.StageExecute,
 			Err: &toolbus.ToolError{Kind: toolbus.PolicyError, Code: toolbus.CodeConcurrencyLimited, Retryable: true, Message: "busy"}}
 	}
 	return b.gateBackend.Call(ctx, req)
@@ -375,7 +374,7 @@ func (b saturatedBackend) Call(ctx context.Context, req engine.Request) engine.O
 // backend is asked at once, marked Saturated, and its answer goes out
 // while the other call still runs; a call without it waits.
 func TestNoWaitCallIsAnsweredAtOnceWhenSaturated(t *testing.T) {
-	g := saturatedBackend{newGate(), make(chan engine.Request, 4)}
+	g := saturatedBackend{newGate(), make(chan toolbus.Request, 4)}
 	srv := NewServer(g, Options{MaxInFlight: 1})
 	c := startConn(t, srv)
 	c.send(toolCall("1", "slow", `{}`))

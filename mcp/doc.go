@@ -2,7 +2,7 @@
 // MCP over newline-delimited streams. It holds the bounded line reader, the
 // per-connection session (negotiated protocol version, in-flight calls and
 // their cancellation, batches), the single writer per connection, and the
-// mapping of an engine.Outcome to JSON-RPC results and errors.
+// mapping of an toolbus.Response to JSON-RPC results and errors.
 //
 // The package knows no tool and no direct method by behaviour: every call is
 // handed to a Backend (the engine in production), and tools/list is whatever

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/awbridge/awbridge/engine"
+	"github.com/awbridge/awbridge/toolbus"
 )
 
 // checkWireReply fails unless raw is one well-formed JSON-RPC 2.0 reply.
@@ -196,10 +196,10 @@ func BenchmarkPing(b *testing.B) {
 // trivialBackend returns a fixed envelope of realistic size.
 type trivialBackend struct{ body json.RawMessage }
 
-func (t trivialBackend) Call(context.Context, engine.Request) engine.Outcome {
-	return engine.Outcome{Body: t.body}
+func (t trivialBackend) Call(context.Context, toolbus.Request) toolbus.Response {
+	return toolbus.Response{Body: t.body}
 }
-func (trivialBackend) ToolsList() json.RawMessage { return json.RawMessage(fakeToolsList) }
+func (trivialBackend) ToolsList(string) json.RawMessage { return json.RawMessage(fakeToolsList) }
 
 func BenchmarkToolsCallFake(b *testing.B) {
 	body := json.RawMessage(`{"success":true,"tool":"aw_get_state","action":null,"result":{"app":"firefox","title":"Inbox \"work\" – Mail","url":"https://example.org/mail?x=1&y=2","afk":false,"age_ms":812},"duration_ms":1.2,"trace":{"trace_id":"0190c3e2-7a4b-7c1d-9e2f-3a4b5c6d7e8f","span_id":"s1","parent_span_id":null},"artifact_uri_context":null,"artifact_uri_json":null,"status":"Ok","error":null,"attempts":1,"policy":null,"next_actions":[]}`)

@@ -29,16 +29,16 @@ const fakeToolsList = `{"tools":[{"name":"ok","description":"d","inputSchema":{"
 type stageBackend struct {
 	calls atomic.Int64
 	mu    sync.Mutex
-	reqs  []engine.Request
+	reqs  []toolbus.Request
 }
 
 // okEnvelope is the fake tool body: it has quotes, a newline escape and a
 // non-ASCII character so that the text content's escaping is exercised.
 const okEnvelope = `{"success":true,"tool":"ok","result":{"title":"a \"quoted\" line\nnext é\u2028"}}`
 
-func (b *stageBackend) ToolsList() json.RawMessage { return json.RawMessage(fakeToolsList) }
+func (b *stageBackend) ToolsList(string) json.RawMessage { return json.RawMessage(fakeToolsList) }
 
-func (b *stageBackend) Call(_ context.Context, req engine.Request) engine.Outcome {
+func (b *stageBackend) Call(_ context.Context, req toolbus.Request) toolbus.Response {
 	b.calls.Add(1)
 	b.mu.Lock()
 	b.reqs = append(b.reqs, req)
@@ -48,9 +48,9 @@ func (b *stageBackend) Call(_ context.Context, req engine.Request) engine.Outcom
 	if ctl.Code == "" {
 		ctl.Code = toolbus.CodeInternal
 	}
-	fail := func(stage engine.Stage, te *toolbus.ToolError) engine.Outcome {
-		o := engine.Outcome{Err: te, Stage: stage}
-		if req.Kind == engine.KindTool {
+	fail := func(stage toolbus.Stage, te *toolbus.ToolError) toolbus.Response {
+		o := toolbus.Response{Err: te, Stage: stage}
+		if !req.Direct {
 			e, _ := json.Marshal(te)
 			o.Body = json.RawMessage(`{"success":false,"tool":` + quote(req.Name) + `,"error":` + string(e) + `}`)
 		}
@@ -58,24 +58,24 @@ func (b *stageBackend) Call(_ context.Context, req engine.Request) engine.Outcom
 	}
 	switch ctl.Mode {
 	case "resolve":
-		return fail(engine.StageResolve, &toolbus.ToolError{Kind: toolbus.ContractError, Code: toolbus.CodeUnknownTool, Message: "unknown tool", DidYouMean: []string{"ok"}})
+		return fail(toolbus.StageResolve, &toolbus.ToolError{Kind: toolbus.ContractError, Code: toolbus.CodeUnknownTool, Message: "unknown tool", DidYouMean: []string{"ok"}})
 	case "validate":
-		return fail(engine.StageValidate, toolbus.Invalid("bad arguments", "see inputSchema", map[string]any{"field": "x"}))
+		return fail(toolbus.StageValidate, toolbus.Invalid("bad arguments", "see inputSchema", map[string]any{"field": "x"}))
 	case "execute":
-		return fail(engine.StageExecute, &toolbus.ToolError{Kind: toolbus.ExecutionError, Code: ctl.Code, Retryable: true, Message: "aw down"})
+		return fail(toolbus.StageExecute, &toolbus.ToolError{Kind: toolbus.ExecutionError, Code: ctl.Code, Retryable: true, Message: "aw down"})
 	case "panic":
 		panic("fake backend panic")
 	}
-	if req.Kind == engine.KindDirect {
-		return engine.Outcome{Body: json.RawMessage(`{"method":` + quote(req.Name) + `}`)}
+	if req.Direct {
+		return toolbus.Response{Body: json.RawMessage(`{"method":` + quote(req.Name) + `}`)}
 	}
-	return engine.Outcome{Body: json.RawMessage(okEnvelope)}
+	return toolbus.Response{Body: json.RawMessage(okEnvelope)}
 }
 
-func (b *stageBackend) requests() []engine.Request {
+func (b *stageBackend) requests() []toolbus.Request {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return append([]engine.Request(nil), b.reqs...)
+	return append([]toolbus.Request(nil), b.reqs...)
 }
 
 func quote(s string) string {
@@ -85,9 +85,9 @@ func quote(s string) string {
 
 // gateBackend blocks every call until released or cancelled.
 type gateBackend struct {
-	started   chan engine.Request // one per call, when it starts
-	cancelled chan string         // the Name of each call whose ctx ended
-	release   chan struct{}       // one token releases one call
+	started   chan toolbus.Request // one per call, when it starts
+	cancelled chan string          // the Name of each call whose ctx ended
+	release   chan struct{}        // one token releases one call
 	running   atomic.Int64
 	started64 atomic.Int64
 	// ignoreCtx makes calls wait for release only.
@@ -96,15 +96,15 @@ type gateBackend struct {
 
 func newGate() *gateBackend {
 	return &gateBackend{
-		started:   make(chan engine.Request, 4096),
+		started:   make(chan toolbus.Request, 4096),
 		cancelled: make(chan string, 4096),
 		release:   make(chan struct{}, 4096),
 	}
 }
 
-func (g *gateBackend) ToolsList() json.RawMessage { return json.RawMessage(fakeToolsList) }
+func (g *gateBackend) ToolsList(string) json.RawMessage { return json.RawMessage(fakeToolsList) }
 
-func (g *gateBackend) Call(ctx context.Context, req engine.Request) engine.Outcome {
+func (g *gateBackend) Call(ctx context.Context, req toolbus.Request) toolbus.Response {
 	g.started64.Add(1)
 	g.running.Add(1)
 	defer g.running.Add(-1)
@@ -118,20 +118,20 @@ func (g *gateBackend) Call(ctx context.Context, req engine.Request) engine.Outco
 		if ctx.Err() != nil {
 			g.cancelled <- req.Name
 		}
-		return engine.Outcome{Body: json.RawMessage(`{"released":` + quote(req.Name) + `}`)}
+		return toolbus.Response{Body: json.RawMessage(`{"released":` + quote(req.Name) + `}`)}
 	case <-done:
 		g.cancelled <- req.Name
-		return engine.Outcome{
+		return toolbus.Response{
 			Body:  json.RawMessage(`{"success":false}`),
 			Err:   &toolbus.ToolError{Kind: toolbus.SystemError, Code: toolbus.CodeCancelled, Message: "cancelled"},
-			Stage: engine.StageExecute,
+			Stage: toolbus.StageExecute,
 		}
 	}
 }
 
-func (g *gateBackend) waitStarted(t *testing.T, n int) []engine.Request {
+func (g *gateBackend) waitStarted(t *testing.T, n int) []toolbus.Request {
 	t.Helper()
-	var reqs []engine.Request
+	var reqs []toolbus.Request
 	for range n {
 		select {
 		case r := <-g.started:

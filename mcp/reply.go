@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"strconv"
 
-	"github.com/awbridge/awbridge/engine"
 	"github.com/awbridge/awbridge/internal/jsonw"
 	"github.com/awbridge/awbridge/toolbus"
 )
@@ -140,18 +139,18 @@ func errMessage(e *toolbus.ToolError, fallback string) string {
 	return fallback
 }
 
-// renderOutcome maps an engine.Outcome to the reply for id. v is the
+// renderOutcome maps a toolbus.Response to the reply for id. v is the
 // session's negotiated version ("" without initialize).
-func (srv *Server) renderOutcome(id []byte, kind engine.Kind, v string, out engine.Outcome) []byte {
+func (srv *Server) renderOutcome(id []byte, direct bool, v string, out toolbus.Response) []byte {
 	e := out.Err
-	if kind == engine.KindDirect {
+	if direct {
 		if e == nil {
 			return resultReply(id, out.Body)
 		}
 		switch out.Stage {
-		case engine.StageResolve:
+		case toolbus.StageResolve:
 			return errorReply(id, CodeMethodNotFound, errMessage(e, "method not found"), toolErrorJSON(e))
-		case engine.StageValidate:
+		case toolbus.StageValidate:
 			return errorReply(id, CodeInvalidParams, errMessage(e, "invalid params"), toolErrorJSON(e))
 		}
 		code := ServerErrorCode(e.Code)
@@ -169,9 +168,9 @@ func (srv *Server) renderOutcome(id []byte, kind engine.Kind, v string, out engi
 		return toolResultReply(id, body, false)
 	}
 	switch out.Stage {
-	case engine.StageResolve:
+	case toolbus.StageResolve:
 		return errorReply(id, CodeInvalidParams, errMessage(e, "unknown tool"), toolErrorJSON(e))
-	case engine.StageValidate:
+	case toolbus.StageValidate:
 		// SEP-1303: from 2025-11-25 on, invalid arguments are a tool
 		// result the model can read and correct.
 		if v <= Version20250618 {

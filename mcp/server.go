@@ -10,8 +10,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/awbridge/awbridge/engine"
 	"github.com/awbridge/awbridge/internal/jsonw"
+	"github.com/awbridge/awbridge/toolbus"
 )
 
 // MCP protocol versions this server speaks.
@@ -71,8 +71,8 @@ var ErrDrainTimeout = errors.New("mcp: drain timeout ran out before the session 
 // done. Body and ToolsList must be valid JSON (they are embedded verbatim,
 // raw newlines turned into spaces).
 type Backend interface {
-	Call(ctx context.Context, req engine.Request) engine.Outcome
-	ToolsList() json.RawMessage // the pre-rendered `{"tools":[...]}` result of tools/list
+	Call(ctx context.Context, req toolbus.Request) toolbus.Response
+	ToolsList(version string) json.RawMessage // the pre-rendered `{"tools":[...]}` result of tools/list for an MCP version ("" none)
 }
 
 // Options configures a Server. The zero value gives the defaults.
@@ -87,7 +87,7 @@ type Options struct {
 	// (default 64); one more is refused with an error line.
 	MaxConnections int
 	// DirectMethods are the JSON-RPC methods answered by Backend.Call with
-	// engine.KindDirect. nil means aw.get_state, nowframe.build and
+	// Direct set. nil means aw.get_state, nowframe.build and
 	// system.health; an empty non-nil slice means none. MCP method names
 	// (initialize, ping, tools/*, notifications/*) always keep their MCP
 	// meaning.

@@ -12,8 +12,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/awbridge/awbridge/engine"
 	"github.com/awbridge/awbridge/internal/jsonw"
+	"github.com/awbridge/awbridge/toolbus"
 )
 
 // outQueue is how many replies may wait for the writer.
@@ -409,7 +409,7 @@ func (s *session) handleMessage(callCtx context.Context, obj []byte, b *batch) {
 			badParams()
 			return
 		}
-		list := s.srv.backend.ToolsList()
+		list := s.srv.backend.ToolsList(s.version)
 		if len(list) == 0 {
 			list = []byte(`{"tools":[]}`)
 		}
@@ -434,7 +434,7 @@ func (s *session) handleMessage(callCtx context.Context, obj []byte, b *batch) {
 		if s.log.Debug().Enabled() {
 			s.log.Debug().Str("method", method).Str("tool", bounded(name)).Msg("mcp: request")
 		}
-		s.startCall(callCtx, b, id, engine.Request{Kind: engine.KindTool, Name: name, Args: args, ProtocolVersion: s.version})
+		s.startCall(callCtx, b, id, toolbus.Request{Name: name, Args: args}, s.version)
 	default:
 		if _, ok := s.srv.direct[method]; !ok {
 			s.protocolError(CodeMethodNotFound, "method not found")
@@ -449,7 +449,7 @@ func (s *session) handleMessage(callCtx context.Context, obj []byte, b *batch) {
 		if m.hasParams {
 			args = bytes.Clone(m.params)
 		}
-		s.startCall(callCtx, b, id, engine.Request{Kind: engine.KindDirect, Name: method, Args: args, ProtocolVersion: s.version})
+		s.startCall(callCtx, b, id, toolbus.Request{Direct: true, Name: method, Args: args}, s.version)
 	}
 }
 
@@ -576,15 +576,15 @@ func (s *session) cancelRequest(params []byte) {
 // startCall runs req on the Backend in its own goroutine once an in-flight
 // slot is free (reading waits for it: backpressure). Runs on the reading
 // goroutine.
-func (s *session) startCall(callCtx context.Context, b *batch, id []byte, req engine.Request) {
+func (s *session) startCall(callCtx context.Context, b *batch, id []byte, req toolbus.Request, v string) {
 	select {
 	case s.sem <- struct{}{}:
 	default:
-		if req.Kind == engine.KindTool && engine.NoWait(req.Args) {
+		if !req.Direct && toolbus.NoWait(req.Args) {
 			// The caller asked not to queue: answer ConcurrencyLimited now,
 			// on the reading goroutine (the engine does not run the tool).
 			req.Saturated = true
-			reply := s.srv.renderOutcome(id, req.Kind, req.ProtocolVersion, s.callBackend(callCtx, req))
+			reply := s.srv.renderOutcome(id, req.Direct, v, s.callBackend(callCtx, req))
 			if b != nil {
 				b.hold()
 				b.done(reply)
@@ -619,15 +619,15 @@ func (s *session) startCall(callCtx context.Context, b *batch, id []byte, req en
 	if b != nil {
 		b.hold()
 	}
-	go s.run(ctx, c, req)
+	go s.run(ctx, c, req, v)
 }
 
 // run is the goroutine of one call.
-func (s *session) run(ctx context.Context, c *call, req engine.Request) {
+func (s *session) run(ctx context.Context, c *call, req toolbus.Request, v string) {
 	defer s.calls.Done()
 	out := s.callBackend(ctx, req)
 	c.cancel()
-	reply := s.srv.renderOutcome(c.id, req.Kind, req.ProtocolVersion, out)
+	reply := s.srv.renderOutcome(c.id, req.Direct, v, out)
 
 	s.mu.Lock()
 	list := s.inflight[c.key]
@@ -657,11 +657,11 @@ func (s *session) run(ctx context.Context, c *call, req engine.Request) {
 
 // callBackend calls the Backend, turning a panic into an internal error so
 // one faulty call cannot take the connection (or the process) down.
-func (s *session) callBackend(ctx context.Context, req engine.Request) (out engine.Outcome) {
+func (s *session) callBackend(ctx context.Context, req toolbus.Request) (out toolbus.Response) {
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error().Str("panic_type", fmt.Sprintf("%T", p)).Str("name", bounded(req.Name)).Msg("mcp: backend call panicked")
-			out = engine.Outcome{Err: internalError(), Stage: engine.StageExecute}
+			out = toolbus.Response{Err: internalError(), Stage: toolbus.StageExecute}
 		}
 	}()
 	return s.srv.backend.Call(ctx, req)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/awbridge/awbridge/engine"
 	"github.com/awbridge/awbridge/internal/jsonw"
 	"github.com/awbridge/awbridge/toolbus"
 )
@@ -300,7 +299,7 @@ func TestVersionReachesBackend(t *testing.T) {
 		b := &stageBackend{}
 		serveOne(t, NewServer(b, Options{}), v, toolCall("1", "ok", `{}`))
 		reqs := b.requests()
-		if len(reqs) != 1 || reqs[0].ProtocolVersion != v || reqs[0].Kind != engine.KindTool || reqs[0].Name != "ok" || string(reqs[0].Args) != `{}` {
+		if len(reqs) != 1 || reqs[0].Direct || reqs[0].Name != "ok" || string(reqs[0].Args) != `{}` {
 			t.Errorf("version %q: backend saw %+v", v, reqs)
 		}
 	}
@@ -411,7 +410,7 @@ func TestDirectMethodMapping(t *testing.T) {
 				line := `{"jsonrpc":"2.0","id":7,"method":"aw.get_state","params":` + tc.params + `}`
 				r := checkOne(t, serveOne(t, srv, v, line), want{id: "7", code: tc.wantCode})
 				reqs := b.requests()
-				if len(reqs) != 1 || reqs[0].Kind != engine.KindDirect || reqs[0].Name != "aw.get_state" || string(reqs[0].Args) != tc.params {
+				if len(reqs) != 1 || !reqs[0].Direct || reqs[0].Name != "aw.get_state" || string(reqs[0].Args) != tc.params {
 					t.Fatalf("backend saw %+v", reqs)
 				}
 				if tc.wantCode == 0 {
@@ -594,8 +593,8 @@ func FuzzAppendJSONString(f *testing.F) {
 
 // A pretty-printed backend body cannot break the framing.
 func TestMultilineBodyStaysOnOneLine(t *testing.T) {
-	b := backendFunc(func(req engine.Request) engine.Outcome {
-		return engine.Outcome{Body: json.RawMessage("{\n  \"a\": \"x\",\r\n  \"b\": [1,\n 2]\n}")}
+	b := backendFunc(func(req toolbus.Request) toolbus.Response {
+		return toolbus.Response{Body: json.RawMessage("{\n  \"a\": \"x\",\r\n  \"b\": [1,\n 2]\n}")}
 	})
 	got := serveOne(t, NewServer(b, Options{}), "", `{"jsonrpc":"2.0","id":1,"method":"system.health"}`+"\n"+toolCall("2", "t", "{}"))
 	if len(got) != 2 {
@@ -603,13 +602,13 @@ func TestMultilineBodyStaysOnOneLine(t *testing.T) {
 	}
 }
 
-type backendFunc func(req engine.Request) engine.Outcome
+type backendFunc func(req toolbus.Request) toolbus.Response
 
-func (f backendFunc) Call(_ context.Context, req engine.Request) engine.Outcome { return f(req) }
-func (f backendFunc) ToolsList() json.RawMessage                                { return nil }
+func (f backendFunc) Call(_ context.Context, req toolbus.Request) toolbus.Response { return f(req) }
+func (f backendFunc) ToolsList(string) json.RawMessage                             { return nil }
 
 func TestEmptyToolsList(t *testing.T) {
-	b := backendFunc(func(engine.Request) engine.Outcome { return engine.Outcome{} })
+	b := backendFunc(func(toolbus.Request) toolbus.Response { return toolbus.Response{} })
 	checkOne(t, serveOne(t, NewServer(b, Options{}), "", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`), want{id: "1", result: `{"tools":[]}`})
 }
 

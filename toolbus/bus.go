@@ -166,8 +166,9 @@ func RedactValue(r *redact.Redactor) func(json.RawMessage) json.RawMessage {
 	}
 }
 
-// ToolsList returns the pre-rendered result of tools/list.
-func (b *Bus) ToolsList() json.RawMessage { return b.list }
+// ToolsList returns the pre-rendered result of tools/list for an MCP
+// protocol version ("" when none was negotiated).
+func (b *Bus) ToolsList(version string) json.RawMessage { return b.list }
 
 // Redactor is the bus's redactor, for callers that redact ahead of time
 // (the warm frame, once per version).
@@ -183,6 +184,9 @@ type Request struct {
 	Direct bool
 	// Saturated says the caller's connection is at its in-flight cap.
 	Saturated bool
+	// TraceParent is the caller's W3C traceparent ("" when none): the
+	// call's trace joins it.
+	TraceParent string
 }
 
 // Response is the outcome of a call.

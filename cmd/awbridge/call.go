@@ -38,8 +38,8 @@ func cmdCall(ctx context.Context, e *env, args []string) int {
 		return exitUsage
 	}
 	defer c.Close()
-	out := c.Call(ctx, engine.Request{Kind: engine.KindTool, Name: name, Args: raw})
-	if out.Err != nil && (out.Stage == engine.StageResolve || out.Stage == engine.StageValidate || len(out.Body) == 0) {
+	out := c.Call(ctx, toolbus.Request{Name: name, Args: raw})
+	if out.Err != nil && (out.Stage == toolbus.StageResolve || out.Stage == toolbus.StageValidate || len(out.Body) == 0) {
 		return sayFailed(e, "call", callRefusal(out.Err))
 	}
 	fmt.Fprintln(e.stdout, string(withServedBy(out.Body, via)))

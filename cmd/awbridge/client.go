@@ -15,13 +15,14 @@ import (
 
 	"github.com/awbridge/awbridge/config"
 	"github.com/awbridge/awbridge/engine"
+	"github.com/awbridge/awbridge/mcp"
 	"github.com/awbridge/awbridge/toolbus"
 )
 
 // caller is what the terminal commands call: the running service over its
 // socket, or an engine in this process.
 type caller interface {
-	Call(ctx context.Context, req engine.Request) engine.Outcome
+	Call(ctx context.Context, req toolbus.Request) toolbus.Response
 	ToolsList(ctx context.Context) (json.RawMessage, error)
 	Close()
 }
@@ -50,7 +51,7 @@ type engineCaller struct{ *engine.Engine }
 func (c engineCaller) Close() { c.Engine.Close() }
 
 func (c engineCaller) ToolsList(context.Context) (json.RawMessage, error) {
-	return c.Engine.ToolsList(), nil
+	return c.Engine.ToolsList(mcp.LatestVersion), nil
 }
 
 // serviceCaller speaks line JSON-RPC to the service, one call at a time.
@@ -136,18 +137,18 @@ func (c *serviceCaller) ToolsList(ctx context.Context) (json.RawMessage, error) 
 }
 
 // Call maps a Request to the wire and the reply back to an Outcome.
-func (c *serviceCaller) Call(ctx context.Context, req engine.Request) engine.Outcome {
+func (c *serviceCaller) Call(ctx context.Context, req toolbus.Request) toolbus.Response {
 	var args any = json.RawMessage(req.Args)
 	if len(req.Args) == 0 {
 		args = map[string]any{}
 	}
 	method, params := req.Name, args
-	if req.Kind == engine.KindTool {
+	if !req.Direct {
 		method, params = "tools/call", map[string]any{"name": req.Name, "arguments": args}
 	}
 	r, err := c.roundTrip(ctx, method, params)
 	if err != nil {
-		return engine.Outcome{Stage: engine.StageExecute, Err: &toolbus.ToolError{Kind: toolbus.ExecutionError,
+		return toolbus.Response{Stage: toolbus.StageExecute, Err: &toolbus.ToolError{Kind: toolbus.ExecutionError,
 			Code: "ServiceUnavailable", Retryable: true, Message: err.Error()}}
 	}
 	if r.Error != nil {
@@ -155,35 +156,35 @@ func (c *serviceCaller) Call(ctx context.Context, req engine.Request) engine.Out
 		if te == nil {
 			te = &toolbus.ToolError{Kind: toolbus.ContractError, Code: toolbus.CodeSchemaInvalid, Message: r.Error.Message}
 		}
-		stage := engine.StageExecute
+		stage := toolbus.StageExecute
 		switch r.Error.Code {
 		case -32602:
-			stage = engine.StageValidate
+			stage = toolbus.StageValidate
 			if te.Code == toolbus.CodeUnknownTool {
-				stage = engine.StageResolve
+				stage = toolbus.StageResolve
 			}
 		case -32601:
-			stage = engine.StageResolve
+			stage = toolbus.StageResolve
 		}
-		return engine.Outcome{Err: te, Stage: stage}
+		return toolbus.Response{Err: te, Stage: stage}
 	}
-	if req.Kind == engine.KindDirect {
-		return engine.Outcome{Body: r.Result}
+	if req.Direct {
+		return toolbus.Response{Body: r.Result}
 	}
 	var res struct {
 		Structured json.RawMessage `json:"structuredContent"`
 		IsError    bool            `json:"isError"`
 	}
 	if err := json.Unmarshal(r.Result, &res); err != nil {
-		return engine.Outcome{Stage: engine.StageExecute, Err: &toolbus.ToolError{Kind: toolbus.SystemError, Code: toolbus.CodeInternal, Message: "unreadable reply"}}
+		return toolbus.Response{Stage: toolbus.StageExecute, Err: &toolbus.ToolError{Kind: toolbus.SystemError, Code: toolbus.CodeInternal, Message: "unreadable reply"}}
 	}
-	out := engine.Outcome{Body: res.Structured}
+	out := toolbus.Response{Body: res.Structured}
 	if res.IsError {
 		var env struct {
 			Error *toolbus.ToolError `json:"error"`
 		}
 		_ = json.Unmarshal(res.Structured, &env)
-		out.Err, out.Stage = env.Error, engine.StageExecute
+		out.Err, out.Stage = env.Error, toolbus.StageExecute
 		if out.Err == nil {
 			out.Err = &toolbus.ToolError{Kind: toolbus.SystemError, Code: toolbus.CodeInternal, Message: "the call failed"}
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/awbridge/awbridge/config"
 	"github.com/awbridge/awbridge/engine"
 	"github.com/awbridge/awbridge/mcp"
+	"github.com/awbridge/awbridge/toolbus"
 )
 
 // cmdDemo runs the simulator, a real engine and a real JSON-RPC session
@@ -60,7 +61,7 @@ func cmdDemo(ctx context.Context, e *env, args []string) int {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
-		out := eng.Call(ctx, engine.Request{Kind: engine.KindDirect, Name: "nowframe.build", Args: json.RawMessage(`{"reason":"demo"}`)})
+		out := eng.Call(ctx, toolbus.Request{Direct: true, Name: "nowframe.build", Args: json.RawMessage(`{"reason":"demo"}`)})
 		if out.Err == nil {
 			if line := describeFrame(out.Body); line != last {
 				fmt.Fprintf(e.stdout, "%s  %s\n", time.Now().Format(time.TimeOnly), line)

@@ -31,7 +31,7 @@ func cmdHealth(ctx context.Context, e *env, args []string) int {
 		return exitUsage
 	}
 	defer c.Close()
-	out := c.Call(ctx, engine.Request{Kind: engine.KindDirect, Name: "system.health"})
+	out := c.Call(ctx, toolbus.Request{Direct: true, Name: "system.health"})
 	if out.Err != nil {
 		return sayFailed(e, "health", out.Err)
 	}

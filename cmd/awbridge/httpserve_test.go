@@ -22,8 +22,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/awbridge/awbridge/engine"
 	"github.com/awbridge/awbridge/mcp"
+	"github.com/awbridge/awbridge/toolbus"
 	"github.com/awbridge/awbridge/toolbus/redact"
 )
 
@@ -185,11 +185,11 @@ func TestLoadOrCreateTokenConcurrentFirstStarts(t *testing.T) {
 // pingBackend is the smallest mcp.Backend.
 type pingBackend struct{}
 
-func (pingBackend) Call(context.Context, engine.Request) engine.Outcome {
-	return engine.Outcome{Body: json.RawMessage(`{"success":true}`)}
+func (pingBackend) Call(context.Context, toolbus.Request) toolbus.Response {
+	return toolbus.Response{Body: json.RawMessage(`{"success":true}`)}
 }
 
-func (pingBackend) ToolsList() json.RawMessage { return json.RawMessage(`{"tools":[]}`) }
+func (pingBackend) ToolsList(string) json.RawMessage { return json.RawMessage(`{"tools":[]}`) }
 
 // TestServeHTTP runs the endpoint on a real loopback listener and stops it
 // with an MCP GET stream open.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/awbridge/awbridge/engine"
 	"github.com/awbridge/awbridge/nowframe"
+	"github.com/awbridge/awbridge/toolbus"
 )
 
 func cmdNowframe(ctx context.Context, e *env, args []string) int {
@@ -28,7 +29,7 @@ func cmdNowframe(ctx context.Context, e *env, args []string) int {
 	}
 	defer c.Close()
 	params, _ := json.Marshal(map[string]string{"reason": *reason})
-	out := c.Call(ctx, engine.Request{Kind: engine.KindDirect, Name: "nowframe.build", Args: params})
+	out := c.Call(ctx, toolbus.Request{Direct: true, Name: "nowframe.build", Args: params})
 	if out.Err != nil {
 		return sayFailed(e, "nowframe", out.Err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/awbridge/awbridge/engine"
 	"github.com/awbridge/awbridge/install"
 	"github.com/awbridge/awbridge/mcp"
+	"github.com/awbridge/awbridge/toolbus"
 	"github.com/rs/zerolog"
 )
 
@@ -106,7 +107,7 @@ func serveOn(ctx context.Context, e *env, l *config.Loaded, log zerolog.Logger, 
 			AllowedHosts: httpAllowedHosts(httpLn),
 			Health:       eng.HealthJSON, // redacted as system.health is
 			Nowframe: func(ctx context.Context) []byte {
-				out := eng.Call(ctx, engine.Request{Kind: engine.KindDirect, Name: "nowframe.build",
+				out := eng.Call(ctx, toolbus.Request{Direct: true, Name: "nowframe.build",
 					Args: json.RawMessage(`{"reason":"http","max_age_ms":2000}`)})
 				if out.Err != nil {
 					return nil // 503

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/awbridge/awbridge/engine"
+	"github.com/awbridge/awbridge/toolbus"
 	"github.com/awbridge/awbridge/toolbus/state"
 )
 
@@ -30,7 +30,7 @@ func cmdState(ctx context.Context, e *env, args []string) int {
 		c := newServiceCaller(conn, l.Config)
 		defer c.Close()
 		argsJSON, _ := json.Marshal(map[string]any{"action": "list", "prefix": *prefix, "scope": "any"})
-		out := c.Call(ctx, engine.Request{Kind: engine.KindTool, Name: "state", Args: argsJSON})
+		out := c.Call(ctx, toolbus.Request{Name: "state", Args: argsJSON})
 		var env struct {
 			Result struct {
 				Entries []state.Entry `json:"entries"`

@@ -19,6 +19,7 @@ import (
 	"github.com/awbridge/awbridge/engine"
 	"github.com/awbridge/awbridge/health"
 	"github.com/awbridge/awbridge/mcp"
+	"github.com/awbridge/awbridge/toolbus"
 )
 
 const instructions = "awbridge tells you what the person at this desktop is doing now, from ActivityWatch. " +
@@ -109,7 +110,7 @@ func warnOtherAW(ctx context.Context, e *env, l *config.Loaded) {
 	c := newServiceCaller(conn, l.Config)
 	c.timeout = time.Second
 	defer c.Close()
-	out := c.Call(ctx, engine.Request{Kind: engine.KindDirect, Name: "system.health"})
+	out := c.Call(ctx, toolbus.Request{Direct: true, Name: "system.health"})
 	var r health.Report
 	if out.Err != nil || json.Unmarshal(out.Body, &r) != nil || r.Settings == nil {
 		return
