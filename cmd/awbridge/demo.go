@@ -81,7 +81,7 @@ func cmdDemo(ctx context.Context, e *env, args []string) int {
 func demoSession(ctx context.Context, e *env, eng *engine.Engine) int {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	srv := mcp.NewServer(eng, mcp.Options{DirectMethods: engine.DirectMethods(), ServerName: "awbridge", ServerVersion: e.version, Instructions: instructions})
+	srv := mcp.NewServer(eng, mcp.Options{DirectMethods: engine.DirectMethods(), ServerName: "awbridge", ServerVersion: e.version, Instructions: engine.Instructions})
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		_ = srv.Serve(ctx, inR, outW)
