@@ -19,7 +19,7 @@ if (!failuresOut) {
   process.exit(2);
 }
 const broken = (msg) => {
-  console.error(`conformance ${set}: ${msg} (see ${logPath})`);
+  console.error(`conformance ${set}: ${msg}`);
   process.exit(2);
 };
 const oneLine = (s, max = 200) => {
@@ -31,7 +31,7 @@ const oneLine = (s, max = 200) => {
 const log = readFileSync(logPath, "utf8");
 const scenarios = [...log.matchAll(/^[✓✗] (\S+): \d+ passed, \d+ failed/gmu)].map((m) => m[1]);
 const total = log.match(/^Total: (\d+) passed, (\d+) failed/mu);
-if (scenarios.length === 0 || !total) broken("the suite printed no results");
+if (scenarios.length === 0 || !total) broken(`the suite printed no results (see ${logPath})`);
 const notScored = new Map(
   [...log.matchAll(/^ {2}[✓✗] (\S+) \(([a-z-]+)\)$/gmu)].map((m) => [m[1], m[2]]),
 );

@@ -27,7 +27,8 @@ npm_integrity=sha512-OnUG836FwboQIbqtefDNlyR0gTHzIfwRfE3DuiNewBvnMnWEpB0VEXwBlFV
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
-bin=$(cd "$(dirname "${1:-$root/bin/awbridge}")" && pwd)/$(basename "${1:-$root/bin/awbridge}")
+bin=${1:-$root/bin/awbridge}
+case $bin in /*) ;; *) bin=$PWD/$bin ;; esac
 cache=${AWBRIDGE_CONFORMANCE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/awbridge-conformance}
 out=${AWBRIDGE_CONFORMANCE_OUT:-bin/conformance}
 sets=${AWBRIDGE_CONFORMANCE_SETS:-2026-07-28 2025-11-25}
@@ -133,7 +134,8 @@ cli=$suite/node_modules/@modelcontextprotocol/conformance/dist/index.js
 # The server under test: its own runtime, state and config folders, none of the person's
 # AWBRIDGE_* settings, the simulator as ActivityWatch, HTTP on a free loopback port.
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/awbridge-conformance.XXXXXX")
-sim_pid= serve_pid=
+sim_pid='' serve_pid=''
+# shellcheck disable=SC2317 # called by the EXIT trap
 stop() {
 	local pid
 	for pid in $serve_pid $sim_pid; do
@@ -167,12 +169,15 @@ await_line() {
 
 "$bin" sim --addr 127.0.0.1:0 2>"$tmp/sim.log" &
 sim_pid=$!
-aw_url=$(await_line "$tmp/sim.log" 'simulated ActivityWatch at http://' "$sim_pid" | grep -oE 'http://127\.0\.0\.1:[0-9]+' | head -1)
+line=$(await_line "$tmp/sim.log" 'simulated ActivityWatch at http://' "$sim_pid") || exit 2
+aw_url=$(grep -oE 'http://127\.0\.0\.1:[0-9]+' <<<"$line" | head -1)
+[ -n "$aw_url" ] || die "could not read the simulator's address from: $line"
 
 AWBRIDGE_AW_URL=$aw_url AWBRIDGE_HTTP=127.0.0.1:0 AWBRIDGE_HTTP_TOKEN=none "$bin" serve 2>"$tmp/serve.log" &
 serve_pid=$!
-http=$(await_line "$tmp/serve.log" '"message":"serving HTTP"' "$serve_pid" | grep -oE '"http":"127\.0\.0\.1:[0-9]+"' | cut -d'"' -f4)
-[ -n "$http" ] || die "could not read serve's HTTP address"
+line=$(await_line "$tmp/serve.log" '"message":"serving HTTP"' "$serve_pid") || exit 2
+http=$(grep -oE '"http":"127\.0\.0\.1:[0-9]+"' <<<"$line" | cut -d'"' -f4 || true)
+[ -n "$http" ] || die "could not read serve's HTTP address from: $line"
 curl -fsS --max-time 10 -o /dev/null "http://$http/healthz" || die "serve does not answer http://$http/healthz"
 url=http://$http/mcp
 say "$("$bin" version 2>/dev/null | head -1) at $url, ActivityWatch simulated at $aw_url"
