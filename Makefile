@@ -5,7 +5,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 BIN     := bin/awbridge
 
-.PHONY: build demo test vet bench fuzz soak cross clean
+.PHONY: build demo test vet bench fuzz soak cross clean conformance
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/awbridge
@@ -61,6 +61,14 @@ fuzz:
 # (AWBRIDGE_SOAK_CALLS, AWBRIDGE_SOAK_KILLS, AWBRIDGE_SOAK_SEED tune it).
 soak:
 	AWBRIDGE_SOAK=1 $(GO) test -count=1 -run '^TestSoak' -timeout 60m -v ./cmd/awbridge
+
+# The official MCP conformance suite (outside CI), both requirement sets (2026-07-28 and
+# 2025-11-25) against a token-less loopback `serve` on the simulator; fails on a failing
+# check testdata/conformance/baseline-<set>.txt does not name. Node 22 and the suite
+# (pinned in scripts/conformance/package-lock.json) come from the npm registry into
+# ~/.cache/awbridge-conformance once; results land in bin/conformance.
+conformance: build
+	scripts/conformance/run.sh $(BIN)
 
 cross:
 	GOOS=darwin GOARCH=arm64 $(GO) build -o /dev/null ./cmd/awbridge
