@@ -188,7 +188,9 @@ func publish(fsys FS, tmp, path string, noReplace bool) error {
 	if !noReplace {
 		return fsys.Rename(tmp, path)
 	}
-	if l, ok := fsys.(interface{ Link(oldname, newname string) error }); ok {
+	if l, ok := fsys.(interface {
+		Link(oldname, newname string) error
+	}); ok {
 		err := l.Link(tmp, path)
 		if err == nil || errors.Is(err, fs.ErrExist) {
 			return err
