@@ -36,7 +36,9 @@ type Options struct {
 	ServerName string
 	// Now is the clock for durations (default time.Now).
 	Now func() time.Time
-	// NewID generates trace and span ids (default UUIDv7: sortable).
+	// NewID generates trace and span ids (default UUIDv7: sortable). A
+	// call that joins a caller's W3C traceparent gets a W3C span id
+	// instead (16 lowercase hex).
 	NewID func() string
 	// Redactor bounds and redacts every result, artifact and stored value
 	// (default: redact.New with its defaults).
@@ -243,8 +245,9 @@ func (b *Bus) Call(ctx context.Context, req Request) Response {
 func (b *Bus) finish(r *run) Response {
 	if r.call == nil {
 		// Rejected before the arguments were understood: nothing is
-		// written anywhere, and the trace is fresh.
-		r.call = &Call{Name: r.req.Name, MaxAgeMs: -1, Trace: Trace{TraceID: b.opts.NewID(), SpanID: b.opts.NewID()}}
+		// written anywhere; the trace joins the caller's traceparent or
+		// is fresh.
+		r.call = &Call{Name: r.req.Name, MaxAgeMs: -1, Trace: b.trace(nil, r.req.TraceParent)}
 	}
 	if r.err != nil {
 		r.result = nil

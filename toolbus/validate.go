@@ -278,7 +278,7 @@ func (b *Bus) validateStage(r *run) bool {
 	if v, ok := args[argMaxAgeMs].(int64); ok {
 		c.MaxAgeMs = v
 	}
-	c.Trace = b.trace(args)
+	c.Trace = b.trace(args, r.req.TraceParent)
 	r.call = c
 	if v, ok := args[argOutput].(*shape.Spec); ok {
 		r.opt.output = v
@@ -309,24 +309,6 @@ func (b *Bus) validateStage(r *run) bool {
 		delete(args, p)
 	}
 	return true
-}
-
-func (b *Bus) trace(args map[string]any) Trace {
-	t := Trace{}
-	if v, ok := args[argTraceID].(string); ok {
-		t.TraceID = v
-	} else {
-		t.TraceID = b.opts.NewID()
-	}
-	if v, ok := args[argSpanID].(string); ok {
-		t.SpanID = v
-	} else {
-		t.SpanID = b.opts.NewID()
-	}
-	if v, ok := args[argParentSpanID].(string); ok {
-		t.ParentSpanID = &v
-	}
-	return t
 }
 
 // NoWait reports whether a tools/call's arguments say wait:false (the

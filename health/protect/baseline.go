@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/awbridge/awbridge/internal/atomicfile"
 )
 
 // baselineVersion is the format this package writes and reads.
@@ -119,38 +121,18 @@ func dirUnsafe(fi fs.FileInfo) bool {
 	return checkPerms && fi.Mode().Perm()&0o022 != 0 && fi.Mode()&fs.ModeSticky == 0
 }
 
-func writeAtomic(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+BaselineFile+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("protect: writing the baseline: %w", err)
+func writeAtomic(path string, data []byte) error {
+	err := atomicfile.Write(path, data, atomicfile.Options{})
+	var ae *atomicfile.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ae) && ae.Op == atomicfile.OpSyncDir:
+		return fmt.Errorf("protect: the baseline is written but its folder could not be synced: %w", ae.Err)
+	case errors.As(err, &ae):
+		return fmt.Errorf("protect: writing the baseline: %w", ae.Err)
 	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if err = f.Chmod(0o600); err != nil && checkPerms {
-		return fmt.Errorf("protect: writing the baseline: %w", err)
-	}
-	if _, err = f.Write(data); err != nil {
-		return fmt.Errorf("protect: writing the baseline: %w", err)
-	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("protect: writing the baseline: %w", err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("protect: writing the baseline: %w", err)
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("protect: writing the baseline: %w", err)
-	}
-	if err := syncDir(dir); err != nil {
-		return fmt.Errorf("protect: the baseline is written but its folder could not be synced: %w", err)
-	}
-	return nil
+	return fmt.Errorf("protect: writing the baseline: %w", err)
 }
 
 // readBaseline reads and validates the baseline at path: owned by this

@@ -15,7 +15,3 @@ func ownedByMe(fs.FileInfo) bool { return true }
 func openRead(path string) (*os.File, error) { return os.Open(path) }
 
 func sysKey(fs.FileInfo) (ino, dev uint64, ctime int64) { return 0, 0, 0 }
-
-// syncDir is a no-op: Windows cannot fsync a directory, and its rename is
-// durable once the file's data is.
-func syncDir(string) error { return nil }

@@ -31,15 +31,3 @@ func sysKey(fi fs.FileInfo) (ino, dev uint64, ctime int64) {
 	}
 	return uint64(st.Ino), uint64(st.Dev), ctimeOf(st)
 }
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}

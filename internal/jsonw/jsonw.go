@@ -1,4 +1,6 @@
-// Package jsonw appends JSON without reflection, for the hot paths.
+// Package jsonw appends and scans JSON without reflection, for the hot
+// paths: AppendString writes a string, and the scanner (SkipValue,
+// EachMember, EachElement...) walks a document without decoding it.
 package jsonw
 
 import "unicode/utf8"

@@ -24,11 +24,7 @@ func Shape(b []byte, maxDepth int) (depth, items int) {
 		}
 		switch c {
 		case '"':
-			for i++; i < len(b) && b[i] != '"'; i++ {
-				if b[i] == '\\' {
-					i++
-				}
-			}
+			i = SkipString(b, i) - 1 // the closing quote
 		case '[', '{':
 			d++
 			if d > depth {

@@ -66,10 +66,15 @@ func FuzzShape(f *testing.F) {
 		if !json.Valid(b) || dec.Decode(&v) != nil || d > 64 {
 			return
 		}
-		// On valid JSON (keys unique, as decoding merges duplicates) the
-		// figures are exact.
+		// On valid JSON without objects the figures are exact; with
+		// objects, decoding keeps only the last of duplicate keys (and
+		// what is nested in the others), so Shape may count more.
 		wd, wn := countJSON(v, 0)
-		if d != wd || (n != wn && !strings.Contains(string(b), ":")) {
+		if strings.Contains(string(b), ":") {
+			if d < wd || n < wn {
+				t.Fatalf("Shape(%s) = %d, %d; decoding says at least %d, %d", b, d, n, wd, wn)
+			}
+		} else if d != wd || n != wn {
 			t.Fatalf("Shape(%s) = %d, %d; decoding says %d, %d", b, d, n, wd, wn)
 		}
 	})

@@ -3,7 +3,6 @@ package artifacts
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"path/filepath"
 	"strconv"
@@ -11,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode"
+
+	"github.com/awbridge/awbridge/internal/atomicfile"
 )
 
 // tmpDir is the folder, below artifacts/, where every file is written before
@@ -367,10 +368,13 @@ func (s *Store) ensureDir(dir string) error {
 	return nil
 }
 
-// createTemp creates a temp file for name in artifacts/.tmp, making the
-// folder when it is missing (also when it was removed under a running
-// store).
-func (s *Store) createTemp(name string) (File, error) {
+// tmpFS is the store's FS as atomicfile sees it: temp files go to
+// artifacts/.tmp, which is made again when it is missing (also when it was
+// removed under a running store).
+type tmpFS struct{ s *Store }
+
+func (t tmpFS) CreateTemp(_, pattern string) (atomicfile.File, error) {
+	s := t.s
 	for attempt := 0; ; attempt++ {
 		if !s.tmpReady.Load() {
 			if err := s.ensureDir(filepath.Dir(s.tmp)); err != nil {
@@ -381,54 +385,36 @@ func (s *Store) createTemp(name string) (File, error) {
 			}
 			s.tmpReady.Store(true)
 		}
-		f, err := s.o.FS.CreateTemp(s.tmp, name+".tmp-*")
+		f, err := s.o.FS.CreateTemp(s.tmp, pattern)
 		if err != nil && errors.Is(err, fs.ErrNotExist) && attempt == 0 {
 			s.tmpReady.Store(false)
 			continue
 		}
-		return f, err
+		if err != nil {
+			return nil, err
+		}
+		return f, nil
 	}
 }
 
+func (t tmpFS) Rename(oldpath, newpath string) error { return t.s.o.FS.Rename(oldpath, newpath) }
+func (t tmpFS) Remove(name string) error             { return t.s.o.FS.Remove(name) }
+
+// SyncDir does nothing: Options.Sync makes each file durable before its
+// rename, and a failed write leaves nothing behind (WriteError), which a
+// failed folder sync after the rename could not promise.
+func (tmpFS) SyncDir(string) error { return nil }
+
 // writeAtomic writes data to dir/name through a temp file in
 // artifacts/.tmp: create, chmod, write, fsync (with Options.Sync), close,
-// rename. On any failure the temp file is removed and the target is
-// untouched.
-func (s *Store) writeAtomic(dir, name string, data []byte, rel string) (err error) {
-	f, err := s.createTemp(name)
-	if err != nil {
-		return &WriteError{Op: "create", Path: rel, Err: err}
+// rename. On any failure the temp file is removed and the
+// target is untouched.
+func (s *Store) writeAtomic(dir, name string, data []byte, rel string) error {
+	err := atomicfile.Write(filepath.Join(dir, name), data, atomicfile.Options{
+		Perm: FileMode, TempDir: s.tmp, Pattern: name + ".tmp-*", NoSync: !s.o.Sync, FS: tmpFS{s}})
+	var ae *atomicfile.Error
+	if errors.As(err, &ae) {
+		return &WriteError{Op: ae.Op, Path: rel, Err: ae.Err}
 	}
-	tmp := f.Name()
-	closed := false
-	defer func() {
-		if err != nil {
-			if !closed {
-				_ = f.Close()
-			}
-			_ = s.o.FS.Remove(tmp)
-		}
-	}()
-	if err := f.Chmod(FileMode); err != nil {
-		return &WriteError{Op: "chmod", Path: rel, Err: err}
-	}
-	if n, err := f.Write(data); err != nil || n != len(data) {
-		if err == nil {
-			err = io.ErrShortWrite
-		}
-		return &WriteError{Op: "write", Path: rel, Err: err}
-	}
-	if s.o.Sync {
-		if err := f.Sync(); err != nil {
-			return &WriteError{Op: "sync", Path: rel, Err: err}
-		}
-	}
-	closed = true
-	if err := f.Close(); err != nil {
-		return &WriteError{Op: "close", Path: rel, Err: err}
-	}
-	if err := s.o.FS.Rename(tmp, filepath.Join(dir, name)); err != nil {
-		return &WriteError{Op: "rename", Path: rel, Err: err}
-	}
-	return nil
+	return err
 }

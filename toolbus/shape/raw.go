@@ -1,13 +1,14 @@
 package shape
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/awbridge/awbridge/internal/jsonw"
 )
 
 // ErrInvalidJSON is returned by [Spec.ApplyRaw] for input that is not one
@@ -26,7 +27,7 @@ func (s *Spec) ApplyRaw(raw []byte) (Result, error) {
 	if !gjson.ValidBytes(raw) {
 		return Result{}, ErrInvalidJSON
 	}
-	raw = trimSpace(raw)
+	raw = jsonw.TrimSpace(raw)
 	if s.IsIdentity() {
 		v, err := decodeJSON(raw)
 		if err != nil {
@@ -71,7 +72,7 @@ func resolveRaw(b []byte, segs []segment) ([]byte, *missing) {
 		case '{':
 			var val []byte
 			found := false
-			eachMember(cur, func(k, v []byte) bool {
+			jsonw.EachMember(cur, func(k, v []byte) bool {
 				if keyEqual(k, sg.key) {
 					val, found = v, true // keep going: the last duplicate wins
 				}
@@ -94,7 +95,7 @@ func resolveRaw(b []byte, segs []segment) ([]byte, *missing) {
 			found := false
 			count := 0
 			if idx >= 0 {
-				eachElement(cur, func(j int, v []byte) bool {
+				jsonw.EachElement(cur, func(j int, v []byte) bool {
 					count = j + 1
 					if j == idx {
 						val, found = v, true
@@ -134,7 +135,7 @@ func kindOfRaw(c byte) string {
 func (s *Spec) pickRaw(b []byte) (map[string]any, error) {
 	out := make(map[string]any, len(s.pick))
 	var err error
-	eachMember(b, func(kr, vr []byte) bool {
+	jsonw.EachMember(b, func(kr, vr []byte) bool {
 		var k string
 		if inner, ok := plainString(kr); ok {
 			if _, want := s.pickSet[string(inner)]; !want {
@@ -257,132 +258,8 @@ func validNumber(b []byte) bool {
 	return i == len(b)
 }
 
-// The scanner below walks JSON that gjson.ValidBytes accepted. It is still
-// bounds-checked everywhere, so garbage cannot make it panic or loop.
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && isSpace(b[i]) {
-		i++
-	}
-	return i
-}
-
-// skipString returns the offset after the string literal starting at b[i].
-// It jumps from quote to quote (bytes.IndexByte is vectorised) and counts
-// the backslashes before each to tell an escaped quote from the end.
-func skipString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		j := bytes.IndexByte(b[i:], '"')
-		if j < 0 {
-			break
-		}
-		i += j
-		n := 0
-		for k := i - 1; k >= 0 && b[k] == '\\'; k-- {
-			n++
-		}
-		if n%2 == 0 {
-			return i + 1
-		}
-	}
-	return len(b)
-}
-
-// skipValue returns the offset after the value starting at b[i].
-func skipValue(b []byte, i int) int {
-	if i >= len(b) {
-		return len(b)
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				i = skipString(b, i)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return len(b)
-	}
-	for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && !isSpace(b[i]) {
-		i++
-	}
-	return i
-}
-
-// eachMember calls fn with the raw key (a string literal) and raw value of
-// each member of the object b, in order, until fn returns false.
-func eachMember(b []byte, fn func(key, val []byte) bool) {
-	i := skipSpace(b, 1)
-	for i < len(b) && b[i] == '"' {
-		ks := i
-		i = skipString(b, i)
-		key := b[ks:i]
-		i = skipSpace(b, i)
-		if i >= len(b) || b[i] != ':' {
-			return
-		}
-		vs := skipSpace(b, i+1)
-		i = skipValue(b, vs)
-		if !fn(key, b[vs:i]) {
-			return
-		}
-		i = skipSpace(b, i)
-		if i >= len(b) || b[i] != ',' {
-			return
-		}
-		i = skipSpace(b, i+1)
-	}
-}
-
-// eachElement calls fn with the index and raw value of each element of the
-// array b, in order, until fn returns false.
-func eachElement(b []byte, fn func(i int, val []byte) bool) {
-	i := skipSpace(b, 1)
-	if i >= len(b) || b[i] == ']' {
-		return
-	}
-	for n := 0; i < len(b); n++ {
-		vs := i
-		i = skipValue(b, vs)
-		if i == vs || !fn(n, b[vs:i]) {
-			return
-		}
-		i = skipSpace(b, i)
-		if i >= len(b) || b[i] != ',' {
-			return
-		}
-		i = skipSpace(b, i+1)
-	}
-}
-
 func arrayLen(b []byte) int {
 	n := 0
-	eachElement(b, func(int, []byte) bool { n++; return true })
+	jsonw.EachElement(b, func(int, []byte) bool { n++; return true })
 	return n
-}
-
-// trimSpace trims JSON whitespace (not bytes.TrimSpace's wider set).
-func trimSpace(b []byte) []byte {
-	i, j := 0, len(b)
-	for i < j && isSpace(b[i]) {
-		i++
-	}
-	for j > i && isSpace(b[j-1]) {
-		j--
-	}
-	return b[i:j]
 }

@@ -8,6 +8,8 @@ import (
 	"io"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/awbridge/awbridge/internal/jsonw"
 )
 
 // MissingMode says what a spec answers when the data at its path is
@@ -94,7 +96,7 @@ func Parse(raw json.RawMessage) (*Spec, error) {
 // Empty raw text or null yields the nil Spec. Errors are *[SpecError].
 func (l Limits) Parse(raw json.RawMessage) (*Spec, error) {
 	l = l.withDefaults()
-	raw = trimSpace(raw)
+	raw = jsonw.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
@@ -142,7 +144,7 @@ func (l Limits) parseSpec(raw []byte, prefix string, depth int) (*Spec, error) {
 			return nil, fail(key, "duplicate key", nil)
 		}
 		seen[k] = true
-		isNull := string(trimSpace(val)) == "null"
+		isNull := string(jsonw.TrimSpace(val)) == "null"
 		switch key {
 		case "path":
 			if isNull {
@@ -227,7 +229,7 @@ func (l Limits) parseKeys(raw []byte, field string) ([]string, map[string]struct
 	set := make(map[string]struct{}, len(items))
 	for i, it := range items {
 		var k string
-		if it = trimSpace(it); len(it) == 0 || it[0] != '"' || json.Unmarshal(it, &k) != nil {
+		if it = jsonw.TrimSpace(it); len(it) == 0 || it[0] != '"' || json.Unmarshal(it, &k) != nil {
 			return nil, nil, &SpecError{Field: fmt.Sprintf("%s[%d]", field, i), Msg: "must be a string"}
 		}
 		if len(k) > l.MaxKeyBytes {

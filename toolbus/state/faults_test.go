@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/awbridge/awbridge/internal/atomicfile"
 	"github.com/awbridge/awbridge/internal/tmpfstest"
 )
 
@@ -102,13 +103,13 @@ func TestTornStateFileAtEveryLength(t *testing.T) {
 // Removing or replacing a file gives its bytes back. Safe for concurrent
 // use.
 type quotaDisk struct {
-	osFS
+	atomicfile.OS
 	free atomic.Int64
 	mu   sync.Mutex
 	size map[string]int64
 }
 
-func (q *quotaDisk) CreateTemp(dir, pattern string) (tempFile, error) {
+func (q *quotaDisk) CreateTemp(dir, pattern string) (atomicfile.File, error) {
 	f, err := os.CreateTemp(dir, pattern)
 	if err != nil {
 		return nil, err

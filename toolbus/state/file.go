@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/awbridge/awbridge/internal/atomicfile"
 )
 
 const (
@@ -21,34 +23,12 @@ const (
 	corruptInfix = ".corrupt-"
 )
 
-// fileSystem is what a persistent write touches; tests inject failures.
-type fileSystem interface {
-	CreateTemp(dir, pattern string) (tempFile, error)
-	Rename(oldpath, newpath string) error
-	Remove(name string) error
-	SyncDir(dir string) error
-}
-
-type tempFile interface {
-	io.Writer
-	Sync() error
-	Close() error
-	Name() string
-}
-
-type osFS struct{}
-
-func (osFS) CreateTemp(dir, pattern string) (tempFile, error) { return os.CreateTemp(dir, pattern) } // 0600
-func (osFS) Rename(oldpath, newpath string) error             { return os.Rename(oldpath, newpath) }
-func (osFS) Remove(name string) error                         { return os.Remove(name) }
-func (osFS) SyncDir(dir string) error                         { return syncDir(dir) }
-
 // writeLocked replaces the state file with the persistent scope as it will
 // be after a change: entries for which skip reports true are left out and
 // add, if not nil, is written under addKey. The caller holds wmu. Keys are
 // validated ASCII without characters JSON escapes, so they are written as
 // they are.
-func (s *Store) writeLocked(skip func(string) bool, addKey string, add *entry) (err error) {
+func (s *Store) writeLocked(skip func(string) bool, addKey string, add *entry) error {
 	keys := make([]string, 0, len(s.pers.m)+1)
 	for k := range s.pers.m {
 		if (skip != nil && skip(k)) || (add != nil && k == addKey) {
@@ -61,61 +41,46 @@ func (s *Store) writeLocked(skip func(string) bool, addKey string, add *entry) (
 	}
 	sort.Strings(keys)
 
-	f, err := s.fs.CreateTemp(s.dir, tempPattern)
-	if err != nil {
-		return &StorageError{Op: "create temp file in", Path: s.dir, Err: err}
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			_ = s.fs.Remove(tmp) // best effort; a leftover is removed at the next Open
-		}
-	}()
 	size := s.pers.bytes + 64*len(keys) + 64
 	size = max(4<<10, min(size, 64<<10))
-	bw := bufio.NewWriterSize(f, size)
-	bw.WriteString(`{"version":1,"entries":{`)
-	for i, k := range keys {
-		e := s.pers.m[k]
-		if add != nil && k == addKey {
-			e = add
+	err := atomicfile.WriteFunc(s.path, atomicfile.Options{Pattern: tempPattern, FS: s.fs}, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, size)
+		bw.WriteString(`{"version":1,"entries":{`)
+		for i, k := range keys {
+			e := s.pers.m[k]
+			if add != nil && k == addKey {
+				e = add
+			}
+			if i > 0 {
+				bw.WriteByte(',')
+			}
+			bw.WriteString("\n\"")
+			bw.WriteString(k)
+			bw.WriteString(`":{"value":`)
+			bw.Write(e.value)
+			if e.ts != "" {
+				bw.WriteString(`,"updated_at":"`)
+				bw.WriteString(e.ts)
+				bw.WriteByte('"')
+			}
+			bw.WriteByte('}')
 		}
-		if i > 0 {
-			bw.WriteByte(',')
+		bw.WriteString("\n}}\n")
+		return bw.Flush()
+	})
+	var ae *atomicfile.Error
+	if errors.As(err, &ae) {
+		// A leftover temp file is removed at the next Open. After a failed
+		// folder sync the new file is in place but may not survive a
+		// crash: the Store keeps its old view, and the next write
+		// rewrites the whole file from that view.
+		op := ae.Op
+		if op == atomicfile.OpCreate {
+			op = "create temp file in"
 		}
-		bw.WriteString("\n\"")
-		bw.WriteString(k)
-		bw.WriteString(`":{"value":`)
-		bw.Write(e.value)
-		if e.ts != "" {
-			bw.WriteString(`,"updated_at":"`)
-			bw.WriteString(e.ts)
-			bw.WriteByte('"')
-		}
-		bw.WriteByte('}')
+		return &StorageError{Op: op, Path: ae.Path, Err: ae.Err}
 	}
-	bw.WriteString("\n}}\n")
-	if err = bw.Flush(); err != nil {
-		f.Close()
-		return &StorageError{Op: "write", Path: tmp, Err: err}
-	}
-	if err = f.Sync(); err != nil {
-		f.Close()
-		return &StorageError{Op: "sync", Path: tmp, Err: err}
-	}
-	if err = f.Close(); err != nil {
-		return &StorageError{Op: "close", Path: tmp, Err: err}
-	}
-	if err = s.fs.Rename(tmp, s.path); err != nil {
-		return &StorageError{Op: "rename", Path: s.path, Err: err}
-	}
-	if err := s.fs.SyncDir(s.dir); err != nil {
-		// The new file is in place but may not survive a crash. Report it;
-		// the Store keeps its old view, and the next write rewrites the
-		// whole file from that view.
-		return &StorageError{Op: "sync dir", Path: s.dir, Err: err}
-	}
-	return nil
+	return err
 }
 
 // fileDoc is the state file's shape.

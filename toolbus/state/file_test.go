@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/awbridge/awbridge/internal/atomicfile"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -291,13 +293,13 @@ func TestStaleTempsRemoved(t *testing.T) {
 
 // faultFS is the OS file system with injected failures.
 type faultFS struct {
-	osFS
+	atomicfile.OS
 	failCreate, failWrite, failSync, failRename, failSyncDir bool
 }
 
 var errInjected = errors.New("injected failure")
 
-func (f *faultFS) CreateTemp(dir, pattern string) (tempFile, error) {
+func (f *faultFS) CreateTemp(dir, pattern string) (atomicfile.File, error) {
 	if f.failCreate {
 		return nil, errInjected
 	}
@@ -319,7 +321,7 @@ func (f *faultFS) SyncDir(dir string) error {
 	if f.failSyncDir {
 		return errInjected
 	}
-	return syncDir(dir)
+	return f.OS.SyncDir(dir)
 }
 
 type faultFile struct {

@@ -12,7 +12,3 @@ const checkPerms = false
 const oNoFollow = 0
 
 func ownedByMe(fs.FileInfo) bool { return false }
-
-// syncDir is a no-op: Windows cannot fsync a directory, and its rename is
-// durable once the file's data is.
-func syncDir(string) error { return nil }

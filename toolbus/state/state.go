@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/awbridge/awbridge/internal/atomicfile"
 )
 
 // Defaults of Options.
@@ -54,7 +56,7 @@ type Options struct {
 	// aside. Default time.Now.
 	Now func() time.Time
 
-	fs fileSystem // tests inject failures here; nil means the OS
+	fs atomicfile.FS // tests inject failures here; nil means the OS
 }
 
 // Entry describes one stored value.
@@ -98,7 +100,7 @@ func (sm *scopeMap) del(k string) bool {
 // use; create it with Open and share one per process.
 type Store struct {
 	o    Options
-	fs   fileSystem
+	fs   atomicfile.FS
 	dir  string // "" when the persistent scope is disabled
 	path string
 
@@ -144,7 +146,7 @@ func Open(o Options) (*Store, []string, error) {
 		pers: scopeMap{m: make(map[string]*entry)},
 	}
 	if s.fs == nil {
-		s.fs = osFS{}
+		s.fs = atomicfile.OS{}
 	}
 	if o.Dir == "" {
 		return s, nil, nil

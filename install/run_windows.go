@@ -1,9 +1,10 @@
+//go:build windows
+
 package install
 
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"sync"
 
 	"github.com/kardianos/service"
@@ -13,12 +14,10 @@ import (
 // service control manager started this process, it speaks the manager's
 // protocol (without it the manager kills the process after 30 s): run's
 // ctx is cancelled when the manager stops the service, and a run that
-// ends by itself stops the service. Everywhere else, and from a terminal,
-// it is just run(ctx): systemd and launchd need nothing beyond the
-// SIGTERM that main turns into ctx's cancellation. It returns run's
-// error. Call it once per process.
+// ends by itself stops the service. From a terminal it is just run(ctx).
+// It returns run's error. Call it once per process.
 func RunService(ctx context.Context, run func(ctx context.Context) error) error {
-	if runtime.GOOS != "windows" || service.Interactive() {
+	if service.Interactive() {
 		return run(ctx)
 	}
 	ctx, cancel := context.WithCancel(ctx)
