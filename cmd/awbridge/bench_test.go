@@ -48,8 +48,29 @@ func (p *stdioProc) roundTrip(b *testing.B, line string) string {
 	return reply
 }
 
-// cpuTime is the process's user+system CPU time from /proc (Linux).
+// cpuTime is the CPU time the process has used so far (Linux): the sum of
+// its threads' run time in nanoseconds from /proc/<pid>/task/*/schedstat,
+// or, where that is missing, user+system time from /proc/<pid>/stat (in
+// ticks of 10 ms).
 func cpuTime(pid int) (time.Duration, bool) {
+	if tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid)); err == nil {
+		var sum int64
+		ok := len(tasks) > 0
+		for _, task := range tasks {
+			raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, task.Name()))
+			f := strings.Fields(string(raw))
+			if err != nil || len(f) == 0 {
+				ok = false
+				break
+			}
+			ns, err := strconv.ParseInt(f[0], 10, 64)
+			ok = ok && err == nil
+			sum += ns
+		}
+		if ok {
+			return time.Duration(sum), true
+		}
+	}
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, false

@@ -232,9 +232,9 @@ func memLoadRead(c net.Conn, n int) error {
 }
 
 // TestServeMemoryBoundedUnderPipelinedLoad: 64 connections each pipelining
-// nowframe_build calls (500 each here; AWBRIDGE_MEMLOAD_CALLS=3000 is the
-// issue's full scenario) are all answered exactly once, and serve's peak
-// resident memory stays under 64 MiB.
+// nowframe_build calls (500 each here; AWBRIDGE_MEMLOAD_CALLS=3000, as
+// `make soak` sets it, is the issue's full scenario) are all answered
+// exactly once, and serve's peak resident memory stays under 64 MiB.
 func TestServeMemoryBoundedUnderPipelinedLoad(t *testing.T) {
 	perConn := memLoadCalls(t)
 	res, err := runMemLoad(t, memLoadConns, perConn)
