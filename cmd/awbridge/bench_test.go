@@ -2,6 +2,9 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -45,8 +48,29 @@ func (p *stdioProc) roundTrip(b *testing.B, line string) string {
 	return reply
 }
 
-// cpuTime is the process's user+system CPU time from /proc (Linux).
+// cpuTime is the CPU time the process has used so far (Linux): the sum of
+// its threads' run time in nanoseconds from /proc/<pid>/task/*/schedstat,
+// or, where that is missing, user+system time from /proc/<pid>/stat (in
+// ticks of 10 ms).
 func cpuTime(pid int) (time.Duration, bool) {
+	if tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid)); err == nil {
+		var sum int64
+		ok := len(tasks) > 0
+		for _, task := range tasks {
+			raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, task.Name()))
+			f := strings.Fields(string(raw))
+			if err != nil || len(f) == 0 {
+				ok = false
+				break
+			}
+			ns, err := strconv.ParseInt(f[0], 10, 64)
+			ok = ok && err == nil
+			sum += ns
+		}
+		if ok {
+			return time.Duration(sum), true
+		}
+	}
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, false
@@ -73,38 +97,82 @@ func peakRSS(pid int) (float64, bool) {
 	return 0, false
 }
 
-// BenchmarkStartToInitialize: process start to the initialize reply
-// (ms-to-initialize; ns/op also counts the process's exit).
-func BenchmarkStartToInitialize(b *testing.B) {
+// benchInit is the initialize request the stdio benchmarks open with.
+const benchInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}`
+
+// benchEnv is a clean environment for `awbridge stdio` with its engine in
+// process (no relay to a service), reading the recorded ActivityWatch.
+func benchEnv(b *testing.B, extra ...string) []string {
 	srv, _ := recordedAWb(b)
-	env := append(os.Environ(), "AWBRIDGE_LOG_LEVEL=warn", "AWBRIDGE_AW_URL="+srv, "AWBRIDGE_STATE_DIR="+b.TempDir())
-	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}`
-	var total time.Duration
-	for b.Loop() {
-		cmd := exec.Command(binPath, "stdio")
-		cmd.Env = env
-		in, _ := cmd.StdinPipe()
-		out, _ := cmd.StdoutPipe()
-		t0 := time.Now()
-		if err := cmd.Start(); err != nil {
-			b.Fatal(err)
-		}
-		io.WriteString(in, init+"\n")
-		if _, err := bufio.NewReader(out).ReadString('\n'); err != nil {
-			b.Fatal(err)
-		}
-		total += time.Since(t0)
-		in.Close()
-		cmd.Wait()
-	}
-	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms-to-initialize")
+	return baseEnv(b, srv, append([]string{"AWBRIDGE_RELAY=0"}, extra...)...)
 }
 
-// benchRoundTrip measures calls over one stdio session: p50 latency and
-// the server's CPU per call, read from /proc.
+// BenchmarkStartToFirstAnswer: from exec of `awbridge stdio` to the reply
+// to its first request, as a client starting the server sees it.
+// ms-to-first-answer is that time (ns/op also counts the process's exit);
+// ms-to-initialize is the time to the initialize reply where there is one.
+// version_floor is the floor under both: exec of `awbridge version` to its
+// line (loading the binary and Go's start, no engine).
+func BenchmarkStartToFirstAnswer(b *testing.B) {
+	for _, bc := range []struct {
+		name    string
+		command string
+		lines   []string // requests; the last one's reply is the first answer
+	}{
+		{"initialize_tools_list", "stdio", []string{benchInit,
+			`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+			`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`}},
+		{"system.health_direct", "stdio", []string{`{"jsonrpc":"2.0","id":1,"method":"system.health"}`}},
+		{"version_floor", "version", nil},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			env := benchEnv(b)
+			var input string
+			replies := 0
+			for _, l := range bc.lines {
+				input += l + "\n"
+				if strings.Contains(l, `"id":`) {
+					replies++
+				}
+			}
+			var toInit, toAnswer time.Duration
+			for b.Loop() {
+				cmd := exec.Command(binPath, bc.command)
+				cmd.Env = env
+				in, _ := cmd.StdinPipe()
+				out, _ := cmd.StdoutPipe()
+				t0 := time.Now()
+				if err := cmd.Start(); err != nil {
+					b.Fatal(err)
+				}
+				io.WriteString(in, input)
+				r := bufio.NewReader(out)
+				for n := range max(replies, 1) {
+					if _, err := r.ReadString('\n'); err != nil {
+						b.Fatal(err)
+					}
+					if n == 0 {
+						toInit += time.Since(t0)
+					}
+				}
+				toAnswer += time.Since(t0)
+				in.Close()
+				io.Copy(io.Discard, r)
+				cmd.Wait()
+			}
+			b.ReportMetric(float64(toAnswer.Microseconds())/1000/float64(b.N), "ms-to-first-answer")
+			if replies > 1 {
+				b.ReportMetric(float64(toInit.Microseconds())/1000/float64(b.N), "ms-to-initialize")
+			}
+		})
+	}
+}
+
+// benchRoundTrip measures calls over one stdio session (engine in process):
+// p50 and p99 latency, the server's CPU per call read from /proc before
+// and after the measured calls, and the session's peak resident memory.
 func benchRoundTrip(b *testing.B, warmup, line string, env ...string) {
-	srv, _ := recordedAWb(b)
-	p := startStdio(b, append(append(os.Environ(), "AWBRIDGE_AW_URL="+srv, "AWBRIDGE_LOG_LEVEL=warn"), env...))
+	p := startStdio(b, benchEnv(b, env...))
 	if warmup != "" {
 		p.roundTrip(b, warmup)
 	}
@@ -163,4 +231,101 @@ func BenchmarkStdioWarmNowframe(b *testing.B) {
 
 func BenchmarkStdioPing(b *testing.B) {
 	benchRoundTrip(b, "", `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+}
+
+// modelToolsBytes is what a client hands the model for all tools in a
+// tools/list result: the compact JSON of each tool's name, description and
+// inputSchema, summed.
+func modelToolsBytes(result json.RawMessage) (int, error) {
+	var list struct {
+		Tools []struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description,omitempty"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(result, &list); err != nil {
+		return 0, err
+	}
+	if len(list.Tools) == 0 {
+		return 0, errors.New("tools/list has no tools")
+	}
+	total := 0
+	for _, t := range list.Tools {
+		var schema bytes.Buffer
+		if err := json.Compact(&schema, t.InputSchema); err != nil {
+			return 0, fmt.Errorf("%s inputSchema: %w", t.Name, err)
+		}
+		t.InputSchema = schema.Bytes()
+		var one bytes.Buffer
+		enc := json.NewEncoder(&one)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(t); err != nil {
+			return 0, err
+		}
+		total += len(bytes.TrimSpace(one.Bytes()))
+	}
+	return total, nil
+}
+
+// answerText is the text content of a tools/call reply line.
+func answerText(line string) (string, error) {
+	var rep struct {
+		Result struct {
+			IsError bool `json:"isError"`
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(line), &rep); err != nil {
+		return "", err
+	}
+	if rep.Result.IsError || len(rep.Result.Content) != 1 {
+		return "", fmt.Errorf("not a one-text answer: %.300s", line)
+	}
+	return rep.Result.Content[0].Text, nil
+}
+
+// BenchmarkModelBytes: what the model reads, from the real binary over
+// stdio. tools-list-model-B is the tools as the model sees them (see
+// modelToolsBytes), tools-list-reply-B the whole tools/list reply line;
+// nowframe-ai-text-B and nowframe-compact-text-B are a warm
+// nowframe_build answer's text content in response_mode ai (the default)
+// and compact. ns/op is one tools/list round trip.
+func BenchmarkModelBytes(b *testing.B) {
+	p := startStdio(b, benchEnv(b))
+	p.roundTrip(b, benchInit)
+	io.WriteString(p.in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	const list = `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+	reply := p.roundTrip(b, list)
+	var rep struct {
+		Result json.RawMessage `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(reply), &rep); err != nil {
+		b.Fatal(err)
+	}
+	modelBytes, err := modelToolsBytes(rep.Result)
+	if err != nil {
+		b.Fatal(err)
+	}
+	call := func(mode string) string {
+		return `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"nowframe_build","arguments":{"reason":"bench","response_mode":"` + mode + `"}}}`
+	}
+	p.roundTrip(b, call("ai")) // warm: the frame is fetched once
+	texts := map[string]int{}
+	for _, mode := range []string{"ai", "compact"} {
+		text, err := answerText(p.roundTrip(b, call(mode)))
+		if err != nil {
+			b.Fatalf("nowframe_build in %s mode: %v", mode, err)
+		}
+		texts[mode] = len(text)
+	}
+	for b.Loop() {
+		p.roundTrip(b, list)
+	}
+	b.ReportMetric(float64(modelBytes), "tools-list-model-B")
+	b.ReportMetric(float64(len(strings.TrimSpace(reply))), "tools-list-reply-B")
+	b.ReportMetric(float64(texts["ai"]), "nowframe-ai-text-B")
+	b.ReportMetric(float64(texts["compact"]), "nowframe-compact-text-B")
 }

@@ -72,7 +72,7 @@ func serveRecorded(tb testing.TB) (*httptest.Server, *awfixture.Server) {
 }
 
 // baseEnv is a clean environment: no user config, no user state.
-func baseEnv(t *testing.T, awURL string, extra ...string) []string {
+func baseEnv(t testing.TB, awURL string, extra ...string) []string {
 	home := t.TempDir()
 	env := []string{
 		"HOME=" + home, "PATH=" + os.Getenv("PATH"),

@@ -22,7 +22,7 @@ import (
 
 // startServe runs `awbridge serve` on a socket in a temp folder and waits
 // until it says it is ready (READY=1 on its NOTIFY_SOCKET).
-func startServe(t *testing.T, env []string, sock string) (*exec.Cmd, *syncBuffer) {
+func startServe(t testing.TB, env []string, sock string) (*exec.Cmd, *syncBuffer) {
 	t.Helper()
 	ready, name := notifySocket(t)
 	cmd := exec.Command(binPath, "serve", "--socket", sock)
@@ -44,7 +44,7 @@ func startServe(t *testing.T, env []string, sock string) (*exec.Cmd, *syncBuffer
 
 // notifySocket is a datagram socket for serve's NOTIFY_SOCKET, in a short
 // folder (a socket's path is limited to about 100 bytes).
-func notifySocket(t *testing.T) (*net.UnixConn, string) {
+func notifySocket(t testing.TB) (*net.UnixConn, string) {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "awn")
 	if err != nil {
@@ -62,7 +62,7 @@ func notifySocket(t *testing.T) (*net.UnixConn, string) {
 
 // waitReady reads one READY=1 from a notify socket; the deadline is a
 // ceiling for a serve that never gets there, never the expectation.
-func waitReady(t *testing.T, c *net.UnixConn, stderr fmt.Stringer) {
+func waitReady(t testing.TB, c *net.UnixConn, stderr fmt.Stringer) {
 	t.Helper()
 	c.SetReadDeadline(time.Now().Add(faultCeiling))
 	buf := make([]byte, 256)
