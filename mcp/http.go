@@ -24,12 +24,13 @@ import (
 	"github.com/awbridge/awbridge/internal/jsonw"
 )
 
-// The MCP Streamable HTTP transport (protocol revisions 2025-03-26 to
-// 2025-11-25) as an adapter over Serve: one HTTP session is one long-lived
-// Serve over a pair of pipes, created by initialize. A POST writes its
-// message as one line into the session's input; the session's output is
-// read by one goroutine that hands each reply to the POST waiting for its id
-// and each server notification to the session's GET stream.
+// The MCP Streamable HTTP transport over the message core: each POST body
+// is decoded once. A 2026-07-28 request is checked against its headers and
+// answered on a session of its own (subscriptions/listen as an SSE stream
+// that stays open). A legacy request belongs to the session initialize
+// created (Mcp-Session-Id): its reply goes straight from the core to the
+// POST waiting for its id, and server notifications to the session's GET
+// stream.
 
 // Paths served by HTTPTransport.
 const (
