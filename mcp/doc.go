@@ -1,13 +1,48 @@
-// Package mcp owns awbridge's wire protocol: hand-written JSON-RPC 2.0 and
-// MCP over newline-delimited streams. It holds the bounded line reader, the
-// per-connection session (negotiated protocol version, in-flight calls and
-// their cancellation, batches), the single writer per connection, and the
-// mapping of an toolbus.Response to JSON-RPC results and errors.
+// Package mcp owns awbridge's wire protocol: JSON-RPC 2.0 and MCP in one
+// message-level core. Each incoming line or HTTP body is decoded once with
+// encoding/json (a json.Decoder walks the top-level object, so member names
+// match exactly and repeated members are seen; params are then decoded
+// into the few members each method reads), dispatched once, and each reply
+// encoded once and handed to the connection's sink: the single writer of a
+// stream, or the POST (or GET stream) an HTTP reply belongs to.
 //
 // The package knows no tool and no direct method by behaviour: every call is
 // handed to a Backend (the engine in production), and tools/list is whatever
-// the Backend pre-rendered. Transports (stdio, Unix socket, HTTP, relay) hand
-// Serve one reader and one writer per connection.
+// the Backend pre-rendered for the request's protocol version. Stream
+// transports (stdio, Unix socket) hand Serve one reader and one writer per
+// connection; Streamable HTTP (HTTPHandler) hands decoded bodies to the same
+// core.
+//
+// # Two MCP eras
+//
+// Legacy (2024-11-05 to 2025-11-25): initialize negotiates a version for the
+// connection (stdio, socket) or the HTTP session (Mcp-Session-Id, GET stream,
+// DELETE); resources/subscribe sends notifications/resources/updated.
+//
+// Modern (2026-07-28): a request whose params._meta carries
+// io.modelcontextprotocol/protocolVersion is served on its own, beside any
+// legacy session on the same connection or endpoint. It needs
+// io.modelcontextprotocol/clientCapabilities (-32602 without); another
+// version is -32022 with data {supported, requested}. server/discover lists
+// every version served, the capabilities and the instructions. Every result
+// has resultType "complete" and _meta io.modelcontextprotocol/serverInfo;
+// lists and server/discover add ttlMs 3600000 and cacheScope "public",
+// resources/read ttlMs 0 and cacheScope "private". Methods the era removed
+// (initialize, ping, logging/setLevel, resources/subscribe,
+// resources/unsubscribe, ...) and unknown ones are -32601; an unknown
+// resource is -32602 with data {uri}. subscriptions/listen is acknowledged
+// (notifications/subscriptions/acknowledged with the honoured filter: the
+// known resources among resourceSubscriptions), then sends
+// notifications/resources/updated tagged with
+// io.modelcontextprotocol/subscriptionId (the request's id); it ends with
+// no reply when the client cancels it (notifications/cancelled, or closing
+// the HTTP stream), and with a completion result when the server ends it.
+// On HTTP a modern request needs no session; MCP-Protocol-Version,
+// Mcp-Method and, for tools/call and resources/read, Mcp-Name (base64
+// sentinel decoded) must match the body, else 400 with -32020; an unknown
+// method is 404. A W3C traceparent in _meta (either era) reaches the tool
+// bus as toolbus.Request.TraceParent. Invalid tool arguments are a tool
+// result with isError true from 2025-11-25 on, a -32602 error before.
 //
 // # Framing
 //
@@ -52,6 +87,11 @@
 // Each call to the Backend runs in its own goroutine, so replies may come out
 // of order; ping, initialize, tools/list and notifications are answered by the
 // reading goroutine itself and never wait behind calls. At most
-// Options.MaxInFlight calls run per connection; beyond that, reading pauses
-// (backpressure, not errors).
+// Options.MaxInFlight calls run per connection, and reply bytes queued for a
+// stream's writer plus an estimate per call in flight stay within
+// Options.MaxConnReplyBytes per connection and Options.MaxReplyBytes across
+// the Server; beyond either, reading pauses (backpressure, not errors). A
+// message read before the session stops always gets its one reply: a call
+// that could not start then is answered Cancelled ("the server is shutting
+// down").
 package mcp

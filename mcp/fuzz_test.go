@@ -313,27 +313,47 @@ func FuzzTokenHandshake(f *testing.F) {
 	})
 }
 
-// FuzzJSONScan checks the raw scanners the session reads every message
-// with against encoding/json: on a valid object or array they see the
-// same members and elements, byte for byte, with the same decoded keys;
-// on anything else they stay in bounds. idFromPrefix, which reads the id
-// of an over-long line from its first bytes only, answers for every
-// prefix either nothing or a valid id that is the message's own.
-func FuzzJSONScan(f *testing.F) {
+// FuzzDecodeMessage checks the one decoder every message goes through
+// against encoding/json's own reading: on a valid object it sees the same
+// id (byte for byte), method and params, and flags a repeated id; on
+// anything else it reports a syntax error rather than a message.
+// idFromPrefix, which reads the id of an over-long line from its first
+// bytes only, answers for every prefix either nothing or a valid id that
+// is the message's own.
+func FuzzDecodeMessage(f *testing.F) {
 	for _, s := range []string{
 		ping("1"), initLine("\"a\\u0062\"", "2025-06-18"), toolCall("-1.5e3", "ok", `{"a":[1,{"b":"}"}]}`),
 		`{"id":1,"id":2}`, `{"jsonrpc":"2.0","params":{"id":9},"id":"x\"y"}`, `[` + ping("1") + `, 2, "s", [], {}]`,
 		` { "\u0069d" : null , "x" : true } `, `{"a":"\\"}`, `{"id":{"a":1}}`, `{"id":[1]}`, `{"id":` + strings.Repeat("9", 40) + `}`,
-		`{`, `{"id`, `{"a":1,`, `[1,`, `{"a" 1}`, `"\ud800"`, "{\"id\":\"\xff\"}",
+		`{`, `{"id`, `{"a":1,`, `[1,`, `{"a" 1}`, `"\ud800"`, "{\"id\":\"\xff\"}", `{"Method":"x","method":"y"}`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		valid := json.Valid(b)
-		// Always in bounds, whatever the input.
-		forEachMember(b, func(k, v []byte) bool { decodeString(k); return true })
-		forEachElement(b, func([]byte) {})
-		parseMessage(b)
+		m, err := decodeMessage(b)
+		isObj := firstByte(b) == '{'
+		if err == nil && (!valid || !isObj) {
+			t.Fatalf("decodeMessage(%q) accepted invalid or non-object JSON", b)
+		}
+		if valid && isObj {
+			if err != nil {
+				t.Fatalf("decodeMessage(%q): %v", b, err)
+			}
+			var ref map[string]json.RawMessage
+			if json.Unmarshal(b, &ref) != nil {
+				t.Fatal("json.Unmarshal failed on valid JSON")
+			}
+			if wantID := singleID(b); wantID != nil && (!bytes.Equal(m.id, wantID) || m.dupID) {
+				t.Fatalf("id %q (dup %v), encoding/json reads %q", m.id, m.dupID, wantID)
+			}
+			if raw, ok := exactMember(b, "method"); ok && m.methodOK {
+				var want string
+				if json.Unmarshal(raw, &want) != nil || want != m.method {
+					t.Fatalf("method %q, encoding/json reads %s", m.method, raw)
+				}
+			}
+		}
 		prefixes := len(b) + 1
 		step := 1
 		if prefixes > 512 {
@@ -355,74 +375,30 @@ func FuzzJSONScan(f *testing.F) {
 				t.Fatalf("idFromPrefix(%q) = %q, the message's id is %q", b[:n], id, wantID)
 			}
 		}
-		if !valid {
-			return
-		}
-		trimmed := bytes.TrimSpace(b)
-		dec := json.NewDecoder(bytes.NewReader(trimmed))
-		tok, _ := dec.Token()
-		switch tok {
-		case json.Delim('{'):
-			var keys []string
-			var vals [][]byte
-			for dec.More() {
-				k, _ := dec.Token()
-				var v json.RawMessage
-				if err := dec.Decode(&v); err != nil {
-					t.Fatal(err)
-				}
-				keys, vals = append(keys, k.(string)), append(vals, v)
-			}
-			i := 0
-			ok := forEachMember(b, func(k, v []byte) bool {
-				s, sok := decodeString(k)
-				if i >= len(keys) || !sok || s != keys[i] || !bytes.Equal(v, vals[i]) {
-					t.Fatalf("member %d: %q (%q) = %q; encoding/json: %q", i, k, s, v, keys[min(i, len(keys)-1)])
-				}
-				for _, name := range memberNames {
-					if tokenIs(k, name) != (keys[i] == name) {
-						t.Fatalf("tokenIs(%q, %q) = %v; encoding/json reads the key as %q", k, name, !(keys[i] == name), keys[i])
-					}
-				}
-				i++
-				return true
-			})
-			if !ok || i != len(keys) {
-				t.Fatalf("forEachMember(%q) = %v after %d members, want %d", b, ok, i, len(keys))
-			}
-		case json.Delim('['):
-			var els [][]byte
-			for dec.More() {
-				var v json.RawMessage
-				if err := dec.Decode(&v); err != nil {
-					t.Fatal(err)
-				}
-				els = append(els, v)
-			}
-			i := 0
-			ok := forEachElement(b, func(el []byte) {
-				if i >= len(els) || !bytes.Equal(el, els[i]) {
-					t.Fatalf("element %d: %q", i, el)
-				}
-				i++
-			})
-			if !ok || i != len(els) {
-				t.Fatalf("forEachElement(%q) = %v after %d elements, want %d", b, ok, i, len(els))
-			}
-		default:
-			if len(trimmed) > 0 && trimmed[0] == '"' {
-				var want string
-				_ = json.Unmarshal(trimmed, &want)
-				if got, ok := decodeString(trimmed); !ok || got != want {
-					t.Fatalf("decodeString(%q) = %q, %v; want %q", trimmed, got, ok, want)
-				}
-			}
-		}
 	})
 }
 
-// memberNames are the keys the session looks for with tokenIs.
-var memberNames = []string{"id", "jsonrpc", "method", "params", "name", "arguments", "result", "protocolVersion", "requestId", "uri", "cursor"}
+// exactMember returns the raw value of the last top-level member named
+// exactly name (case-sensitive) of a valid object.
+func exactMember(b []byte, name string) (json.RawMessage, bool) {
+	dec := json.NewDecoder(bytes.NewReader(bytes.TrimSpace(b)))
+	if tok, _ := dec.Token(); tok != json.Delim('{') {
+		return nil, false
+	}
+	var out json.RawMessage
+	found := false
+	for dec.More() {
+		k, _ := dec.Token()
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			return nil, false
+		}
+		if k == name {
+			out, found = v, true
+		}
+	}
+	return out, found
+}
 
 // singleID returns the raw value of the one top-level "id" member of a
 // valid object, or nil when there is none or more than one.
@@ -611,7 +587,7 @@ func FuzzSession(f *testing.F) {
 			countIDs(bytes.TrimSpace(bytes.TrimPrefix(bytes.TrimSpace(l), []byte("\xef\xbb\xbf"))), sent)
 			if len(l) > 4096 {
 				// A line over the limit is answered under the id its first
-				// bytes show, if any (FuzzJSONScan checks that reading).
+				// bytes show, if any (FuzzDecodeMessage checks that reading).
 				if id := idFromPrefix(l[:min(len(l), idPrefixBytes)]); id != nil {
 					sent[string(id)]++
 				}

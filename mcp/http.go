@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -25,12 +24,13 @@ import (
 	"github.com/awbridge/awbridge/internal/jsonw"
 )
 
-// The MCP Streamable HTTP transport (protocol revisions 2025-03-26 to
-// 2025-11-25) as an adapter over Serve: one HTTP session is one long-lived
-// Serve over a pair of pipes, created by initialize. A POST writes its
-// message as one line into the session's input; the session's output is
-// read by one goroutine that hands each reply to the POST waiting for its id
-// and each server notification to the session's GET stream.
+// The MCP Streamable HTTP transport over the message core: each POST body
+// is decoded once. A 2026-07-28 request is checked against its headers and
+// answered on a session of its own (subscriptions/listen as an SSE stream
+// that stays open). A legacy request belongs to the session initialize
+// created (Mcp-Session-Id): its reply goes straight from the core to the
+// POST waiting for its id, and server notifications to the session's GET
+// stream.
 
 // Paths served by HTTPTransport.
 const (
@@ -122,6 +122,7 @@ type HTTPTransport struct {
 
 	mu          sync.Mutex
 	sessions    map[string]*httpSession
+	listens     map[*session]struct{} // open subscriptions/listen streams
 	closed      bool
 	reaping     bool
 	stopReaping chan struct{}
@@ -142,6 +143,7 @@ func (srv *Server) HTTPHandler(opts HTTPOptions) *HTTPTransport {
 		log:         opts.Logger,
 		now:         time.Now,
 		sessions:    map[string]*httpSession{},
+		listens:     map[*session]struct{}{},
 		stopReaping: make(chan struct{}),
 	}
 	if opts.Token != "" {
@@ -195,6 +197,9 @@ func (t *HTTPTransport) Shutdown(ctx context.Context) error {
 	for id, s := range t.sessions {
 		ended = append(ended, s)
 		delete(t.sessions, id)
+	}
+	for s := range t.listens {
+		s.stopReading() // each listen answers its completion result
 	}
 	t.mu.Unlock()
 	for _, s := range ended {
@@ -381,8 +386,8 @@ func (t *HTTPTransport) Authorized(r *http.Request) bool {
 	return subtle.ConstantTimeCompare(sum[:], t.token) == 1
 }
 
-// protocolVersionOK reports whether the MCP-Protocol-Version header is
-// absent or a version we speak.
+// protocolVersionOK reports whether the MCP-Protocol-Version header of a
+// legacy request is absent or a version initialize negotiates.
 func (t *HTTPTransport) protocolVersionOK(r *http.Request) bool {
 	vals := r.Header.Values(HeaderProtocolVersion)
 	if len(vals) == 0 {
@@ -395,16 +400,17 @@ func (t *HTTPTransport) protocolVersionOK(r *http.Request) bool {
 	return ok
 }
 
-// sessionFor resolves the session id header; on failure it has answered.
-func (t *HTTPTransport) sessionFor(w http.ResponseWriter, r *http.Request) *httpSession {
-	id := r.Header.Get(HeaderSessionID)
-	if id == "" {
-		writeJSON(w, http.StatusBadRequest, errorReply(nil, CodeInvalidRequest, "bad request: missing Mcp-Session-Id header (initialize first)", nil))
+// sessionFor resolves the session id header; on failure it has answered
+// (under id, the request's own id when there is one).
+func (t *HTTPTransport) sessionFor(w http.ResponseWriter, r *http.Request, id []byte) *httpSession {
+	sid := r.Header.Get(HeaderSessionID)
+	if sid == "" {
+		writeJSON(w, http.StatusBadRequest, errorReply(id, CodeInvalidRequest, "bad request: missing Mcp-Session-Id header (initialize first, or send a 2026-07-28 request with _meta)", nil))
 		return nil
 	}
-	s := t.lookup(id)
+	s := t.lookup(sid)
 	if s == nil {
-		writeJSON(w, http.StatusNotFound, errorReply(nil, CodeInvalidRequest, "session not found: initialize again", nil))
+		writeJSON(w, http.StatusNotFound, errorReply(id, CodeInvalidRequest, "session not found: initialize again", nil))
 		return nil
 	}
 	return s
@@ -417,6 +423,115 @@ func (t *HTTPTransport) lookup(id string) *httpSession {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.sessions[id]
+}
+
+// post is a POST body decoded once: one message, or a batch.
+type post struct {
+	msgs    []*message // one, or the batch's elements
+	batch   bool
+	keys    []string // idKey of each request: the replies to wait for
+	firstID []byte   // the first request's id, for error replies
+
+	// A lone request, checked and with its params decoded once (req is
+	// nil otherwise); code and msg are the error that answers it, if any.
+	req  *request
+	code int
+	msg  string
+}
+
+// postError is a POST the transport answers itself.
+type postError struct {
+	status int
+	body   []byte
+}
+
+func badPost(status, code int, id []byte, msg string) *postError {
+	return &postError{status: status, body: errorReply(id, code, msg, nil)}
+}
+
+// decodePost decodes and checks a POST body: one JSON-RPC message or a
+// batch of them, at most maxLine bytes.
+func decodePost(body []byte, maxLine int) (post, *postError) {
+	body = bytes.TrimPrefix(body, bom)
+	if msg := shapeError(body); msg != "" {
+		return post{}, badPost(http.StatusBadRequest, CodeInvalidRequest, idFromPrefix(body), "invalid request: "+msg)
+	}
+	if len(body) > maxLine {
+		return post{}, badPost(http.StatusRequestEntityTooLarge, CodeInvalidRequest, idFromPrefix(body), "request too large")
+	}
+	var p post
+	switch firstByte(body) {
+	case '{':
+		m, err := decodeMessage(body)
+		if err != nil {
+			return post{}, badPost(http.StatusBadRequest, CodeParseError, nil, "parse error")
+		}
+		if perr := checkPostMessage(m); perr != nil {
+			return post{}, perr
+		}
+		p.msgs = []*message{&m}
+		if m.hasID && !m.response {
+			p.keys, p.firstID = []string{idKey(m.id)}, m.id
+		}
+		return p, nil
+	case '[':
+		els, err := decodeArray(body)
+		if err != nil {
+			return post{}, badPost(http.StatusBadRequest, CodeParseError, nil, "parse error")
+		}
+		p.batch = true
+		if len(els) == 0 {
+			return post{}, badPost(http.StatusBadRequest, CodeInvalidRequest, nil, "invalid request: empty batch")
+		}
+		responses := 0
+		seen := map[string]bool{}
+		for _, el := range els {
+			if el[0] != '{' {
+				return post{}, badPost(http.StatusBadRequest, CodeInvalidRequest, nil, "invalid request: a message must be a JSON object")
+			}
+			m, _ := decodeMessage(el) // the array was valid JSON
+			if perr := checkPostMessage(m); perr != nil {
+				return post{}, perr
+			}
+			p.msgs = append(p.msgs, &m)
+			switch {
+			case m.response:
+				responses++
+			case m.hasID:
+				k := idKey(m.id)
+				if seen[k] {
+					return post{}, badPost(http.StatusBadRequest, CodeInvalidRequest, m.id, "invalid request: repeated id in a batch")
+				}
+				seen[k] = true
+				p.keys = append(p.keys, k)
+				if p.firstID == nil {
+					p.firstID = m.id
+				}
+			}
+		}
+		if responses > 0 && responses < len(els) {
+			return post{}, badPost(http.StatusBadRequest, CodeInvalidRequest, nil, "invalid request: a batch mixes responses with requests")
+		}
+		return p, nil
+	}
+	if json.Valid(body) {
+		return post{}, badPost(http.StatusBadRequest, CodeInvalidRequest, nil, "invalid request: a message must be a JSON object")
+	}
+	return post{}, badPost(http.StatusBadRequest, CodeParseError, nil, "parse error")
+}
+
+// checkPostMessage rejects what no session could answer under an id.
+func checkPostMessage(m message) *postError {
+	if m.hasID {
+		if m.dupID || !validID(m.id) {
+			return badPost(http.StatusBadRequest, CodeInvalidRequest, nil, "invalid request: id must be a string or a number")
+		}
+		return nil
+	}
+	if m.dup || !m.methodOK || !m.jsonrpcOK {
+		return badPost(http.StatusBadRequest, CodeInvalidRequest, nil, `invalid request: a notification needs jsonrpc "2.0" and a method`)
+	}
+	return nil
 }
 
 // servePost handles one POSTed message or batch.
@@ -442,31 +557,49 @@ func (t *HTTPTransport) servePost(w http.ResponseWriter, r *http.Request) {
 	}
 	// Read whole: no deadline on watching the connection while the call runs.
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
-	p, perr := parsePost(body, t.srv.maxLine)
+	p, perr := decodePost(body, t.srv.maxLine)
 	if perr != nil {
 		writeJSON(w, perr.status, perr.body)
 		return
 	}
+	if !p.batch && p.msgs[0].hasID && !p.msgs[0].response {
+		m := p.msgs[0]
+		p.req, p.code, p.msg = t.srv.parseRequest(*m)
+		if p.code == 0 && p.req.meta.modern() {
+			t.serveModern(w, r, p.req, jsonOK, sseOK)
+			return
+		}
+		if p.code != 0 && r.Header.Get(HeaderSessionID) == "" && m.method != "initialize" {
+			writeJSON(w, http.StatusBadRequest, errorReply(p.req.id, p.code, p.msg, nil))
+			return
+		}
+	}
+	t.serveLegacy(w, r, p, jsonOK)
+}
 
+// serveLegacy answers a POST of the initialize era: initialize opens a
+// session; anything else needs one.
+func (t *HTTPTransport) serveLegacy(w http.ResponseWriter, r *http.Request, p post, jsonOK bool) {
+	init := !p.batch && p.msgs[0].hasID && p.msgs[0].method == "initialize"
 	var s *httpSession
 	created := false
-	if r.Header.Get(HeaderSessionID) == "" && p.initialize {
+	if r.Header.Get(HeaderSessionID) == "" && init {
 		var status int
 		var msg string
 		if s, status, msg = t.newSession(); s == nil {
 			if status == http.StatusServiceUnavailable {
 				w.Header().Set("Retry-After", "5")
 			}
-			writeJSON(w, status, errorReply(nil, CodeInvalidRequest, msg, nil))
+			writeJSON(w, status, errorReply(p.firstID, CodeInvalidRequest, msg, nil))
 			return
 		}
 		created = true
 	} else {
-		if s = t.sessionFor(w, r); s == nil {
+		if s = t.sessionFor(w, r, p.firstID); s == nil {
 			return
 		}
-		if !p.initialize && !t.protocolVersionOK(r) {
-			writeJSON(w, http.StatusBadRequest, errorReply(nil, CodeInvalidRequest, "bad request: unsupported MCP-Protocol-Version", nil))
+		if !init && !t.protocolVersionOK(r) {
+			writeJSON(w, http.StatusBadRequest, errorReply(p.firstID, CodeInvalidRequest, "bad request: unsupported MCP-Protocol-Version", nil))
 			return
 		}
 		if p.batch && s.negotiated() != Version20250326 {
@@ -484,19 +617,17 @@ func (t *HTTPTransport) servePost(w http.ResponseWriter, r *http.Request) {
 
 	var wt *waiter
 	if len(p.keys) > 0 {
-		if wt = s.register(p.keys, p.initialize); wt == nil {
+		if wt = s.register(p.keys); wt == nil {
 			abandon()
-			writeJSON(w, http.StatusBadRequest, errorReply(nil, CodeInvalidRequest, "invalid request: a request with this id is already in flight in this session", nil))
+			writeJSON(w, http.StatusBadRequest, errorReply(p.firstID, CodeInvalidRequest, "invalid request: a request with this id is already in flight in this session", nil))
 			return
 		}
 	}
-	if p.forward {
-		if err := s.write(p.line); err != nil {
-			s.unregister(wt)
-			abandon()
-			writeJSON(w, http.StatusNotFound, errorReply(nil, CodeInvalidRequest, "session not found: initialize again", nil))
-			return
-		}
+	if !s.dispatch(p) {
+		s.unregister(wt)
+		abandon()
+		writeJSON(w, http.StatusNotFound, errorReply(p.firstID, CodeInvalidRequest, "session not found: initialize again", nil))
+		return
 	}
 	if wt == nil {
 		w.WriteHeader(http.StatusAccepted)
@@ -514,18 +645,23 @@ func (t *HTTPTransport) servePost(w http.ResponseWriter, r *http.Request) {
 		select {
 		case reply = <-wt.ch:
 		default:
-			writeJSON(w, http.StatusNotFound, errorReply(nil, CodeInvalidRequest, "session ended before the reply", nil))
+			writeJSON(w, http.StatusNotFound, errorReply(p.firstID, CodeInvalidRequest, "session ended before the reply", nil))
 			return
 		}
 	}
 	if created {
-		if !isResultReply(reply) {
+		if s.negotiated() == "" {
 			t.end(s) // initialize failed: no session
 		} else {
 			w.Header().Set(HeaderSessionID, s.id)
 			t.log.Debug().Int("sessions", t.Sessions()).Msg("mcp http: session started")
 		}
 	}
+	writeReply(w, jsonOK, reply)
+}
+
+// writeReply answers a POST with one reply, as JSON or as one SSE event.
+func writeReply(w http.ResponseWriter, jsonOK bool, reply []byte) {
 	if jsonOK {
 		writeJSON(w, http.StatusOK, reply)
 		return
@@ -536,13 +672,18 @@ func (t *HTTPTransport) servePost(w http.ResponseWriter, r *http.Request) {
 	_ = http.NewResponseController(w).Flush()
 }
 
-// serveGet opens the session's stream of server messages.
+// serveGet opens the session's stream of server messages (legacy era).
 func (t *HTTPTransport) serveGet(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get(HeaderSessionID) == "" {
+		w.Header().Set("Allow", "POST")
+		writeJSON(w, http.StatusMethodNotAllowed, errorReply(nil, CodeInvalidRequest, "method not allowed: GET needs a legacy session (Mcp-Session-Id); 2026-07-28 clients use subscriptions/listen", nil))
+		return
+	}
 	if _, sseOK := acceptable(r.Header.Values("Accept")); !sseOK || r.Header.Get("Accept") == "" {
 		writeJSON(w, http.StatusNotAcceptable, errorReply(nil, CodeInvalidRequest, "not acceptable: a GET stream needs Accept: text/event-stream", nil))
 		return
 	}
-	s := t.sessionFor(w, r)
+	s := t.sessionFor(w, r, nil)
 	if s == nil {
 		return
 	}
@@ -580,7 +721,12 @@ func (t *HTTPTransport) serveGet(w http.ResponseWriter, r *http.Request) {
 
 // serveDelete ends a session.
 func (t *HTTPTransport) serveDelete(w http.ResponseWriter, r *http.Request) {
-	s := t.sessionFor(w, r)
+	if r.Header.Get(HeaderSessionID) == "" {
+		w.Header().Set("Allow", "POST")
+		writeJSON(w, http.StatusMethodNotAllowed, errorReply(nil, CodeInvalidRequest, "method not allowed: DELETE needs a legacy session (Mcp-Session-Id)", nil))
+		return
+	}
+	s := t.sessionFor(w, r, nil)
 	if s == nil {
 		return
 	}
@@ -589,26 +735,25 @@ func (t *HTTPTransport) serveDelete(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// newSession starts a session: its Serve and its output reader. On
-// failure it returns the status and message to answer.
+// newSession starts a legacy session. On failure it returns the status and
+// message to answer.
 func (t *HTTPTransport) newSession() (*httpSession, int, string) {
 	var raw [16]byte
 	if _, err := rand.Read(raw[:]); err != nil {
 		return nil, http.StatusInternalServerError, "internal error: no session id"
 	}
 	t.reap(t.now()) // make room before counting
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &httpSession{
 		id:      hex.EncodeToString(raw[:]),
 		t:       t,
-		inW:     inW,
+		ctx:     ctx,
 		cancel:  cancel,
 		closing: make(chan struct{}),
 		done:    make(chan struct{}),
 		waiters: map[string]*waiter{},
 	}
+	s.core = newSession(t.srv, s.route)
 	s.lastUsed.Store(t.now().UnixNano())
 
 	t.mu.Lock()
@@ -626,14 +771,7 @@ func (t *HTTPTransport) newSession() (*httpSession, int, string) {
 		t.reaping = true
 		t.wg.Go(t.reapLoop)
 	}
-	t.wg.Go(func() {
-		if err := t.srv.Serve(ctx, inR, outW); err != nil {
-			t.log.Debug().Err(err).Msg("mcp http: session serve ended")
-		}
-		outW.Close()
-		inR.Close() // unblocks Serve's reader, if it was left in Read
-	})
-	t.wg.Go(func() { s.readOutput(outR) })
+	t.wg.Go(s.drainAtEnd)
 	return s, 0, ""
 }
 
@@ -686,15 +824,17 @@ func (t *HTTPTransport) reap(now time.Time) {
 	}
 }
 
-// httpSession is one MCP session over HTTP. mu guards waiters, stream and
-// version; the output reader is the only goroutine that delivers replies.
+// httpSession is one legacy MCP session over HTTP: the core session whose
+// replies go to the POST waiting for their id and whose notifications go
+// to the session's GET stream. mu guards waiters and stream.
 type httpSession struct {
 	id      string
 	t       *HTTPTransport
-	inW     *io.PipeWriter // Serve's input; Writes are gated by io.Pipe
+	core    *session
+	ctx     context.Context // the calls' context: cancelled once the drain grace is over
 	cancel  context.CancelFunc
 	closing chan struct{} // closed when the session starts ending
-	done    chan struct{} // closed when Serve's output has ended
+	done    chan struct{} // closed when every call has answered
 	endOnce sync.Once
 
 	lastUsed atomic.Int64 // unix nanoseconds of the last request start or end
@@ -703,14 +843,12 @@ type httpSession struct {
 	mu      sync.Mutex
 	waiters map[string]*waiter // by idKey
 	stream  *sseStream         // the open GET stream, or nil
-	version string             // negotiated by the last initialize
 }
 
 // waiter is a POST waiting for the reply to its request (or batch).
 type waiter struct {
 	ch   chan []byte // capacity 1, one delivery
 	keys []string
-	init bool // the reply negotiates the version
 }
 
 // sseStream is an open GET stream.
@@ -729,34 +867,66 @@ func (s *httpSession) finish(now time.Time) {
 	s.active.Add(-1)
 }
 
-// end closes Serve's input and cancels it: calls in flight get the drain
-// grace, GET streams close. Idempotent.
+// end stops the session: no message is handled any more, calls in flight
+// get the Server's drain grace, GET streams close. Idempotent.
 func (s *httpSession) end() {
 	s.endOnce.Do(func() {
 		close(s.closing)
-		s.inW.Close()
-		s.cancel()
+		s.core.stopReading()
 	})
 }
 
-func (s *httpSession) negotiated() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.version
+// drainAtEnd waits for the session's end, then for its calls (cancelled
+// after the drain grace).
+func (s *httpSession) drainAtEnd() {
+	defer close(s.done)
+	defer s.cancel()
+	<-s.closing
+	s.core.park()
+	calls := make(chan struct{})
+	go func() {
+		s.core.calls.Wait()
+		close(calls)
+	}()
+	timer := time.NewTimer(s.t.srv.drain)
+	defer timer.Stop()
+	select {
+	case <-calls:
+	case <-timer.C:
+		s.cancel()
+		<-calls
+	}
 }
 
-// write sends one message line to Serve. It may wait while the session's
-// calls in flight are at their cap; it fails once the session has ended.
-func (s *httpSession) write(line []byte) error {
-	buf := make([]byte, len(line)+1)
-	copy(buf, line)
-	buf[len(line)] = '\n'
-	_, err := s.inW.Write(buf)
-	return err
+func (s *httpSession) negotiated() string {
+	s.core.dispatch.Lock()
+	defer s.core.dispatch.Unlock()
+	return s.core.version
+}
+
+// dispatch hands a decoded POST to the core; false once the session ended.
+func (s *httpSession) dispatch(p post) bool {
+	c := s.core
+	c.dispatch.Lock()
+	defer c.dispatch.Unlock()
+	if c.parked || c.isStopped() {
+		return false
+	}
+	switch {
+	case p.batch:
+		c.handleBatch(s.ctx, p.msgs)
+	case p.req == nil:
+		c.handleMessage(s.ctx, *p.msgs[0], nil) // a notification or a response
+	case p.code != 0:
+		c.fail(p.req, p.code, p.msg, nil)
+	default:
+		c.route(s.ctx, p.req)
+	}
+	return true
 }
 
 // register reserves keys for one waiter; nil when one is already taken.
-func (s *httpSession) register(keys []string, init bool) *waiter {
+func (s *httpSession) register(keys []string) *waiter {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, k := range keys {
@@ -764,7 +934,7 @@ func (s *httpSession) register(keys []string, init bool) *waiter {
 			return nil
 		}
 	}
-	w := &waiter{ch: make(chan []byte, 1), keys: keys, init: init}
+	w := &waiter{ch: make(chan []byte, 1), keys: keys}
 	for _, k := range keys {
 		s.waiters[k] = w
 	}
@@ -805,244 +975,34 @@ func (s *httpSession) detach(st *sseStream) {
 	s.mu.Unlock()
 }
 
-// readOutput demultiplexes Serve's output until it ends: replies to the
-// POST waiting for their id, messages without id to the GET stream.
-func (s *httpSession) readOutput(outR *io.PipeReader) {
-	defer close(s.done)
-	defer s.end()
-	defer s.t.forget(s)
-	defer outR.Close()
-	br := bufio.NewReaderSize(outR, 32<<10)
-	for {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 {
-			s.route(bytes.TrimRight(line, "\r\n"))
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
-// route delivers one output line.
-func (s *httpSession) route(line []byte) {
-	i := skipWS(line, 0)
-	if i >= len(line) {
-		return
-	}
-	var key string
-	switch line[i] {
-	case '{':
-		m := parseMessage(line[i:])
-		if !m.hasID {
-			s.notify(line[i:])
-			return
-		}
-		if validID(m.id) {
-			key = idKey(m.id)
-		}
-	case '[':
-		forEachElement(line[i:], func(el []byte) {
-			if key != "" || len(el) == 0 || el[0] != '{' {
-				return
-			}
-			if m := parseMessage(el); m.hasID && validID(m.id) {
-				key = idKey(m.id)
-			}
-		})
-	}
-	if key == "" {
-		s.t.log.Debug().Msg("mcp http: reply without a usable id dropped")
-		return
-	}
+// route is the core session's sink: a reply to the POST waiting for its
+// id, a notification to the GET stream (dropped when none is open or it
+// is too far behind).
+func (s *httpSession) route(o outbound) {
 	s.mu.Lock()
-	w := s.waiters[key]
-	if w != nil {
-		for _, k := range w.keys {
-			if s.waiters[k] == w {
-				delete(s.waiters, k)
-			}
+	defer s.mu.Unlock()
+	if o.key == "" {
+		if s.stream == nil {
+			return
 		}
-		if w.init {
-			if v := negotiatedVersion(line[i:]); v != "" {
-				s.version = v
-			}
+		select {
+		case s.stream.ch <- o.b:
+		default:
+			s.t.log.Debug().Msg("mcp http: GET stream behind, notification dropped")
 		}
+		return
 	}
-	s.mu.Unlock()
+	w := s.waiters[o.key]
 	if w == nil {
 		s.t.log.Debug().Msg("mcp http: reply nobody waits for dropped")
 		return
 	}
-	w.ch <- line[i:]
-}
-
-// notify hands a server notification to the GET stream, if one is open
-// and not too far behind; otherwise it is dropped.
-func (s *httpSession) notify(msg []byte) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.stream == nil {
-		return
-	}
-	select {
-	case s.stream.ch <- msg:
-	default:
-		s.t.log.Debug().Msg("mcp http: GET stream behind, notification dropped")
-	}
-}
-
-// post is a checked POST body.
-type post struct {
-	line       []byte   // the message, compacted to one line
-	keys       []string // idKey of each request: the replies to wait for
-	batch      bool
-	initialize bool // a lone initialize request
-	forward    bool // false: responses only, nothing for Serve
-}
-
-// postError is a POST the transport answers itself.
-type postError struct {
-	status int
-	body   []byte
-}
-
-func badPost(status, code int, msg string) *postError {
-	return &postError{status: status, body: errorReply(nil, code, msg, nil)}
-}
-
-// msgKind classifies one JSON-RPC message.
-type msgKind int
-
-const (
-	kindRequest msgKind = iota
-	kindNotification
-	kindResponse
-)
-
-// parsePost checks a POST body: one JSON-RPC message or a batch of them,
-// which must fit maxLine once compacted.
-func parsePost(body []byte, maxLine int) (post, *postError) {
-	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
-	if msg := shapeError(body); msg != "" {
-		return post{}, badPost(http.StatusBadRequest, CodeInvalidRequest, "invalid request: "+msg)
-	}
-	if !json.Valid(body) {
-		return post{}, badPost(http.StatusBadRequest, CodeParseError, "parse error")
-	}
-	var buf bytes.Buffer
-	buf.Grow(len(body))
-	if err := json.Compact(&buf, body); err != nil {
-		return post{}, badPost(http.StatusBadRequest, CodeParseError, "parse error")
-	}
-	p := post{line: buf.Bytes(), forward: true}
-	if len(p.line) > maxLine {
-		return post{}, badPost(http.StatusRequestEntityTooLarge, CodeInvalidRequest, "request too large")
-	}
-	switch p.line[0] {
-	case '{':
-		kind, key, init, perr := classify(p.line)
-		if perr != nil {
-			return post{}, perr
+	for _, k := range w.keys {
+		if s.waiters[k] == w {
+			delete(s.waiters, k)
 		}
-		switch kind {
-		case kindRequest:
-			p.keys, p.initialize = []string{key}, init
-		case kindResponse:
-			p.forward = false // this server sends no requests: nothing awaits it
-		}
-		return p, nil
-	case '[':
-		p.batch = true
-		var perr *postError
-		n, responses := 0, 0
-		seen := map[string]struct{}{}
-		forEachElement(p.line, func(el []byte) {
-			n++
-			if perr != nil {
-				return
-			}
-			if el[0] != '{' {
-				perr = badPost(http.StatusBadRequest, CodeInvalidRequest, "invalid request: a message must be a JSON object")
-				return
-			}
-			kind, key, _, e := classify(el)
-			switch {
-			case e != nil:
-				perr = e
-			case kind == kindResponse:
-				responses++
-			case kind == kindRequest:
-				if _, dup := seen[key]; dup {
-					perr = badPost(http.StatusBadRequest, CodeInvalidRequest, "invalid request: repeated id in a batch")
-					return
-				}
-				seen[key] = struct{}{}
-				p.keys = append(p.keys, key)
-			}
-		})
-		switch {
-		case perr != nil:
-			return post{}, perr
-		case n == 0:
-			return post{}, badPost(http.StatusBadRequest, CodeInvalidRequest, "invalid request: empty batch")
-		case responses > 0 && responses < n:
-			return post{}, badPost(http.StatusBadRequest, CodeInvalidRequest, "invalid request: a batch mixes responses with requests")
-		case responses == n:
-			p.forward = false
-		}
-		return p, nil
 	}
-	return post{}, badPost(http.StatusBadRequest, CodeInvalidRequest, "invalid request: a message must be a JSON object")
-}
-
-// classify tells a request (with its idKey, and whether it is initialize),
-// a notification and a response apart, rejecting what no session could
-// answer under an id.
-func classify(obj []byte) (kind msgKind, key string, init bool, perr *postError) {
-	m := parseMessage(obj)
-	if m.hasID {
-		if m.dupID || !validID(m.id) {
-			return 0, "", false, badPost(http.StatusBadRequest, CodeInvalidRequest, "invalid request: id must be a string or a number")
-		}
-		if !m.hasMethod {
-			return kindResponse, "", false, nil
-		}
-		return kindRequest, idKey(m.id), tokenIs(m.method, "initialize"), nil
-	}
-	if m.dup || !m.hasMethod || len(m.method) == 0 || m.method[0] != '"' || !m.hasJSONRPC || !tokenIs(m.jsonrpc, "2.0") {
-		return 0, "", false, badPost(http.StatusBadRequest, CodeInvalidRequest, `invalid request: a notification needs jsonrpc "2.0" and a method`)
-	}
-	return kindNotification, "", false, nil
-}
-
-// isResultReply reports whether a reply line carries a result.
-func isResultReply(reply []byte) bool {
-	found := false
-	forEachMember(reply, func(key, _ []byte) bool {
-		found = tokenIs(key, "result")
-		return !found
-	})
-	return found
-}
-
-// negotiatedVersion is the protocolVersion of an initialize result reply.
-func negotiatedVersion(reply []byte) string {
-	var v string
-	forEachMember(reply, func(key, val []byte) bool {
-		if !tokenIs(key, "result") {
-			return true
-		}
-		forEachMember(val, func(k, pv []byte) bool {
-			if tokenIs(k, "protocolVersion") {
-				v, _ = decodeString(pv)
-				return false
-			}
-			return true
-		})
-		return false
-	})
-	return v
+	w.ch <- o.b
 }
 
 // acceptable reads Accept headers: whether a JSON reply and an SSE stream

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -334,7 +335,7 @@ func TestHTTPDeleteThen404(t *testing.T) {
 	if n := f.tr.Sessions(); n != 1 {
 		t.Fatalf("sessions %d", n)
 	}
-	if r := f.do(http.MethodDelete, PathMCP, "", mcpHeaders("")...); r.status != http.StatusBadRequest {
+	if r := f.do(http.MethodDelete, PathMCP, "", mcpHeaders("")...); r.status != http.StatusMethodNotAllowed {
 		t.Fatalf("DELETE without id: %d", r.status)
 	}
 	if r := f.do(http.MethodDelete, PathMCP, "", mcpHeaders(sid)...); r.status != http.StatusNoContent {
@@ -531,6 +532,17 @@ func TestHTTPNowframe(t *testing.T) {
 type resBackend struct {
 	stageBackend
 	changed chan struct{}
+	watched chan struct{} // when not nil, told each time a watcher asks for changed
+}
+
+// waitWatched waits until a watcher waits for the next change.
+func (b *resBackend) waitWatched(t *testing.T) {
+	t.Helper()
+	select {
+	case <-b.watched:
+	case <-time.After(waitLimit):
+		t.Fatal("nobody watches the resource")
+	}
 }
 
 func (b *resBackend) ResourcesList() json.RawMessage {
@@ -543,7 +555,15 @@ func (b *resBackend) ReadResource(_ context.Context, uri string) (json.RawMessag
 
 func (b *resBackend) KnownResource(uri string) bool { return uri == "test://r" }
 
-func (b *resBackend) ResourceChanged(string) <-chan struct{} { return b.changed }
+func (b *resBackend) ResourceChanged(string) <-chan struct{} {
+	if b.watched != nil {
+		select {
+		case b.watched <- struct{}{}:
+		default:
+		}
+	}
+	return b.changed
+}
 
 // openStream opens the GET stream of session sid.
 func (f *httpFixture) openStream(ctx context.Context, sid string) (*http.Response, *bufio.Reader) {
@@ -622,7 +642,7 @@ func TestHTTPGetStreamRules(t *testing.T) {
 	if r := f.do(http.MethodGet, PathMCP, "", mcpHeaders(sid, "Accept", "application/json")...); r.status != http.StatusNotAcceptable {
 		t.Fatalf("GET without text/event-stream: %d", r.status)
 	}
-	if r := f.do(http.MethodGet, PathMCP, "", mcpHeaders("", "Accept", "text/event-stream")...); r.status != http.StatusBadRequest {
+	if r := f.do(http.MethodGet, PathMCP, "", mcpHeaders("", "Accept", "text/event-stream")...); r.status != http.StatusMethodNotAllowed {
 		t.Fatalf("GET without session: %d", r.status)
 	}
 	// A second GET stream replaces the first, which ends.
@@ -728,60 +748,102 @@ func (b *bearer) exchanges() []string {
 // TestHTTPOfficialSDKClient connects the official MCP Go SDK's Streamable
 // HTTP client, as an independent client.
 func TestHTTPOfficialSDKClient(t *testing.T) {
-	f := newHTTPFixture(t, &resBackend{changed: make(chan struct{})}, HTTPOptions{Token: testToken})
-	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
-	defer cancel()
-	client := sdk.NewClient(&sdk.Implementation{Name: "sdk-http-test", Version: "0"}, nil)
-	rt := &bearer{token: testToken, next: f.ts.Client().Transport}
-	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{
-		Endpoint:   f.url,
-		HTTPClient: &http.Client{Transport: rt},
-		MaxRetries: -1,
-	}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	if got := cs.InitializeResult().ServerInfo.Name; got != DefaultServerName {
-		t.Fatalf("server name %q", got)
-	}
-	if n := f.tr.Sessions(); n != 1 {
-		t.Fatalf("sessions %d", n)
-	}
-	tools, err := cs.ListTools(ctx, nil)
-	if err != nil {
-		t.Fatalf("tools/list: %v", err)
-	}
-	if len(tools.Tools) != 1 || tools.Tools[0].Name != "ok" {
-		t.Fatalf("tools %+v", tools.Tools)
-	}
-	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "ok", Arguments: map[string]any{}})
-	if err != nil {
-		t.Fatalf("tools/call: %v", err)
-	}
-	if res.IsError || len(res.Content) != 1 {
-		t.Fatalf("tools/call result %+v", res)
-	}
-	if txt, ok := res.Content[0].(*sdk.TextContent); !ok || !strings.Contains(txt.Text, `a \"quoted\" line`) {
-		t.Fatalf("content %#v", res.Content[0])
-	}
-	if _, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "test://r"}); err != nil {
-		t.Fatalf("resources/read: %v", err)
-	}
-	if err := cs.Close(); err != nil {
-		t.Fatalf("close: %v", err)
-	}
-	if n := f.tr.Sessions(); n != 0 { // Close sends DELETE
-		t.Fatalf("sessions after close %d", n)
-	}
-	// The SDK opened its GET stream and ended the session with DELETE.
-	if ex := rt.exchanges(); !slices.Contains(ex, "GET 200") || !slices.Contains(ex, "DELETE 204") {
-		t.Fatalf("exchanges %v", ex)
-	}
+	for _, tc := range []struct {
+		name, version string // version "" is the SDK's default, 2026-07-28
+		sessions      int
+	}{
+		{"modern", "", 0},
+		{"legacy", Version20251125, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := &resBackend{changed: make(chan struct{}), watched: make(chan struct{}, 8)}
+			f := newHTTPFixture(t, b, HTTPOptions{Token: testToken})
+			ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+			defer cancel()
+			updated := make(chan *sdk.ResourceUpdatedNotificationParams, 4)
+			client := sdk.NewClient(&sdk.Implementation{Name: "sdk-http-test", Version: "0"}, &sdk.ClientOptions{
+				ResourceUpdatedHandler: func(_ context.Context, r *sdk.ResourceUpdatedNotificationRequest) { updated <- r.Params },
+			})
+			rt := &bearer{token: testToken, next: f.ts.Client().Transport}
+			cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{
+				Endpoint:   f.url,
+				HTTPClient: &http.Client{Transport: rt},
+				MaxRetries: -1,
+			}, &sdk.ClientSessionOptions{ProtocolVersion: tc.version})
+			if err != nil {
+				t.Fatalf("connect: %v", err)
+			}
+			if got := cs.InitializeResult().ServerInfo.Name; got != DefaultServerName {
+				t.Fatalf("server name %q", got)
+			}
+			wantVersion := tc.version
+			if wantVersion == "" {
+				wantVersion = ModernVersion
+			}
+			if got := cs.InitializeResult().ProtocolVersion; got != wantVersion {
+				t.Fatalf("protocol version %q, want %q", got, wantVersion)
+			}
+			if n := f.tr.Sessions(); n != tc.sessions {
+				t.Fatalf("sessions %d, want %d", n, tc.sessions)
+			}
+			tools, err := cs.ListTools(ctx, nil)
+			if err != nil {
+				t.Fatalf("tools/list: %v", err)
+			}
+			if len(tools.Tools) != 1 || tools.Tools[0].Name != "ok" {
+				t.Fatalf("tools %+v", tools.Tools)
+			}
+			res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "ok", Arguments: map[string]any{}})
+			if err != nil {
+				t.Fatalf("tools/call: %v", err)
+			}
+			if res.IsError || len(res.Content) != 1 {
+				t.Fatalf("tools/call result %+v", res)
+			}
+			if txt, ok := res.Content[0].(*sdk.TextContent); !ok || !strings.Contains(txt.Text, `a \"quoted\" line`) {
+				t.Fatalf("content %#v", res.Content[0])
+			}
+			if _, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "test://r"}); err != nil {
+				t.Fatalf("resources/read: %v", err)
+			}
+			if tc.version == "" {
+				// subscriptions/listen: the update comes tagged with the
+				// subscription's id.
+				if err := cs.Subscribe(ctx, &sdk.SubscribeParams{URI: "test://r"}); err != nil {
+					t.Fatalf("subscribe: %v", err)
+				}
+				b.waitWatched(t)
+				close(b.changed)
+				select {
+				case p := <-updated:
+					if p.URI != "test://r" || p.Meta[MetaSubscriptionID] == nil {
+						t.Fatalf("update %+v", p)
+					}
+				case <-ctx.Done():
+					t.Fatal("no resource update")
+				}
+				_ = cs.Unsubscribe(ctx, &sdk.UnsubscribeParams{URI: "test://r"})
+			}
+			if err := cs.Close(); err != nil {
+				t.Fatalf("close: %v", err)
+			}
+			if n := f.tr.Sessions(); n != 0 { // Close sends DELETE
+				t.Fatalf("sessions after close %d", n)
+			}
+			ex := rt.exchanges()
+			if tc.version != "" && (!slices.Contains(ex, "GET 200") || !slices.Contains(ex, "DELETE 204")) {
+				t.Fatalf("legacy: the SDK opens a GET stream and ends with DELETE: %v", ex)
+			}
+			if tc.version == "" && (slices.Contains(ex, "GET 200") || slices.Contains(ex, "DELETE 204")) {
+				t.Fatalf("modern: no GET stream or DELETE: %v", ex)
+			}
 
-	// Without the token, the SDK cannot connect.
-	_, err = client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: f.url, HTTPClient: f.ts.Client(), MaxRetries: -1}, nil)
-	if err == nil {
-		t.Fatal("connected without the token")
+			// Without the token, the SDK cannot connect.
+			_, err = client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: f.url, HTTPClient: f.ts.Client(), MaxRetries: -1}, &sdk.ClientSessionOptions{ProtocolVersion: tc.version})
+			if err == nil {
+				t.Fatal("connected without the token")
+			}
+		})
 	}
 }
 
@@ -807,7 +869,7 @@ func TestAcceptable(t *testing.T) {
 	}
 }
 
-func FuzzParsePost(f *testing.F) {
+func FuzzDecodePost(f *testing.F) {
 	for _, s := range []string{
 		initLine("1", Version20250618),
 		ping(`"a"`),
@@ -821,21 +883,18 @@ func FuzzParsePost(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		p, perr := parsePost(body, 4096)
+		p, perr := decodePost(body, 4096)
 		if perr != nil {
 			if perr.status < 400 || !json.Valid(perr.body) {
 				t.Fatalf("bad rejection %d %q", perr.status, perr.body)
 			}
 			return
 		}
-		if !json.Valid(p.line) || strings.ContainsAny(string(p.line), "\r\n") || len(p.line) > 4096 {
-			t.Fatalf("line %q", p.line)
+		if len(p.msgs) == 0 || (!p.batch && len(p.msgs) != 1) || len(bytes.TrimPrefix(body, bom)) > 4096 {
+			t.Fatalf("post %+v", p)
 		}
-		if p.initialize && (p.batch || len(p.keys) != 1) {
-			t.Fatalf("initialize %+v", p)
-		}
-		if !p.forward && len(p.keys) > 0 {
-			t.Fatalf("requests not forwarded %+v", p)
+		if len(p.keys) > len(p.msgs) {
+			t.Fatalf("more requests than messages %+v", p)
 		}
 		seen := map[string]bool{}
 		for _, k := range p.keys {

@@ -97,10 +97,16 @@ func errorReply(id []byte, code int, msg string, data []byte) []byte {
 
 // toolResultReply renders an MCP CallToolResult carrying the envelope body
 // both as text content and as structuredContent.
-func toolResultReply(id, body []byte, isError bool) []byte {
-	dst := make([]byte, 0, 96+len(id)+2*len(body)+len(body)/8)
+// head, when not nil, holds the members a modern result starts with.
+func toolResultReply(id, body []byte, isError bool, head []byte) []byte {
+	dst := make([]byte, 0, 96+len(id)+len(head)+2*len(body)+len(body)/8)
 	dst = appendReplyHead(dst, id)
-	dst = append(dst, `"result":{"content":[{"type":"text","text":`...)
+	dst = append(dst, `"result":{`...)
+	if head != nil {
+		dst = append(dst, head...)
+		dst = append(dst, ',')
+	}
+	dst = append(dst, `"content":[{"type":"text","text":`...)
 	dst = jsonw.AppendString(dst, body)
 	dst = append(dst, `}],"structuredContent":`...)
 	dst = appendRawJSON(dst, body)
@@ -140,9 +146,14 @@ func errMessage(e *toolbus.ToolError, fallback string) string {
 }
 
 // renderOutcome maps a toolbus.Response to the reply for id. v is the
-// session's negotiated version ("" without initialize).
+// session's negotiated version ("" without initialize) or the modern
+// request's version.
 func (srv *Server) renderOutcome(id []byte, direct bool, v string, out toolbus.Response) []byte {
 	e := out.Err
+	var head []byte
+	if v > LatestVersion {
+		head = srv.modernHead
+	}
 	if direct {
 		if e == nil {
 			return resultReply(id, out.Body)
@@ -165,7 +176,7 @@ func (srv *Server) renderOutcome(id []byte, direct bool, v string, out toolbus.R
 		if len(body) == 0 {
 			body = []byte("{}")
 		}
-		return toolResultReply(id, body, false)
+		return toolResultReply(id, body, false, head)
 	}
 	switch out.Stage {
 	case toolbus.StageResolve:
@@ -182,5 +193,5 @@ func (srv *Server) renderOutcome(id []byte, direct bool, v string, out toolbus.R
 		body = append([]byte(`{"success":false,"error":`), toolErrorJSON(e)...)
 		body = append(body, '}')
 	}
-	return toolResultReply(id, body, true)
+	return toolResultReply(id, body, true, head)
 }

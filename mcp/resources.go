@@ -34,88 +34,105 @@ func (s *session) resourceBackend() ResourceBackend {
 }
 
 // handleResource answers resources/list, templates/list, read, subscribe
-// and unsubscribe.
-func (s *session) handleResource(callCtx context.Context, method string, id, params []byte, b *batch) {
+// and unsubscribe; v is the modern version of the request ("" legacy).
+func (s *session) handleResource(callCtx context.Context, q *request, v string) {
 	rb := s.resourceBackend()
 	if rb == nil {
-		s.reply(b, errorReply(id, CodeMethodNotFound, "method not found", nil))
+		s.fail(q, CodeMethodNotFound, "method not found", nil)
 		return
 	}
-	switch method {
+	modern := v != ""
+	list := func(res []byte) []byte {
+		if modern {
+			return s.srv.modernResult(res, ListTTLMillis, "public")
+		}
+		return res
+	}
+	switch q.method {
 	case "resources/list":
-		s.reply(b, resultReply(id, rb.ResourcesList()))
+		s.replyTo(q, resultReply(q.id, list(rb.ResourcesList())))
 		return
 	case "resources/templates/list":
 		// Every resource has a fixed URI: no templates. Clients that
 		// advertise resources ask for both lists.
-		s.reply(b, resultReply(id, []byte(`{"resourceTemplates":[]}`)))
+		s.replyTo(q, resultReply(q.id, list([]byte(`{"resourceTemplates":[]}`))))
 		return
 	}
-	var p struct {
-		URI string `json:"uri"`
-	}
-	if len(params) == 0 || json.Unmarshal(params, &p) != nil || p.URI == "" {
-		s.reply(b, errorReply(id, CodeInvalidParams, "invalid params: uri (a string) is required", nil))
+	uri, ok := asString(q.params.uri)
+	if !ok || uri == "" {
+		s.fail(q, CodeInvalidParams, "invalid params: uri (a string) is required", nil)
 		return
 	}
-	unknown := func() {
-		s.reply(b, errorReply(id, CodeInvalidParams, "invalid params: unknown resource (see resources/list)", nil))
+	unknown := func() []byte {
+		if modern {
+			data, _ := json.Marshal(map[string]string{"uri": uri})
+			return errorReply(q.id, CodeInvalidParams, "Resource not found", data)
+		}
+		return errorReply(q.id, CodeInvalidParams, "invalid params: unknown resource (see resources/list)", nil)
 	}
-	switch method {
+	switch q.method {
 	case "resources/read":
-		if !rb.KnownResource(p.URI) {
-			unknown()
+		if !rb.KnownResource(uri) {
+			s.replyTo(q, unknown())
 			return
 		}
 		// Reading may build a frame: off the reading goroutine.
-		if b != nil {
-			b.hold()
+		if q.b != nil {
+			q.b.hold()
 		}
 		s.calls.Add(1)
 		go func() {
 			defer s.calls.Done()
-			res, ok := rb.ReadResource(callCtx, p.URI)
-			reply := resultReply(id, res)
-			if !ok {
-				reply = errorReply(id, CodeInvalidParams, "invalid params: unknown resource (see resources/list)", nil)
+			res, ok := rb.ReadResource(callCtx, uri)
+			var reply []byte
+			switch {
+			case !ok:
+				reply = unknown()
+			case modern:
+				reply = resultReply(q.id, s.srv.modernResult(res, ReadTTLMillis, "private"))
+			default:
+				reply = resultReply(q.id, res)
 			}
-			if b != nil {
-				b.done(reply)
+			if q.b != nil {
+				q.b.done(reply)
 			} else {
-				s.send(reply)
+				s.send(q.key, reply)
 			}
 		}()
 	case "resources/subscribe":
-		if !rb.KnownResource(p.URI) {
-			unknown()
+		if !rb.KnownResource(uri) {
+			s.replyTo(q, unknown())
 			return
 		}
 		s.mu.Lock()
-		if _, dup := s.subs[p.URI]; !dup && !s.stopped {
+		if _, dup := s.subs[uri]; !dup && !s.stopped {
 			ctx, cancel := context.WithCancel(callCtx)
-			s.subs[p.URI] = cancel
+			s.subs[uri] = cancel
 			s.calls.Add(1)
-			go s.watch(ctx, rb, p.URI)
+			note := append([]byte(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":`), jsonw.AppendString(nil, uri)...)
+			note = append(note, "}}"...)
+			go func() {
+				defer s.calls.Done()
+				s.watch(ctx, rb, uri, note, "")
+			}()
 		}
 		s.mu.Unlock()
-		s.reply(b, resultReply(id, []byte("{}")))
+		s.replyTo(q, resultReply(q.id, []byte("{}")))
 	case "resources/unsubscribe":
 		s.mu.Lock()
-		if cancel, ok := s.subs[p.URI]; ok {
+		if cancel, ok := s.subs[uri]; ok {
 			cancel()
-			delete(s.subs, p.URI)
+			delete(s.subs, uri)
 		}
 		s.mu.Unlock()
-		s.reply(b, resultReply(id, []byte("{}")))
+		s.replyTo(q, resultReply(q.id, []byte("{}")))
 	}
 }
 
-// watch sends notifications/resources/updated for uri at each change, at
-// most once per resourceDebounce, until unsubscribed or the session ends.
-func (s *session) watch(ctx context.Context, rb ResourceBackend, uri string) {
-	defer s.calls.Done()
-	note := append([]byte(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":`), jsonw.AppendString(nil, uri)...)
-	note = append(note, "}}"...)
+// watch sends note at each change of uri, at most once per
+// resourceDebounce, until ctx ends or the session stops. listen is the
+// subscription the notes belong to ("" legacy).
+func (s *session) watch(ctx context.Context, rb ResourceBackend, uri string, note []byte, listen string) {
 	changed := rb.ResourceChanged(uri)
 	for {
 		select {
@@ -128,7 +145,7 @@ func (s *session) watch(ctx context.Context, rb ResourceBackend, uri string) {
 		// Take the next change's channel before sending, so a change
 		// during the send or the debounce is not missed (trailing edge).
 		changed = rb.ResourceChanged(uri)
-		s.send(note)
+		s.sink(outbound{listen: listen, b: note})
 		t := time.NewTimer(resourceDebounce)
 		select {
 		case <-t.C:

@@ -105,6 +105,11 @@ type Options struct {
 	// LegacyDirectErrorCode answers execution failures of direct methods
 	// with -32601, as some older bridges did, instead of the server-range codes.
 	LegacyDirectErrorCode bool
+	// MaxReplyBytes bounds, across the Server's stream connections, the
+	// reply bytes queued for writing plus an estimate for each call in
+	// flight (default 16 MiB); MaxConnReplyBytes bounds them per
+	// connection (default 1 MiB). Beyond either, reading pauses.
+	MaxReplyBytes, MaxConnReplyBytes int
 	// DrainTimeout is the grace in-flight calls get once Serve's ctx is
 	// cancelled (default 5 s; negative: none).
 	DrainTimeout time.Duration
@@ -125,6 +130,11 @@ type Server struct {
 	drain       time.Duration
 	log         zerolog.Logger
 	initResult  map[string][]byte // pre-rendered initialize result per version
+	modernHead  []byte            // resultType and _meta of every modern result
+	serverInfo  []byte            // {"name":...,"version":...}
+	discover    []byte            // server/discover's result
+	budget      *byteBudget
+	connBytes   int64
 
 	hooks testHooks
 }
@@ -135,6 +145,9 @@ type testHooks struct {
 	// readPaused runs on the reading goroutine when it is about to wait for
 	// a free in-flight slot.
 	readPaused func()
+	// budgetPaused runs on the reading goroutine when it is about to wait
+	// for room in the reply byte budget.
+	budgetPaused func()
 }
 
 // NewServer returns a Server calling b.
@@ -159,6 +172,14 @@ func NewServer(b Backend, opts Options) *Server {
 	if s.maxConns <= 0 {
 		s.maxConns = 64
 	}
+	total, perConn := int64(opts.MaxReplyBytes), int64(opts.MaxConnReplyBytes)
+	if total <= 0 {
+		total = DefaultMaxReplyBytes
+	}
+	if perConn <= 0 {
+		perConn = DefaultMaxConnReplyBytes
+	}
+	s.budget, s.connBytes = newByteBudget(total), min(perConn, total)
 	switch {
 	case s.drain == 0:
 		s.drain = DefaultDrainTimeout
@@ -182,10 +203,13 @@ func NewServer(b Backend, opts Options) *Server {
 	if instr == "" {
 		instr = DefaultInstructions
 	}
+	_, resources := b.(ResourceBackend)
 	for _, v := range SupportedVersions() {
-		_, resources := b.(ResourceBackend)
 		s.initResult[v] = renderInitialize(v, name, version, opts.ServerTitle, instr, opts.Engine, resources)
 	}
+	s.modernHead = renderModernHead(name, version)
+	s.serverInfo, _ = json.Marshal(map[string]string{"name": name, "version": version})
+	s.discover = renderDiscover(name, version, instr, resources)
 	return s
 }
 
@@ -233,15 +257,16 @@ func (srv *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	callCtx, hardCancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer hardCancel()
 
-	s := newSession(srv)
-	go s.writeLoop(w)
+	c := newStreamConn(srv)
+	s := c.s
+	go c.writeLoop(w)
 
 	lr := newLineReader(r, srv.maxLine)
 	readerDone := make(chan struct{})
 	var readErr error
 	go func() {
 		defer close(readerDone)
-		readErr = s.readLoop(callCtx, lr)
+		readErr = s.readLoop(callCtx, lr, func() bool { return c.budget.wait(s.stop, srv.hooks.budgetPaused) })
 	}()
 
 	shutdown, peerGone, atEOF := false, false, false
@@ -250,14 +275,22 @@ func (srv *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 		atEOF = true
 	case <-ctx.Done():
 		shutdown = true
-	case <-s.writerExited:
+	case <-c.writerExited:
 		peerGone = true
 	}
 	s.stopReading() // from here on no call starts
 	readerStoppable := atEOF || setDeadline(r, "read")
 
+	// Every message read before the stop gets its reply: wait until the
+	// reader handles none, then for the calls in flight.
+	parked := make(chan struct{})
+	go func() {
+		s.park()
+		close(parked)
+	}()
 	callsDone := make(chan struct{})
 	go func() {
+		<-parked
 		s.calls.Wait()
 		close(callsDone)
 	}()
@@ -266,7 +299,7 @@ func (srv *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 		timer        *time.Timer
 		graceC       <-chan time.Time
 		ctxDone      = ctx.Done()
-		wDone        = s.writerExited
+		wDone        = c.writerExited
 		graceExpired bool
 	)
 	armGrace := func() {
@@ -313,7 +346,7 @@ func (srv *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	}
 
 	// Let the writer flush what is queued, then end it.
-	close(s.finish)
+	close(c.finish)
 	if graceExpired {
 		// Hard-cancelled calls just queued their replies: give the writer
 		// one more grace to flush them.
@@ -322,7 +355,7 @@ func (srv *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	writerEnded := false
 	for !writerEnded {
 		select {
-		case <-s.writerExited:
+		case <-c.writerExited:
 			writerEnded = true
 		case <-ctxDone:
 			startGrace()
@@ -340,8 +373,8 @@ func (srv *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	}
 
 	switch {
-	case s.werr != nil:
-		return fmt.Errorf("mcp: write reply: %w", s.werr)
+	case c.werr != nil:
+		return fmt.Errorf("mcp: write reply: %w", c.werr)
 	case graceExpired:
 		return ErrDrainTimeout
 	case atEOF && readErr != nil:

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/rs/zerolog"
@@ -16,57 +17,78 @@ import (
 	"github.com/awbridge/awbridge/toolbus"
 )
 
-// outQueue is how many replies may wait for the writer.
-const outQueue = 128
-
 // maxLoggedName bounds client-chosen names (methods, tools) in log lines.
 const maxLoggedName = 64
 
-// session is one connection's state. The reading goroutine owns version and
-// the line reader; mu guards stopped and inflight; the writer goroutine owns
-// the io.Writer.
+// maxListens bounds the subscriptions/listen streams open at once on one
+// connection (each watches at most every resource).
+const maxListens = 16
+
+// outbound is one message for the peer: a reply (key is the idKey of the
+// request it answers, of the first request for a batch) or a notification
+// (key ""); listen is the subscription a notification or the
+// subscription's end belongs to ("" for none).
+type outbound struct {
+	key    string
+	listen string
+	b      []byte
+}
+
+// session is one connection's state, whatever the transport: the core that
+// decodes each message once, dispatches it once and hands each encoded
+// reply once to its sink. The reading goroutine (or the HTTP handler, which
+// holds mu for dispatch) owns version; mu guards stopped, inflight and subs.
 type session struct {
 	srv *Server
 	log zerolog.Logger
 
-	version string // negotiated MCP version; reading goroutine only
+	version string // negotiated legacy MCP version ("" none)
 
-	out          chan []byte   // replies for the writer, without '\n'
-	finish       chan struct{} // closed by Serve: no producer is left
-	writerExited chan struct{} // closed by the writer when it ends
-	werr         error         // the write error; read after writerExited
+	// sink receives every outbound message; it must not block for long
+	// (the stream sink waits for room in the byte budget only from the
+	// goroutines that produce call replies).
+	sink func(o outbound)
+	// budget charges calls in flight an estimate of their reply (nil:
+	// not charged; HTTP replies go straight to their POST).
+	budget *connBudget
 
 	sem      chan struct{} // one token per call in flight
 	stop     chan struct{} // closed when reading must stop
 	stopOnce sync.Once
 
+	// dispatch is held by the reading goroutine while it handles one
+	// message; parked (under dispatch) tells it that the session has
+	// ended and no line may be handled any more.
+	dispatch sync.Mutex
+	parked   bool
+
 	mu       sync.Mutex
 	stopped  bool
 	inflight map[string][]*call            // by idKey
-	subs     map[string]context.CancelFunc // resource subscriptions by uri
-	calls    sync.WaitGroup                // calls, resource reads and watches
+	subs     map[string]context.CancelFunc // legacy resource subscriptions by uri
+	listens  int                           // open subscriptions/listen
+	calls    sync.WaitGroup                // calls, resource reads, watches and listens
 }
 
-// call is one Backend call in flight.
+// call is one Backend call (or listen) in flight.
 type call struct {
 	id        []byte // raw id, a copy
 	key       string
 	cancel    context.CancelFunc
 	cancelled bool // by notifications/cancelled; guarded by session.mu
 	batch     *batch
+	estimate  int // bytes charged to the budget until the reply is queued
 }
 
-func newSession(srv *Server) *session {
+func newSession(srv *Server, sink func(outbound)) *session {
 	return &session{
-		srv:          srv,
-		log:          srv.log,
-		out:          make(chan []byte, outQueue),
-		finish:       make(chan struct{}),
-		writerExited: make(chan struct{}),
-		sem:          make(chan struct{}, srv.maxInFlight),
-		stop:         make(chan struct{}),
-		inflight:     map[string][]*call{},
-		subs:         map[string]context.CancelFunc{},
+		srv:      srv,
+		log:      srv.log,
+		sink:     sink,
+		sem:      make(chan struct{}, srv.maxInFlight),
+		stop:     make(chan struct{}),
+		inflight: map[string][]*call{},
+		subs:     map[string]context.CancelFunc{},
 	}
 }
 
@@ -87,130 +109,158 @@ func (s *session) isStopped() bool {
 	}
 }
 
-// send queues one reply line for the writer; it drops it once the writer
-// has ended.
-func (s *session) send(b []byte) {
-	select {
-	case s.out <- b:
-	case <-s.writerExited:
-	}
+// park waits until the reading goroutine is not handling a message and
+// forbids it to handle another: every message read before has its reply
+// queued or its call registered.
+func (s *session) park() {
+	s.dispatch.Lock()
+	s.parked = true
+	s.dispatch.Unlock()
 }
 
-// writeLoop owns w: it writes queued replies, one line each, and flushes
-// whenever the queue is empty. A write error ends it (and the session).
-func (s *session) writeLoop(w io.Writer) {
-	defer close(s.writerExited)
-	bw := bufio.NewWriterSize(w, 32<<10)
-	write := func(b []byte) bool {
-		if _, err := bw.Write(b); err != nil {
-			s.werr = err
-			return false
-		}
-		if err := bw.WriteByte('\n'); err != nil {
-			s.werr = err
-			return false
-		}
-		return true
-	}
-	fail := func() {
-		s.log.Debug().Err(s.werr).Msg("mcp: write failed, ending session")
-		s.stopReading()
-	}
-	for {
-		var b []byte
-		finishing := false
-		select {
-		case b = <-s.out:
-		case <-s.finish:
-			finishing = true
-		}
-		if b != nil && !write(b) {
-			fail()
-			return
-		}
-	drain:
-		for {
-			select {
-			case b = <-s.out:
-				if !write(b) {
-					fail()
-					return
-				}
-			default:
-				break drain
-			}
-		}
-		if err := bw.Flush(); err != nil {
-			s.werr = err
-			fail()
-			return
-		}
-		if finishing {
-			return
-		}
-	}
-}
+// send hands one reply (for the request with key) to the sink.
+func (s *session) send(key string, b []byte) { s.sink(outbound{key: key, b: b}) }
 
 // readLoop reads and dispatches lines until the end of input or stop.
-func (s *session) readLoop(callCtx context.Context, lr *lineReader) error {
+func (s *session) readLoop(callCtx context.Context, lr *lineReader, paced func() bool) error {
 	for {
-		line, tooLong, err := lr.next()
-		if s.isStopped() {
+		if paced != nil && !paced() {
 			return nil
 		}
+		line, tooLong, err := lr.next()
 		if err != nil {
-			if errors.Is(err, io.EOF) {
+			if errors.Is(err, io.EOF) || s.isStopped() {
 				return nil
 			}
 			return err
 		}
+		s.dispatch.Lock()
+		if s.parked {
+			s.dispatch.Unlock()
+			return nil
+		}
 		if tooLong {
 			s.protocolError(CodeInvalidRequest, "request too large")
-			s.send(errorReply(idFromPrefix(line), CodeInvalidRequest, "request too large", nil))
-			continue
+			s.send(keyOf(idFromPrefix(line)), errorReply(idFromPrefix(line), CodeInvalidRequest, "request too large", nil))
+		} else {
+			s.handleLine(callCtx, line)
 		}
-		s.handleLine(callCtx, line)
+		s.dispatch.Unlock()
 	}
+}
+
+// keyOf is idKey of a raw id that may be nil or invalid.
+func keyOf(id []byte) string {
+	if !validID(id) {
+		return ""
+	}
+	return idKey(id)
 }
 
 func (s *session) protocolError(code int, reason string) {
 	s.log.Warn().Int("code", code).Str("reason", reason).Msg("mcp: protocol error")
 }
 
-// handleLine dispatches one non-blank line.
+// bom is a UTF-8 byte order mark, tolerated before a message.
+var bom = []byte("\xef\xbb\xbf")
+
+// handleLine decodes and dispatches one non-blank line.
 func (s *session) handleLine(callCtx context.Context, line []byte) {
-	line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf")) // a UTF-8 BOM
+	line = bytes.TrimPrefix(line, bom)
 	if msg := shapeError(line); msg != "" {
 		s.protocolError(CodeInvalidRequest, msg)
-		s.send(errorReply(idFromPrefix(line), CodeInvalidRequest, "invalid request: "+msg, nil))
+		id := idFromPrefix(line)
+		s.send(keyOf(id), errorReply(id, CodeInvalidRequest, "invalid request: "+msg, nil))
 		return
 	}
-	if !json.Valid(line) {
-		s.protocolError(CodeParseError, "parse error")
-		s.send(errorReply(nil, CodeParseError, "parse error", nil))
-		return
-	}
-	i := skipWS(line, 0)
-	switch line[i] {
+	switch firstByte(line) {
 	case '{':
-		s.handleMessage(callCtx, line[i:], nil)
-	case '[':
-		if s.version != Version20250326 {
-			s.protocolError(CodeInvalidRequest, "batch outside a 2025-03-26 session")
-			s.send(errorReply(nil, CodeInvalidRequest, "invalid request: batches are only accepted in a 2025-03-26 session", nil))
+		m, err := decodeMessage(line)
+		if err != nil {
+			s.parseError()
 			return
 		}
-		s.handleBatch(callCtx, line[i:])
+		s.handleMessage(callCtx, m, nil)
+	case '[':
+		els, err := decodeArray(line)
+		if err != nil {
+			s.parseError()
+			return
+		}
+		if s.version != Version20250326 {
+			s.protocolError(CodeInvalidRequest, "batch outside a 2025-03-26 session")
+			s.send("", errorReply(nil, CodeInvalidRequest, "invalid request: batches are only accepted in a 2025-03-26 session", nil))
+			return
+		}
+		s.handleBatch(callCtx, decodeBatch(els))
 	default:
+		if !json.Valid(line) {
+			s.parseError()
+			return
+		}
 		s.protocolError(CodeInvalidRequest, "not an object")
-		s.send(errorReply(nil, CodeInvalidRequest, "invalid request: a message must be a JSON object", nil))
+		s.send("", errorReply(nil, CodeInvalidRequest, "invalid request: a message must be a JSON object", nil))
 	}
+}
+
+func (s *session) parseError() {
+	s.protocolError(CodeParseError, "parse error")
+	s.send("", errorReply(nil, CodeParseError, "parse error", nil))
+}
+
+// firstByte is the first non-whitespace byte of b (0 for none).
+func firstByte(b []byte) byte {
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		return c
+	}
+	return 0
+}
+
+// decodeArray decodes a JSON array into its raw elements.
+func decodeArray(b []byte) ([]json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return nil, errSyntax
+	}
+	var els []json.RawMessage
+	for dec.More() {
+		var el json.RawMessage
+		if err := dec.Decode(&el); err != nil {
+			return nil, errSyntax
+		}
+		els = append(els, el)
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim(']') {
+		return nil, errSyntax
+	}
+	if err := atEnd(dec); err != nil {
+		return nil, err
+	}
+	return els, nil
+}
+
+// shapeError says why a message is over MaxMessageDepth or
+// MaxMessageItems, or "" when it is within them.
+func shapeError(b []byte) string {
+	depth, items := jsonw.Shape(b, MaxMessageDepth)
+	switch {
+	case depth > MaxMessageDepth:
+		return fmt.Sprintf("the message nests deeper than %d levels", MaxMessageDepth)
+	case items > MaxMessageItems:
+		return fmt.Sprintf("the message has more than %d members and elements", MaxMessageItems)
+	}
+	return ""
 }
 
 // batch collects the replies of one JSON-RPC batch; the last element to
 // finish sends the array. Replies may come in any order (JSON-RPC allows it).
 type batch struct {
 	s       *session
+	key     string // idKey of the first request, for routing the array
 	mu      sync.Mutex
 	pending int // elements in flight, +1 while the reader dispatches
 	replies [][]byte
@@ -219,6 +269,13 @@ type batch struct {
 func (b *batch) hold() {
 	b.mu.Lock()
 	b.pending++
+	b.mu.Unlock()
+}
+
+// done1 adds a reply produced at once.
+func (b *batch) done1(reply []byte) {
+	b.mu.Lock()
+	b.replies = append(b.replies, reply)
 	b.mu.Unlock()
 }
 
@@ -246,211 +303,202 @@ func (b *batch) done(reply []byte) {
 		}
 		out = append(out, r...)
 	}
-	b.s.send(append(out, ']'))
+	b.s.send(b.key, append(out, ']'))
 }
 
-func (s *session) handleBatch(callCtx context.Context, arr []byte) {
+// decodeBatch decodes each element of a batch; nil stands for an element
+// that is not an object.
+func decodeBatch(els []json.RawMessage) []*message {
+	msgs := make([]*message, len(els))
+	for i, el := range els {
+		if el[0] == '{' {
+			m, _ := decodeMessage(el) // the array was valid JSON
+			msgs[i] = &m
+		}
+	}
+	return msgs
+}
+
+func (s *session) handleBatch(callCtx context.Context, msgs []*message) {
+	if len(msgs) == 0 {
+		s.protocolError(CodeInvalidRequest, "empty batch")
+		s.send("", errorReply(nil, CodeInvalidRequest, "invalid request: empty batch", nil))
+		return
+	}
 	b := &batch{s: s, pending: 1}
-	n := 0
-	forEachElement(arr, func(el []byte) {
-		n++
-		if el[0] != '{' {
+	for _, m := range msgs {
+		if m != nil && b.key == "" && m.hasID && !m.dupID && validID(m.id) {
+			b.key = idKey(m.id)
+		}
+	}
+	for _, m := range msgs {
+		if m == nil {
 			s.protocolError(CodeInvalidRequest, "batch element not an object")
 			b.done1(errorReply(nil, CodeInvalidRequest, "invalid request: a message must be a JSON object", nil))
-			return
+			continue
 		}
-		s.handleMessage(callCtx, el, b)
-	})
-	if n == 0 {
-		s.protocolError(CodeInvalidRequest, "empty batch")
-		s.send(errorReply(nil, CodeInvalidRequest, "invalid request: empty batch", nil))
-		return
+		s.handleMessage(callCtx, *m, b)
 	}
 	b.done(nil)
 }
 
-// done1 adds a reply produced at once.
-func (b *batch) done1(reply []byte) {
-	b.mu.Lock()
-	b.replies = append(b.replies, reply)
-	b.mu.Unlock()
-}
-
 // reply sends an immediate reply, or adds it to the batch.
-func (s *session) reply(b *batch, r []byte) {
+func (s *session) reply(b *batch, key string, r []byte) {
 	if b != nil {
 		b.done1(r)
 		return
 	}
-	s.send(r)
+	s.send(key, r)
 }
 
-// message is the top level of one request, as raw tokens.
-type message struct {
-	id, jsonrpc, method, params []byte
-	hasID, hasJSONRPC           bool
-	hasMethod, hasParams        bool
-	dupID, dup                  bool
+// request is one request being dispatched: its raw id, the batch it
+// belongs to, and its params decoded once.
+type request struct {
+	id     []byte
+	key    string
+	method string
+	b      *batch
+	params params
+	meta   requestMeta
+	direct bool            // a direct method
+	args   json.RawMessage // a direct method's params
 }
 
-func parseMessage(obj []byte) (m message) {
-	forEachMember(obj, func(key, val []byte) bool {
-		switch {
-		case tokenIs(key, "id"):
-			m.dupID = m.dupID || m.hasID
-			m.hasID, m.id = true, val
-		case tokenIs(key, "jsonrpc"):
-			m.dup = m.dup || m.hasJSONRPC
-			m.hasJSONRPC, m.jsonrpc = true, val
-		case tokenIs(key, "method"):
-			m.dup = m.dup || m.hasMethod
-			m.hasMethod, m.method = true, val
-		case tokenIs(key, "params"):
-			m.dup = m.dup || m.hasParams
-			m.hasParams, m.params = true, val
+func (s *session) replyTo(q *request, r []byte) { s.reply(q.b, q.key, r) }
+
+func (s *session) fail(q *request, code int, msg string, data []byte) {
+	s.protocolError(code, msg)
+	s.replyTo(q, errorReply(q.id, code, msg, data))
+}
+
+// parseRequest checks a request (a message with an id) and decodes its
+// params once. A non-zero code is the error that answers it, under q.id
+// (nil when the id itself is unusable).
+func (srv *Server) parseRequest(m message) (q *request, code int, msg string) {
+	if m.dupID || !validID(m.id) {
+		return &request{}, CodeInvalidRequest, "invalid request: id must be a string or a number"
+	}
+	q = &request{id: m.id, key: idKey(m.id), method: m.method}
+	switch {
+	case m.dup:
+		return q, CodeInvalidRequest, "invalid request: repeated member"
+	case !m.jsonrpcOK:
+		return q, CodeInvalidRequest, `invalid request: jsonrpc must be "2.0"`
+	case !m.methodOK:
+		return q, CodeInvalidRequest, "invalid request: method must be a string"
+	}
+	if m.params != nil && !isObject(m.params) {
+		return q, CodeInvalidParams, "invalid params: params must be an object"
+	}
+	if _, direct := srv.direct[m.method]; direct && !mcpMethod(m.method) {
+		// Direct methods are not MCP: their params are the arguments,
+		// whatever era the caller speaks.
+		q.direct = true
+		if m.params != nil {
+			q.args = bytes.Clone(m.params)
 		}
+		return q, 0, ""
+	}
+	if m.params != nil {
+		p, err := decodeParams(m.params)
+		if err != nil {
+			return q, CodeInvalidParams, "invalid params: params must be an object"
+		}
+		q.params = p
+		if q.meta, err = decodeMeta(p.meta); err != nil {
+			return q, CodeInvalidParams, "invalid params: " + err.Error()
+		}
+	}
+	return q, 0, ""
+}
+
+// mcpMethod reports whether name is an MCP method of either era: it keeps
+// its MCP meaning even when configured as a direct method.
+func mcpMethod(name string) bool {
+	switch name {
+	case "initialize", "ping", "tools/list", "tools/call", "resources/list", "resources/templates/list",
+		"resources/read", "resources/subscribe", "resources/unsubscribe", "server/discover", "subscriptions/listen":
 		return true
-	})
-	if m.hasParams && string(m.params) == "null" {
-		m.hasParams, m.params = false, nil
 	}
-	return m
+	return strings.HasPrefix(name, "notifications/")
 }
 
-// validID reports whether a raw id is a string or a number.
-func validID(id []byte) bool {
-	if len(id) == 0 {
-		return false
-	}
-	c := id[0]
-	return c == '"' || c == '-' || (c >= '0' && c <= '9')
-}
-
-// idKey is the identity of an id for cancellation: strings by their decoded
-// value, numbers by their exact text (so 1 and 1.0 are different ids).
-func idKey(id []byte) string {
-	if id[0] == '"' {
-		s, _ := decodeString(id)
-		return "s" + s
-	}
-	return "n" + string(id)
-}
-
-// handleMessage dispatches one message object (a line, or a batch element).
-func (s *session) handleMessage(callCtx context.Context, obj []byte, b *batch) {
-	m := parseMessage(obj)
-	versionOK := m.hasJSONRPC && tokenIs(m.jsonrpc, "2.0")
-	var method string
-	methodOK := false
-	if m.hasMethod && len(m.method) > 0 && m.method[0] == '"' {
-		method, methodOK = decodeString(m.method)
-	}
-
+// handleMessage dispatches one decoded message (a line or a batch
+// element).
+func (s *session) handleMessage(callCtx context.Context, m message, b *batch) {
 	if !m.hasID {
-		if m.dup || !versionOK || !methodOK {
+		if m.dup || !m.jsonrpcOK || !m.methodOK {
 			s.protocolError(CodeInvalidRequest, "invalid notification dropped")
 			return
 		}
-		s.handleNotification(method, m.params)
+		s.handleNotification(m.method, m.params)
 		return
 	}
-	if m.dupID || !validID(m.id) {
-		s.protocolError(CodeInvalidRequest, "invalid id")
-		s.reply(b, errorReply(nil, CodeInvalidRequest, "invalid request: id must be a string or a number", nil))
+	q, code, msg := s.srv.parseRequest(m)
+	q.b = b
+	if code != 0 {
+		s.fail(q, code, msg, nil)
 		return
 	}
-	id := m.id
-	switch {
-	case m.dup:
-		s.protocolError(CodeInvalidRequest, "repeated member")
-		s.reply(b, errorReply(id, CodeInvalidRequest, "invalid request: repeated member", nil))
-		return
-	case !versionOK:
-		s.protocolError(CodeInvalidRequest, "bad jsonrpc member")
-		s.reply(b, errorReply(id, CodeInvalidRequest, `invalid request: jsonrpc must be "2.0"`, nil))
-		return
-	case !methodOK:
-		s.protocolError(CodeInvalidRequest, "bad method member")
-		s.reply(b, errorReply(id, CodeInvalidRequest, "invalid request: method must be a string", nil))
-		return
-	}
-	if method != "tools/call" && s.log.Debug().Enabled() {
-		s.log.Debug().Str("method", bounded(method)).Msg("mcp: request")
-	}
+	s.route(callCtx, q)
+}
 
-	paramsOK := !m.hasParams || m.params[0] == '{'
-	badParams := func() {
-		s.protocolError(CodeInvalidParams, "params not an object")
-		s.reply(b, errorReply(id, CodeInvalidParams, "invalid params: params must be an object", nil))
+// route dispatches a checked request: a direct method, a modern request
+// or a legacy one.
+func (s *session) route(callCtx context.Context, q *request) {
+	if q.method != "tools/call" && s.log.Debug().Enabled() {
+		s.log.Debug().Str("method", bounded(q.method)).Msg("mcp: request")
 	}
-	switch method {
+	switch {
+	case q.direct:
+		s.startCall(callCtx, q, toolbus.Request{Direct: true, Name: q.method, Args: q.args}, s.version)
+	case q.meta.modern():
+		s.handleModern(callCtx, q)
+	default:
+		s.handleLegacy(callCtx, q)
+	}
+}
+
+// handleLegacy answers a request of the initialize era (or of no era).
+func (s *session) handleLegacy(callCtx context.Context, q *request) {
+	switch q.method {
 	case "initialize":
-		if b != nil {
-			s.protocolError(CodeInvalidRequest, "batched initialize")
-			s.reply(b, errorReply(id, CodeInvalidRequest, "invalid request: initialize must not be batched", nil))
+		if q.b != nil {
+			s.fail(q, CodeInvalidRequest, "invalid request: initialize must not be batched", nil)
 			return
 		}
-		if !paramsOK {
-			badParams()
-			return
-		}
-		s.initialize(id, m.params)
+		s.initialize(q)
 	case "ping", "notifications/initialized", "notifications/cancelled":
-		if !paramsOK {
-			badParams()
-			return
+		if q.method == "notifications/cancelled" {
+			s.cancelRequest(q.params.requestID)
 		}
-		if method == "notifications/cancelled" {
-			s.cancelRequest(m.params)
-		}
-		s.reply(b, resultReply(id, []byte("{}")))
+		s.replyTo(q, resultReply(q.id, []byte("{}")))
 	case "tools/list":
-		if !paramsOK {
-			badParams()
-			return
-		}
 		list := s.srv.backend.ToolsList(s.version)
 		if len(list) == 0 {
 			list = []byte(`{"tools":[]}`)
 		}
-		s.reply(b, resultReply(id, list))
+		s.replyTo(q, resultReply(q.id, list))
 	case "resources/list", "resources/templates/list", "resources/read", "resources/subscribe", "resources/unsubscribe":
-		if !paramsOK {
-			badParams()
-			return
-		}
-		s.handleResource(callCtx, method, id, m.params, b)
+		s.handleResource(callCtx, q, "")
 	case "tools/call":
-		if !paramsOK {
-			badParams()
-			return
-		}
-		name, args, msg := toolCallParams(m.params)
-		if msg != "" {
-			s.protocolError(CodeInvalidParams, "bad tools/call params")
-			s.reply(b, errorReply(id, CodeInvalidParams, "invalid params: "+msg, nil))
-			return
-		}
-		if s.log.Debug().Enabled() {
-			s.log.Debug().Str("method", method).Str("tool", bounded(name)).Msg("mcp: request")
-		}
-		s.startCall(callCtx, b, id, toolbus.Request{Name: name, Args: args}, s.version)
+		s.toolsCall(callCtx, q, s.version)
 	default:
-		if _, ok := s.srv.direct[method]; !ok {
-			s.protocolError(CodeMethodNotFound, "method not found")
-			s.reply(b, errorReply(id, CodeMethodNotFound, "method not found", nil))
-			return
-		}
-		if !paramsOK {
-			badParams()
-			return
-		}
-		var args json.RawMessage
-		if m.hasParams {
-			args = bytes.Clone(m.params)
-		}
-		s.startCall(callCtx, b, id, toolbus.Request{Direct: true, Name: method, Args: args}, s.version)
+		s.fail(q, CodeMethodNotFound, "method not found", nil)
 	}
+}
+
+// toolsCall starts a tools/call in version v.
+func (s *session) toolsCall(callCtx context.Context, q *request, v string) {
+	name, args, msg := q.params.toolCall()
+	if msg != "" {
+		s.fail(q, CodeInvalidParams, "invalid params: "+msg, nil)
+		return
+	}
+	if s.log.Debug().Enabled() {
+		s.log.Debug().Str("method", q.method).Str("tool", bounded(name)).Msg("mcp: request")
+	}
+	s.startCall(callCtx, q, toolbus.Request{Name: name, Args: args, TraceParent: q.meta.traceParent}, v)
 }
 
 func bounded(name string) string {
@@ -461,11 +509,13 @@ func bounded(name string) string {
 }
 
 // handleNotification acts on a message without id: never a reply.
-func (s *session) handleNotification(method string, params []byte) {
+func (s *session) handleNotification(method string, raw json.RawMessage) {
 	switch method {
 	case "notifications/cancelled":
-		if params != nil && params[0] == '{' {
-			s.cancelRequest(params)
+		if isObject(raw) {
+			if p, err := decodeParams(raw); err == nil {
+				s.cancelRequest(p.requestID)
+			}
 		}
 	case "notifications/initialized":
 	default:
@@ -478,84 +528,26 @@ func (s *session) handleNotification(method string, params []byte) {
 }
 
 // initialize negotiates the version. Runs on the reading goroutine.
-func (s *session) initialize(id, params []byte) {
+func (s *session) initialize(q *request) {
 	v := LatestVersion
-	if params != nil {
-		var pv []byte
-		forEachMember(params, func(key, val []byte) bool {
-			if tokenIs(key, "protocolVersion") {
-				pv = val
-			}
-			return true
-		})
-		if pv != nil {
-			if pv[0] != '"' {
-				s.protocolError(CodeInvalidParams, "protocolVersion not a string")
-				s.send(errorReply(id, CodeInvalidParams, "invalid params: protocolVersion must be a string", nil))
-				return
-			}
-			if want, ok := decodeString(pv); ok {
-				if _, known := s.srv.initResult[want]; known {
-					v = want
-				}
-			}
+	if pv := q.params.protocolVersion; pv != nil {
+		want, ok := asString(pv)
+		if !ok {
+			s.fail(q, CodeInvalidParams, "invalid params: protocolVersion must be a string", nil)
+			return
+		}
+		if _, known := s.srv.initResult[want]; known {
+			v = want
 		}
 	}
 	s.version = v
 	s.log.Debug().Str("version", v).Msg("mcp: initialized")
-	s.send(resultReply(id, s.srv.initResult[v]))
+	s.replyTo(q, resultReply(q.id, s.srv.initResult[v]))
 }
 
-// toolCallParams extracts name and arguments from tools/call params (an
-// object or nil). msg is non-empty when they are unusable.
-func toolCallParams(params []byte) (name string, args json.RawMessage, msg string) {
-	if params == nil {
-		return "", nil, "name is required"
-	}
-	var rawName, rawArgs []byte
-	dup := false
-	forEachMember(params, func(key, val []byte) bool {
-		switch {
-		case tokenIs(key, "name"):
-			dup = dup || rawName != nil
-			rawName = val
-		case tokenIs(key, "arguments"):
-			dup = dup || rawArgs != nil
-			rawArgs = val
-		}
-		return true
-	})
-	switch {
-	case dup:
-		return "", nil, "repeated name or arguments"
-	case rawName == nil:
-		return "", nil, "name is required"
-	case rawName[0] != '"':
-		return "", nil, "name must be a string"
-	}
-	name, ok := decodeString(rawName)
-	if !ok {
-		return "", nil, "name must be a string"
-	}
-	if rawArgs != nil && string(rawArgs) != "null" {
-		if rawArgs[0] != '{' {
-			return "", nil, "arguments must be an object"
-		}
-		args = bytes.Clone(rawArgs)
-	}
-	return name, args, ""
-}
-
-// cancelRequest handles notifications/cancelled params: every in-flight call
-// with that requestId is cancelled and its reply dropped.
-func (s *session) cancelRequest(params []byte) {
-	var rid []byte
-	forEachMember(params, func(key, val []byte) bool {
-		if tokenIs(key, "requestId") {
-			rid = val
-		}
-		return true
-	})
+// cancelRequest cancels every in-flight call (or listen) with the raw
+// requestID; their replies are dropped.
+func (s *session) cancelRequest(rid json.RawMessage) {
 	if !validID(rid) {
 		return
 	}
@@ -573,10 +565,29 @@ func (s *session) cancelRequest(params []byte) {
 	s.log.Debug().Int("calls", n).Msg("mcp: cancelled by client")
 }
 
+// shuttingDown is the outcome of a call read while the session was ending.
+func shuttingDown() toolbus.Response {
+	return toolbus.Response{Stage: toolbus.StageExecute, Err: &toolbus.ToolError{
+		Kind: toolbus.SystemError, Code: toolbus.CodeCancelled, Retryable: true,
+		Message: "the server is shutting down; the call did not run",
+	}}
+}
+
+// answerNow answers q with out on the calling goroutine.
+func (s *session) answerNow(q *request, direct bool, v string, out toolbus.Response) {
+	reply := s.srv.renderOutcome(q.id, direct, v, out)
+	if q.b != nil {
+		q.b.hold()
+		q.b.done(reply)
+		return
+	}
+	s.send(q.key, reply)
+}
+
 // startCall runs req on the Backend in its own goroutine once an in-flight
-// slot is free (reading waits for it: backpressure). Runs on the reading
-// goroutine.
-func (s *session) startCall(callCtx context.Context, b *batch, id []byte, req toolbus.Request, v string) {
+// slot is free (reading waits for it: backpressure). A call read while the
+// session ends is answered at once (Cancelled), never dropped.
+func (s *session) startCall(callCtx context.Context, q *request, req toolbus.Request, v string) {
 	select {
 	case s.sem <- struct{}{}:
 	default:
@@ -584,13 +595,7 @@ func (s *session) startCall(callCtx context.Context, b *batch, id []byte, req to
 			// The caller asked not to queue: answer ConcurrencyLimited now,
 			// on the reading goroutine (the engine does not run the tool).
 			req.Saturated = true
-			reply := s.srv.renderOutcome(id, req.Direct, v, s.callBackend(callCtx, req))
-			if b != nil {
-				b.hold()
-				b.done(reply)
-			} else {
-				s.send(reply)
-			}
+			s.answerNow(q, req.Direct, v, s.callBackend(callCtx, req))
 			return
 		}
 		if h := s.srv.hooks.readPaused; h != nil {
@@ -599,11 +604,11 @@ func (s *session) startCall(callCtx context.Context, b *batch, id []byte, req to
 		select {
 		case s.sem <- struct{}{}:
 		case <-s.stop:
+			s.answerNow(q, req.Direct, v, shuttingDown())
 			return
 		}
 	}
-	c := &call{id: bytes.Clone(id), batch: b}
-	c.key = idKey(c.id)
+	c := &call{id: bytes.Clone(q.id), key: q.key, batch: q.b}
 	ctx, cancel := context.WithCancel(callCtx)
 	c.cancel = cancel
 	s.mu.Lock()
@@ -611,25 +616,25 @@ func (s *session) startCall(callCtx context.Context, b *batch, id []byte, req to
 		s.mu.Unlock()
 		cancel()
 		<-s.sem
+		s.answerNow(q, req.Direct, v, shuttingDown())
 		return
 	}
 	s.inflight[c.key] = append(s.inflight[c.key], c)
 	s.calls.Add(1)
 	s.mu.Unlock()
-	if b != nil {
-		b.hold()
+	if q.b != nil {
+		q.b.hold()
 	}
+	c.estimate = s.budget.estimate()
+	s.budget.charge(c.estimate)
 	go s.run(ctx, c, req, v)
 }
 
-// run is the goroutine of one call.
-func (s *session) run(ctx context.Context, c *call, req toolbus.Request, v string) {
-	defer s.calls.Done()
-	out := s.callBackend(ctx, req)
-	c.cancel()
-	reply := s.srv.renderOutcome(c.id, req.Direct, v, out)
-
+// forget removes c from the calls in flight and reports whether the client
+// cancelled it.
+func (s *session) forget(c *call) (cancelled bool) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	list := s.inflight[c.key]
 	for i, x := range list {
 		if x == c {
@@ -642,16 +647,24 @@ func (s *session) run(ctx context.Context, c *call, req toolbus.Request, v strin
 	} else {
 		s.inflight[c.key] = list
 	}
-	cancelled := c.cancelled
-	s.mu.Unlock()
-	if cancelled {
+	return c.cancelled
+}
+
+// run is the goroutine of one call.
+func (s *session) run(ctx context.Context, c *call, req toolbus.Request, v string) {
+	defer s.calls.Done()
+	out := s.callBackend(ctx, req)
+	c.cancel()
+	reply := s.srv.renderOutcome(c.id, req.Direct, v, out)
+	if s.forget(c) {
 		reply = nil // the client said it no longer wants it
 	}
 	if c.batch != nil {
 		c.batch.done(reply)
 	} else if reply != nil {
-		s.send(reply)
+		s.send(c.key, reply)
 	}
+	s.budget.release(c.estimate)
 	<-s.sem // after the reply is queued: a paused reader resumes behind it
 }
 
@@ -667,56 +680,108 @@ func (s *session) callBackend(ctx context.Context, req toolbus.Request) (out too
 	return s.srv.backend.Call(ctx, req)
 }
 
-// shapeError says why a message is over MaxMessageDepth or
-// MaxMessageItems, or "" when it is within them.
-func shapeError(b []byte) string {
-	depth, items := jsonw.Shape(b, MaxMessageDepth)
-	switch {
-	case depth > MaxMessageDepth:
-		return fmt.Sprintf("the message nests deeper than %d levels", MaxMessageDepth)
-	case items > MaxMessageItems:
-		return fmt.Sprintf("the message has more than %d members and elements", MaxMessageItems)
-	}
-	return ""
+// streamConn is a session over a byte stream: the writer goroutine owns
+// the io.Writer and writes queued replies, one line each; queued and
+// in-flight reply bytes are charged to the Server's byte budget.
+type streamConn struct {
+	s            *session
+	out          chan []byte   // replies for the writer, without '\n'
+	finish       chan struct{} // closed by Serve: no producer is left
+	writerExited chan struct{} // closed by the writer when it ends
+	werr         error         // the write error; read after writerExited
+	budget       *connBudget
 }
 
-// idFromPrefix finds the id of an over-long line among its first bytes: a
-// top-level "id" member whose string or number value is complete there.
-// Members before it are skipped without validation. It returns nil when
-// there is none, or it cannot tell.
-func idFromPrefix(p []byte) []byte {
-	i := skipWS(p, 0)
-	if i >= len(p) || p[i] != '{' {
-		return nil
+// outQueue is how many replies may wait for the writer (their bytes are
+// bounded by the byte budget as well).
+const outQueue = 128
+
+func newStreamConn(srv *Server) *streamConn {
+	c := &streamConn{
+		out:          make(chan []byte, outQueue),
+		finish:       make(chan struct{}),
+		writerExited: make(chan struct{}),
 	}
-	i = skipWS(p, i+1)
-	for i < len(p) && p[i] == '"' {
-		k := scanString(p, i)
-		if k < 0 {
-			return nil
+	c.budget = srv.budget.conn(srv.connBytes)
+	c.s = newSession(srv, c.enqueue)
+	c.s.budget = c.budget
+	return c
+}
+
+// enqueue queues one message for the writer; it drops it once the writer
+// has ended.
+func (c *streamConn) enqueue(o outbound) {
+	c.budget.charge(len(o.b))
+	if o.key != "" {
+		c.budget.replied(len(o.b))
+	}
+	select {
+	case c.out <- o.b:
+	case <-c.writerExited:
+		c.budget.release(len(o.b))
+	}
+}
+
+// writeLoop owns w: it writes queued replies, one line each, and flushes
+// whenever the queue is empty. A write error ends it (and the session).
+func (c *streamConn) writeLoop(w io.Writer) {
+	defer close(c.writerExited)
+	bw := bufio.NewWriterSize(w, 32<<10)
+	write := func(b []byte) bool {
+		defer c.budget.release(len(b))
+		if _, err := bw.Write(b); err != nil {
+			c.werr = err
+			return false
 		}
-		key := p[i:k]
-		i = skipWS(p, k)
-		if i >= len(p) || p[i] != ':' {
-			return nil
+		if err := bw.WriteByte('\n'); err != nil {
+			c.werr = err
+			return false
 		}
-		i = skipWS(p, i+1)
-		v := scanValue(p, i)
-		if v < 0 || v >= len(p) { // a value at the very end may continue
-			return nil
-		}
-		if tokenIs(key, "id") {
-			tok := p[i:v]
-			if validID(tok) && json.Valid(tok) {
-				return tok
+		return true
+	}
+	fail := func() {
+		c.s.log.Debug().Err(c.werr).Msg("mcp: write failed, ending session")
+		c.s.stopReading()
+		for {
+			select {
+			case b := <-c.out:
+				c.budget.release(len(b))
+			default:
+				return
 			}
-			return nil
 		}
-		i = skipWS(p, v)
-		if i >= len(p) || p[i] != ',' {
-			return nil
-		}
-		i = skipWS(p, i+1)
 	}
-	return nil
+	for {
+		var b []byte
+		finishing := false
+		select {
+		case b = <-c.out:
+		case <-c.finish:
+			finishing = true
+		}
+		if b != nil && !write(b) {
+			fail()
+			return
+		}
+	drain:
+		for {
+			select {
+			case b = <-c.out:
+				if !write(b) {
+					fail()
+					return
+				}
+			default:
+				break drain
+			}
+		}
+		if err := bw.Flush(); err != nil {
+			c.werr = err
+			fail()
+			return
+		}
+		if finishing {
+			return
+		}
+	}
 }

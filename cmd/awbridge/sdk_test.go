@@ -13,21 +13,45 @@ import (
 )
 
 // TestOfficialSDKClient connects the official MCP Go SDK, as an independent
-// client, to `awbridge stdio`, lists the tools and calls every one.
+// client, to `awbridge stdio` in both MCP eras (its default 2026-07-28,
+// served per request, and 2025-11-25 by initialize), lists the tools, calls
+// every one and reads every resource.
 func TestOfficialSDKClient(t *testing.T) {
+	for _, tc := range []struct{ name, pin, want string }{
+		{"modern", "", "2026-07-28"},
+		{"legacy", "2025-11-25", "2025-11-25"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { sdkClientSession(t, tc.pin, tc.want) })
+	}
+}
+
+func sdkClientSession(t *testing.T, pin, want string) {
 	srv, _ := recordedAW(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.Command(binPath, "stdio")
 	cmd.Env = baseEnv(t, srv.URL)
 	client := sdk.NewClient(&sdk.Implementation{Name: "sdk-test", Version: "0"}, nil)
-	cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+	cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, &sdk.ClientSessionOptions{ProtocolVersion: pin})
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
 	defer cs.Close()
 	if got := cs.InitializeResult().ServerInfo.Name; got != "awbridge" {
 		t.Fatalf("server name %q", got)
+	}
+	if got := cs.InitializeResult().ProtocolVersion; got != want {
+		t.Fatalf("protocol version %q, want %q", got, want)
+	}
+	resources, err := cs.ListResources(ctx, nil)
+	if err != nil || len(resources.Resources) == 0 {
+		t.Fatalf("resources/list: %v %+v", err, resources)
+	}
+	for _, r := range resources.Resources {
+		res, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: r.URI})
+		if err != nil || len(res.Contents) != 1 || res.Contents[0].Text == "" {
+			t.Fatalf("resources/read %s: %v", r.URI, err)
+		}
 	}
 	tools, err := cs.ListTools(ctx, nil)
 	if err != nil {

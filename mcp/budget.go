@@ -1,0 +1,133 @@
+package mcp
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// Defaults of the reply byte budget (Options.MaxReplyBytes,
+// Options.MaxConnReplyBytes).
+const (
+	DefaultMaxReplyBytes     = 16 << 20
+	DefaultMaxConnReplyBytes = 1 << 20
+)
+
+// minReplyEstimate is what a call in flight is charged before its first
+// reply on the connection tells how big replies are.
+const minReplyEstimate = 4 << 10
+
+// byteBudget bounds the reply bytes of stream connections that are either
+// being produced (calls in flight, charged an estimate) or queued for the
+// writer, across the Server. When a connection is over its own cap, or the
+// Server over its budget, its reader pauses before the next message
+// (backpressure); a connection with nothing charged may always go on, so
+// that no connection starves behind others' unread replies.
+type byteBudget struct {
+	limit int64
+
+	mu   sync.Mutex
+	used int64
+	peak int64         // the most bytes ever charged at once (tests read it)
+	wake chan struct{} // closed when bytes are released; nil when nobody waits
+}
+
+func newByteBudget(limit int64) *byteBudget { return &byteBudget{limit: limit} }
+
+// connBudget is one connection's share of a byteBudget.
+type connBudget struct {
+	b     *byteBudget
+	limit int64
+	used  int64        // guarded by b.mu
+	last  atomic.Int64 // size of the last reply: the estimate of the next
+}
+
+func (b *byteBudget) conn(limit int64) *connBudget {
+	c := &connBudget{b: b, limit: limit}
+	c.last.Store(minReplyEstimate)
+	return c
+}
+
+// charge counts n more bytes. It never blocks: producers of replies must
+// not wait for the writer they feed.
+func (c *connBudget) charge(n int) {
+	if c == nil {
+		return
+	}
+	b := c.b
+	b.mu.Lock()
+	c.used += int64(n)
+	b.used += int64(n)
+	if b.used > b.peak {
+		b.peak = b.used
+	}
+	b.mu.Unlock()
+}
+
+// release uncounts n bytes and wakes paused readers.
+func (c *connBudget) release(n int) {
+	if c == nil {
+		return
+	}
+	b := c.b
+	b.mu.Lock()
+	c.used -= int64(n)
+	b.used -= int64(n)
+	if b.wake != nil {
+		close(b.wake)
+		b.wake = nil
+	}
+	b.mu.Unlock()
+}
+
+// estimate is what a new call in flight is charged until its reply exists.
+func (c *connBudget) estimate() int {
+	if c == nil {
+		return 0
+	}
+	return int(max(c.last.Load(), minReplyEstimate))
+}
+
+// replied records the size of a reply for later estimates.
+func (c *connBudget) replied(n int) {
+	if c != nil {
+		c.last.Store(int64(n))
+	}
+}
+
+// wait blocks until the connection may start more work, or stop is
+// closed (false).
+func (c *connBudget) wait(stop <-chan struct{}, paused func()) bool {
+	if c == nil {
+		return true
+	}
+	b := c.b
+	hooked := false
+	for {
+		b.mu.Lock()
+		if c.used == 0 || (c.used < c.limit && b.used < b.limit) {
+			b.mu.Unlock()
+			return true
+		}
+		if b.wake == nil {
+			b.wake = make(chan struct{})
+		}
+		wake := b.wake
+		b.mu.Unlock()
+		if !hooked && paused != nil {
+			hooked = true
+			paused()
+		}
+		select {
+		case <-wake:
+		case <-stop:
+			return false
+		}
+	}
+}
+
+// Peak returns the most reply bytes ever charged at once.
+func (b *byteBudget) Peak() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.peak
+}

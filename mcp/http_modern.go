@@ -1,0 +1,201 @@
+package mcp
+
+import (
+	"encoding/base64"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Header names of MCP 2026-07-28's Streamable HTTP: they mirror the body
+// and must match it.
+const (
+	HeaderMethod = "Mcp-Method"
+	HeaderName   = "Mcp-Name"
+)
+
+// listenKeepAlive is how often a quiet subscriptions/listen stream gets an
+// SSE comment, so that intermediaries and idle timeouts keep it open.
+const listenKeepAlive = 15 * time.Second
+
+// serveModern answers one MCP 2026-07-28 request: no session, headers
+// checked against the body, then dispatched on a session of its own.
+func (t *HTTPTransport) serveModern(w http.ResponseWriter, r *http.Request, q *request, jsonOK, sseOK bool) {
+	bad := func(status, code int, msg string, data []byte) {
+		writeJSON(w, status, errorReply(q.id, code, msg, data))
+	}
+	if v, ok := oneHeader(r, HeaderProtocolVersion); !ok || v != q.meta.version {
+		bad(http.StatusBadRequest, CodeHeaderMismatch, "Header mismatch: the MCP-Protocol-Version header must be present and equal _meta's "+MetaProtocolVersion, nil)
+		return
+	}
+	if code, msg, data := modernCheck(q.meta); code != 0 {
+		bad(http.StatusBadRequest, code, msg, data)
+		return
+	}
+	if m, ok := oneHeader(r, HeaderMethod); !ok || m != q.method {
+		bad(http.StatusBadRequest, CodeHeaderMismatch, "Header mismatch: the Mcp-Method header must be present and equal the body's method", nil)
+		return
+	}
+	if !modernMethods[q.method] {
+		msg := "method not found"
+		if removedMethods[q.method] {
+			msg += ": " + bounded(q.method) + " is not part of MCP " + ModernVersion
+		}
+		bad(http.StatusNotFound, CodeMethodNotFound, msg, nil)
+		return
+	}
+	var name []byte
+	switch q.method {
+	case "tools/call":
+		name = q.params.name
+	case "resources/read":
+		name = q.params.uri
+	}
+	if name != nil {
+		want, _ := asString(name)
+		got, ok := oneHeader(r, HeaderName)
+		if ok {
+			got, ok = decodeHeaderValue(got)
+		}
+		if !ok || got != want {
+			bad(http.StatusBadRequest, CodeHeaderMismatch, "Header mismatch: the Mcp-Name header must be present and equal the body's "+map[bool]string{true: "name", false: "uri"}[q.method == "tools/call"], nil)
+			return
+		}
+	}
+	if q.method == "subscriptions/listen" {
+		if !sseOK {
+			bad(http.StatusNotAcceptable, CodeInvalidRequest, "not acceptable: subscriptions/listen answers with text/event-stream", nil)
+			return
+		}
+		t.serveListen(w, r, q)
+		return
+	}
+
+	reply := make(chan []byte, 1)
+	s := newSession(t.srv, func(o outbound) {
+		if o.key == q.key {
+			select {
+			case reply <- o.b:
+			default:
+			}
+		}
+	})
+	s.dispatch.Lock()
+	s.route(r.Context(), q)
+	s.dispatch.Unlock()
+	select {
+	case b := <-reply:
+		s.calls.Wait()
+		writeReply(w, jsonOK, b)
+	case <-r.Context().Done():
+		// A closed stream cancels the request: no reply.
+		s.cancelRequest(q.id)
+		s.calls.Wait()
+	}
+}
+
+// oneHeader returns the single value of a header, trimmed.
+func oneHeader(r *http.Request, name string) (string, bool) {
+	vals := r.Header.Values(name)
+	if len(vals) != 1 {
+		return "", false
+	}
+	return strings.TrimSpace(vals[0]), true
+}
+
+// decodeHeaderValue decodes the `=?base64?...?=` sentinel of Mcp-Name.
+func decodeHeaderValue(v string) (string, bool) {
+	inner, ok := strings.CutPrefix(v, "=?base64?")
+	if !ok {
+		return v, true
+	}
+	inner, ok = strings.CutSuffix(inner, "?=")
+	if !ok {
+		return v, true
+	}
+	b, err := base64.StdEncoding.DecodeString(inner)
+	if err != nil {
+		return "", false
+	}
+	return string(b), true
+}
+
+// serveListen answers subscriptions/listen with an SSE stream that stays
+// open: the acknowledgement, then the subscribed resources' updates, with
+// keep-alive comments between. The client ends it by closing the stream;
+// Shutdown ends it with the completion result.
+func (t *HTTPTransport) serveListen(w http.ResponseWriter, r *http.Request, q *request) {
+	notes := make(chan []byte, streamQueue)
+	final := make(chan []byte, 1)
+	s := newSession(t.srv, func(o outbound) {
+		switch {
+		case o.key == q.key:
+			select {
+			case final <- o.b:
+			default:
+			}
+		case o.listen == q.key:
+			select {
+			case notes <- o.b:
+			default:
+				t.log.Debug().Msg("mcp http: listen stream behind, notification dropped")
+			}
+		}
+	})
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		w.Header().Set("Retry-After", "5")
+		writeJSON(w, http.StatusServiceUnavailable, errorReply(q.id, CodeInvalidRequest, "service unavailable: shutting down", nil))
+		return
+	}
+	t.listens[s] = struct{}{}
+	t.wg.Add(1)
+	t.mu.Unlock()
+	defer func() {
+		t.mu.Lock()
+		delete(t.listens, s)
+		t.mu.Unlock()
+		t.wg.Done()
+	}()
+
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Time{}) // a stream outlives any server write timeout
+	setSSEHeaders(w)
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	s.dispatch.Lock()
+	s.route(r.Context(), q)
+	s.dispatch.Unlock()
+	tick := time.NewTicker(listenKeepAlive)
+	defer tick.Stop()
+	gone := false
+	for !gone {
+		select {
+		case b := <-notes:
+			gone = writeEvent(w, b) != nil || rc.Flush() != nil
+		case b := <-final:
+			for drained := false; !drained; {
+				select {
+				case n := <-notes:
+					_ = writeEvent(w, n)
+				default:
+					drained = true
+				}
+			}
+			_ = writeEvent(w, b)
+			_ = rc.Flush()
+			s.calls.Wait()
+			return
+		case <-tick.C:
+			_, err := w.Write([]byte(":\n\n"))
+			gone = err != nil || rc.Flush() != nil
+		case <-r.Context().Done():
+			gone = true
+		}
+	}
+	// The client closed the stream: that cancels the subscription.
+	s.cancelRequest(q.id)
+	s.stopReading()
+	s.calls.Wait()
+}

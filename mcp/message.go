@@ -1,0 +1,209 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+)
+
+// message is one JSON-RPC message decoded once with encoding/json: a
+// json.Decoder walks the top-level object's members, so member names are
+// matched exactly (case-sensitive) and a repeated member is seen; values
+// stay raw (json.RawMessage) until the method's params are decoded.
+type message struct {
+	id        json.RawMessage // the raw id token, byte for byte; nil when absent
+	hasID     bool
+	dupID     bool // a repeated "id": the message cannot be answered under an id
+	jsonrpcOK bool // "jsonrpc":"2.0"
+	method    string
+	methodOK  bool            // "method" present and a string
+	params    json.RawMessage // nil when absent or null
+	response  bool            // "result" or "error" and no "method": a response
+	dup       bool            // a repeated jsonrpc, method or params member
+}
+
+// errSyntax is any JSON syntax error: the message is answered with -32700.
+var errSyntax = errors.New("mcp: parse error")
+
+// walkObject decodes the object raw member by member, calling fn with each
+// decoded name and raw value. raw must start with '{' (whitespace allowed)
+// and hold nothing after the object. It returns errSyntax for malformed
+// JSON, or fn's error.
+func walkObject(raw []byte, fn func(name string, val json.RawMessage) error) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	tok, err := dec.Token()
+	if err != nil || tok != json.Delim('{') {
+		return errSyntax
+	}
+	if err := walkMembers(dec, fn); err != nil {
+		return err
+	}
+	return atEnd(dec)
+}
+
+// walkMembers walks the members of an object whose '{' dec just returned,
+// up to and including its '}'.
+func walkMembers(dec *json.Decoder, fn func(name string, val json.RawMessage) error) error {
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return errSyntax
+		}
+		name, ok := tok.(string)
+		if !ok {
+			return errSyntax
+		}
+		var val json.RawMessage
+		if err := dec.Decode(&val); err != nil {
+			return errSyntax
+		}
+		if err := fn(name, val); err != nil {
+			return err
+		}
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
+		return errSyntax
+	}
+	return nil
+}
+
+// atEnd reports errSyntax when anything but whitespace follows the value.
+func atEnd(dec *json.Decoder) error {
+	if _, err := dec.Token(); err != io.EOF {
+		return errSyntax
+	}
+	return nil
+}
+
+// decodeMessage decodes one message object. A syntax error is errSyntax.
+func decodeMessage(obj []byte) (message, error) {
+	var m message
+	var hasJSONRPC, hasMethod, hasParams, hasResult bool
+	err := walkObject(obj, func(name string, val json.RawMessage) error {
+		switch name {
+		case "id":
+			m.dupID = m.dupID || m.hasID
+			m.hasID, m.id = true, val
+		case "jsonrpc":
+			m.dup = m.dup || hasJSONRPC
+			hasJSONRPC = true
+			m.jsonrpcOK = string(val) == `"2.0"` || stringIs(val, "2.0")
+		case "method":
+			m.dup = m.dup || hasMethod
+			hasMethod = true
+			m.method, m.methodOK = asString(val)
+		case "params":
+			m.dup = m.dup || hasParams
+			hasParams = true
+			m.params = val
+		case "result", "error":
+			hasResult = true
+		}
+		return nil
+	})
+	if err != nil {
+		return message{}, err
+	}
+	if string(m.params) == "null" {
+		m.params = nil
+	}
+	m.response = hasResult && !hasMethod
+	return m, nil
+}
+
+// asString decodes a raw JSON string; ok is false for any other value.
+func asString(raw json.RawMessage) (string, bool) {
+	if len(raw) == 0 || raw[0] != '"' {
+		return "", false
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : len(raw)-1]), true
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+func stringIs(raw json.RawMessage, want string) bool {
+	s, ok := asString(raw)
+	return ok && s == want
+}
+
+// validID reports whether a raw id is a string or a number.
+func validID(id []byte) bool {
+	if len(id) == 0 {
+		return false
+	}
+	c := id[0]
+	return c == '"' || c == '-' || (c >= '0' && c <= '9')
+}
+
+// idKey is the identity of an id for cancellation and routing: strings by
+// their decoded value, numbers by their exact text (so 1 and 1.0 differ).
+func idKey(id []byte) string {
+	if id[0] == '"' {
+		s, _ := asString(id)
+		return "s" + s
+	}
+	return "n" + string(id)
+}
+
+// isObject reports whether raw is a JSON object.
+func isObject(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '{' }
+
+// idFromPrefix finds the id of an over-long line among its first bytes: a
+// top-level "id" member whose string or number value is complete there.
+// Members before it are skipped by the same decoder. It returns nil when
+// there is none, or it cannot tell.
+func idFromPrefix(p []byte) []byte {
+	dec := json.NewDecoder(bytes.NewReader(p))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		var val json.RawMessage
+		if dec.Decode(&val) != nil {
+			return nil
+		}
+		if tok != "id" {
+			continue
+		}
+		// The value must be followed by ',' or '}' within the prefix: a
+		// number at its very end may continue past it.
+		if !validID(val) {
+			return nil
+		}
+		switch firstByte(p[dec.InputOffset():]) {
+		case ',', '}':
+			return val
+		}
+		return nil
+	}
+	return nil
+}
+
+// appendRawJSON appends raw JSON produced by the Backend. Empty raw becomes
+// null. Raw newlines (only ever insignificant whitespace in valid JSON) are
+// turned into spaces so that a pretty-printed body cannot break the framing.
+func appendRawJSON(dst, raw []byte) []byte {
+	if len(raw) == 0 {
+		return append(dst, "null"...)
+	}
+	if bytes.IndexByte(raw, '\n') < 0 && bytes.IndexByte(raw, '\r') < 0 {
+		return append(dst, raw...)
+	}
+	for _, c := range raw {
+		if c == '\n' || c == '\r' {
+			c = ' '
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}

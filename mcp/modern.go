@@ -1,0 +1,298 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"sync"
+
+	"github.com/awbridge/awbridge/internal/jsonw"
+)
+
+// ModernVersion is the MCP version served statelessly: a request whose
+// params._meta names it is answered on its own, without initialize.
+const ModernVersion = "2026-07-28"
+
+// MCP 2026-07-28 error codes.
+const (
+	CodeHeaderMismatch     = -32020 // HTTP headers missing or not matching the body
+	CodeUnsupportedVersion = -32022 // the request's protocol version is not served
+)
+
+// Cache hints of modern results (ttlMs, cacheScope). The lists and the
+// discovery result are the same for every caller and change only with a
+// new awbridge build: public, one hour. resources/read returns the
+// person's own activity and health, which change any second: private and
+// immediately stale (0).
+const (
+	ListTTLMillis = 3_600_000
+	ReadTTLMillis = 0
+)
+
+// ModernVersions returns the versions served per request, newest first.
+func ModernVersions() []string { return []string{ModernVersion} }
+
+// AllVersions returns every version served, newest first: the modern ones,
+// then the ones initialize negotiates.
+func AllVersions() []string {
+	out := ModernVersions()
+	legacy := SupportedVersions()
+	for i := len(legacy) - 1; i >= 0; i-- {
+		out = append(out, legacy[i])
+	}
+	return out
+}
+
+// removedMethods are legacy methods MCP 2026-07-28 removed: a modern
+// request for one is -32601.
+var removedMethods = map[string]bool{
+	"initialize": true, "ping": true, "logging/setLevel": true,
+	"resources/subscribe": true, "resources/unsubscribe": true,
+	"notifications/initialized": true, "notifications/roots/list_changed": true,
+	"tasks/get": true, "tasks/result": true, "tasks/list": true, "tasks/cancel": true,
+}
+
+// modernMethods are the MCP methods a modern request may call.
+var modernMethods = map[string]bool{
+	"server/discover": true, "tools/list": true, "tools/call": true,
+	"resources/list": true, "resources/templates/list": true, "resources/read": true,
+	"subscriptions/listen": true,
+}
+
+// modernSupported reports whether v is served per request.
+func modernSupported(v string) bool { return v == ModernVersion }
+
+// unsupportedVersionData is -32022's data.
+func unsupportedVersionData(requested string) []byte {
+	b, _ := json.Marshal(struct {
+		Supported []string `json:"supported"`
+		Requested string   `json:"requested"`
+	}{AllVersions(), requested})
+	return b
+}
+
+// modernCheck validates a modern request's _meta: the code and message of
+// the error that answers it, or 0.
+func modernCheck(m requestMeta) (code int, msg string, data []byte) {
+	if !modernSupported(m.version) {
+		return CodeUnsupportedVersion, "Unsupported protocol version", unsupportedVersionData(m.version)
+	}
+	if !m.hasCaps {
+		return CodeInvalidParams, "invalid params: _meta." + MetaClientCapabilities + " (an object) is required", nil
+	}
+	return 0, "", nil
+}
+
+// handleModern answers a request of MCP 2026-07-28, statelessly: nothing
+// it does depends on or changes the session's negotiated version.
+func (s *session) handleModern(callCtx context.Context, q *request) {
+	if code, msg, data := modernCheck(q.meta); code != 0 {
+		s.fail(q, code, msg, data)
+		return
+	}
+	v := q.meta.version
+	switch q.method {
+	case "server/discover":
+		s.replyTo(q, resultReply(q.id, s.srv.discover))
+	case "tools/list":
+		list := s.srv.backend.ToolsList(v)
+		if len(list) == 0 {
+			list = []byte(`{"tools":[]}`)
+		}
+		s.replyTo(q, resultReply(q.id, s.srv.modernResult(list, ListTTLMillis, "public")))
+	case "tools/call":
+		s.toolsCall(callCtx, q, v)
+	case "resources/list", "resources/templates/list", "resources/read":
+		s.handleResource(callCtx, q, v)
+	case "subscriptions/listen":
+		s.listen(callCtx, q)
+	default:
+		if removedMethods[q.method] {
+			s.fail(q, CodeMethodNotFound, "method not found: "+bounded(q.method)+" is not part of MCP "+ModernVersion, nil)
+			return
+		}
+		s.fail(q, CodeMethodNotFound, "method not found", nil)
+	}
+}
+
+// renderModernHead renders the members every modern result starts with.
+func renderModernHead(name, version string) []byte {
+	b := []byte(`"resultType":"complete","_meta":{"` + MetaServerInfo + `":{"name":`)
+	b = jsonw.AppendString(b, name)
+	b = append(b, `,"version":`...)
+	b = jsonw.AppendString(b, version)
+	return append(b, "}}"...)
+}
+
+// modernResult adds resultType, the server's identity and, when scope is
+// not "", the cache hints to a result object rendered elsewhere.
+func (srv *Server) modernResult(result []byte, ttl int, scope string) []byte {
+	i := 0
+	for i < len(result) && result[i] != '{' {
+		i++
+	}
+	if i == len(result) {
+		return result
+	}
+	rest := result[i+1:]
+	out := make([]byte, 0, len(result)+len(srv.modernHead)+48)
+	out = append(out, '{')
+	out = append(out, srv.modernHead...)
+	if scope != "" {
+		out = append(out, `,"ttlMs":`...)
+		out = strconv.AppendInt(out, int64(ttl), 10)
+		out = append(out, `,"cacheScope":`...)
+		out = jsonw.AppendString(out, scope)
+	}
+	if firstByte(rest) != '}' {
+		out = append(out, ',')
+	}
+	return appendRawJSON(out, rest)
+}
+
+// renderDiscover renders server/discover's result.
+func renderDiscover(name, version, instructions string, resources bool) []byte {
+	caps := map[string]any{"tools": map[string]bool{"listChanged": false}}
+	if resources {
+		caps["resources"] = map[string]bool{"subscribe": true, "listChanged": false}
+	}
+	b, _ := json.Marshal(struct {
+		ResultType        string         `json:"resultType"`
+		SupportedVersions []string       `json:"supportedVersions"`
+		Capabilities      map[string]any `json:"capabilities"`
+		Instructions      string         `json:"instructions,omitempty"`
+		Meta              map[string]any `json:"_meta"`
+		TTL               int            `json:"ttlMs"`
+		CacheScope        string         `json:"cacheScope"`
+	}{
+		ResultType:        "complete",
+		SupportedVersions: AllVersions(),
+		Capabilities:      caps,
+		Instructions:      instructions,
+		Meta:              map[string]any{MetaServerInfo: map[string]string{"name": name, "version": version}},
+		TTL:               ListTTLMillis,
+		CacheScope:        "public",
+	})
+	return b
+}
+
+// listenFilter is the part of subscriptions/listen's filter awbridge
+// honours: resource updates of its own resources.
+func listenFilter(raw json.RawMessage, rb ResourceBackend) (uris []string, ok bool) {
+	uris = []string{}
+	if raw == nil {
+		return uris, true
+	}
+	if !isObject(raw) {
+		return nil, false
+	}
+	var subs json.RawMessage
+	if walkObject(raw, func(name string, val json.RawMessage) error {
+		if name == "resourceSubscriptions" {
+			subs = val
+		}
+		return nil
+	}) != nil {
+		return nil, false
+	}
+	if subs == nil || string(subs) == "null" {
+		return uris, true
+	}
+	var asked []string
+	if json.Unmarshal(subs, &asked) != nil {
+		return nil, false
+	}
+	seen := map[string]bool{}
+	for _, u := range asked {
+		if rb != nil && rb.KnownResource(u) && !seen[u] {
+			seen[u] = true
+			uris = append(uris, u)
+		}
+	}
+	return uris, true
+}
+
+// listen opens a subscriptions/listen stream: acknowledged at once with the
+// honoured filter, then notifications/resources/updated for each
+// subscribed resource, tagged with the subscription id (the request's id).
+// It ends with no reply when the client cancels it, and with a completion
+// result when the server ends it (the session stops).
+func (s *session) listen(callCtx context.Context, q *request) {
+	if q.b != nil {
+		s.fail(q, CodeInvalidRequest, "invalid request: subscriptions/listen must not be batched", nil)
+		return
+	}
+	rb := s.resourceBackend()
+	uris, ok := listenFilter(q.params.notifications, rb)
+	if !ok {
+		s.fail(q, CodeInvalidParams, "invalid params: notifications must be a subscription filter object", nil)
+		return
+	}
+	c := &call{id: append([]byte(nil), q.id...), key: q.key}
+	ctx, cancel := context.WithCancel(callCtx)
+	c.cancel = cancel
+	s.mu.Lock()
+	switch {
+	case s.stopped:
+		s.mu.Unlock()
+		cancel()
+		s.send(q.key, s.listenClosed(c.id))
+		return
+	case s.listens >= maxListens:
+		s.mu.Unlock()
+		cancel()
+		s.fail(q, CodeInvalidRequest, "invalid request: too many subscriptions/listen streams on this connection", nil)
+		return
+	}
+	s.listens++
+	s.inflight[c.key] = append(s.inflight[c.key], c)
+	s.calls.Add(1)
+	s.mu.Unlock()
+
+	ack := []byte(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"` + MetaSubscriptionID + `":`)
+	ack = append(ack, c.id...)
+	ack = append(ack, `},"notifications":{`...)
+	if len(uris) > 0 {
+		list, _ := json.Marshal(uris)
+		ack = append(ack, `"resourceSubscriptions":`...)
+		ack = append(ack, list...)
+	}
+	ack = append(ack, "}}}"...)
+	s.sink(outbound{listen: c.key, b: ack})
+
+	go func() {
+		defer s.calls.Done()
+		var wg sync.WaitGroup
+		for _, uri := range uris {
+			note := []byte(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"_meta":{"` + MetaSubscriptionID + `":`)
+			note = append(note, c.id...)
+			note = append(note, `},"uri":`...)
+			note = jsonw.AppendString(note, uri)
+			note = append(note, "}}"...)
+			wg.Go(func() { s.watch(ctx, rb, uri, note, c.key) })
+		}
+		select {
+		case <-ctx.Done():
+		case <-s.stop:
+		}
+		cancel()
+		wg.Wait()
+		s.mu.Lock()
+		s.listens--
+		s.mu.Unlock()
+		if s.forget(c) {
+			return // the client cancelled it: nothing more for it
+		}
+		s.sink(outbound{key: c.key, listen: c.key, b: s.listenClosed(c.id)})
+	}()
+}
+
+// listenClosed is the reply that ends a subscription the server closes.
+func (s *session) listenClosed(id []byte) []byte {
+	res := []byte(`{"resultType":"complete","_meta":{"` + MetaSubscriptionID + `":`)
+	res = append(res, id...)
+	res = append(res, `,"`+MetaServerInfo+`":`...)
+	res = append(res, s.srv.serverInfo...)
+	res = append(res, "}}"...)
+	return resultReply(id, res)
+}
