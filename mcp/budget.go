@@ -8,8 +8,8 @@ import (
 // Defaults of the reply byte budget (Options.MaxReplyBytes,
 // Options.MaxConnReplyBytes).
 const (
-	DefaultMaxReplyBytes     = 16 << 20
-	DefaultMaxConnReplyBytes = 1 << 20
+	DefaultMaxReplyBytes     = 4 << 20
+	DefaultMaxConnReplyBytes = 256 << 10
 )
 
 // minReplyEstimate is what a call in flight is charged before its first

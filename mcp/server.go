@@ -107,8 +107,8 @@ type Options struct {
 	LegacyDirectErrorCode bool
 	// MaxReplyBytes bounds, across the Server's stream connections, the
 	// reply bytes queued for writing plus an estimate for each call in
-	// flight (default 16 MiB); MaxConnReplyBytes bounds them per
-	// connection (default 1 MiB). Beyond either, reading pauses.
+	// flight (default 4 MiB); MaxConnReplyBytes bounds them per
+	// connection (default 256 KiB). Beyond either, reading pauses.
 	MaxReplyBytes, MaxConnReplyBytes int
 	// DrainTimeout is the grace in-flight calls get once Serve's ctx is
 	// cancelled (default 5 s; negative: none).
