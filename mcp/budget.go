@@ -12,9 +12,15 @@ const (
 	DefaultMaxConnReplyBytes = 256 << 10
 )
 
-// minReplyEstimate is what a call in flight is charged before its first
-// reply on the connection tells how big replies are.
-const minReplyEstimate = 4 << 10
+// firstReplyEstimate is what a call in flight is charged before the
+// connection's first reply tells how big replies are: generous, so that
+// the first calls of a connection cannot overshoot the budget by what
+// their replies turn out to weigh. minReplyEstimate is the least any call
+// is charged.
+const (
+	firstReplyEstimate = 16 << 10
+	minReplyEstimate   = 1 << 10
+)
 
 // byteBudget bounds the reply bytes of stream connections that are either
 // being produced (calls in flight, charged an estimate) or queued for the
@@ -43,7 +49,7 @@ type connBudget struct {
 
 func (b *byteBudget) conn(limit int64) *connBudget {
 	c := &connBudget{b: b, limit: limit}
-	c.last.Store(minReplyEstimate)
+	c.last.Store(firstReplyEstimate)
 	return c
 }
 
