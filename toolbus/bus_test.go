@@ -142,7 +142,7 @@ func TestToolsListSchemas(t *testing.T) {
 			Annotations  map[string]any `json:"annotations"`
 		} `json:"tools"`
 	}
-	if err := json.Unmarshal(b.ToolsList(""), &list); err != nil {
+	if err := json.Unmarshal(b.ToolsList("2025-11-25"), &list); err != nil {
 		t.Fatal(err)
 	}
 	if list.Tools[0].Name != "help" {

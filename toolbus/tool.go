@@ -25,6 +25,12 @@ type Param struct {
 	Enum []string
 	// Decode, when set, decodes the raw value itself (objects, unions).
 	Decode func(raw json.RawMessage) (any, string)
+	// Required says every call must give it (the schema's required).
+	Required bool
+
+	// common marks the bus's common arguments: typed in every schema,
+	// described once (instructions, help).
+	common bool
 }
 
 // Tool is one registered tool. A Tool is immutable after registration.
