@@ -144,6 +144,10 @@ func (e *Engine) runNowframe(ctx context.Context, call *toolbus.Call) (toolbus.R
 		return toolbus.Result{}, ctx.Err() // the bus reports Timeout or Cancelled
 	}
 	// The frame was bounded and redacted once, when it was rendered.
+	if call.Compact {
+		return toolbus.Result{Body: f.AppendCompactJSON(make([]byte, 0, 1024), reason), CacheHit: hit,
+			Circuit: f.Sources.ActivityWatch.Circuit, Redacted: true, Redactions: append(redactions, f.CompactRedactions...), Bounded: f.CompactBounded}, nil
+	}
 	return toolbus.Result{Body: f.AppendJSON(make([]byte, 0, f.Size()+len(reason)), reason), CacheHit: hit,
 		Circuit: f.Sources.ActivityWatch.Circuit, Redacted: true, Redactions: append(redactions, f.Redactions...), Bounded: f.Bounded}, nil
 }

@@ -94,7 +94,10 @@ type Call struct {
 	Args map[string]any
 	// MaxAgeMs is the caller's freshness bound, -1 when not given.
 	MaxAgeMs int64
-	Trace    Trace
+	// Compact is response_mode compact: a tool may answer a shorter
+	// result of its own (the bus compacts whatever it answers).
+	Compact bool
+	Trace   Trace
 }
 
 // String returns the string argument name, or def when absent.

@@ -313,6 +313,7 @@ func (b *Bus) validateStage(r *run) bool {
 		return r.fail(StageValidate, Invalid("store_scope without store_as", "add store_as: a key to store the result under", map[string]any{"argument": argStoreScope}))
 	}
 	r.opt.compact = args[argResponseMode] == ModeCompact
+	c.Compact = r.opt.compact
 	if v, ok := args[argDeadline].(string); ok {
 		r.opt.deadline, _ = time.Parse(time.RFC3339Nano, v)
 	}
