@@ -13,8 +13,8 @@ type SourceReport struct {
 	Configured bool    `json:"configured"`
 	OK         bool    `json:"ok"`
 	LatencyMs  float64 `json:"latency_ms"`
-	// Error is why this source's fields are null; null when it worked.
-	Error *string `json:"error"`
+	// Error is why this source's fields are null; absent when it worked.
+	Error *string `json:"error,omitempty"`
 	// Code is the failure's stable code (AwUnavailable, AwAuthFailed,
 	// AwHostRejected, AwEventsUnreadable, CircuitOpen, ...); absent when
 	// the source worked.
@@ -45,6 +45,12 @@ type Frame struct {
 	Cause string
 
 	head, tail []byte // rendered JSON around "reason"
+
+	// compactTail is the compact answer after "reason" (see
+	// AppendCompactJSON); CompactRedactions and CompactBounded are its
+	// Redactions and Bounded.
+	compactTail                       []byte
+	CompactRedactions, CompactBounded []string
 }
 
 // Age is how old the frame is at t.
@@ -56,14 +62,14 @@ func (f *Frame) render(redact func([]byte) (out []byte, redacted, bounded []stri
 	head = jsonw.AppendString(head, f.Timestamp.UTC().Format(time.RFC3339Nano))
 	head = append(head, `,"reason":`...)
 	rest := struct {
-		AWInfo    *aw.Info             `json:"aw_info"`
-		AWBuckets map[string]aw.Bucket `json:"aw_buckets"`
-		OmniProbe json.RawMessage      `json:"omni_probe"`
-		Now       Now                  `json:"now"`
-		Sources   Sources              `json:"sources"`
-		Version   uint64               `json:"frame_version"`
-		Cause     string               `json:"built_for"`
-	}{f.Info, f.Buckets, f.Probe, f.Now, f.Sources, f.Version, f.Cause}
+		AWInfo    *aw.Info                  `json:"aw_info"`
+		AWBuckets map[string]renderedBucket `json:"aw_buckets"`
+		OmniProbe json.RawMessage           `json:"omni_probe"`
+		Now       Now                       `json:"now"`
+		Sources   Sources                   `json:"sources"`
+		Version   uint64                    `json:"frame_version"`
+		Cause     string                    `json:"built_for"`
+	}{f.Info, renderBuckets(f.Buckets), f.Probe, f.Now, f.Sources, f.Version, f.Cause}
 	if rest.OmniProbe == nil {
 		rest.OmniProbe = json.RawMessage("null")
 	}
@@ -76,7 +82,124 @@ func (f *Frame) render(redact func([]byte) (out []byte, redacted, bounded []stri
 	}
 	b[0] = ',' // continue the object after "reason"
 	f.head, f.tail = head, b
+
+	c, err := json.Marshal(struct {
+		Now     compactNow               `json:"now"`
+		Sources map[string]compactSource `json:"sources"`
+	}{f.Now.compact(), map[string]compactSource{
+		"activitywatch": f.Sources.ActivityWatch.compact(), "sidecar": f.Sources.Sidecar.compact()}})
+	if err != nil {
+		return err
+	}
+	if redact != nil {
+		c, f.CompactRedactions, f.CompactBounded = redact(c)
+	}
+	c[0] = ','
+	f.compactTail = c
 	return nil
+}
+
+// AppendCompactJSON appends the compact answer (response_mode compact):
+// what answers "what is the person doing" and how fresh it is, and each
+// source's status; no server info, bucket listings, probe payload,
+// selection or notes. Rendered and redacted once per frame, as AppendJSON.
+func (f *Frame) AppendCompactJSON(dst []byte, reason string) []byte {
+	dst = append(dst, f.head...)
+	dst = jsonw.AppendString(dst, reason)
+	return append(dst, f.compactTail...)
+}
+
+// compactNow is Now without its raw listings: summary, staleness, and per
+// source what it shows, since when and how old it is.
+type compactNow struct {
+	Summary string          `json:"summary"`
+	Stale   bool            `json:"stale"`
+	Window  compactActivity `json:"window"`
+	Browser compactActivity `json:"browser"`
+	AFK     compactActivity `json:"afk"`
+}
+
+// compactActivity is one source of compactNow; what does not apply is
+// left out.
+type compactActivity struct {
+	Status         string     `json:"status,omitempty"` // AFK only
+	Focused        *bool      `json:"focused,omitempty"`
+	App            string     `json:"app,omitempty"`
+	Browser        string     `json:"browser,omitempty"`
+	URL            string     `json:"url,omitempty"`
+	Title          string     `json:"title,omitempty"`
+	Reason         string     `json:"reason,omitempty"`
+	Private        bool       `json:"private,omitempty"`
+	Excluded       bool       `json:"excluded,omitempty"`
+	ExcludedReason string     `json:"excluded_reason,omitempty"`
+	MatchesWindow  *bool      `json:"matches_window,omitempty"`
+	Since          *time.Time `json:"since,omitempty"`
+	AgeSeconds     *float64   `json:"age_seconds,omitempty"`
+	Stale          bool       `json:"stale,omitempty"`
+	FutureClamped  bool       `json:"future_clamped,omitempty"`
+}
+
+func (a *compactActivity) timing(t *EventTiming) {
+	if t != nil {
+		since, age := t.Since, t.AgeSeconds
+		a.Since, a.AgeSeconds, a.Stale, a.FutureClamped = &since, &age, t.Stale, t.FutureClamped
+	}
+}
+
+func (n *Now) compact() compactNow {
+	w, b, k := &n.Window, &n.Browser, &n.AFK
+	c := compactNow{Summary: n.Summary, Stale: n.Stale,
+		Window: compactActivity{App: w.App, Title: w.Title, Reason: w.Reason, Excluded: w.Excluded, ExcludedReason: w.ExcludedReason},
+		Browser: compactActivity{Focused: &b.Focused, Browser: b.Name, URL: b.URL, Title: b.Title, Reason: b.Reason,
+			Private: b.Private, Excluded: b.Excluded, ExcludedReason: b.ExcludedReason, MatchesWindow: b.MatchesWindow},
+		AFK: compactActivity{Status: k.Status, Reason: k.Reason}}
+	c.Window.timing(w.EventTiming)
+	c.Browser.timing(b.EventTiming)
+	c.AFK.timing(k.EventTiming)
+	return c
+}
+
+// compactSource is a source's status: whether it answered, and why not.
+type compactSource struct {
+	Configured *bool   `json:"configured,omitempty"` // only when false
+	OK         *bool   `json:"ok,omitempty"`
+	Error      *string `json:"error,omitempty"`
+	Code       string  `json:"code,omitempty"`
+}
+
+func (r SourceReport) compact() compactSource {
+	if !r.Configured {
+		return compactSource{Configured: &r.Configured}
+	}
+	return compactSource{OK: &r.OK, Error: r.Error, Code: r.Code}
+}
+
+// renderedBucket is a bucket as the frame shows it: aw-server's fields,
+// without a null name or empty data (most buckets have neither).
+type renderedBucket struct {
+	ID          string          `json:"id"`
+	Created     time.Time       `json:"created"`
+	Name        *string         `json:"name,omitempty"`
+	Type        string          `json:"type"`
+	Client      string          `json:"client"`
+	Hostname    string          `json:"hostname"`
+	Data        json.RawMessage `json:"data,omitempty"`
+	LastUpdated time.Time       `json:"last_updated,omitzero"`
+}
+
+func renderBuckets(bs map[string]aw.Bucket) map[string]renderedBucket {
+	if bs == nil {
+		return nil // aw_buckets null: the read failed
+	}
+	out := make(map[string]renderedBucket, len(bs))
+	for id, b := range bs {
+		r := renderedBucket{b.ID, b.Created, b.Name, b.Type, b.Client, b.Hostname, b.Data, b.LastUpdated}
+		if string(b.Data) == "{}" {
+			r.Data = nil
+		}
+		out[id] = r
+	}
+	return out
 }
 
 // Size is an upper bound of the frame's JSON length for a short reason.

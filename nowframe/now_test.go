@@ -267,8 +267,8 @@ func TestNowGolden(t *testing.T) {
 				is(t, "audible", *n.Browser.Audible, true)
 				is(t, "url", n.Browser.URL, "https://www.youtube.com/watch")
 				absent(t, js, "jfKfPfyJRdk")
-				if !strings.Contains(n.AFK.Note, "backdates") {
-					t.Errorf("afk note does not disclose backdating: %q", n.AFK.Note)
+				if !slices.ContainsFunc(n.Notes, func(s string) bool { return strings.Contains(s, "backdated to the last input") }) {
+					t.Errorf("the notes do not disclose afk backdating: %q", n.Notes)
 				}
 			},
 		},

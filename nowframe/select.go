@@ -32,9 +32,11 @@ type Selection struct {
 	HostSource string `json:"host_source"`
 	// Window is the currentwindow bucket of Host (the most recently updated
 	// one when there are several).
-	Window string `json:"window_bucket,omitempty"`
+	// Not rendered: now.window.bucket shows it.
+	Window string `json:"-"`
 	// AFK is the afkstatus bucket of Host.
-	AFK string `json:"afk_bucket,omitempty"`
+	// Not rendered: now.afk.bucket shows it.
+	AFK string `json:"-"`
 	// Web lists every web.tab.current bucket of Host, most recently updated
 	// first.
 	Web []string `json:"web_buckets,omitempty"`
@@ -129,13 +131,13 @@ func SelectBuckets(configuredHost string, info *aw.Info, buckets map[string]aw.B
 		if hb != nil && hb.hasActivity() {
 			return fill(Selection{Host: host, HostSource: HostFromAWHostname}, hb, byHost)
 		}
-		note = "ActivityWatch's hostname (aw_info.hostname) has no window or AFK buckets"
+		note = "aw_info.hostname has no window or AFK buckets"
 	}
 	if latest == nil {
 		return Selection{HostSource: HostFromNone, Note: joinNote(note, "no window or AFK buckets on this server")}
 	}
 	sel := fill(Selection{Host: latest.Hostname, HostSource: HostFromLatestBucket}, byHost[latest.Hostname], byHost)
-	sel.Note = joinNote(note, "using host, the host of the most recently updated bucket")
+	sel.Note = joinNote(note, "using the host of the most recently updated bucket")
 	return sel
 }
 

@@ -182,7 +182,7 @@ func TestSelectBucketsRules(t *testing.T) {
 				bucket("aw-watcher-web-chrome_old", aw.TypeWeb, "old", t0.Add(time.Hour)),
 			),
 			want: Selection{Host: "new", HostSource: HostFromLatestBucket, AFK: "aw-watcher-afk_new",
-				Note: "info unavailable; using host, the host of the most recently updated bucket"},
+				Note: "info unavailable; using the host of the most recently updated bucket"},
 		},
 		{
 			name: "latest bucket tie between hosts: lowest bucket id",
@@ -246,7 +246,7 @@ func TestSelectBucketsRules(t *testing.T) {
 				"aw-watcher-window_x": {Type: aw.TypeWindow, Hostname: "x", LastUpdated: t0},
 			},
 			want: Selection{Host: "x", HostSource: HostFromLatestBucket, Window: "aw-watcher-window_x",
-				Note: `hostname (aw_info.hostname) has no window`},
+				Note: `aw_info.hostname has no window`},
 		},
 	}
 	for _, tt := range tests {

@@ -64,7 +64,7 @@ type Bus struct {
 	opts    Options
 	tools   []*entry
 	byName  map[string]*entry
-	list    json.RawMessage
+	lists   toolLists
 	limiter map[string]*limiter
 
 	artFailing  atomic.Bool  // the last artifact write failed
@@ -140,11 +140,11 @@ func New(opts Options, tools ...*Tool) (*Bus, error) {
 			return nil, fmt.Errorf("toolbus: rate limit for %q, an alias: name the tool %s", name, e.tool.Name)
 		}
 	}
-	list, err := b.renderList()
+	lists, err := b.renderLists()
 	if err != nil {
 		return nil, err
 	}
-	b.list = list
+	b.lists = lists
 	return b, nil
 }
 
@@ -169,8 +169,10 @@ func RedactValue(r *redact.Redactor) func(json.RawMessage) json.RawMessage {
 }
 
 // ToolsList returns the pre-rendered result of tools/list for an MCP
-// protocol version ("" when none was negotiated).
-func (b *Bus) ToolsList(version string) json.RawMessage { return b.list }
+// protocol version ("" when none was negotiated): title and outputSchema
+// only for 2025-06-18 and later, annotations from 2025-03-26 (see
+// toolLists). Rendered once, in New.
+func (b *Bus) ToolsList(version string) json.RawMessage { return b.lists.forVersion(version) }
 
 // Redactor is the bus's redactor, for callers that redact ahead of time
 // (the warm frame, once per version).

@@ -9,8 +9,12 @@ import (
 )
 
 // envelope renders the tool bus envelope of a call as one JSON
-// object, appended as bytes: it is on every call's path. In compact mode
-// it leaves out what is null, empty or false and compacts the result.
+// object, appended as bytes: it is on every call's path. Members that
+// would be null or an empty list are left out (action, error on success,
+// result on failure, parent_span_id, artifact URIs not written,
+// redactions, bounded, next_actions): the model reads every byte. Compact
+// mode also leaves out attempts, policy and a false cache_hit, and
+// compacts the result.
 func (b *Bus) envelope(r *run) []byte {
 	c := r.opt.compact
 	status := "Ok"
@@ -29,9 +33,6 @@ func (b *Bus) envelope(r *run) []byte {
 	dst = strconv.AppendBool(dst, r.err == nil)
 	dst = append(dst, `,"tool":`...)
 	dst = jsonw.AppendString(dst, r.req.Name)
-	if !c {
-		dst = append(dst, `,"action":null`...)
-	}
 	dst = append(dst, `,"status":"`...)
 	dst = append(dst, status...)
 	dst = append(dst, '"')
@@ -41,8 +42,6 @@ func (b *Bus) envelope(r *run) []byte {
 	case r.err == nil:
 		dst = append(dst, `,"result":`...)
 		dst = append(dst, result...)
-	case !c:
-		dst = append(dst, `,"result":null`...)
 	}
 	if r.err != nil {
 		dst = append(dst, `,"error":`...)
@@ -51,8 +50,6 @@ func (b *Bus) envelope(r *run) []byte {
 			eb = []byte(`{"kind":"SystemError","code":"Internal","retryable":false,"message":"error not serialisable"}`)
 		}
 		dst = append(dst, eb...)
-	} else if !c {
-		dst = append(dst, `,"error":null`...)
 	}
 	dst = append(dst, `,"duration_ms":`...)
 	dst = strconv.AppendFloat(dst, float64(b.opts.Now().Sub(r.start).Microseconds())/1000, 'f', -1, 64)
@@ -63,12 +60,10 @@ func (b *Bus) envelope(r *run) []byte {
 	if p := r.call.Trace.ParentSpanID; p != nil {
 		dst = append(dst, `,"parent_span_id":`...)
 		dst = jsonw.AppendString(dst, *p)
-	} else if !c {
-		dst = append(dst, `,"parent_span_id":null`...)
 	}
 	dst = append(dst, '}')
-	dst = appendURI(dst, `,"artifact_uri_context":`, r.uriContext, c)
-	dst = appendURI(dst, `,"artifact_uri_json":`, r.uriJSON, c)
+	dst = appendURI(dst, `,"artifact_uri_context":`, r.uriContext)
+	dst = appendURI(dst, `,"artifact_uri_json":`, r.uriJSON)
 	if r.artifactFailed {
 		dst = append(dst, `,"artifact_write_failed":true`...)
 	}
@@ -80,8 +75,8 @@ func (b *Bus) envelope(r *run) []byte {
 		dst = append(dst, `,"cache_hit":`...)
 		dst = strconv.AppendBool(dst, r.res.CacheHit)
 	}
-	dst = appendPaths(dst, `,"redactions":`, r.redactions, c)
-	dst = appendPaths(dst, `,"bounded":`, r.bounded, c)
+	dst = appendPaths(dst, `,"redactions":`, r.redactions)
+	dst = appendPaths(dst, `,"bounded":`, r.bounded)
 	if r.stored != nil {
 		dst = append(dst, `,"stored":{"key":`...)
 		dst = jsonw.AppendString(dst, r.stored.Key)
@@ -89,24 +84,20 @@ func (b *Bus) envelope(r *run) []byte {
 		dst = jsonw.AppendString(dst, string(r.stored.Scope))
 		dst = append(dst, '}')
 	}
-	dst = b.appendNextActions(dst, r, c)
+	dst = b.appendNextActions(dst, r)
 	return append(dst, '}')
 }
 
-func appendURI(dst []byte, key, uri string, compact bool) []byte {
-	switch {
-	case uri != "":
-		dst = append(dst, key...)
-		return jsonw.AppendString(dst, uri)
-	case compact:
+func appendURI(dst []byte, key, uri string) []byte {
+	if uri == "" {
 		return dst
 	}
 	dst = append(dst, key...)
-	return append(dst, "null"...)
+	return jsonw.AppendString(dst, uri)
 }
 
-func appendPaths(dst []byte, key string, paths []string, compact bool) []byte {
-	if len(paths) == 0 && compact {
+func appendPaths(dst []byte, key string, paths []string) []byte {
+	if len(paths) == 0 {
 		return dst
 	}
 	dst = append(dst, key...)
@@ -151,7 +142,7 @@ type nextAction struct {
 	Why       string         `json:"why"`
 }
 
-func (b *Bus) appendNextActions(dst []byte, r *run, compact bool) []byte {
+func (b *Bus) appendNextActions(dst []byte, r *run) []byte {
 	var acts []nextAction
 	if r.err != nil {
 		switch r.err.Code {
@@ -174,10 +165,7 @@ func (b *Bus) appendNextActions(dst []byte, r *run, compact bool) []byte {
 			Why: "read the stored result back"})
 	}
 	if len(acts) == 0 {
-		if compact {
-			return dst
-		}
-		return append(dst, `,"next_actions":[]`...)
+		return dst
 	}
 	dst = append(dst, `,"next_actions":`...)
 	return append(dst, mustJSON(acts)...)

@@ -6,11 +6,17 @@ import (
 
 // inputSchema renders params as a JSON Schema (draft 2020-12, the dialect
 // of MCP and of the Claude API, which refuses a whole request when one
-// tool's schema is not valid 2020-12).
-func inputSchema(params []Param) map[string]any {
-	props := make(map[string]any, len(params))
-	for _, p := range params {
-		s := map[string]any{"description": p.Description}
+// tool's schema is not valid 2020-12). A tool's own arguments carry their
+// description and bounds; the common arguments every tool shares are only
+// typed (they are described once, in the server's instructions and in
+// help), which keeps what the model reads for all tools small.
+func inputSchema(params []Param) json.RawMessage {
+	// Rendered by hand so the properties keep the params' order: the
+	// tool's own arguments first, then the common ones.
+	props := []byte(`{"type":"object","properties":{`)
+	var required []string
+	for i, p := range params {
+		s := map[string]any{}
 		switch p.Type {
 		case "string|object":
 			s["type"] = []string{"string", "object"}
@@ -20,21 +26,33 @@ func inputSchema(params []Param) map[string]any {
 		default:
 			s["type"] = p.Type
 		}
-		if len(p.Enum) > 0 {
-			s["enum"] = p.Enum
+		if p.Required {
+			required = append(required, p.Name)
 		}
-		if p.MaxLen > 0 {
-			s["maxLength"] = p.MaxLen
+		if !p.common { // a common argument carries its JSON type only
+			if p.Description != "" {
+				s["description"] = p.Description
+			}
+			if len(p.Enum) > 0 {
+				s["enum"] = p.Enum
+			}
+			if p.MaxLen > 0 {
+				s["maxLength"] = p.MaxLen
+			}
+			if p.Max > p.Min {
+				s["minimum"], s["maximum"] = p.Min, p.Max
+			}
 		}
-		if p.Pattern != "" {
-			s["pattern"] = p.Pattern
+		if i > 0 {
+			props = append(props, ',')
 		}
-		if p.Max > p.Min {
-			s["minimum"], s["maximum"] = p.Min, p.Max
-		}
-		props[p.Name] = s
+		props = append(append(append(props, mustJSON(p.Name)...), ':'), mustJSON(s)...)
 	}
-	return map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	props = append(props, '}')
+	if len(required) > 0 {
+		props = append(append(props, `,"required":`...), mustJSON(required)...)
+	}
+	return append(props, `,"additionalProperties":false}`...)
 }
 
 // envelopeSchema describes the envelope that tools/call returns.
@@ -60,12 +78,55 @@ func envelopeSchema(result json.RawMessage) map[string]any {
 			"cache_hit":            map[string]any{"type": "boolean"},
 			"next_actions":         map[string]any{"type": "array"},
 		},
-		// compact mode and output.missing "undefined" leave the others out.
+		// Members that are null or empty are left out (compact mode also
+		// leaves out more, and output.missing "undefined" the result).
 		"required": []string{"success", "tool", "status", "duration_ms", "trace"},
 	}
 }
 
-func (b *Bus) renderList() (json.RawMessage, error) {
+// toolLists are tools/list pre-rendered once per shape of the protocol's
+// Tool: what each MCP revision defines, nothing it does not.
+type toolLists struct {
+	base        json.RawMessage // name, description, inputSchema: 2024-11-05 and no version negotiated
+	annotations json.RawMessage // + annotations (with their title): 2025-03-26
+	full        json.RawMessage // + title and outputSchema: 2025-06-18 and later
+}
+
+// Revisions that added members to a tool.
+const (
+	versionAnnotations = "2025-03-26" // annotations (title inside them)
+	versionTitle       = "2025-06-18" // title, outputSchema
+)
+
+// forVersion picks the list for a protocol version. Versions are dates
+// (YYYY-MM-DD), so they compare as strings; "" (none negotiated) gets the
+// base shape, which every client understands.
+func (l *toolLists) forVersion(version string) json.RawMessage {
+	switch {
+	case version == "" || version < versionAnnotations:
+		return l.base
+	case version < versionTitle:
+		return l.annotations
+	}
+	return l.full
+}
+
+func (b *Bus) renderLists() (toolLists, error) {
+	var l toolLists
+	for _, v := range []struct {
+		dst     *json.RawMessage
+		version string
+	}{{&l.base, ""}, {&l.annotations, versionAnnotations}, {&l.full, versionTitle}} {
+		raw, err := b.renderList(v.version)
+		if err != nil {
+			return l, err
+		}
+		*v.dst = raw
+	}
+	return l, nil
+}
+
+func (b *Bus) renderList(version string) (json.RawMessage, error) {
 	type annotations struct {
 		Title           string `json:"title,omitempty"`
 		ReadOnlyHint    bool   `json:"readOnlyHint"`
@@ -74,28 +135,33 @@ func (b *Bus) renderList() (json.RawMessage, error) {
 		OpenWorldHint   bool   `json:"openWorldHint"`
 	}
 	type tool struct {
-		Name         string         `json:"name"`
-		Title        string         `json:"title,omitempty"`
-		Description  string         `json:"description"`
-		InputSchema  map[string]any `json:"inputSchema"`
-		OutputSchema map[string]any `json:"outputSchema"`
-		Annotations  annotations    `json:"annotations"`
+		Name         string          `json:"name"`
+		Title        string          `json:"title,omitempty"`
+		Description  string          `json:"description"`
+		InputSchema  json.RawMessage `json:"inputSchema"`
+		OutputSchema map[string]any  `json:"outputSchema,omitempty"`
+		Annotations  *annotations    `json:"annotations,omitempty"`
 	}
 	out := struct {
 		Tools []tool `json:"tools"`
-	}{}
+	}{Tools: []tool{}}
 	for _, e := range b.tools {
-		rs := e.tool.ResultSchema
-		if len(rs) == 0 {
-			rs = json.RawMessage(`{}`)
+		t := tool{Name: e.tool.Name, Description: e.tool.Description, InputSchema: inputSchema(e.params)}
+		if version >= versionAnnotations {
+			t.Annotations = &annotations{ReadOnlyHint: e.tool.ReadOnly,
+				IdempotentHint: e.tool.Idempotent, DestructiveHint: !e.tool.ReadOnly, OpenWorldHint: false}
+			if version < versionTitle {
+				t.Annotations.Title = e.tool.Title // the only place 2025-03-26 has for it
+			}
 		}
-		out.Tools = append(out.Tools, tool{
-			Name: e.tool.Name, Title: e.tool.Title, Description: e.tool.Description,
-			InputSchema:  inputSchema(e.params),
-			OutputSchema: envelopeSchema(rs),
-			Annotations: annotations{Title: e.tool.Title, ReadOnlyHint: e.tool.ReadOnly,
-				IdempotentHint: e.tool.Idempotent, DestructiveHint: !e.tool.ReadOnly, OpenWorldHint: false},
-		})
+		if version >= versionTitle {
+			rs := e.tool.ResultSchema
+			if len(rs) == 0 {
+				rs = json.RawMessage(`{}`)
+			}
+			t.Title, t.OutputSchema = e.tool.Title, envelopeSchema(rs)
+		}
+		out.Tools = append(out.Tools, t)
 	}
 	return json.Marshal(out)
 }

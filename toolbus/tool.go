@@ -25,6 +25,12 @@ type Param struct {
 	Enum []string
 	// Decode, when set, decodes the raw value itself (objects, unions).
 	Decode func(raw json.RawMessage) (any, string)
+	// Required says every call must give it (the schema's required).
+	Required bool
+
+	// common marks the bus's common arguments: typed in every schema,
+	// described once (instructions, help).
+	common bool
 }
 
 // Tool is one registered tool. A Tool is immutable after registration.
@@ -88,7 +94,10 @@ type Call struct {
 	Args map[string]any
 	// MaxAgeMs is the caller's freshness bound, -1 when not given.
 	MaxAgeMs int64
-	Trace    Trace
+	// Compact is response_mode compact: a tool may answer a shorter
+	// result of its own (the bus compacts whatever it answers).
+	Compact bool
+	Trace   Trace
 }
 
 // String returns the string argument name, or def when absent.

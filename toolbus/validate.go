@@ -70,6 +70,9 @@ func commonParams(readOnly bool, timeout time.Duration) []Param {
 		ps = append(ps, Param{Name: argMaxAgeMs, Type: "integer", Min: 0, Max: 86_400_000,
 			Description: "Freshness: answer from the warm frame or cache when it is at most this many milliseconds old; 0 forces a fresh read."})
 	}
+	for i := range ps {
+		ps[i].common = true
+	}
 	return ps
 }
 
@@ -79,7 +82,7 @@ func decodeArgs(raw json.RawMessage, params []Param) (map[string]any, *ToolError
 	raw = bytes.TrimSpace(raw)
 	out := make(map[string]any, 4)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) || bytes.Equal(raw, []byte("{}")) {
-		return out, nil
+		return out, checkRequired(out, params)
 	}
 	if raw[0] != '{' {
 		return nil, Invalid("arguments must be a JSON object", "pass named arguments, e.g. {}", nil)
@@ -106,7 +109,22 @@ func decodeArgs(raw json.RawMessage, params []Param) (map[string]any, *ToolError
 		}
 		out[p.Name] = val
 	}
+	if te := checkRequired(out, params); te != nil {
+		return nil, te
+	}
 	return out, nil
+}
+
+// checkRequired refuses a call that leaves out a required argument.
+func checkRequired(args map[string]any, params []Param) *ToolError {
+	for i := range params {
+		if p := &params[i]; p.Required {
+			if _, ok := args[p.Name]; !ok {
+				return Invalid(fmt.Sprintf("argument %q is required", p.Name), p.Description, map[string]any{"argument": p.Name})
+			}
+		}
+	}
+	return nil
 }
 
 // checkSpanID also refuses a span ending in ".context": its folder would
@@ -295,6 +313,7 @@ func (b *Bus) validateStage(r *run) bool {
 		return r.fail(StageValidate, Invalid("store_scope without store_as", "add store_as: a key to store the result under", map[string]any{"argument": argStoreScope}))
 	}
 	r.opt.compact = args[argResponseMode] == ModeCompact
+	c.Compact = r.opt.compact
 	if v, ok := args[argDeadline].(string); ok {
 		r.opt.deadline, _ = time.Parse(time.RFC3339Nano, v)
 	}

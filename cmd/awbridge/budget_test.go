@@ -1,0 +1,168 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/awbridge/awbridge/aw/awsim"
+)
+
+// Token budgets (issue 10): what a client hands the model for every tool
+// (name, description and inputSchema), and the text of a nowframe_build
+// answer per response mode.
+const (
+	budgetToolsList      = 6 << 10 // bytes, all tools
+	budgetNowframeAI     = 3 << 10
+	budgetNowframeCompac = 1 << 10
+)
+
+// modelView is the compact JSON of what the model reads of each tool.
+func modelView(t *testing.T, toolsResult json.RawMessage) (total int, per []string) {
+	t.Helper()
+	var list struct {
+		Tools []struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(toolsResult, &list); err != nil || len(list.Tools) == 0 {
+		t.Fatalf("tools/list: %v: %s", err, toolsResult)
+	}
+	for _, tl := range list.Tools {
+		var schema bytes.Buffer
+		if err := json.Compact(&schema, tl.InputSchema); err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+		}{tl.Name, tl.Description, schema.Bytes()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += len(b)
+		per = append(per, fmt.Sprintf("%s=%d", tl.Name, len(b)))
+	}
+	return total, per
+}
+
+// replies runs one `awbridge stdio` session and returns the replies by id.
+func replies(t *testing.T, env []string, input []string) map[string]reply {
+	t.Helper()
+	lines, stderr := session(t, env, input)
+	got := map[string]reply{}
+	for _, l := range lines {
+		var r reply
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("stdout line is not JSON: %v: %s", err, l)
+		}
+		got[string(r.ID)] = r
+	}
+	if len(got) == 0 {
+		t.Fatalf("no replies; stderr:\n%s", stderr)
+	}
+	return got
+}
+
+const initialize20251125 = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"budget-test","version":"0"}}}`
+
+// TestToolsListBudget measures what the real binary's tools/list hands the
+// model (name, description and inputSchema of every tool) and fails above
+// 6 KB. A 2025-11-25 session is measured, and a stateless 2026-07-28
+// request where the binary answers one.
+func TestToolsListBudget(t *testing.T) {
+	env := baseEnv(t, "http://127.0.0.1:1", "AWBRIDGE_RELAY=0") // nothing listens: the list needs no ActivityWatch
+	got := replies(t, env, []string{initialize20251125, `{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`})
+	total, per := modelView(t, got["2"].Result)
+	t.Logf("tools/list 2025-11-25: %d bytes for the model (%s); whole result %d bytes", total, strings.Join(per, " "), len(got["2"].Result))
+	if total > budgetToolsList {
+		t.Errorf("tools/list 2025-11-25 hands the model %d bytes, over the budget of %d", total, budgetToolsList)
+	}
+
+	modern := replies(t, env, []string{`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{` +
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
+		`"io.modelcontextprotocol/clientInfo":{"name":"budget-test","version":"0"}}}}`})
+	if modern["2"].Result == nil || !bytes.Contains(modern["2"].Result, []byte(`"resultType"`)) {
+		t.Logf("tools/list 2026-07-28: not measured, the binary does not serve the modern era yet (no resultType in the answer)")
+		return
+	}
+	total, per = modelView(t, modern["2"].Result)
+	t.Logf("tools/list 2026-07-28: %d bytes for the model (%s); whole result %d bytes", total, strings.Join(per, " "), len(modern["2"].Result))
+	if total > budgetToolsList {
+		t.Errorf("tools/list 2026-07-28 hands the model %d bytes, over the budget of %d", total, budgetToolsList)
+	}
+}
+
+// TestNowframeAnswerBudget measures the text content of real nowframe_build
+// answers over stdio, against the recorded aw-server (a stale frame whose
+// host was picked from the latest bucket: the longest notes) and against
+// the simulator with its probe sidecar (a live frame with a probe payload),
+// in ai and compact modes, and fails over budget. It also checks what each
+// mode keeps.
+func TestNowframeAnswerBudget(t *testing.T) {
+	recorded, _ := recordedAW(t)
+	sim := awsim.New(awsim.Options{Hostname: "awsim", Seed: 7, Probe: true})
+	sim.Seed(time.Now())
+	simSrv := httptest.NewServer(sim)
+	t.Cleanup(simSrv.Close)
+
+	for _, tc := range []struct {
+		name string
+		env  []string
+	}{
+		{"recorded", baseEnv(t, recorded.URL, "AWBRIDGE_RELAY=0")},
+		{"simulator", baseEnv(t, simSrv.URL, "AWBRIDGE_RELAY=0", "AWBRIDGE_SIDECAR_URL="+simSrv.URL)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := replies(t, tc.env, []string{initialize20251125, `{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+				`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"nowframe_build","arguments":{}}}`,
+				`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"nowframe_build","arguments":{"response_mode":"compact"}}}`,
+			})
+			for _, m := range []struct {
+				id, mode     string
+				budget       int
+				keep, absent []string
+			}{
+				{"2", "ai", budgetNowframeAI,
+					[]string{`"aw_info":`, `"aw_buckets":`, `"omni_probe":`, `"now":`, `"sources":`, `"notes":`, `"trace":`, `"policy":`},
+					[]string{`"action":null`, `,"error":null,`, `"parent_span_id":null`, `"next_actions":[]`, `"redactions":[]`}},
+				{"3", "compact", budgetNowframeCompac,
+					[]string{`"timestamp":`, `"reason":"mcp"`, `"now":{`, `"summary":`, `"stale":`, `"window":{`, `"afk":{`, `"status":"`, `"sources":{"activitywatch":{`},
+					[]string{`"aw_info"`, `"aw_buckets"`, `"omni_probe"`, `"selection"`, `"notes"`, `"policy"`}},
+			} {
+				var res struct {
+					Content []struct {
+						Text string `json:"text"`
+					} `json:"content"`
+					IsError bool `json:"isError"`
+				}
+				if err := json.Unmarshal(got[m.id].Result, &res); err != nil || len(res.Content) == 0 || res.IsError {
+					t.Fatalf("%s answer: %v: %s %s", m.mode, err, got[m.id].Result, got[m.id].Error)
+				}
+				text := res.Content[0].Text
+				t.Logf("nowframe_build %s (%s): %d bytes", m.mode, tc.name, len(text))
+				if len(text) > m.budget {
+					t.Errorf("nowframe_build %s answer is %d bytes, over the budget of %d:\n%s", m.mode, len(text), m.budget, text)
+				}
+				for _, k := range m.keep {
+					if !strings.Contains(text, k) {
+						t.Errorf("nowframe_build %s answer lacks %s:\n%s", m.mode, k, text)
+					}
+				}
+				for _, k := range m.absent {
+					if strings.Contains(text, k) {
+						t.Errorf("nowframe_build %s answer still has %s:\n%s", m.mode, k, text)
+					}
+				}
+			}
+		})
+	}
+}
