@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -568,6 +569,15 @@ func (t *HTTPTransport) servePost(w http.ResponseWriter, r *http.Request) {
 		if p.code == 0 && p.req.meta.modern() {
 			t.serveModern(w, r, p.req, jsonOK, sseOK)
 			return
+		}
+		if p.code == 0 && !p.req.meta.hasVersion && m.method != "initialize" && r.Header.Get(HeaderSessionID) == "" {
+			// The header says 2026-07-28 (or later) but the body has no
+			// version: a malformed modern request, not a legacy one.
+			if v, ok := oneHeader(r, HeaderProtocolVersion); ok && !slices.Contains(SupportedVersions(), v) {
+				writeJSON(w, http.StatusBadRequest, errorReply(p.req.id, CodeInvalidParams,
+					"invalid params: _meta."+MetaProtocolVersion+" is required (MCP-Protocol-Version says "+bounded(v)+")", nil))
+				return
+			}
 		}
 		if p.code != 0 && r.Header.Get(HeaderSessionID) == "" && m.method != "initialize" {
 			writeJSON(w, http.StatusBadRequest, errorReply(p.req.id, p.code, p.msg, nil))

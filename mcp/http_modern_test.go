@@ -41,6 +41,8 @@ func TestHTTPModern(t *testing.T) {
 		{"Mcp-Name bad base64", "", modernReq("7", "resources/read", `"uri":"test://r"`), hdr("resources/read", HeaderName, "=?base64?***?="), 400, CodeHeaderMismatch},
 		{"unsupported version", "", strings.Replace(modernReq("7", "tools/list", ""), ModernVersion, "2099-01-01", 1), []string{HeaderProtocolVersion, "2099-01-01", HeaderMethod, "tools/list"}, 400, CodeUnsupportedVersion},
 		{"no client capabilities", "", `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, hdr("tools/list"), 400, CodeInvalidParams},
+		{"2026-07-28 header, no _meta", "", `{"jsonrpc":"2.0","id":7,"method":"server/discover","params":{}}`, hdr("server/discover"), 400, CodeInvalidParams},
+		{"2026-07-28 header, _meta without its version", "", `{"jsonrpc":"2.0","id":7,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}}}`, hdr("server/discover"), 400, CodeInvalidParams},
 		{"unknown method", "", modernReq("7", "prompts/list", ""), hdr("prompts/list"), 404, CodeMethodNotFound},
 		{"removed method", "", modernReq("7", "ping", ""), hdr("ping"), 404, CodeMethodNotFound},
 		{"legacy request without a session: its own id", "", ping("7"), nil, 400, CodeInvalidRequest},
