@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/awbridge/awbridge/internal/atomicfile"
 )
 
 // endpoint is where a token listener answers, as the service writes it
@@ -29,23 +31,7 @@ func writeEndpoint(path string, ep endpoint) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, ".endpoint-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if err := f.Chmod(0o600); err != nil && !os.IsPermission(err) {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return atomicfile.Write(path, b, atomicfile.Options{})
 }
 
 func readEndpoint(path string) (endpoint, error) {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/awbridge/awbridge/internal/atomicfile"
 	"github.com/awbridge/awbridge/mcp"
 )
 
@@ -113,7 +114,7 @@ func loadOrCreateToken(stateDir string) (string, error) {
 		return "", fmt.Errorf("http token: %w", err)
 	}
 	tok = hex.EncodeToString(raw[:])
-	if err := createOnce(path, []byte(tok+"\n")); err != nil {
+	if err := atomicfile.Write(path, []byte(tok+"\n"), atomicfile.Options{NoReplace: true}); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return readToken(path) // another first start won
 		}
@@ -148,43 +149,6 @@ func readToken(path string) (string, error) {
 		return "", fmt.Errorf("http token: %s does not hold a token (%d to %d visible ASCII characters); delete it to get a new one", path, minTokenLen, maxTokenLen)
 	}
 	return tok, nil
-}
-
-// createOnce writes data to path, 0600, only if path does not exist
-// (fs.ErrExist otherwise); the file appears complete or not at all.
-func createOnce(path string, data []byte) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	if err := f.Chmod(0o600); err != nil && runtime.GOOS != "windows" {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Link(tmp, path); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return err
-		}
-		// No hard links here (some file systems): rename instead.
-		if _, serr := os.Lstat(path); serr == nil {
-			return fs.ErrExist
-		}
-		return os.Rename(tmp, path)
-	}
-	return nil
 }
 
 // Timeouts of the HTTP endpoint: a connection must send its request
