@@ -59,6 +59,11 @@ func (b *Bus) helpTool() *Tool {
 				"tools":            b.items(b.tools),
 				"common_arguments": paramHelp(commonParams(true, b.opts.Timeout)),
 				"response_modes":   map[string]string{ModeAI: aiMode, ModeCompact: compactDrops},
+				"protocol": "MCP in both eras, on stdio, the socket and HTTP alike. 2026-07-28: every request carries its version and " +
+					"capabilities in _meta, no handshake; server/discover, subscriptions/listen for frame and health changes, resultType " +
+					"and cache hints on results. 2024-11-05 to 2025-11-25: initialize opens a session; resources/subscribe; batches only " +
+					"in 2025-03-26. A W3C traceparent in a request's _meta becomes the call's trace. The direct methods aw.get_state, " +
+					"nowframe.build and system.health need neither.",
 				"privacy": "Frames never show what the person kept private: URLs lose their query string, fragment and credentials; " +
 					"titles are capped; control, bidirectional and invisible characters are stripped from every string of every answer; " +
 					"summaries, notes and hints never quote titles, URLs or payloads; password managers, their web " +

@@ -48,7 +48,7 @@ func checkID(v any) string {
 
 func commonParams(readOnly bool, timeout time.Duration) []Param {
 	ps := []Param{
-		{Name: argTraceID, Type: "string", Description: "Correlation id of the run; generated (UUIDv7) when absent. Names the artifact folder.", MaxLen: 128, Pattern: idPattern.String(), Check: checkID},
+		{Name: argTraceID, Type: "string", Description: "Correlation id of the run; when absent, the trace id of the request's W3C traceparent, else a new UUIDv7. Names the artifact folder.", MaxLen: 128, Pattern: idPattern.String(), Check: checkID},
 		{Name: argSpanID, Type: "string", Description: "Id of this call within the run; generated when absent. Names the artifact files (so it may not end in .context).", MaxLen: 128, Pattern: idPattern.String(), Check: checkSpanID},
 		{Name: argParentSpanID, Type: "string", Description: "Span id of the call that caused this one.", MaxLen: 128, Pattern: idPattern.String(), Check: checkID},
 		{Name: argOutput, Type: "object", Description: "Output shaping {path, pick, omit, map, missing, default}: path (dot/bracket, rows[0].id) -> pick (keys) -> omit (keys) -> map (a nested spec per array element); missing: error|null|undefined|empty; default replaces missing data. " + shape.PathSyntax,
