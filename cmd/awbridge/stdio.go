@@ -106,7 +106,7 @@ func warnOtherAW(ctx context.Context, e *env, l *config.Loaded) {
 		return
 	}
 	c := newServiceCaller(conn, l.Config)
-	c.timeout = time.Second
+	c.Timeout = time.Second
 	defer c.Close()
 	out := c.Call(ctx, toolbus.Request{Direct: true, Name: "system.health"})
 	var r health.Report
