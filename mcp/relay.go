@@ -232,10 +232,10 @@ func (r *relay) waitRoom() bool {
 // forward sends one client line to the service, or to the fallback once
 // the service is gone. It reports false when nothing more can be sent.
 func (r *relay) forward(line []byte) bool {
-	r.buf = append(append(r.buf[:0], line...), '\n')
-	if cap(r.buf) > 2*minReadBuffer && len(r.buf) < cap(r.buf)/4 {
+	if cap(r.buf) > 2*minReadBuffer && len(line) < cap(r.buf)/4 {
 		r.buf = nil // do not keep a huge buffer for small lines
 	}
+	r.buf = append(append(r.buf[:0], line...), '\n')
 	r.mu.Lock()
 	if r.gone {
 		r.mu.Unlock()
