@@ -224,7 +224,6 @@ func TestRelayBoundsWhatTheServiceOwes(t *testing.T) {
 	})
 }
 
-
 // syncBuf is a strings.Builder safe for concurrent use.
 type syncBuf struct {
 	mu sync.Mutex
