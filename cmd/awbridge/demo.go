@@ -11,8 +11,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/awbridge/awbridge/config"
 	"github.com/awbridge/awbridge/engine"
 	"github.com/awbridge/awbridge/mcp"
@@ -114,9 +112,19 @@ func demoSession(ctx context.Context, e *env, eng *engine.Engine) int {
 			return exitUsage
 		}
 		fmt.Fprintf(e.stdout, "<- %s\n", clipLine(replies.Text(), 600))
-		if now := gjson.Get(replies.Text(), "result.structuredContent.result.now"); now.IsObject() {
+		var reply struct {
+			Result struct {
+				StructuredContent struct {
+					Result struct {
+						Now json.RawMessage `json:"now"`
+					} `json:"result"`
+				} `json:"structuredContent"`
+			} `json:"result"`
+		}
+		_ = json.Unmarshal(replies.Bytes(), &reply)
+		if now := reply.Result.StructuredContent.Result.Now; len(now) > 0 && now[0] == '{' {
 			var b bytes.Buffer
-			if json.Indent(&b, []byte(now.Raw), "   ", "  ") == nil {
+			if json.Indent(&b, now, "   ", "  ") == nil {
 				fmt.Fprintf(e.stdout, "   its \"now\" part, what an assistant reads first:\n   %s\n", b.String())
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -267,8 +268,11 @@ func TestStdioRelaysToTheService(t *testing.T) {
 	}
 }
 
-// If the service dies mid-stream, the relay answers the calls it owed with
-// a retryable error and goes on in-process, replaying initialize.
+// If the service dies mid-stream, the relay answers each call it owed
+// exactly once (a retryable error; a modern subscription its completion
+// result), a request larger than any read buffer included, and goes on
+// in-process: the legacy session replayed, modern requests served as they
+// come.
 func TestRelayFailsOverWhenTheServiceDies(t *testing.T) {
 	xs := hangingAW(t)
 	sock := filepath.Join(t.TempDir(), "awbridge", "awbridge.sock")
@@ -279,41 +283,128 @@ func TestRelayFailsOverWhenTheServiceDies(t *testing.T) {
 	cmd.Env = env
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer cmd.Wait()
-	r := bufio.NewReader(stdout)
-	read := func() string {
-		l, err := r.ReadString('\n')
-		if err != nil {
-			t.Fatalf("reading: %v", err)
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		r := bufio.NewReader(stdout)
+		for {
+			l, err := r.ReadString('\n')
+			if err != nil {
+				return
+			}
+			lines <- l
 		}
-		return l
+	}()
+	seen := map[string]int{} // replies by id
+	var all []string
+	// until reads lines up to the reply to id, counting every reply.
+	until := func(id string) string {
+		t.Helper()
+		ceiling := time.NewTimer(60 * time.Second)
+		defer ceiling.Stop()
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					t.Fatalf("stdout ended before the reply to %s; got:\n%s\nstderr: %s", id, strings.Join(all, ""), stderr.String())
+				}
+				all = append(all, l)
+				var m struct {
+					ID json.RawMessage `json:"id"`
+				}
+				if json.Unmarshal([]byte(l), &m) != nil {
+					t.Fatalf("not JSON: %.200s", l)
+				}
+				if m.ID != nil {
+					seen[string(m.ID)]++
+				}
+				if string(m.ID) == id {
+					return l
+				}
+			case <-ceiling.C:
+				t.Fatalf("no reply to %s; got:\n%s", id, strings.Join(all, ""))
+			}
+		}
 	}
-	stdin.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}` + "\n"))
-	if l := read(); !strings.Contains(l, `"awbridge/engine":"service"`) {
+	send := func(l string) {
+		if _, err := io.WriteString(stdin, l+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	modernMeta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`)
+	if l := until("1"); !strings.Contains(l, `"awbridge/engine":"service"`) {
 		t.Fatalf("init: %s", l)
 	}
-	// A ping after the call: its pong says the service has read past the
-	// call, which is in flight there (ActivityWatch hangs).
-	stdin.Write([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"aw_get_state","arguments":{}}}` + "\n" +
-		`{"jsonrpc":"2.0","id":"pong","method":"ping"}` + "\n"))
-	if l := read(); !strings.Contains(l, `"id":"pong","result":{}`) {
-		t.Fatalf("ping: %s", l)
-	}
+	// In flight at the service when it dies (ActivityWatch hangs): a call,
+	// a call of 70 KiB (more than the relay read at once before), and a
+	// modern subscription. A ping after them: its pong says the service has
+	// read past them.
+	big := `{"jsonrpc":"2.0","id":"big","method":"tools/call","params":{"name":"aw_get_state","arguments":{},"_meta":{"pad":"` +
+		strings.Repeat("x", 70<<10) + `"}}}`
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"aw_get_state","arguments":{}}}`)
+	send(big)
+	send(`{"jsonrpc":"2.0","id":"sub","method":"subscriptions/listen","params":{` + modernMeta + `,"notifications":{"resourceSubscriptions":["awbridge://health"]}}}`)
+	send(`{"jsonrpc":"2.0","id":"pong","method":"ping"}`)
+	until(`"pong"`)
 	svc.Process.Kill()
 	svc.Wait()
-	if l := read(); !strings.Contains(l, `"id":2`) || !strings.Contains(l, `"ServiceUnavailable"`) || !strings.Contains(l, `"retryable":true`) {
-		t.Fatalf("the call in flight: %s", l)
-	}
-	stdin.Write([]byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"help","arguments":{"output":{"path":"tools[0].name"}}}}` + "\n"))
-	if l := read(); !strings.Contains(l, `"id":3`) || !strings.Contains(l, `\"result\":\"help\"`) {
+
+	// After the failover: a legacy call (the replayed initialize holds).
+	// The calls in flight were answered before it.
+	send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"help","arguments":{"output":{"path":"tools[0].name"}}}}`)
+	if l := until("3"); !strings.Contains(l, `\"result\":\"help\"`) {
 		t.Fatalf("after the failover: %s", l)
 	}
+	for id, want := range map[string]string{`2`: `"ServiceUnavailable"`, `"big"`: `"ServiceUnavailable"`, `"sub"`: `"resultType":"complete"`} {
+		n := 0
+		for _, l := range all {
+			if strings.Contains(l, `"id":`+id+`,`) {
+				n++
+				if !strings.Contains(l, want) || (want == `"ServiceUnavailable"` && !strings.Contains(l, `"retryable":true`)) {
+					t.Errorf("the call %s in flight: %s", id, l)
+				}
+			}
+		}
+		if n != 1 {
+			t.Errorf("the call %s in flight was answered %d times before the next call", id, n)
+		}
+	}
+	// A modern call, and the same 70 KiB request again.
+	send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{` + modernMeta + `,"name":"help","arguments":{"output":{"path":"tools[0].name"}}}}`)
+	if l := until("4"); !strings.Contains(l, `"resultType":"complete"`) || !strings.Contains(l, `\"result\":\"help\"`) {
+		t.Fatalf("a modern call after the failover: %s", l)
+	}
+	send(strings.Replace(strings.Replace(big, `"id":"big"`, `"id":"big2"`, 1), `"aw_get_state"`, `"help"`, 1))
+	until(`"big2"`)
 	stdin.Close()
+	for l := range lines {
+		all = append(all, l)
+		if strings.Contains(l, `"id":`) {
+			var m struct {
+				ID json.RawMessage `json:"id"`
+			}
+			json.Unmarshal([]byte(l), &m)
+			seen[string(m.ID)]++
+		}
+	}
 	if err := cmd.Wait(); err != nil {
-		t.Fatalf("stdio after failover: %v", err)
+		t.Fatalf("stdio after failover: %v\n%s", err, stderr.String())
+	}
+	for _, id := range []string{`1`, `2`, `"big"`, `"sub"`, `"pong"`, `3`, `4`, `"big2"`} {
+		if seen[id] != 1 {
+			t.Errorf("id %s answered %d times:\n%s", id, seen[id], strings.Join(all, ""))
+		}
+	}
+	if len(seen) != 8 {
+		t.Errorf("replies to unknown ids: %v", seen)
 	}
 }
 

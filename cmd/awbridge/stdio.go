@@ -73,7 +73,9 @@ func cmdStdio(ctx context.Context, e *env, args []string) int {
 	if conn := dialService(e, l.Config, *noRelay); conn != nil {
 		log.Debug().Str("socket", conn.RemoteAddr().String()).Msg("relaying stdio to the service")
 		warnOtherAW(ctx, e, l)
-		err = relay(ctx, conn, in, out, inProcess)
+		err = mcp.Relay(ctx, conn, in, out, mcp.RelayOptions{
+			MaxLineBytes: l.Config.Server.MaxLineBytes, ServerName: "awbridge", ServerVersion: e.version, Fallback: inProcess,
+		})
 	} else {
 		err = inProcess(ctx, in, out)
 	}
@@ -104,7 +106,7 @@ func warnOtherAW(ctx context.Context, e *env, l *config.Loaded) {
 		return
 	}
 	c := newServiceCaller(conn, l.Config)
-	c.timeout = time.Second
+	c.Timeout = time.Second
 	defer c.Close()
 	out := c.Call(ctx, toolbus.Request{Direct: true, Name: "system.health"})
 	var r health.Report

@@ -1,0 +1,201 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/awbridge/awbridge/toolbus"
+)
+
+// maxClientReplyBytes bounds one reply line a Client reads.
+const maxClientReplyBytes = 64 << 20
+
+// Client calls an awbridge service over one stream connection, one call at
+// a time, without initialize (direct methods and tools/* need none). Each
+// exchange ends when its ctx does or after Timeout, so a service that
+// accepts and never answers cannot hold the caller.
+type Client struct {
+	conn net.Conn
+	lr   *lineReader
+	id   int
+	// Timeout bounds one exchange (0: none).
+	Timeout time.Duration
+}
+
+// NewClient returns a Client on conn; it owns conn from now on.
+func NewClient(conn net.Conn, timeout time.Duration) *Client {
+	return &Client{conn: conn, lr: newLineReader(conn, maxClientReplyBytes), Timeout: timeout}
+}
+
+// Close closes the connection.
+func (c *Client) Close() error { return c.conn.Close() }
+
+// RPCError is a JSON-RPC error reply.
+type RPCError struct {
+	Code    int
+	Message string
+	Data    json.RawMessage // raw JSON, nil when absent
+}
+
+func (e *RPCError) Error() string { return fmt.Sprintf("json-rpc error %d: %s", e.Code, e.Message) }
+
+// ErrNoAnswer is an exchange that ran out of the Client's Timeout.
+var ErrNoAnswer = errors.New("mcp: no answer within the timeout")
+
+// Call sends one request and returns its result, or an *RPCError for an
+// error reply. Any other error is the exchange's failure: ctx's error
+// (wrapped) when ctx ended it, ErrNoAnswer (wrapped) when Timeout did, else
+// the connection's error. params is marshalled with encoding/json (nil: no
+// params).
+func (c *Client) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	c.id++
+	id := strconv.Itoa(c.id)
+	req := struct {
+		JSONRPC string `json:"jsonrpc"`
+		ID      int    `json:"id"`
+		Method  string `json:"method"`
+		Params  any    `json:"params,omitempty"`
+	}{"2.0", c.id, method, params}
+	line, err := json.Marshal(req)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: encode %s: %w", method, err)
+	}
+	if c.Timeout > 0 {
+		_ = c.conn.SetDeadline(time.Now().Add(c.Timeout))
+	} else {
+		_ = c.conn.SetDeadline(time.Time{})
+	}
+	stop := context.AfterFunc(ctx, func() { _ = c.conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	failed := func(err error) error {
+		switch {
+		case ctx.Err() != nil:
+			return fmt.Errorf("mcp: %s: %w", method, ctx.Err())
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			return fmt.Errorf("mcp: %s: %w", method, ErrNoAnswer)
+		}
+		return fmt.Errorf("mcp: %s: %w", method, err)
+	}
+	if _, err := c.conn.Write(append(line, '\n')); err != nil {
+		return nil, failed(err)
+	}
+	for {
+		l, tooLong, err := c.lr.next()
+		if err != nil {
+			return nil, failed(err)
+		}
+		if tooLong {
+			if string(idFromPrefix(l)) == id {
+				return nil, fmt.Errorf("mcp: %s: the reply is longer than %d bytes", method, maxClientReplyBytes)
+			}
+			continue
+		}
+		m, err := decodeMessage(l)
+		if err != nil || string(m.id) != id {
+			continue // a notification, or not ours
+		}
+		return replyOf(l)
+	}
+}
+
+// replyOf decodes a reply's result or error.
+func replyOf(line []byte) (json.RawMessage, error) {
+	var r struct {
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Code    int             `json:"code"`
+			Message string          `json:"message"`
+			Data    json.RawMessage `json:"data"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(line, &r); err != nil {
+		return nil, fmt.Errorf("mcp: unreadable reply: %w", err)
+	}
+	if r.Error != nil {
+		return nil, &RPCError{Code: r.Error.Code, Message: r.Error.Message, Data: r.Error.Data}
+	}
+	return r.Result, nil
+}
+
+// ToolsList returns the service's tools/list result.
+func (c *Client) ToolsList(ctx context.Context) (json.RawMessage, error) {
+	return c.Call(ctx, "tools/list", struct{}{})
+}
+
+// Do performs req on the service: a direct method, or tools/call. The
+// service's answer (a result or a JSON-RPC error) is the Response, mapped
+// back as the core mapped it to the wire; err is the exchange's failure
+// (see Call), never an answer.
+func (c *Client) Do(ctx context.Context, req toolbus.Request) (toolbus.Response, error) {
+	var args any = json.RawMessage(req.Args)
+	if len(req.Args) == 0 {
+		args = struct{}{}
+	}
+	method, params := req.Name, args
+	if !req.Direct {
+		method, params = "tools/call", struct {
+			Name      string `json:"name"`
+			Arguments any    `json:"arguments"`
+		}{req.Name, args}
+	}
+	result, err := c.Call(ctx, method, params)
+	var re *RPCError
+	if errors.As(err, &re) {
+		return responseOfError(re), nil
+	}
+	if err != nil {
+		return toolbus.Response{}, err
+	}
+	if req.Direct {
+		return toolbus.Response{Body: result}, nil
+	}
+	var res struct {
+		Structured json.RawMessage `json:"structuredContent"`
+		IsError    bool            `json:"isError"`
+	}
+	if err := json.Unmarshal(result, &res); err != nil {
+		return toolbus.Response{Stage: toolbus.StageExecute, Err: &toolbus.ToolError{Kind: toolbus.SystemError, Code: toolbus.CodeInternal, Message: "unreadable reply"}}, nil
+	}
+	out := toolbus.Response{Body: res.Structured}
+	if res.IsError {
+		var env struct {
+			Error *toolbus.ToolError `json:"error"`
+		}
+		_ = json.Unmarshal(res.Structured, &env)
+		out.Err, out.Stage = env.Error, toolbus.StageExecute
+		if out.Err == nil {
+			out.Err = &toolbus.ToolError{Kind: toolbus.SystemError, Code: toolbus.CodeInternal, Message: "the call failed"}
+		}
+	}
+	return out, nil
+}
+
+// responseOfError maps a JSON-RPC error back to the stage it stands for:
+// -32601 resolve, -32602 validate (resolve for an unknown tool), anything
+// else execute; error.data is the ToolError when it is one.
+func responseOfError(re *RPCError) toolbus.Response {
+	var te *toolbus.ToolError
+	if len(re.Data) > 0 {
+		_ = json.Unmarshal(re.Data, &te)
+	}
+	if te == nil {
+		te = &toolbus.ToolError{Kind: toolbus.ContractError, Code: toolbus.CodeSchemaInvalid, Message: re.Message}
+	}
+	stage := toolbus.StageExecute
+	switch re.Code {
+	case CodeInvalidParams:
+		stage = toolbus.StageValidate
+		if te.Code == toolbus.CodeUnknownTool {
+			stage = toolbus.StageResolve
+		}
+	case CodeMethodNotFound:
+		stage = toolbus.StageResolve
+	}
+	return toolbus.Response{Err: te, Stage: stage}
+}

@@ -1,0 +1,580 @@
+package mcp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"sync"
+
+	"github.com/awbridge/awbridge/internal/jsonw"
+)
+
+// RelayOptions configures Relay. The zero value gives the defaults.
+type RelayOptions struct {
+	// MaxLineBytes bounds one client line as Options.MaxLineBytes does
+	// (default 1 MiB): a longer line is answered here with one -32600
+	// error and skipped, never forwarded.
+	MaxLineBytes int
+	// ServerName and ServerVersion name the server in the completion
+	// result that ends a modern subscription at a failover (defaults as
+	// in Options).
+	ServerName, ServerVersion string
+	// Fallback serves an in-process engine on (r, w) until r ends. nil:
+	// no failover; the session goes on without a server (every later call
+	// gets the retryable error).
+	Fallback func(ctx context.Context, r io.Reader, w io.Writer) error
+}
+
+// Bounds of a relay session.
+const (
+	// maxRelayPending and maxRelayPendingBytes bound the calls the service
+	// owes (their ids only): beyond either, the relay stops reading the
+	// client until replies come in.
+	maxRelayPending      = 4096
+	maxRelayPendingBytes = 1 << 20
+	// maxRelayReplyBytes bounds one line from the service. A longer one is
+	// not passed on: its call is answered here with -32603.
+	maxRelayReplyBytes = 64 << 20
+	// maxRelaySubs bounds the legacy resource subscriptions remembered for
+	// a replay, and maxRelaySubURI the length of each URI.
+	maxRelaySubs   = 64
+	maxRelaySubURI = 1 << 10
+)
+
+// relayReplayID is the id of the requests the relay replays to the
+// in-process engine at a failover; their replies are not passed on.
+const relayReplayID = `"awbridge-relay-replay"`
+
+// serviceGone is error.data of a call the service owed when it went away.
+const serviceGone = `{"kind":"ExecutionError","code":"ServiceUnavailable","retryable":true,` +
+	`"message":"the awbridge service went away before answering","retry_after_ms":100}`
+
+// serviceGoneReply answers a call the service owed when it went away.
+func serviceGoneReply(id []byte) []byte {
+	return errorReply(id, CodeServerError, "the awbridge service went away before answering; retry", []byte(serviceGone))
+}
+
+// Relay relays a stdio client (in, out) to the awbridge service behind
+// conn, line by line, until in ends. It reads the client's lines with the
+// core's line reader and decodes each once, to know which calls the
+// service owes (their ids only) and what a replacement must be told.
+//
+// When the service goes away mid-session, every call it owed is answered
+// at once, exactly once: with a retryable -32000 ServiceUnavailable error,
+// or, for a modern subscriptions/listen, with its completion result (the
+// server ended the subscription; the client listens again). The session
+// then goes on with opts.Fallback: the legacy session's last initialize and
+// its resources/subscribe are replayed to it with their replies swallowed;
+// modern requests need nothing (they are stateless).
+//
+// When ctx is cancelled (SIGTERM) the relay stops reading the client and
+// drops the service connection: the calls it owed get the retryable error,
+// and no fallback starts. It returns the fallback's error, if one ran.
+func Relay(ctx context.Context, conn net.Conn, in io.Reader, out io.Writer, opts RelayOptions) error {
+	if opts.MaxLineBytes <= 0 {
+		opts.MaxLineBytes = DefaultMaxLineBytes
+	}
+	name, version := opts.ServerName, opts.ServerVersion
+	if name == "" {
+		name = DefaultServerName
+	}
+	if version == "" {
+		version = "dev"
+	}
+	info, _ := json.Marshal(map[string]string{"name": name, "version": version})
+	r := &relay{
+		ctx: ctx, conn: conn, opts: opts, serverInfo: info,
+		out:     &lineOut{w: bufio.NewWriterSize(out, 64<<10)},
+		pending: map[string]*owed{}, subs: map[string]bool{},
+		failed: make(chan struct{}),
+	}
+	r.room = sync.NewCond(&r.mu)
+
+	stop := context.AfterFunc(ctx, func() {
+		r.mu.Lock()
+		r.stopping = true
+		r.room.Broadcast()
+		r.mu.Unlock()
+		setDeadline(in, "read")
+		conn.Close()
+	})
+	defer stop()
+
+	r.wg.Go(func() { r.pumpService() })
+	r.readClient(in)
+
+	// The client's input ended (or SIGTERM): let the service, or the
+	// engine, answer what is in flight.
+	r.mu.Lock()
+	r.closing = true
+	fbIn := r.fbIn
+	r.mu.Unlock()
+	switch {
+	case fbIn != nil:
+		fbIn.Close()
+	case ctx.Err() != nil:
+		conn.Close()
+	default:
+		if cw, ok := conn.(interface{ CloseWrite() error }); ok {
+			cw.CloseWrite()
+		} else {
+			conn.Close()
+		}
+	}
+	r.wg.Wait()
+	conn.Close()
+	return r.fbErr
+}
+
+// relay is one relayed session.
+type relay struct {
+	ctx        context.Context
+	conn       net.Conn
+	opts       RelayOptions
+	serverInfo []byte
+	out        *lineOut
+	wg         sync.WaitGroup
+	failed     chan struct{} // closed once the service's owed calls are answered and the fallback told the session
+
+	mu           sync.Mutex
+	room         *sync.Cond       // signalled when pending shrinks, or the relay fails or stops
+	pending      map[string]*owed // calls the service owes, by idKey
+	pendingBytes int              // bytes of their ids and keys
+	gone         bool             // the service is gone; what it owed is answered
+	closing      bool             // the client's input ended
+	stopping     bool             // ctx was cancelled
+	version      string           // the legacy version the service negotiated ("" none)
+	subs         map[string]bool  // legacy resource subscriptions
+	fbIn         *io.PipeWriter   // the fallback's input, once it runs
+	replays      int              // replayed requests whose replies are still to drop; under mu
+	fbErr        error            // the fallback's error; read after wg.Wait
+	buf          []byte           // the line being forwarded, with its '\n'
+}
+
+// owed is a call the service owes: its raw id (n times, for a client that
+// reused an id) and whether it is a modern subscriptions/listen.
+type owed struct {
+	id     []byte
+	n      int
+	listen bool
+}
+
+// lineOut writes whole lines to the client; safe for concurrent use. After
+// a write error it drops everything (the client is gone).
+type lineOut struct {
+	mu  sync.Mutex
+	w   *bufio.Writer
+	err error
+}
+
+func (o *lineOut) line(b []byte) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.err != nil {
+		return
+	}
+	if _, err := o.w.Write(b); err != nil {
+		o.err = err
+		return
+	}
+	if err := o.w.WriteByte('\n'); err != nil {
+		o.err = err
+		return
+	}
+	o.err = o.w.Flush()
+}
+
+// readClient reads the client's lines until its input ends or ctx is done.
+func (r *relay) readClient(in io.Reader) {
+	lr := newLineReader(in, r.opts.MaxLineBytes)
+	for {
+		if !r.waitRoom() {
+			return
+		}
+		line, tooLong, err := lr.next()
+		if err != nil || r.ctx.Err() != nil {
+			return
+		}
+		if tooLong {
+			// The core's own answer, given here: the line is never
+			// forwarded in pieces.
+			id := idFromPrefix(line)
+			r.out.line(errorReply(id, CodeInvalidRequest, "request too large", nil))
+			continue
+		}
+		line = bytes.TrimPrefix(line, bom)
+		if msg := shapeError(line); msg != "" {
+			id := idFromPrefix(line)
+			r.out.line(errorReply(id, CodeInvalidRequest, "invalid request: "+msg, nil))
+			continue
+		}
+		if !r.forward(line) {
+			return
+		}
+	}
+}
+
+// waitRoom waits while the service owes too many calls (backpressure). It
+// reports false when the relay stops.
+func (r *relay) waitRoom() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for !r.gone && !r.stopping && (len(r.pending) >= maxRelayPending || r.pendingBytes >= maxRelayPendingBytes) {
+		r.room.Wait()
+	}
+	return !r.stopping
+}
+
+// forward sends one client line to the service, or to the fallback once
+// the service is gone. It reports false when nothing more can be sent.
+func (r *relay) forward(line []byte) bool {
+	if cap(r.buf) > 2*minReadBuffer && len(line) < cap(r.buf)/4 {
+		r.buf = nil // do not keep a huge buffer for small lines
+	}
+	r.buf = append(append(r.buf[:0], line...), '\n')
+	r.mu.Lock()
+	if r.gone {
+		r.mu.Unlock()
+		return r.toFallback()
+	}
+	tracked := r.track(line)
+	r.mu.Unlock()
+	if _, err := r.conn.Write(r.buf); err == nil {
+		return true
+	}
+	if r.ctx.Err() != nil {
+		return false
+	}
+	// The service went away: its failure answers what was tracked, this
+	// line included; anything else (a notification, a message without a
+	// usable id) goes to the fallback.
+	<-r.failed
+	if tracked {
+		return true
+	}
+	return r.toFallback()
+}
+
+// toFallback writes r.buf to the fallback. It reports false when there is
+// none, or it ended.
+func (r *relay) toFallback() bool {
+	<-r.failed // the replay goes first
+	r.mu.Lock()
+	fb := r.fbIn
+	r.mu.Unlock()
+	if fb == nil {
+		// No fallback: answer a call here, so that it is not left waiting.
+		if id, ok := requestID(r.buf); ok {
+			r.out.line(serviceGoneReply(id))
+		}
+		return true
+	}
+	_, err := fb.Write(r.buf)
+	return err == nil
+}
+
+// requestID is the id of a line that is a request with a usable id.
+func requestID(line []byte) ([]byte, bool) {
+	if firstByte(line) != '{' {
+		return nil, false
+	}
+	m, err := decodeMessage(bytes.TrimSpace(line))
+	if err != nil || !m.hasID || m.dupID || !validID(m.id) {
+		return nil, false
+	}
+	return m.id, true
+}
+
+// track notes what the service will owe for line, and what a replacement
+// must be told (the legacy version, the resource subscriptions). It reports
+// whether the line holds a call the service owes. Called with mu held.
+func (r *relay) track(line []byte) bool {
+	switch firstByte(line) {
+	case '{':
+		m, err := decodeMessage(line)
+		if err != nil || !m.hasID || m.dupID || !validID(m.id) {
+			return false // no reply, or one with id null
+		}
+		r.note(m)
+		r.owe(m.id, m.method == "subscriptions/listen" && modernRequest(m))
+		return true
+	case '[':
+		// A batch is answered element by element only in a 2025-03-26
+		// session; otherwise the service refuses it whole, with id null.
+		if r.version != Version20250326 {
+			return false
+		}
+		els, err := decodeArray(line)
+		if err != nil {
+			return false
+		}
+		tracked := false
+		for _, m := range decodeBatch(els) {
+			if m != nil && m.hasID && !m.dupID && validID(m.id) {
+				r.owe(m.id, false)
+				tracked = true
+			}
+		}
+		return tracked
+	}
+	return false
+}
+
+// owe records a call the service owes.
+func (r *relay) owe(id []byte, listen bool) {
+	key := idKey(id)
+	if o := r.pending[key]; o != nil {
+		o.n++
+		return
+	}
+	r.pending[key] = &owed{id: bytes.Clone(id), n: 1, listen: listen}
+	r.pendingBytes += len(key) + len(id)
+}
+
+// resolve notes the service's reply to id.
+func (r *relay) resolve(id []byte) {
+	if !validID(id) {
+		return
+	}
+	key := idKey(id)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	o := r.pending[key]
+	if o == nil {
+		return
+	}
+	if o.n--; o.n == 0 {
+		delete(r.pending, key)
+		r.pendingBytes -= len(key) + len(o.id)
+		r.room.Broadcast()
+	}
+}
+
+// modernRequest reports whether m is a request of MCP 2026-07-28.
+func modernRequest(m message) bool {
+	if !isObject(m.params) {
+		return false
+	}
+	p, err := decodeParams(m.params)
+	if err != nil {
+		return false
+	}
+	meta, err := decodeMeta(p.meta)
+	return err == nil && meta.modern()
+}
+
+// note keeps what the in-process engine must be told at a failover: the
+// version the last initialize negotiated (the core's rule: a known
+// version, else the latest; a non-string one changes nothing) and the
+// legacy resource subscriptions.
+func (r *relay) note(m message) {
+	switch m.method {
+	case "initialize", "resources/subscribe", "resources/unsubscribe":
+	default:
+		return
+	}
+	if m.dup || !m.jsonrpcOK || (m.params != nil && !isObject(m.params)) {
+		return
+	}
+	var p params
+	if m.params != nil {
+		var err error
+		if p, err = decodeParams(m.params); err != nil {
+			return
+		}
+		if meta, err := decodeMeta(p.meta); err != nil || meta.modern() {
+			return
+		}
+	}
+	switch m.method {
+	case "initialize":
+		v := LatestVersion
+		if p.protocolVersion != nil {
+			want, ok := asString(p.protocolVersion)
+			if !ok {
+				return
+			}
+			for _, known := range SupportedVersions() {
+				if want == known {
+					v = want
+				}
+			}
+		}
+		r.version = v
+	case "resources/subscribe":
+		if uri, ok := asString(p.uri); ok && len(uri) <= maxRelaySubURI && len(r.subs) < maxRelaySubs {
+			r.subs[uri] = true
+		}
+	case "resources/unsubscribe":
+		if uri, ok := asString(p.uri); ok {
+			delete(r.subs, uri)
+		}
+	}
+}
+
+// pumpService passes the service's lines on to the client, noting which
+// calls it answered. When the connection ends it answers what the service
+// still owed and starts the fallback.
+func (r *relay) pumpService() {
+	r.pump(r.conn, true)
+	r.mu.Lock()
+	r.gone = true
+	owedCalls := r.pending
+	r.pending, r.pendingBytes = map[string]*owed{}, 0
+	for _, o := range owedCalls {
+		for range o.n {
+			if o.listen {
+				r.out.line(r.listenEnded(o.id))
+			} else {
+				r.out.line(serviceGoneReply(o.id))
+			}
+		}
+	}
+	var replay []byte
+	if !r.closing && !r.stopping && r.opts.Fallback != nil {
+		replay = r.startFallback()
+	}
+	fbIn := r.fbIn
+	r.room.Broadcast()
+	r.mu.Unlock()
+	if len(replay) > 0 {
+		// Before any client line: the engine reads it as soon as it runs
+		// (if it cannot start, the pipe fails the write).
+		fbIn.Write(replay)
+	}
+	close(r.failed)
+}
+
+// listenEnded is the completion result of a modern subscription the
+// service's end closed.
+func (r *relay) listenEnded(id []byte) []byte {
+	res := []byte(`{"resultType":"complete","_meta":{"` + MetaSubscriptionID + `":`)
+	res = append(res, id...)
+	res = append(res, `,"`+MetaServerInfo+`":`...)
+	res = append(res, r.serverInfo...)
+	res = append(res, "}}"...)
+	return resultReply(id, res)
+}
+
+// startFallback starts the in-process engine and returns the lines that
+// replay the legacy session to it. Called with mu held.
+func (r *relay) startFallback() []byte {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	r.fbIn = inW
+	r.wg.Go(func() {
+		err := r.opts.Fallback(r.ctx, inR, outW)
+		r.mu.Lock()
+		r.fbErr = err
+		r.mu.Unlock()
+		// Whatever is still written to it fails instead of blocking.
+		inR.CloseWithError(errors.New("the in-process engine ended"))
+		outW.Close()
+	})
+	r.wg.Go(func() { r.pump(outR, false) })
+	var replay []byte
+	if r.version != "" {
+		replay = append(replay, `{"jsonrpc":"2.0","id":`+relayReplayID+`,"method":"initialize","params":{"protocolVersion":`...)
+		replay = jsonw.AppendString(replay, r.version)
+		replay = append(replay, "}}\n"...)
+		r.replays++
+	}
+	for uri := range r.subs {
+		replay = append(replay, `{"jsonrpc":"2.0","id":`+relayReplayID+`,"method":"resources/subscribe","params":{"uri":`...)
+		replay = jsonw.AppendString(replay, uri)
+		replay = append(replay, "}}\n"...)
+		r.replays++
+	}
+	return replay
+}
+
+// pump reads one upstream (the service, or the fallback) and passes its
+// lines on to the client, whole. From the service, the ids it answers are
+// resolved; from the fallback, the replies to replayed requests dropped.
+func (r *relay) pump(src io.Reader, service bool) {
+	t := &tailReader{r: src}
+	lr := newLineReader(t, maxRelayReplyBytes)
+	for {
+		line, tooLong, err := lr.next()
+		if err != nil {
+			return
+		}
+		if tooLong {
+			if id := idFromPrefix(line); service && id != nil {
+				r.resolve(id)
+				r.out.line(errorReply(id, CodeInternalError, "the service's reply was too large to relay", nil))
+			}
+			continue
+		}
+		if t.ended && !json.Valid(line) {
+			continue // a fragment the ended upstream tore off: never half-written
+		}
+		ids := replyIDs(line)
+		if service {
+			for _, id := range ids {
+				r.resolve(id)
+			}
+		} else if len(ids) == 1 && string(ids[0]) == relayReplayID && r.dropReplay() {
+			continue
+		}
+		r.out.line(line)
+	}
+}
+
+// dropReplay reports whether a reply to a replayed request is still due.
+func (r *relay) dropReplay() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.replays > 0 {
+		r.replays--
+		return true
+	}
+	return false
+}
+
+// replyIDs are the ids a line from the server answers: its own, or those
+// of a batch reply's elements. The core renders the id first, so the
+// first bytes tell it; anything else is decoded whole.
+func replyIDs(line []byte) [][]byte {
+	switch firstByte(line) {
+	case '{':
+		if id := idFromPrefix(line[:min(len(line), idPrefixBytes)]); id != nil {
+			return [][]byte{id}
+		}
+		if m, err := decodeMessage(line); err == nil && m.hasID && validID(m.id) {
+			return [][]byte{m.id}
+		}
+	case '[':
+		els, err := decodeArray(line)
+		if err != nil {
+			return nil
+		}
+		var ids [][]byte
+		for _, m := range decodeBatch(els) {
+			if m != nil && m.hasID && validID(m.id) {
+				ids = append(ids, m.id)
+			}
+		}
+		return ids
+	}
+	return nil
+}
+
+// tailReader notes when its reader has ended: a line read after that may
+// be a fragment without its newline.
+type tailReader struct {
+	r     io.Reader
+	ended bool
+}
+
+func (t *tailReader) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	if err != nil {
+		t.ended = true
+	}
+	return n, err
+}

@@ -1,0 +1,243 @@
+package mcp
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+)
+
+// fakeService is the service's end of a relay's connection: it hands each
+// line it reads to the test, which answers (or not) on conn.
+type fakeService struct {
+	conn  net.Conn
+	lines chan string
+}
+
+func newFakeService(conn net.Conn) *fakeService {
+	f := &fakeService{conn: conn, lines: make(chan string, 8192)}
+	go func() {
+		defer close(f.lines)
+		r := bufio.NewReader(conn)
+		for {
+			l, err := r.ReadString('\n')
+			if err != nil {
+				return
+			}
+			f.lines <- strings.TrimSuffix(l, "\n")
+		}
+	}()
+	return f
+}
+
+// inProcess is a Fallback serving a real Server on the stage backend; it
+// records the lines it was sent.
+func inProcess(seen *[]string, mu *sync.Mutex) func(ctx context.Context, r io.Reader, w io.Writer) error {
+	srv := NewServer(&stageBackend{}, Options{})
+	return func(ctx context.Context, r io.Reader, w io.Writer) error {
+		pr, pw := io.Pipe()
+		go func() {
+			sc := bufio.NewScanner(r)
+			sc.Buffer(nil, 4<<20)
+			for sc.Scan() {
+				mu.Lock()
+				*seen = append(*seen, sc.Text())
+				mu.Unlock()
+				pw.Write(append(sc.Bytes(), '\n'))
+			}
+			pw.Close()
+		}()
+		return srv.Serve(ctx, pr, w)
+	}
+}
+
+// replyIDsOf counts the replies on out by raw id.
+func replyIDsOf(t *testing.T, out string) (map[string]int, map[string]string) {
+	t.Helper()
+	n, last := map[string]int{}, map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var m struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("not one JSON message a line: %.200q", l)
+		}
+		if m.ID != nil {
+			n[string(m.ID)]++
+			last[string(m.ID)] = l
+		}
+	}
+	return n, last
+}
+
+// TestRelayFailoverAnswersEachCallOnce: the service dies with calls in
+// flight (one of them longer than any read buffer, one a modern listen):
+// each gets one answer, the session goes on in-process with the legacy
+// initialize and subscription replayed and their replies swallowed.
+func TestRelayFailoverAnswersEachCallOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		svcEnd, relayEnd := net.Pipe()
+		svc := newFakeService(svcEnd)
+		inR, inW := io.Pipe()
+		var out syncBuf
+		var mu sync.Mutex
+		var fbSeen []string
+		done := make(chan error)
+		go func() {
+			done <- Relay(context.Background(), relayEnd, inR, &out, RelayOptions{Fallback: inProcess(&fbSeen, &mu)})
+		}()
+		modern := `"_meta":{"` + MetaProtocolVersion + `":"` + ModernVersion + `","` + MetaClientCapabilities + `":{}}`
+		big := `{"jsonrpc":"2.0","id":"big","method":"tools/call","params":{"name":"ok","arguments":{"pad":"` + strings.Repeat("x", 70<<10) + `"}}}`
+		send := []string{
+			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26"}}`,
+			`{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"awbridge://health"}}`,
+			`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"ok"}}`,
+			big,
+			`{"jsonrpc":"2.0","id":"sub","method":"subscriptions/listen","params":{` + modern + `,"notifications":{}}}`,
+			`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+			`[{"jsonrpc":"2.0","id":"b1","method":"tools/call","params":{"name":"ok"}},{"jsonrpc":"2.0","id":"b2","method":"ping"}]`,
+			`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"ok"}}`, // a reused id: two answers owed
+		}
+		for _, l := range send {
+			io.WriteString(inW, l+"\n")
+			synctest.Wait()
+			if len(svc.lines) == 0 {
+				t.Fatalf("not forwarded: %.100q; out: %s", l, out.String())
+			}
+			if got := <-svc.lines; got != l {
+				t.Fatalf("forwarded %.80q, want %.80q", got, l)
+			}
+		}
+		// The service answers initialize, the subscription and one of the two 3s.
+		svcEnd.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-03-26"}}` + "\n" +
+			`{"jsonrpc":"2.0","id":2,"result":{}}` + "\n" + `{"jsonrpc":"2.0","id":3,"result":{}}` + "\n" +
+			`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{}}` + "\n" +
+			`{"jsonrpc":"2.0","id":"b1","res`)) // torn: the service dies writing it
+		svcEnd.Close()
+		synctest.Wait()
+		io.WriteString(inW, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"ok"}}`+"\n")
+		io.WriteString(inW, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{`+modern+`,"name":"ok"}}`+"\n")
+		inW.Close()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		n, last := replyIDsOf(t, out.String())
+		want := map[string]int{`1`: 1, `2`: 1, `3`: 2, `"big"`: 1, `"sub"`: 1, `"b1"`: 1, `"b2"`: 1, `4`: 1, `5`: 1}
+		for id, c := range want {
+			if n[id] != c {
+				t.Errorf("id %s answered %d times, want %d\n%s", id, n[id], c, out.String())
+			}
+		}
+		if len(n) != len(want) {
+			t.Errorf("answers %v, want %v", n, want)
+		}
+		for _, id := range []string{`"big"`, `"b1"`, `"b2"`} {
+			if !strings.Contains(last[id], `"code":-32000`) || !strings.Contains(last[id], `"retryable":true`) {
+				t.Errorf("%s: %s", id, last[id])
+			}
+		}
+		if !strings.Contains(last[`"sub"`], `"result":{"resultType":"complete","_meta":{"`+MetaSubscriptionID+`":"sub"`) {
+			t.Errorf("the listen: %s", last[`"sub"`])
+		}
+		if !strings.Contains(last[`5`], `"resultType":"complete"`) || !strings.Contains(last[`4`], `"isError":false`) {
+			t.Errorf("after the failover: %s\n%s", last[`4`], last[`5`])
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(fbSeen) < 2 || !strings.Contains(fbSeen[0], `"id":`+relayReplayID+`,"method":"initialize","params":{"protocolVersion":"2025-03-26"}`) ||
+			!strings.Contains(fbSeen[1], `"method":"resources/subscribe","params":{"uri":"awbridge://health"}`) {
+			t.Errorf("the fallback was told: %q", fbSeen)
+		}
+	})
+}
+
+// TestRelayAnswersAnOverlongLineItself: a line over MaxLineBytes gets the
+// core's one -32600 here and never reaches the service; the next line does.
+func TestRelayAnswersAnOverlongLineItself(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		svcEnd, relayEnd := net.Pipe()
+		svc := newFakeService(svcEnd)
+		inR, inW := io.Pipe()
+		var out syncBuf
+		done := make(chan error)
+		go func() { done <- Relay(context.Background(), relayEnd, inR, &out, RelayOptions{MaxLineBytes: 1024}) }()
+		io.WriteString(inW, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"ok","arguments":{"pad":"`+strings.Repeat("x", 4096)+`"}}}`+"\n")
+		next := `{"jsonrpc":"2.0","id":8,"method":"ping"}`
+		io.WriteString(inW, next+"\n")
+		if got := <-svc.lines; got != next {
+			t.Fatalf("the service read %.100q", got)
+		}
+		svcEnd.Write([]byte(`{"jsonrpc":"2.0","id":8,"result":{}}` + "\n"))
+		inW.Close()
+		svcEnd.Close()
+		<-done
+		if want := `{"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"request too large"}}` + "\n" + `{"jsonrpc":"2.0","id":8,"result":{}}` + "\n"; out.String() != want {
+			t.Fatalf("out:\n%s\nwant:\n%s", out.String(), want)
+		}
+	})
+}
+
+// TestRelayBoundsWhatTheServiceOwes: against a service that reads and never
+// answers, the relay stops reading the client once maxRelayPending calls
+// are owed; each reply lets one more through.
+func TestRelayBoundsWhatTheServiceOwes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		svcEnd, relayEnd := net.Pipe()
+		svc := newFakeService(svcEnd)
+		inR, inW := io.Pipe()
+		var out syncBuf
+		done := make(chan error)
+		go func() { done <- Relay(context.Background(), relayEnd, inR, &out, RelayOptions{}) }()
+		wrote := make(chan int, 1)
+		go func() {
+			n := 0
+			for i := range maxRelayPending + 10 {
+				if _, err := io.WriteString(inW, `{"jsonrpc":"2.0","id":`+itoa(i)+`,"method":"ping"}`+"\n"); err != nil {
+					break
+				}
+				n++
+			}
+			wrote <- n
+		}()
+		synctest.Wait()
+		if got := len(svc.lines); got != maxRelayPending {
+			t.Fatalf("the service was sent %d calls it owes, want %d", got, maxRelayPending)
+		}
+		svcEnd.Write([]byte(`{"jsonrpc":"2.0","id":0,"result":{}}` + "\n"))
+		synctest.Wait()
+		if got := len(svc.lines); got != maxRelayPending+1 {
+			t.Fatalf("after one reply the service was sent %d, want %d", got, maxRelayPending+1)
+		}
+		svcEnd.Close() // every owed call is answered, the rest too
+		<-wrote
+		inW.Close()
+		<-done
+		n, _ := replyIDsOf(t, out.String())
+		if len(n) != maxRelayPending+10 {
+			t.Fatalf("%d calls answered, want %d", len(n), maxRelayPending+10)
+		}
+	})
+}
+
+// syncBuf is a strings.Builder safe for concurrent use.
+type syncBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
