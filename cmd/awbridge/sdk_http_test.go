@@ -48,9 +48,8 @@ func startSDKService(t *testing.T, awURL string) sdkService {
 // connect is the official SDK's Streamable HTTP client on the service,
 // with the bearer token (none when token is ""); sessions counts the
 // replies that opened or carried a legacy session (Mcp-Session-Id).
-func (s sdkService) connect(ctx context.Context, token, pin string, opts *sdk.ClientOptions) (cs *sdk.ClientSession, sessions *atomic.Int64, err error) {
+func (s sdkService) connect(ctx context.Context, client *sdk.Client, token, pin string) (cs *sdk.ClientSession, sessions *atomic.Int64, err error) {
 	rt := &sessionCounter{token: token, sessions: &atomic.Int64{}}
-	client := sdk.NewClient(&sdk.Implementation{Name: "sdk-http", Version: "0"}, opts)
 	cs, err = client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: s.url, HTTPClient: &http.Client{Transport: rt}, MaxRetries: -1},
 		&sdk.ClientSessionOptions{ProtocolVersion: pin})
 	return cs, rt.sessions, err
@@ -87,7 +86,8 @@ func TestOfficialSDKOverHTTP(t *testing.T) {
 		t.Run(era.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), sdkCeiling)
 			defer cancel()
-			cs, sessions, err := svc.connect(ctx, svc.token, era.pin, nil)
+			client := sdk.NewClient(&sdk.Implementation{Name: "sdk-http", Version: "0"}, nil)
+			cs, sessions, err := svc.connect(ctx, client, svc.token, era.pin)
 			if err != nil {
 				t.Fatalf("connect with the token: %v", err)
 			}
@@ -100,7 +100,7 @@ func TestOfficialSDKOverHTTP(t *testing.T) {
 				t.Fatalf("%d replies carried Mcp-Session-Id in %s", n, era.want)
 			}
 			for _, tok := range []string{"", "0123456789abcdef0123456789abcdef"} {
-				if cs, _, err := svc.connect(ctx, tok, era.pin, nil); err == nil {
+				if cs, _, err := svc.connect(ctx, client, tok, era.pin); err == nil {
 					cs.Close()
 					t.Fatalf("connected with token %q", tok)
 				}
