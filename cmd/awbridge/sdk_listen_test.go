@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"os/exec"
 	"slices"
@@ -9,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -33,8 +37,8 @@ func newFlipAW(t *testing.T) *flipAW {
 	t.Helper()
 	f := &flipAW{}
 	windows := [2]http.HandlerFunc{
-		eventsAt(0, 10, `{"app": "Code", "title": "main.go"}`),
-		eventsAt(0, 10, `{"app": "Slack", "title": "general"}`),
+		eventsAt(0, 10, `{"app": "`+flipApps[0]+`", "title": "main.go"}`),
+		eventsAt(0, 10, `{"app": "`+flipApps[1]+`", "title": "general"}`),
 	}
 	srv, _ := recordedWith(t, map[string]http.HandlerFunc{
 		windowEvents: func(w http.ResponseWriter, r *http.Request) { windows[f.flips.Load()%2](w, r) },
@@ -198,10 +202,132 @@ func sdkResourceUpdates(t *testing.T, transport, pin string) {
 	if err != nil || len(res.Contents) != 1 {
 		t.Fatalf("resources/read after the update: %v", err)
 	}
-	if text := res.Contents[0].Text; !strings.Contains(text, `"app":"Code"`) && !strings.Contains(text, `"app":"Slack"`) {
+	if text := res.Contents[0].Text; !strings.Contains(text, `"app":"`+flipApps[0]+`"`) && !strings.Contains(text, `"app":"`+flipApps[1]+`"`) {
 		t.Fatalf("the frame after the update shows neither flipped app: %s", clipLine(text, 300))
 	}
 	if err := cs.Unsubscribe(ctx, &sdk.UnsubscribeParams{URI: uriNowframe}); err != nil {
 		t.Fatalf("unsubscribe: %v", err)
 	}
+}
+
+// wireMeta is the _meta every 2026-07-28 request carries.
+const wireMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
+	`"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"wire","version":"0"}}`
+
+// wireMsg is one line awbridge wrote, decoded.
+type wireMsg struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		Meta          map[string]json.RawMessage `json:"_meta"`
+		URI           string                     `json:"uri"`
+		Notifications struct {
+			ResourceSubscriptions []string `json:"resourceSubscriptions"`
+		} `json:"notifications"`
+	} `json:"params"`
+	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
+	line   string
+}
+
+// next reads the next line of b within the ceiling.
+func wireNext(t *testing.T, b *rpcSession) wireMsg {
+	t.Helper()
+	timer := time.NewTimer(sdkCeiling)
+	defer timer.Stop()
+	select {
+	case l, ok := <-b.lines:
+		if !ok {
+			t.Fatalf("awbridge closed stdout\nstderr:\n%s", b.stderr.String())
+		}
+		var m wireMsg
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("not JSON: %v: %s", err, clipLine(l, 300))
+		}
+		m.line = l
+		return m
+	case <-timer.C:
+		t.Fatalf("nothing written within %v\nstderr:\n%s", sdkCeiling, b.stderr.String())
+	}
+	return wireMsg{}
+}
+
+func wireSend(t *testing.T, b *rpcSession, line string) {
+	t.Helper()
+	if _, err := io.WriteString(b.stdin, line+"\n"); err != nil {
+		t.Fatalf("writing: %v\nstderr:\n%s", err, b.stderr.String())
+	}
+}
+
+// TestListenOnTheWire is a hand-written client of awbridge stdio's wire, a
+// legacy session and a 2026-07-28 subscription on one connection: the
+// subscription (id "sub-1") is acknowledged first with the resources it
+// honours (the unknown one dropped) and the id; when the focused window
+// changes in ActivityWatch, the modern client gets
+// notifications/resources/updated tagged "sub-1" and the legacy session
+// its own, untagged; a cancelled subscription gets no reply.
+func TestListenOnTheWire(t *testing.T) {
+	aw := newFlipAW(t)
+	env, _, _ := faultEnv(t, aw.url)
+	b := startBridge(t, env)
+
+	wireSend(t, b, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"wire","version":"0"}}}`)
+	if m := wireNext(t, b); string(m.ID) != "1" || m.Result == nil {
+		t.Fatalf("initialize: %s", m.line)
+	}
+	wireSend(t, b, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	wireSend(t, b, `{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"`+uriNowframe+`"}}`)
+	if m := wireNext(t, b); string(m.ID) != "2" || string(m.Result) != "{}" {
+		t.Fatalf("resources/subscribe: %s", m.line)
+	}
+	wireSend(t, b, `{"jsonrpc":"2.0","id":"sub-1","method":"subscriptions/listen","params":{`+wireMeta+
+		`,"notifications":{"resourceSubscriptions":["`+uriNowframe+`","nowframe://elsewhere"]}}}`)
+	ack := wireNext(t, b)
+	if ack.Method != methodAcknowledge || string(ack.Params.Meta[metaSubscription]) != `"sub-1"` ||
+		!slices.Equal(ack.Params.Notifications.ResourceSubscriptions, []string{uriNowframe}) || ack.ID != nil {
+		t.Fatalf("the first message after subscriptions/listen is not its acknowledgement: %s", ack.line)
+	}
+
+	// Flip the app and build a fresh frame until both updates are in.
+	var modern, legacy *wireMsg
+	for n := 0; modern == nil || legacy == nil; n++ {
+		aw.flips.Add(1)
+		id := fmt.Sprintf(`"build-%d"`, n)
+		wireSend(t, b, `{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{`+wireMeta+
+			`,"name":"nowframe_build","arguments":{"max_age_ms":0,"response_mode":"compact"}}}`)
+		for answered := false; !answered && (modern == nil || legacy == nil); {
+			m := wireNext(t, b)
+			switch {
+			case string(m.ID) == id:
+				answered = true
+				if m.Result == nil || strings.Contains(string(m.Result), `"isError":true`) {
+					t.Fatalf("nowframe_build: %s", m.line)
+				}
+			case m.Method == "notifications/resources/updated" && m.Params.URI == uriNowframe && m.Params.Meta[metaSubscription] != nil:
+				if string(m.Params.Meta[metaSubscription]) != `"sub-1"` {
+					t.Fatalf("the modern update is tagged for another subscription: %s", m.line)
+				}
+				modern = &m
+			case m.Method == "notifications/resources/updated" && m.Params.URI == uriNowframe:
+				legacy = &m
+			default:
+				t.Fatalf("unexpected while waiting for the updates: %s", m.line)
+			}
+		}
+	}
+
+	// Cancelled, the subscription ends with no reply: nothing for "sub-1"
+	// comes before the answer to a later request.
+	wireSend(t, b, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"sub-1"}}`)
+	wireSend(t, b, `{"jsonrpc":"2.0","id":"after","method":"tools/list","params":{`+wireMeta+`}}`)
+	for {
+		m := wireNext(t, b)
+		if string(m.ID) == `"sub-1"` {
+			t.Fatalf("a cancelled subscription was answered: %s", clipLine(m.line, 300))
+		}
+		if string(m.ID) == `"after"` {
+			break
+		}
+	}
+	b.close()
 }
