@@ -258,18 +258,24 @@ func (s *session) listen(callCtx context.Context, q *request) {
 		ack = append(ack, list...)
 	}
 	ack = append(ack, "}}}"...)
+	// Arm every watch before the acknowledgement: a change right after it
+	// must not be missed.
+	changed := make([]<-chan struct{}, len(uris))
+	for i, uri := range uris {
+		changed[i] = rb.ResourceChanged(uri)
+	}
 	s.sink(outbound{listen: c.key, b: ack})
 
 	go func() {
 		defer s.calls.Done()
 		var wg sync.WaitGroup
-		for _, uri := range uris {
+		for i, uri := range uris {
 			note := []byte(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"_meta":{"` + MetaSubscriptionID + `":`)
 			note = append(note, c.id...)
 			note = append(note, `},"uri":`...)
 			note = jsonw.AppendString(note, uri)
 			note = append(note, "}}"...)
-			wg.Go(func() { s.watch(ctx, rb, uri, note, c.key) })
+			wg.Go(func() { s.watch(ctx, rb, uri, changed[i], note, c.key) })
 		}
 		select {
 		case <-ctx.Done():

@@ -223,3 +223,31 @@ func (b *versionBackend) asked() []string {
 }
 
 var _ = context.Background
+
+// A subscription is armed by the time the client hears it exists: the
+// acknowledgement of a listen and the reply to resources/subscribe come
+// after the resource's next-change channel was taken, so a change right
+// after them is never lost.
+func TestSubscriptionArmedBeforeItsAcknowledgement(t *testing.T) {
+	b := &resBackend{changed: make(chan struct{}), watched: make(chan struct{}, 8)}
+	c := startConn(t, NewServer(b, Options{}))
+	armed := func(what string) {
+		t.Helper()
+		select {
+		case <-b.watched:
+		default:
+			t.Fatalf("%s answered before the resource was watched", what)
+		}
+	}
+	c.send(modernReq(`"L"`, "subscriptions/listen", `"notifications":{"resourceSubscriptions":["test://r"]}`))
+	<-c.lines
+	armed("subscriptions/listen")
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`)
+	<-c.lines
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"test://r"}}`)
+	if r := c.recv(); string(r.ID) != "2" {
+		t.Fatalf("reply %+v", r)
+	}
+	armed("resources/subscribe")
+	c.closeAndWait()
+}

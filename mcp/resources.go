@@ -111,9 +111,10 @@ func (s *session) handleResource(callCtx context.Context, q *request, v string) 
 			s.calls.Add(1)
 			note := append([]byte(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":`), jsonw.AppendString(nil, uri)...)
 			note = append(note, "}}"...)
+			changed := rb.ResourceChanged(uri) // armed before the reply: no change after it is missed
 			go func() {
 				defer s.calls.Done()
-				s.watch(ctx, rb, uri, note, "")
+				s.watch(ctx, rb, uri, changed, note, "")
 			}()
 		}
 		s.mu.Unlock()
@@ -130,10 +131,11 @@ func (s *session) handleResource(callCtx context.Context, q *request, v string) 
 }
 
 // watch sends note at each change of uri, at most once per
-// resourceDebounce, until ctx ends or the session stops. listen is the
-// subscription the notes belong to ("" legacy).
-func (s *session) watch(ctx context.Context, rb ResourceBackend, uri string, note []byte, listen string) {
-	changed := rb.ResourceChanged(uri)
+// resourceDebounce, until ctx ends or the session stops. changed is uri's
+// next-change channel, taken by the caller before it told the client the
+// subscription exists. listen is the subscription the notes belong to (""
+// legacy).
+func (s *session) watch(ctx context.Context, rb ResourceBackend, uri string, changed <-chan struct{}, note []byte, listen string) {
 	for {
 		select {
 		case <-changed:
