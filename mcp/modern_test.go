@@ -224,30 +224,48 @@ func (b *versionBackend) asked() []string {
 
 var _ = context.Background
 
+// blockingWatch is a resBackend whose ResourceChanged blocks until
+// released, so a test can see what the client was told before the watch
+// was armed.
+type blockingWatch struct {
+	resBackend
+	entered, release chan struct{}
+}
+
+func (b *blockingWatch) ResourceChanged(uri string) <-chan struct{} {
+	b.entered <- struct{}{}
+	<-b.release
+	return b.resBackend.ResourceChanged(uri)
+}
+
 // A subscription is armed by the time the client hears it exists: the
 // acknowledgement of a listen and the reply to resources/subscribe come
 // after the resource's next-change channel was taken, so a change right
-// after them is never lost.
+// after them is never lost. Here arming blocks, and no answer may arrive
+// while it does.
 func TestSubscriptionArmedBeforeItsAcknowledgement(t *testing.T) {
-	b := &resBackend{changed: make(chan struct{}), watched: make(chan struct{}, 8)}
-	c := startConn(t, NewServer(b, Options{}))
-	armed := func(what string) {
-		t.Helper()
-		select {
-		case <-b.watched:
-		default:
-			t.Fatalf("%s answered before the resource was watched", what)
-		}
+	for _, tc := range []struct{ name, init, req string }{
+		{"subscriptions/listen", "", modernReq(`"L"`, "subscriptions/listen", `"notifications":{"resourceSubscriptions":["test://r"]}`)},
+		{"resources/subscribe", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`,
+			`{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"test://r"}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := &blockingWatch{resBackend: resBackend{changed: make(chan struct{})}, entered: make(chan struct{}, 1), release: make(chan struct{})}
+			c := startConn(t, NewServer(b, Options{}))
+			if tc.init != "" {
+				c.send(tc.init)
+				<-c.lines
+			}
+			c.send(tc.req)
+			<-b.entered
+			select {
+			case l := <-c.lines:
+				t.Fatalf("answered while the watch was not armed yet: %s", l)
+			case <-time.After(300 * time.Millisecond):
+			}
+			close(b.release)
+			<-c.lines
+			c.closeAndWait()
+		})
 	}
-	c.send(modernReq(`"L"`, "subscriptions/listen", `"notifications":{"resourceSubscriptions":["test://r"]}`))
-	<-c.lines
-	armed("subscriptions/listen")
-	c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`)
-	<-c.lines
-	c.send(`{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"test://r"}}`)
-	if r := c.recv(); string(r.ID) != "2" {
-		t.Fatalf("reply %+v", r)
-	}
-	armed("resources/subscribe")
-	c.closeAndWait()
 }
