@@ -16,6 +16,16 @@ import (
 	"time"
 )
 
+// benchBin is the binary the benchmarks run: $AWBRIDGE_BENCH_BIN when set
+// (to measure another build, e.g. an older commit's, with the same
+// benchmarks), else the one TestMain built.
+func benchBin() string {
+	if p := os.Getenv("AWBRIDGE_BENCH_BIN"); p != "" {
+		return p
+	}
+	return binPath
+}
+
 // stdioProc is a running `awbridge stdio` for benchmarks.
 type stdioProc struct {
 	cmd *exec.Cmd
@@ -25,7 +35,7 @@ type stdioProc struct {
 
 func startStdio(b *testing.B, env []string) *stdioProc {
 	b.Helper()
-	cmd := exec.Command(binPath, "stdio")
+	cmd := exec.Command(benchBin(), "stdio")
 	cmd.Env = env
 	in, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()
@@ -137,7 +147,7 @@ func BenchmarkStartToFirstAnswer(b *testing.B) {
 			}
 			var toInit, toAnswer time.Duration
 			for b.Loop() {
-				cmd := exec.Command(binPath, bc.command)
+				cmd := exec.Command(benchBin(), bc.command)
 				cmd.Env = env
 				in, _ := cmd.StdinPipe()
 				out, _ := cmd.StdoutPipe()
