@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"sync/atomic"
 	"time"
 
@@ -79,8 +78,6 @@ type entry struct {
 	timeout time.Duration
 }
 
-var namePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-
 // New registers tools (plus the built-in help, state and artifacts) and
 // pre-renders tools/list.
 func New(opts Options, tools ...*Tool) (*Bus, error) {
@@ -109,7 +106,7 @@ func New(opts Options, tools ...*Tool) (*Bus, error) {
 	b := &Bus{opts: opts, byName: map[string]*entry{}, limiter: map[string]*limiter{}}
 	all := append([]*Tool{b.helpTool(), b.stateTool(), b.artifactsTool()}, tools...)
 	for _, t := range all {
-		if !namePattern.MatchString(t.Name) {
+		if !safeName(t.Name, 64, "") {
 			return nil, fmt.Errorf("toolbus: tool name %q is not API-safe", t.Name)
 		}
 		timeout := t.Timeout
