@@ -178,6 +178,40 @@ func BenchmarkStartToFirstAnswer(b *testing.B) {
 	}
 }
 
+// TestPackageInitIsCheap: what the project's packages do before main
+// runs (package-level variables) is paid by every start, before the first
+// answer. Go's init trace counts it; the allocations (not the time, which
+// a loaded machine blurs) must stay small: compiling counted-repetition
+// regexps at start-up cost toolbus and config some 3,600 of them.
+func TestPackageInitIsCheap(t *testing.T) {
+	cmd := exec.Command(binPath, "version")
+	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+	var trace bytes.Buffer
+	cmd.Stderr = &trace
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("awbridge version: %v\n%s", err, trace.Bytes())
+	}
+	const budget = 1000
+	total := 0
+	var each []string
+	for _, line := range strings.Split(trace.String(), "\n") {
+		// init github.com/awbridge/awbridge/mcp @14 ms, 0.09 ms clock, 760 bytes, 6 allocs
+		f := strings.Fields(line)
+		if len(f) < 2 || f[0] != "init" || !strings.HasPrefix(f[1], "github.com/awbridge/awbridge") || f[len(f)-1] != "allocs" {
+			continue
+		}
+		n, err := strconv.Atoi(f[len(f)-2])
+		if err != nil {
+			t.Fatalf("unreadable init trace line %q", line)
+		}
+		total += n
+		each = append(each, fmt.Sprintf("%s %d", f[1], n))
+	}
+	if total > budget {
+		t.Errorf("the project's packages allocate %d times at start-up (budget %d): %s", total, budget, strings.Join(each, ", "))
+	}
+}
+
 // benchRoundTrip measures calls over one stdio session (engine in process):
 // p50 and p99 latency, the server's CPU per call read from /proc before
 // and after the measured calls, and the session's peak resident memory.
