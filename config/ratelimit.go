@@ -14,8 +14,6 @@ type Rate struct {
 	Burst     int
 }
 
-var ratePattern = regexp.MustCompile(`^([A-Za-z0-9_.-]{1,64})=([0-9]+(?:\.[0-9]+)?)/(s|m)(?::([0-9]{1,6}))?$`)
-
 // ParseRateLimits reads "tool=N/s[:burst],tool=N/m" (spaces around commas
 // allowed); "" is none. Tool names are checked by the tool bus.
 func ParseRateLimits(s string) (map[string]Rate, error) {
@@ -23,10 +21,14 @@ func ParseRateLimits(s string) (map[string]Rate, error) {
 	if strings.TrimSpace(s) == "" {
 		return out, nil
 	}
+	// Compiled here, not at start-up, and with the name's 64 bytes and the
+	// burst's 6 digits checked apart: a counted repetition such as {1,64}
+	// compiles into a copy per count (a thousand allocations).
+	pattern := regexp.MustCompile(`^([A-Za-z0-9_.-]+)=([0-9]+(?:\.[0-9]+)?)/(s|m)(?::([0-9]+))?$`)
 	for _, part := range strings.Split(s, ",") {
 		part = strings.TrimSpace(part)
-		m := ratePattern.FindStringSubmatch(part)
-		if m == nil {
+		m := pattern.FindStringSubmatch(part)
+		if m == nil || len(m[1]) > 64 || len(m[4]) > 6 {
 			return nil, fmt.Errorf("%s: expected tool=N/s or tool=N/m with an optional :burst (e.g. nowframe_build=5/s:10)", quoteShort(part))
 		}
 		n, err := strconv.ParseFloat(m[2], 64)

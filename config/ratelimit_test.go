@@ -1,6 +1,7 @@
 package config
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -18,6 +19,14 @@ func TestParseRateLimits(t *testing.T) {
 		{"a=5/h", nil, true},
 		{"a=5/s,a=6/s", nil, true},
 		{"a b=5/s", nil, true},
+		{strings.Repeat("n", 64) + "=1/s", map[string]Rate{strings.Repeat("n", 64): {PerSecond: 1}}, false},
+		{strings.Repeat("n", 65) + "=1/s", nil, true},
+		{"a=1/s:999999", map[string]Rate{"a": {1, 999999}}, false},
+		{"a=1/s:1000000", nil, true},
+		{"a.b-c_d=2.5/m", map[string]Rate{"a.b-c_d": {2.5 / 60, 0}}, false},
+		{"=1/s", nil, true},
+		{"a=1/s:", nil, true},
+		{"a=1./s", nil, true},
 	}
 	for _, tt := range tests {
 		got, err := ParseRateLimits(tt.in)

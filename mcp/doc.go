@@ -1,8 +1,9 @@
 // Package mcp owns awbridge's wire protocol: JSON-RPC 2.0 and MCP in one
-// message-level core. Each incoming line or HTTP body is decoded once with
-// encoding/json (a json.Decoder walks the top-level object, so member names
-// match exactly and repeated members are seen; params are then decoded
-// into the few members each method reads), dispatched once, and each reply
+// message-level core. Each incoming line or HTTP body is decoded once
+// (encoding/json validates it, then its top-level members are walked in
+// order, so member names match exactly and repeated members are seen;
+// params are then decoded into the few members each method reads, with no
+// allocation per token), dispatched once, and each reply
 // encoded once and handed to the connection's sink: the single writer of a
 // stream, or the POST (or GET stream) an HTTP reply belongs to.
 //

@@ -5,12 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+
+	"github.com/awbridge/awbridge/internal/jsonw"
 )
 
-// message is one JSON-RPC message decoded once with encoding/json: a
-// json.Decoder walks the top-level object's members, so member names are
-// matched exactly (case-sensitive) and a repeated member is seen; values
-// stay raw (json.RawMessage) until the method's params are decoded.
+// message is one JSON-RPC message decoded once: encoding/json validates
+// it, then its top-level members are walked in order (jsonw.EachMember), so
+// member names are matched exactly (case-sensitive, escapes decoded) and a
+// repeated member is seen; values stay raw (json.RawMessage) until the
+// method's params are decoded. The raw values are the message's own copy,
+// never the caller's (reused) read buffer.
 type message struct {
 	id        json.RawMessage // the raw id token, byte for byte; nil when absent
 	hasID     bool
@@ -26,46 +30,36 @@ type message struct {
 // errSyntax is any JSON syntax error: the message is answered with -32700.
 var errSyntax = errors.New("mcp: parse error")
 
-// walkObject decodes the object raw member by member, calling fn with each
-// decoded name and raw value. raw must start with '{' (whitespace allowed)
-// and hold nothing after the object. It returns errSyntax for malformed
-// JSON, or fn's error.
+// walkObject calls fn with the decoded name and the raw value (no
+// surrounding whitespace) of each member of the object raw, in order,
+// repeated names included. raw must be one valid JSON object (whitespace
+// allowed around it): anything else is errSyntax, and fn is not called.
+// It returns fn's first error. Values alias raw.
 func walkObject(raw []byte, fn func(name string, val json.RawMessage) error) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	tok, err := dec.Token()
-	if err != nil || tok != json.Delim('{') {
-		return errSyntax
-	}
-	if err := walkMembers(dec, fn); err != nil {
-		return err
-	}
-	return atEnd(dec)
+	return eachMember(raw, func(name []byte, val json.RawMessage) error {
+		return fn(string(name), val)
+	})
 }
 
-// walkMembers walks the members of an object whose '{' dec just returned,
-// up to and including its '}'.
-func walkMembers(dec *json.Decoder, fn func(name string, val json.RawMessage) error) error {
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return errSyntax
-		}
-		name, ok := tok.(string)
-		if !ok {
-			return errSyntax
-		}
-		var val json.RawMessage
-		if err := dec.Decode(&val); err != nil {
-			return errSyntax
-		}
-		if err := fn(name, val); err != nil {
-			return err
-		}
-	}
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
+// eachMember is walkObject with the name as bytes, valid only during the
+// call: a switch on string(name) costs no allocation.
+func eachMember(raw []byte, fn func(name []byte, val json.RawMessage) error) error {
+	obj := jsonw.TrimSpace(raw)
+	if len(obj) == 0 || obj[0] != '{' || !json.Valid(obj) {
 		return errSyntax
 	}
-	return nil
+	var err error
+	jsonw.EachMember(obj, func(key, val []byte) bool {
+		name := key[1 : len(key)-1]
+		if bytes.IndexByte(name, '\\') >= 0 {
+			var s string
+			_ = json.Unmarshal(key, &s) // valid: the object was validated
+			name = []byte(s)
+		}
+		err = fn(name, val)
+		return err == nil
+	})
+	return err
 }
 
 // atEnd reports errSyntax when anything but whitespace follows the value.
@@ -79,9 +73,10 @@ func atEnd(dec *json.Decoder) error {
 // decodeMessage decodes one message object. A syntax error is errSyntax.
 func decodeMessage(obj []byte) (message, error) {
 	var m message
+	obj = bytes.Clone(obj) // the values outlive the caller's buffer
 	var hasJSONRPC, hasMethod, hasParams, hasResult bool
-	err := walkObject(obj, func(name string, val json.RawMessage) error {
-		switch name {
+	err := eachMember(obj, func(name []byte, val json.RawMessage) error {
+		switch string(name) {
 		case "id":
 			m.dupID = m.dupID || m.hasID
 			m.hasID, m.id = true, val

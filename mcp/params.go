@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 )
@@ -32,8 +31,8 @@ type params struct {
 // decodeParams decodes a params object.
 func decodeParams(raw json.RawMessage) (params, error) {
 	var p params
-	err := walkObject(raw, func(name string, val json.RawMessage) error {
-		switch name {
+	err := eachMember(raw, func(name []byte, val json.RawMessage) error {
+		switch string(name) {
 		case "_meta":
 			p.meta = val
 		case "name":
@@ -73,7 +72,7 @@ func (p params) toolCall() (name string, args json.RawMessage, msg string) {
 		if !isObject(p.arguments) {
 			return "", nil, "arguments must be an object"
 		}
-		args = bytes.Clone(p.arguments)
+		args = p.arguments // the message's own copy (decodeMessage)
 	}
 	return name, args, ""
 }
@@ -110,8 +109,8 @@ func decodeMeta(raw json.RawMessage) (requestMeta, error) {
 	if !isObject(raw) {
 		return m, errors.New("_meta must be an object")
 	}
-	err := walkObject(raw, func(name string, val json.RawMessage) error {
-		switch name {
+	err := eachMember(raw, func(name []byte, val json.RawMessage) error {
+		switch string(name) {
 		case MetaProtocolVersion:
 			v, ok := asString(val)
 			if !ok {

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 
@@ -99,7 +100,9 @@ func errorReply(id []byte, code int, msg string, data []byte) []byte {
 // both as text content and as structuredContent.
 // head, when not nil, holds the members a modern result starts with.
 func toolResultReply(id, body []byte, isError bool, head []byte) []byte {
-	dst := make([]byte, 0, 96+len(id)+len(head)+2*len(body)+len(body)/8)
+	// The fixed members, the body twice, one byte per escaped quote in
+	// the text copy and a little for the rarer escapes: one allocation.
+	dst := make([]byte, 0, 128+len(id)+len(head)+2*len(body)+bytes.Count(body, []byte{'"'})+len(body)/32)
 	dst = appendReplyHead(dst, id)
 	dst = append(dst, `"result":{`...)
 	if head != nil {

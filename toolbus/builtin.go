@@ -135,7 +135,7 @@ func (b *Bus) artifactsTool() *Tool {
 		Params: []Param{
 			{Name: "action", Type: "string", Enum: []string{"get", "head", "tail", "list"}, Required: true},
 			{Name: "uri", Type: "string", MaxLen: 512, Description: "An artifact:// URI from an envelope."},
-			{Name: "trace", Type: "string", MaxLen: 128, Pattern: idPattern.String(), Check: checkID},
+			{Name: "trace", Type: "string", MaxLen: 128, Pattern: idPattern, Check: checkID},
 			{Name: "max_bytes", Type: "integer", Min: 1, Max: 16 << 10},
 		},
 		ResultSchema: json.RawMessage(`{"type":"object"}`),

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"sync/atomic"
 	"time"
 
@@ -79,8 +78,6 @@ type entry struct {
 	timeout time.Duration
 }
 
-var namePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-
 // New registers tools (plus the built-in help, state and artifacts) and
 // pre-renders tools/list.
 func New(opts Options, tools ...*Tool) (*Bus, error) {
@@ -109,8 +106,11 @@ func New(opts Options, tools ...*Tool) (*Bus, error) {
 	b := &Bus{opts: opts, byName: map[string]*entry{}, limiter: map[string]*limiter{}}
 	all := append([]*Tool{b.helpTool(), b.stateTool(), b.artifactsTool()}, tools...)
 	for _, t := range all {
-		if !namePattern.MatchString(t.Name) {
+		if !safeName(t.Name, 64, "") {
 			return nil, fmt.Errorf("toolbus: tool name %q is not API-safe", t.Name)
+		}
+		if len(t.ResultSchema) > 0 && !json.Valid(t.ResultSchema) {
+			return nil, fmt.Errorf("toolbus: the result schema of %s is not valid JSON", t.Name)
 		}
 		timeout := t.Timeout
 		if timeout <= 0 {
@@ -140,11 +140,7 @@ func New(opts Options, tools ...*Tool) (*Bus, error) {
 			return nil, fmt.Errorf("toolbus: rate limit for %q, an alias: name the tool %s", name, e.tool.Name)
 		}
 	}
-	lists, err := b.renderLists()
-	if err != nil {
-		return nil, err
-	}
-	b.lists = lists
+	b.lists = b.lazyLists()
 	return b, nil
 }
 
@@ -168,10 +164,10 @@ func RedactValue(r *redact.Redactor) func(json.RawMessage) json.RawMessage {
 	}
 }
 
-// ToolsList returns the pre-rendered result of tools/list for an MCP
+// ToolsList returns the result of tools/list for an MCP
 // protocol version ("" when none was negotiated): title and outputSchema
 // only for 2025-06-18 and later, annotations from 2025-03-26 (see
-// toolLists). Rendered once, in New.
+// toolLists). Each shape is rendered once, when first asked for.
 func (b *Bus) ToolsList(version string) json.RawMessage { return b.lists.forVersion(version) }
 
 // Redactor is the bus's redactor, for callers that redact ahead of time

@@ -2,6 +2,7 @@ package toolbus
 
 import (
 	"encoding/json"
+	"sync"
 )
 
 // inputSchema renders params as a JSON Schema (draft 2020-12, the dialect
@@ -84,12 +85,13 @@ func envelopeSchema(result json.RawMessage) map[string]any {
 	}
 }
 
-// toolLists are tools/list pre-rendered once per shape of the protocol's
-// Tool: what each MCP revision defines, nothing it does not.
+// toolLists are tools/list rendered once per shape of the protocol's Tool
+// (what each MCP revision defines, nothing it does not), each on its first
+// use: a start that answers before anyone lists tools renders none.
 type toolLists struct {
-	base        json.RawMessage // name, description, inputSchema: 2024-11-05 and no version negotiated
-	annotations json.RawMessage // + annotations (with their title): 2025-03-26
-	full        json.RawMessage // + title and outputSchema: 2025-06-18 and later
+	base        func() json.RawMessage // name, description, inputSchema: 2024-11-05 and no version negotiated
+	annotations func() json.RawMessage // + annotations (with their title): 2025-03-26
+	full        func() json.RawMessage // + title and outputSchema: 2025-06-18 and later
 }
 
 // Revisions that added members to a tool.
@@ -104,26 +106,26 @@ const (
 func (l *toolLists) forVersion(version string) json.RawMessage {
 	switch {
 	case version == "" || version < versionAnnotations:
-		return l.base
+		return l.base()
 	case version < versionTitle:
-		return l.annotations
+		return l.annotations()
 	}
-	return l.full
+	return l.full()
 }
 
-func (b *Bus) renderLists() (toolLists, error) {
-	var l toolLists
-	for _, v := range []struct {
-		dst     *json.RawMessage
-		version string
-	}{{&l.base, ""}, {&l.annotations, versionAnnotations}, {&l.full, versionTitle}} {
-		raw, err := b.renderList(v.version)
-		if err != nil {
-			return l, err
-		}
-		*v.dst = raw
+// lazyLists sets up the lists, rendered on first use. New checked that
+// every result schema is valid JSON, so rendering cannot fail.
+func (b *Bus) lazyLists() toolLists {
+	render := func(version string) func() json.RawMessage {
+		return sync.OnceValue(func() json.RawMessage {
+			raw, err := b.renderList(version)
+			if err != nil {
+				panic(err) // only static, marshalable values reach here
+			}
+			return raw
+		})
 	}
-	return l, nil
+	return toolLists{base: render(""), annotations: render(versionAnnotations), full: render(versionTitle)}
 }
 
 func (b *Bus) renderList(version string) (json.RawMessage, error) {

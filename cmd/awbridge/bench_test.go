@@ -16,6 +16,16 @@ import (
 	"time"
 )
 
+// benchBin is the binary the benchmarks run: $AWBRIDGE_BENCH_BIN when set
+// (to measure another build, e.g. an older commit's, with the same
+// benchmarks), else the one TestMain built.
+func benchBin() string {
+	if p := os.Getenv("AWBRIDGE_BENCH_BIN"); p != "" {
+		return p
+	}
+	return binPath
+}
+
 // stdioProc is a running `awbridge stdio` for benchmarks.
 type stdioProc struct {
 	cmd *exec.Cmd
@@ -25,7 +35,7 @@ type stdioProc struct {
 
 func startStdio(b *testing.B, env []string) *stdioProc {
 	b.Helper()
-	cmd := exec.Command(binPath, "stdio")
+	cmd := exec.Command(benchBin(), "stdio")
 	cmd.Env = env
 	in, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()
@@ -110,7 +120,9 @@ func benchEnv(b *testing.B, extra ...string) []string {
 // BenchmarkStartToFirstAnswer: from exec of `awbridge stdio` to the reply
 // to its first request, as a client starting the server sees it.
 // ms-to-first-answer is that time (ns/op also counts the process's exit);
-// ms-to-initialize is the time to the initialize reply where there is one.
+// ms-to-initialize is the time to the initialize reply where there is one;
+// cpu-ms is the CPU time (user and system) the process used in all, exit
+// included, which a loaded machine blurs less than the wall clock.
 // version_floor is the floor under both: exec of `awbridge version` to its
 // line (loading the binary and Go's start, no engine).
 func BenchmarkStartToFirstAnswer(b *testing.B) {
@@ -135,9 +147,9 @@ func BenchmarkStartToFirstAnswer(b *testing.B) {
 					replies++
 				}
 			}
-			var toInit, toAnswer time.Duration
+			var toInit, toAnswer, cpu time.Duration
 			for b.Loop() {
-				cmd := exec.Command(binPath, bc.command)
+				cmd := exec.Command(benchBin(), bc.command)
 				cmd.Env = env
 				in, _ := cmd.StdinPipe()
 				out, _ := cmd.StdoutPipe()
@@ -159,12 +171,48 @@ func BenchmarkStartToFirstAnswer(b *testing.B) {
 				in.Close()
 				io.Copy(io.Discard, r)
 				cmd.Wait()
+				cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 			}
 			b.ReportMetric(float64(toAnswer.Microseconds())/1000/float64(b.N), "ms-to-first-answer")
+			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms")
 			if replies > 1 {
 				b.ReportMetric(float64(toInit.Microseconds())/1000/float64(b.N), "ms-to-initialize")
 			}
 		})
+	}
+}
+
+// TestPackageInitIsCheap: what the project's packages do before main
+// runs (package-level variables) is paid by every start, before the first
+// answer. Go's init trace counts it; the allocations (not the time, which
+// a loaded machine blurs) must stay small: compiling counted-repetition
+// regexps at start-up cost toolbus and config some 3,600 of them.
+func TestPackageInitIsCheap(t *testing.T) {
+	cmd := exec.Command(binPath, "version")
+	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+	var trace bytes.Buffer
+	cmd.Stderr = &trace
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("awbridge version: %v\n%s", err, trace.Bytes())
+	}
+	const budget = 1000
+	total := 0
+	var each []string
+	for _, line := range strings.Split(trace.String(), "\n") {
+		// init github.com/awbridge/awbridge/mcp @14 ms, 0.09 ms clock, 760 bytes, 6 allocs
+		f := strings.Fields(line)
+		if len(f) < 2 || f[0] != "init" || !strings.HasPrefix(f[1], "github.com/awbridge/awbridge") || f[len(f)-1] != "allocs" {
+			continue
+		}
+		n, err := strconv.Atoi(f[len(f)-2])
+		if err != nil {
+			t.Fatalf("unreadable init trace line %q", line)
+		}
+		total += n
+		each = append(each, fmt.Sprintf("%s %d", f[1], n))
+	}
+	if total > budget {
+		t.Errorf("the project's packages allocate %d times at start-up (budget %d): %s", total, budget, strings.Join(each, ", "))
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Mask replaces every redacted value.
@@ -129,6 +130,15 @@ type Redactor struct {
 	// appear in the document), jdec (decoded JSON strings).
 	text, jraw, jdec [256]uint8
 
+	// re compiles the token patterns on first use: most redactors (the
+	// logger's, a start that answers before any text needs them) never
+	// meet a token's prefix, and compiling them cost every start ~1,000
+	// allocations per redactor.
+	re func() *patterns
+}
+
+// patterns are the token patterns, compiled once per Redactor.
+type patterns struct {
 	reSK, reStripe, reGH, reGHPat, reGLPat, reXox, reNPM, reHF *regexp.Regexp
 	reAIza, reAWS, reJWT, reBearer, reKV, reUserinfo, rePEM    *regexp.Regexp
 }
@@ -140,29 +150,33 @@ func New(o Options) *Redactor {
 	r := &Redactor{o: o}
 	r.keys = newKeySet(o.ExtraKeys)
 	r.initTables()
-	m := regexp.MustCompile
-	// Token patterns are anchored: they run only where the byte scan found
-	// their prefix at a word start.
-	// The minimum lengths keep ordinary words and identifiers out:
-	// sk-… also needs a digit (see match), and the bodies of npm_, hf_
-	// and the Stripe keys hold no '_', unlike a snake_case name.
-	r.reSK = m(`^sk-[A-Za-z0-9_-]{20,}`)
-	r.reStripe = m(`^[rs]k_(?:live|test)_[A-Za-z0-9]{16,}`)
-	r.reGH = m(`^gh[pousr]_[A-Za-z0-9]{20,}`)
-	r.reGHPat = m(`^github_pat_[A-Za-z0-9_]{20,}`)
-	r.reGLPat = m(`^glpat-[A-Za-z0-9_-]{20,}`)
-	r.reXox = m(`^(?:xox[abprs]|xapp)-[A-Za-z0-9-]{10,}`)
-	r.reNPM = m(`^npm_[A-Za-z0-9]{30,}`)
-	r.reHF = m(`^hf_[A-Za-z0-9]{30,}`)
-	r.reAIza = m(`^AIza[0-9A-Za-z_-]{35,}`)
-	r.reAWS = m(`^(?:AKIA|ASIA)[A-Z0-9]{16}`) // and a word ends there (see match)
-	r.reJWT = m(`^eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*`)
-	r.reBearer = m(`^(?i:bearer)[ \t]+([A-Za-z0-9._~+/=-]+)`)
-	// key=value: anchored at the separator, the key having been found by
-	// looking back. An auth scheme before the value is kept.
-	r.reKV = m(`^(?:=>|=|:)[ \t]*(?:(?i:bearer|basic|token|digest)[ \t]+)?("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|\\"(?:[^"\\\n]|\\\\)*\\"|[^\s&"'<>\\]+)`)
-	r.reUserinfo = m(`^://[^/?#@\s:"'<>\\]*:([^/?#@\s"'<>\\]+)@`)
-	r.rePEM = m(`-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?(-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----)|[\s\S]*)`)
+	r.re = sync.OnceValue(func() *patterns {
+		p := &patterns{}
+		m := regexp.MustCompile
+		// Token patterns are anchored: they run only where the byte scan found
+		// their prefix at a word start.
+		// The minimum lengths keep ordinary words and identifiers out:
+		// sk-… also needs a digit (see match), and the bodies of npm_, hf_
+		// and the Stripe keys hold no '_', unlike a snake_case name.
+		p.reSK = m(`^sk-[A-Za-z0-9_-]{20,}`)
+		p.reStripe = m(`^[rs]k_(?:live|test)_[A-Za-z0-9]{16,}`)
+		p.reGH = m(`^gh[pousr]_[A-Za-z0-9]{20,}`)
+		p.reGHPat = m(`^github_pat_[A-Za-z0-9_]{20,}`)
+		p.reGLPat = m(`^glpat-[A-Za-z0-9_-]{20,}`)
+		p.reXox = m(`^(?:xox[abprs]|xapp)-[A-Za-z0-9-]{10,}`)
+		p.reNPM = m(`^npm_[A-Za-z0-9]{30,}`)
+		p.reHF = m(`^hf_[A-Za-z0-9]{30,}`)
+		p.reAIza = m(`^AIza[0-9A-Za-z_-]{35,}`)
+		p.reAWS = m(`^(?:AKIA|ASIA)[A-Z0-9]{16}`) // and a word ends there (see match)
+		p.reJWT = m(`^eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*`)
+		p.reBearer = m(`^(?i:bearer)[ \t]+([A-Za-z0-9._~+/=-]+)`)
+		// key=value: anchored at the separator, the key having been found by
+		// looking back. An auth scheme before the value is kept.
+		p.reKV = m(`^(?:=>|=|:)[ \t]*(?:(?i:bearer|basic|token|digest)[ \t]+)?("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|\\"(?:[^"\\\n]|\\\\)*\\"|[^\s&"'<>\\]+)`)
+		p.reUserinfo = m(`^://[^/?#@\s:"'<>\\]*:([^/?#@\s"'<>\\]+)@`)
+		p.rePEM = m(`-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?(-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----)|[\s\S]*)`)
+		return p
+	})
 	return r
 }
 

@@ -341,7 +341,7 @@ type span struct {
 // line is masked to the end of the text).
 func (r *Redactor) pemSpans(s string) []span {
 	var sp []span
-	for _, loc := range r.rePEM.FindAllStringSubmatchIndex(s, -1) {
+	for _, loc := range r.re().rePEM.FindAllStringSubmatchIndex(s, -1) {
 		m := s[loc[0]:loc[1]]
 		head := m[:5+strings.Index(m[5:], "-----")+5]
 		tail := ""
@@ -471,9 +471,9 @@ func (r *Redactor) match(s string, i int, a uint8, cuts []cut) (start, end int, 
 	switch a {
 	case aK:
 		if s[i+1] != '-' {
-			return tok(i-1, s[i-1:i+7], r.reStripe.FindStringIndex(s[i-1:]))
+			return tok(i-1, s[i-1:i+7], r.re().reStripe.FindStringIndex(s[i-1:]))
 		}
-		loc := r.reSK.FindStringIndex(s[i-1:])
+		loc := r.re().reSK.FindStringIndex(s[i-1:])
 		if loc != nil && !strings.ContainsAny(s[i+2:i-1+loc[1]], "0123456789") {
 			loc = nil // a long kebab-case word, not a key
 		}
@@ -481,42 +481,42 @@ func (r *Redactor) match(s string, i int, a uint8, cuts []cut) (start, end int, 
 	case aG:
 		switch {
 		case s[i+1] == 'h':
-			return tok(i, s[i:i+4], r.reGH.FindStringIndex(s[i:]))
+			return tok(i, s[i:i+4], r.re().reGH.FindStringIndex(s[i:]))
 		case s[i+1] == 'l':
-			return tok(i, "glpat-", r.reGLPat.FindStringIndex(s[i:]))
+			return tok(i, "glpat-", r.re().reGLPat.FindStringIndex(s[i:]))
 		default:
-			return tok(i, "github_pat_", r.reGHPat.FindStringIndex(s[i:]))
+			return tok(i, "github_pat_", r.re().reGHPat.FindStringIndex(s[i:]))
 		}
 	case aX:
-		return tok(i, s[i:i+5], r.reXox.FindStringIndex(s[i:]))
+		return tok(i, s[i:i+5], r.re().reXox.FindStringIndex(s[i:]))
 	case aU:
 		if i >= 3 && s[i-3:i] == "npm" {
-			return tok(i-3, "npm_", r.reNPM.FindStringIndex(s[i-3:]))
+			return tok(i-3, "npm_", r.re().reNPM.FindStringIndex(s[i-3:]))
 		}
-		return tok(i-2, "hf_", r.reHF.FindStringIndex(s[i-2:]))
+		return tok(i-2, "hf_", r.re().reHF.FindStringIndex(s[i-2:]))
 	case aA:
 		if strings.HasPrefix(s[i:], "AIza") {
-			return tok(i, "AIza", r.reAIza.FindStringIndex(s[i:]))
+			return tok(i, "AIza", r.re().reAIza.FindStringIndex(s[i:]))
 		}
-		loc := r.reAWS.FindStringIndex(s[i:])
+		loc := r.re().reAWS.FindStringIndex(s[i:])
 		if loc != nil && !wordEnd(s, i+loc[1], cuts) {
 			loc = nil // longer than a key id
 		}
 		return tok(i, s[i:i+4], loc)
 	case aJ:
-		return tok(i-2, "eyJ", r.reJWT.FindStringIndex(s[i-2:]))
+		return tok(i-2, "eyJ", r.re().reJWT.FindStringIndex(s[i-2:]))
 	case aB:
 		if i >= 5 && s[i-5:i] == "-----" && strings.HasPrefix(s[i:], "BEGIN ") {
 			return 0, 0, "", false // PEM, masked before
 		}
-		loc := r.reBearer.FindStringSubmatchIndex(s[i:])
+		loc := r.re().reBearer.FindStringSubmatchIndex(s[i:])
 		if loc == nil || !looksLikeToken(s[i+loc[2]:i+loc[3]]) {
 			return 0, 0, "", false
 		}
 		return i + loc[2], i + loc[3], Mask, true
 	case aSep:
 		if s[i] == ':' && userinfoAt(s, i) {
-			if loc := r.reUserinfo.FindStringSubmatchIndex(s[i:]); loc != nil {
+			if loc := r.re().reUserinfo.FindStringSubmatchIndex(s[i:]); loc != nil {
 				return i + loc[2], i + loc[3], Mask, true
 			}
 		}
@@ -524,7 +524,7 @@ func (r *Redactor) match(s string, i int, a uint8, cuts []cut) (start, end int, 
 		if !ok || !matchKey(&r.keys, s[ks:ke]) {
 			return 0, 0, "", false
 		}
-		loc := r.reKV.FindStringSubmatchIndex(s[i:])
+		loc := r.re().reKV.FindStringSubmatchIndex(s[i:])
 		if loc == nil {
 			return 0, 0, "", false
 		}
