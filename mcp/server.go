@@ -335,9 +335,19 @@ func (srv *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 		case <-ctxDone:
 			startGrace()
 		case <-graceC:
+			if !graceExpired {
+				// The calls are cancelled; their replies get one more
+				// grace to be queued.
+				graceExpired = true
+				hardCancel()
+				armGrace()
+				break
+			}
+			// Still waiting: the peer stopped reading. Interrupt the
+			// stuck write, and let replies still queueing give up.
 			graceC = nil
-			graceExpired = true
-			hardCancel()
+			setDeadline(w, "write")
+			close(c.abandon)
 		case <-wDone:
 			wDone = nil
 			peerGone = true

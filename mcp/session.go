@@ -688,6 +688,7 @@ type streamConn struct {
 	out          chan []byte   // replies for the writer, without '\n'
 	finish       chan struct{} // closed by Serve: no producer is left
 	writerExited chan struct{} // closed by the writer when it ends
+	abandon      chan struct{} // closed by Serve when the drain grace ran out: queueing gives up
 	werr         error         // the write error; read after writerExited
 	budget       *connBudget
 }
@@ -701,6 +702,7 @@ func newStreamConn(srv *Server) *streamConn {
 		out:          make(chan []byte, outQueue),
 		finish:       make(chan struct{}),
 		writerExited: make(chan struct{}),
+		abandon:      make(chan struct{}),
 	}
 	c.budget = srv.budget.conn(srv.connBytes)
 	c.s = newSession(srv, c.enqueue)
@@ -718,6 +720,10 @@ func (c *streamConn) enqueue(o outbound) {
 	select {
 	case c.out <- o.b:
 	case <-c.writerExited:
+		c.budget.release(len(o.b))
+	case <-c.abandon:
+		// The peer stopped reading and the drain grace is over: this
+		// reply is dropped, so its producer ends and Serve can return.
 		c.budget.release(len(o.b))
 	}
 }
