@@ -269,3 +269,16 @@ func TestSubscriptionArmedBeforeItsAcknowledgement(t *testing.T) {
 		})
 	}
 }
+
+// An unknown resource's error echoes its URI bounded, however long the
+// client made it (review: a 300,000-character URI came back whole).
+func TestUnknownResourceURIEchoedBounded(t *testing.T) {
+	c := startConn(t, NewServer(&resBackend{changed: make(chan struct{})}, Options{}))
+	long := "x://" + strings.Repeat("a", 100_000)
+	c.send(modernReq("1", "resources/read", `"uri":"`+long+`"`))
+	line := <-c.lines
+	if !strings.Contains(line, `"code":-32602`) || len(line) > 1024 {
+		t.Fatalf("%d bytes: %.200s", len(line), line)
+	}
+	c.closeAndWait()
+}

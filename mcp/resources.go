@@ -65,7 +65,7 @@ func (s *session) handleResource(callCtx context.Context, q *request, v string) 
 	}
 	unknown := func() []byte {
 		if modern {
-			data, _ := json.Marshal(map[string]string{"uri": uri})
+			data, _ := json.Marshal(map[string]string{"uri": bounded(uri)}) // the client's text, echoed bounded
 			return errorReply(q.id, CodeInvalidParams, "Resource not found", data)
 		}
 		return errorReply(q.id, CodeInvalidParams, "invalid params: unknown resource (see resources/list)", nil)
