@@ -78,8 +78,8 @@ type entry struct {
 	timeout time.Duration
 }
 
-// New registers tools (plus the built-in help, state and artifacts) and
-// pre-renders tools/list.
+// New registers tools (plus the built-in help, state and artifacts).
+// tools/list is rendered when first asked for (see ToolsList).
 func New(opts Options, tools ...*Tool) (*Bus, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 10 * time.Second
