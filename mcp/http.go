@@ -14,7 +14,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -573,7 +572,7 @@ func (t *HTTPTransport) servePost(w http.ResponseWriter, r *http.Request) {
 		if p.code == 0 && !p.req.meta.hasVersion && m.method != "initialize" && r.Header.Get(HeaderSessionID) == "" {
 			// The header says 2026-07-28 (or later) but the body has no
 			// version: a malformed modern request, not a legacy one.
-			if v, ok := oneHeader(r, HeaderProtocolVersion); ok && !slices.Contains(SupportedVersions(), v) {
+			if v, ok := oneHeader(r, HeaderProtocolVersion); ok && !legacyVersion(v) {
 				writeJSON(w, http.StatusBadRequest, errorReply(p.req.id, CodeInvalidParams,
 					"invalid params: _meta."+MetaProtocolVersion+" is required (MCP-Protocol-Version says "+bounded(v)+")", nil))
 				return

@@ -89,15 +89,7 @@ type requestMeta struct {
 // it names its version in _meta, and that version is not one the
 // initialize era negotiates.
 func (m requestMeta) modern() bool {
-	if !m.hasVersion {
-		return false
-	}
-	for _, v := range SupportedVersions() {
-		if v == m.version {
-			return false
-		}
-	}
-	return true
+	return m.hasVersion && !legacyVersion(m.version)
 }
 
 // decodeMeta decodes params._meta (nil: none).

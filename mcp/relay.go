@@ -398,10 +398,8 @@ func (r *relay) note(m message) {
 			if !ok {
 				return
 			}
-			for _, known := range SupportedVersions() {
-				if want == known {
-					v = want
-				}
+			if legacyVersion(want) {
+				v = want
 			}
 		}
 		r.version = v

@@ -31,6 +31,16 @@ func SupportedVersions() []string {
 	return []string{Version20241105, Version20250326, Version20250618, Version20251125}
 }
 
+// legacyVersion reports whether v is one of SupportedVersions: a version
+// negotiated by initialize, not named per request.
+func legacyVersion(v string) bool {
+	switch v {
+	case Version20241105, Version20250326, Version20250618, Version20251125:
+		return true
+	}
+	return false
+}
+
 // The default direct methods.
 const (
 	MethodAwGetState    = "aw.get_state"
