@@ -153,6 +153,13 @@ type relay struct {
 	replays      int              // replayed requests whose replies are still to drop; under mu
 	fbErr        error            // the fallback's error; read after wg.Wait
 	buf          []byte           // the line being forwarded, with its '\n'
+	// writing is the idKey of the single call being written to the
+	// service ("" none); if the service goes away meanwhile, its failure
+	// leaves that call to the writer (writingLeft), which knows whether
+	// the line reached the service at all.
+	writing     string
+	writingLeft bool
+	left        *owed // the call left to the writer
 }
 
 // owed is a call the service owes: its raw id (n times, for a client that
@@ -243,19 +250,35 @@ func (r *relay) forward(line []byte) bool {
 	}
 	tracked := r.track(line)
 	r.mu.Unlock()
-	if _, err := r.conn.Write(r.buf); err == nil {
+	_, err := r.conn.Write(r.buf)
+	if err != nil {
+		if r.ctx.Err() != nil {
+			return false
+		}
+		// The service went away: wait until its failure has answered what
+		// it owed. It leaves this call, if a single one, to us: it never
+		// reached the service.
+		<-r.failed
+	}
+	r.mu.Lock()
+	left, leftCall := r.writingLeft, r.left
+	r.writing, r.writingLeft, r.left = "", false, nil
+	r.mu.Unlock()
+	switch {
+	case err == nil && left:
+		// Written, but the service's connection had already ended:
+		// nobody will answer it but us.
+		if leftCall.listen {
+			r.out.line(r.listenEnded(leftCall.id))
+		} else {
+			r.out.line(serviceGoneReply(leftCall.id))
+		}
+		return true
+	case err == nil || (tracked && !left):
 		return true
 	}
-	if r.ctx.Err() != nil {
-		return false
-	}
-	// The service went away: its failure answers what was tracked, this
-	// line included; anything else (a notification, a message without a
-	// usable id) goes to the fallback.
-	<-r.failed
-	if tracked {
-		return true
-	}
+	// Never reached the service: the fallback answers it, as it does a
+	// notification or a message without a usable id.
 	return r.toFallback()
 }
 
@@ -301,6 +324,7 @@ func (r *relay) track(line []byte) bool {
 		}
 		r.note(m)
 		r.owe(m.id, m.method == "subscriptions/listen" && modernRequest(m))
+		r.writing = idKey(m.id)
 		return true
 	case '[':
 		// A batch is answered element by element only in a 2025-03-26
@@ -423,8 +447,14 @@ func (r *relay) pumpService() {
 	r.gone = true
 	owedCalls := r.pending
 	r.pending, r.pendingBytes = map[string]*owed{}, 0
-	for _, o := range owedCalls {
-		for range o.n {
+	for key, o := range owedCalls {
+		n := o.n
+		if key == r.writing && !r.writingLeft {
+			// Being written right now: the writer answers it (see forward).
+			r.writingLeft, n = true, n-1
+			r.left = o
+		}
+		for range n {
 			if o.listen {
 				r.out.line(r.listenEnded(o.id))
 			} else {

@@ -289,6 +289,7 @@ func TestRelayFailsOverWhenTheServiceDies(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cmd.Wait()
+	defer stdin.Close() // first: a failed test must not wait for a stdio that still reads
 	lines := make(chan string)
 	go func() {
 		defer close(lines)
