@@ -1,0 +1,6 @@
+//go:build !race
+
+package mcp
+
+// raceEnabled: the race detector adds allocations of its own.
+const raceEnabled = false
