@@ -56,7 +56,17 @@ func inputSchema(params []Param) json.RawMessage {
 	return append(props, `,"additionalProperties":false}`...)
 }
 
-// envelopeSchema describes the envelope that tools/call returns.
+// resultDescription says why the published result requires nothing.
+const resultDescription = "The tool's result as $defs/result describes it, unless the call's output argument or " +
+	"response_mode compact reshaped it: then any JSON value."
+
+// envelopeSchema describes the envelope that tools/call returns (its
+// structuredContent). Only the envelope's own members are required. The
+// result is whatever the call's output argument and response_mode made of
+// it (output.path may select a string, pick and compact leave members
+// out), so the published result accepts any JSON value; the tool's
+// unshaped result schema stays under $defs, for clients and people to
+// read, not to validate against.
 func envelopeSchema(result json.RawMessage) map[string]any {
 	str := map[string]any{"type": "string"}
 	strOrNull := map[string]any{"type": []string{"string", "null"}}
@@ -67,7 +77,7 @@ func envelopeSchema(result json.RawMessage) map[string]any {
 			"tool":        str,
 			"action":      strOrNull,
 			"status":      map[string]any{"type": "string", "enum": []string{"Ok", "Error", "Retryable"}},
-			"result":      map[string]any{"anyOf": []any{result, map[string]any{"type": "null"}}},
+			"result":      map[string]any{"description": resultDescription},
 			"error":       map[string]any{"type": []string{"object", "null"}},
 			"duration_ms": map[string]any{"type": "number"},
 			"trace": map[string]any{"type": "object", "properties": map[string]any{
@@ -82,6 +92,7 @@ func envelopeSchema(result json.RawMessage) map[string]any {
 		// Members that are null or empty are left out (compact mode also
 		// leaves out more, and output.missing "undefined" the result).
 		"required": []string{"success", "tool", "status", "duration_ms", "trace"},
+		"$defs":    map[string]any{"result": result},
 	}
 }
 
