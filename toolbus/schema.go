@@ -8,9 +8,11 @@ import (
 // inputSchema renders params as a JSON Schema (draft 2020-12, the dialect
 // of MCP and of the Claude API, which refuses a whole request when one
 // tool's schema is not valid 2020-12). A tool's own arguments carry their
-// description and bounds; the common arguments every tool shares are only
-// typed (they are described once, in the server's instructions and in
-// help), which keeps what the model reads for all tools small.
+// description and bounds; the common arguments every tool shares
+// carry their type and allowed values only (they are described once, in
+// the server's instructions and in help), which keeps what the model reads
+// for all tools small. An enum keeps its "type": some providers (Gemini)
+// refuse an enum without "type":"string".
 func inputSchema(params []Param) json.RawMessage {
 	// Rendered by hand so the properties keep the params' order: the
 	// tool's own arguments first, then the common ones.
@@ -30,12 +32,12 @@ func inputSchema(params []Param) json.RawMessage {
 		if p.Required {
 			required = append(required, p.Name)
 		}
-		if !p.common { // a common argument carries its JSON type only
+		if len(p.Enum) > 0 { // the values: what a model needs most
+			s["enum"] = p.Enum
+		}
+		if !p.common { // a common argument carries its type and values only
 			if p.Description != "" {
 				s["description"] = p.Description
-			}
-			if len(p.Enum) > 0 {
-				s["enum"] = p.Enum
 			}
 			if p.MaxLen > 0 {
 				s["maxLength"] = p.MaxLen
