@@ -25,8 +25,8 @@ func (b *Bus) helpTool() *Tool {
 	return &Tool{
 		Name:  "help",
 		Title: "Help: what awbridge can answer",
-		Description: "Explains awbridge: no arguments for an overview, the tools and the common arguments all tools take; " +
-			"{\"tool\": NAME} for a tool's fields and an example; {\"query\": WORDS} to find a tool. Call it when unsure what to call.",
+		Description: "Explains awbridge. No arguments: the tools and the common arguments; tool NAME: its fields and an " +
+			"example; query WORDS: find a tool. Call it when unsure.",
 		Params: []Param{
 			{Name: "tool", Type: "string", MaxLen: 64,
 				Check: func(v any) string {

@@ -8,9 +8,11 @@ import (
 // inputSchema renders params as a JSON Schema (draft 2020-12, the dialect
 // of MCP and of the Claude API, which refuses a whole request when one
 // tool's schema is not valid 2020-12). A tool's own arguments carry their
-// description and bounds; the common arguments every tool shares are only
-// typed (they are described once, in the server's instructions and in
-// help), which keeps what the model reads for all tools small.
+// description and bounds; the common arguments every tool shares
+// carry their type and allowed values only (they are described once, in
+// the server's instructions and in help), which keeps what the model reads
+// for all tools small. An enum keeps its "type": some providers (Gemini)
+// refuse an enum without "type":"string".
 func inputSchema(params []Param) json.RawMessage {
 	// Rendered by hand so the properties keep the params' order: the
 	// tool's own arguments first, then the common ones.
@@ -30,12 +32,12 @@ func inputSchema(params []Param) json.RawMessage {
 		if p.Required {
 			required = append(required, p.Name)
 		}
-		if !p.common { // a common argument carries its JSON type only
+		if len(p.Enum) > 0 { // the values: what a model needs most
+			s["enum"] = p.Enum
+		}
+		if !p.common { // a common argument carries its type and values only
 			if p.Description != "" {
 				s["description"] = p.Description
-			}
-			if len(p.Enum) > 0 {
-				s["enum"] = p.Enum
 			}
 			if p.MaxLen > 0 {
 				s["maxLength"] = p.MaxLen
@@ -56,7 +58,17 @@ func inputSchema(params []Param) json.RawMessage {
 	return append(props, `,"additionalProperties":false}`...)
 }
 
-// envelopeSchema describes the envelope that tools/call returns.
+// resultDescription says why the published result requires nothing.
+const resultDescription = "The tool's result as $defs/result describes it, unless the call's output argument or " +
+	"response_mode compact reshaped it: then any JSON value."
+
+// envelopeSchema describes the envelope that tools/call returns (its
+// structuredContent). Only the envelope's own members are required. The
+// result is whatever the call's output argument and response_mode made of
+// it (output.path may select a string, pick and compact leave members
+// out), so the published result accepts any JSON value; the tool's
+// unshaped result schema stays under $defs, for clients and people to
+// read, not to validate against.
 func envelopeSchema(result json.RawMessage) map[string]any {
 	str := map[string]any{"type": "string"}
 	strOrNull := map[string]any{"type": []string{"string", "null"}}
@@ -67,7 +79,7 @@ func envelopeSchema(result json.RawMessage) map[string]any {
 			"tool":        str,
 			"action":      strOrNull,
 			"status":      map[string]any{"type": "string", "enum": []string{"Ok", "Error", "Retryable"}},
-			"result":      map[string]any{"anyOf": []any{result, map[string]any{"type": "null"}}},
+			"result":      map[string]any{"description": resultDescription},
 			"error":       map[string]any{"type": []string{"object", "null"}},
 			"duration_ms": map[string]any{"type": "number"},
 			"trace": map[string]any{"type": "object", "properties": map[string]any{
@@ -82,6 +94,7 @@ func envelopeSchema(result json.RawMessage) map[string]any {
 		// Members that are null or empty are left out (compact mode also
 		// leaves out more, and output.missing "undefined" the result).
 		"required": []string{"success", "tool", "status", "duration_ms", "trace"},
+		"$defs":    map[string]any{"result": result},
 	}
 }
 

@@ -69,7 +69,9 @@ func TestToolsListPerVersion(t *testing.T) {
 
 // TestInputSchemaDescribesCommonArgumentsOnce: a tool's own arguments keep
 // their description, values and bounds and come first; the common
-// arguments are typed only; required says which argument every call needs.
+// arguments carry their type and, where they have them, their allowed
+// values (response_mode, store_scope); required says which argument every
+// call needs.
 func TestInputSchemaDescribesCommonArgumentsOnce(t *testing.T) {
 	b := testBus(t)
 	var list struct {
@@ -99,8 +101,15 @@ func TestInputSchemaDescribesCommonArgumentsOnce(t *testing.T) {
 				}
 				t.Fatalf("%s: common argument %s is not accepted by the schema", tl.Name, p.Name)
 			}
-			if _, typed := got["type"]; !typed || len(got) != 1 {
-				t.Fatalf("%s: common argument %s = %v, want its type only", tl.Name, p.Name, got)
+			want := 1
+			if len(p.Enum) > 0 {
+				want = 2
+				if enum, _ := got["enum"].([]any); len(enum) != len(p.Enum) || got["type"] != "string" {
+					t.Fatalf("%s: common argument %s = %v, want type string and enum %q", tl.Name, p.Name, got, p.Enum)
+				}
+			}
+			if _, typed := got["type"]; !typed || len(got) != want {
+				t.Fatalf("%s: common argument %s = %v, want its type and values only", tl.Name, p.Name, got)
 			}
 		}
 		wantReq := map[string][]string{"state": {"action"}, "artifacts": {"action"}}[tl.Name]

@@ -47,7 +47,9 @@ type Tool struct {
 	// Params are the tool's own arguments; the common ones (trace ids,
 	// max_age_ms for read-only tools) are added by the bus.
 	Params []Param
-	// ResultSchema is the JSON schema of the envelope's result.
+	// ResultSchema is the JSON schema of the tool's unshaped result.
+	// outputSchema publishes it under $defs/result, to read: output and
+	// response_mode compact may reshape a result into any JSON value.
 	ResultSchema json.RawMessage
 	// ReadOnly and Idempotent become MCP annotations.
 	ReadOnly, Idempotent bool

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,42 @@ const (
 	budgetNowframeAI     = 3 << 10
 	budgetNowframeCompac = 1 << 10
 )
+
+// publishedValues are the allowed values of the common arguments that have
+// them: the schema of every tool lists them, since a model cannot guess
+// them and the validator refuses any other.
+var publishedValues = map[string][]string{
+	"response_mode": {"ai", "compact"},
+	"store_scope":   {"session", "persistent"},
+}
+
+// checkPublishedValues fails unless every tool's inputSchema lists the
+// publishedValues.
+func checkPublishedValues(t *testing.T, era string, toolsResult json.RawMessage) {
+	t.Helper()
+	var list struct {
+		Tools []struct {
+			Name        string `json:"name"`
+			InputSchema struct {
+				Properties map[string]struct {
+					Type any      `json:"type"`
+					Enum []string `json:"enum"`
+				} `json:"properties"`
+			} `json:"inputSchema"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(toolsResult, &list); err != nil {
+		t.Fatalf("tools/list %s: %v", era, err)
+	}
+	for _, tl := range list.Tools {
+		for arg, want := range publishedValues {
+			got := tl.InputSchema.Properties[arg]
+			if got.Type != "string" || !slices.Equal(got.Enum, want) {
+				t.Errorf("tools/list %s: %s's %s is %+v, want type string and enum %q", era, tl.Name, arg, got, want)
+			}
+		}
+	}
+}
 
 // modelView is the compact JSON of what the model reads of each tool.
 func modelView(t *testing.T, toolsResult json.RawMessage) (total int, per []string) {
@@ -75,8 +112,9 @@ const initialize20251125 = `{"jsonrpc":"2.0","id":1,"method":"initialize","param
 
 // TestToolsListBudget measures what the real binary's tools/list hands the
 // model (name, description and inputSchema of every tool) and fails above
-// 6 KB. A 2025-11-25 session is measured, and a stateless 2026-07-28
-// request where the binary answers one.
+// 6 KB, and checks that every tool still lists the allowed values of the
+// common arguments that have them. A 2025-11-25 session is measured, and a
+// stateless 2026-07-28 request where the binary answers one.
 func TestToolsListBudget(t *testing.T) {
 	env := baseEnv(t, "http://127.0.0.1:1", "AWBRIDGE_RELAY=0") // nothing listens: the list needs no ActivityWatch
 	got := replies(t, env, []string{initialize20251125, `{"jsonrpc":"2.0","method":"notifications/initialized"}`,
@@ -86,6 +124,7 @@ func TestToolsListBudget(t *testing.T) {
 	if total > budgetToolsList {
 		t.Errorf("tools/list 2025-11-25 hands the model %d bytes, over the budget of %d", total, budgetToolsList)
 	}
+	checkPublishedValues(t, "2025-11-25", got["2"].Result)
 
 	modern := replies(t, env, []string{`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{` +
 		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
@@ -99,6 +138,7 @@ func TestToolsListBudget(t *testing.T) {
 	if total > budgetToolsList {
 		t.Errorf("tools/list 2026-07-28 hands the model %d bytes, over the budget of %d", total, budgetToolsList)
 	}
+	checkPublishedValues(t, "2026-07-28", modern["2"].Result)
 }
 
 // TestNowframeAnswerBudget measures the text content of real nowframe_build
