@@ -79,6 +79,10 @@
 //     for elements that are not objects or carry a bad id (JSON-RPC 2.0 §6);
 //     notifications add nothing, so a batch of only notifications gets no
 //     reply; an empty batch is one -32600; initialize may not be batched.
+//     On a stream the array is written reply by reply as its elements
+//     finish (anything else for the peer waits behind its end), and the
+//     reader waits for room in the byte budget between elements as between
+//     lines: a batch holds no more reply bytes than separate lines would.
 //   - notifications/cancelled matches requestId against calls in flight:
 //     strings by value, numbers by their exact text. The cancelled call's
 //     ctx is cancelled and its reply, if it comes anyway, is dropped.
