@@ -41,7 +41,11 @@
 // On HTTP a modern request needs no session; MCP-Protocol-Version,
 // Mcp-Method and, for tools/call and resources/read, Mcp-Name (base64
 // sentinel decoded) must match the body, else 400 with -32020; an unknown
-// method is 404. A W3C traceparent in _meta (either era) reaches the tool
+// method is 404. Each modern HTTP request runs on a session of its own, so
+// the transport bounds them as a whole: at most HTTPOptions.MaxModernCalls
+// in progress and HTTPOptions.MaxListens open listen streams; beyond, 503
+// with Retry-After and -32006 (ConcurrencyLimited) under the request's id.
+// A W3C traceparent in _meta (either era) reaches the tool
 // bus as toolbus.Request.TraceParent. Invalid tool arguments are a tool
 // result with isError true from 2025-11-25 on, a -32602 error before.
 //

@@ -2,9 +2,12 @@ package mcp
 
 import (
 	"encoding/base64"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/awbridge/awbridge/toolbus"
 )
 
 // Header names of MCP 2026-07-28's Streamable HTTP: they mirror the body
@@ -71,6 +74,19 @@ func (t *HTTPTransport) serveModern(w http.ResponseWriter, r *http.Request, q *r
 		return
 	}
 
+	if !t.admitModern(w, q.id) {
+		return
+	}
+	admitted := true
+	leave := func() {
+		if admitted {
+			admitted = false
+			t.mu.Lock()
+			t.modern--
+			t.mu.Unlock()
+		}
+	}
+	defer leave()
 	reply := make(chan []byte, 1)
 	s := newSession(t.srv, func(o outbound) {
 		if o.key == q.key {
@@ -86,12 +102,48 @@ func (t *HTTPTransport) serveModern(w http.ResponseWriter, r *http.Request, q *r
 	select {
 	case b := <-reply:
 		s.calls.Wait()
+		leave() // before the client can see the reply and send the next request
 		writeReply(w, jsonOK, b)
 	case <-r.Context().Done():
 		// A closed stream cancels the request: no reply.
 		s.cancelRequest(q.id)
 		s.calls.Wait()
 	}
+}
+
+// admitModern counts one more modern request in progress, or answers it
+// (shutting down, or at HTTPOptions.MaxModernCalls) and returns false.
+func (t *HTTPTransport) admitModern(w http.ResponseWriter, id []byte) bool {
+	t.mu.Lock()
+	closed, full := t.closed, t.modern >= t.maxModern
+	if !closed && !full {
+		t.modern++
+	}
+	t.mu.Unlock()
+	switch {
+	case closed:
+		shuttingDownHTTP(w, id)
+	case full:
+		writeBusy(w, id, fmt.Sprintf("service busy: at most %d 2026-07-28 requests are served at once over HTTP", t.maxModern))
+	}
+	return !closed && !full
+}
+
+// shuttingDownHTTP refuses a request once Shutdown has begun.
+func shuttingDownHTTP(w http.ResponseWriter, id []byte) {
+	w.Header().Set("Retry-After", "5")
+	writeJSON(w, http.StatusServiceUnavailable, errorReply(id, CodeInvalidRequest, "service unavailable: shutting down", nil))
+}
+
+// writeBusy answers a request the transport has no room for: 503 with
+// Retry-After, and ConcurrencyLimited under the request's id, as a
+// stream answers a call beyond its in-flight cap that asked not to wait.
+func writeBusy(w http.ResponseWriter, id []byte, msg string) {
+	ms := int64(1000)
+	e := &toolbus.ToolError{Kind: toolbus.PolicyError, Code: toolbus.CodeConcurrencyLimited, Retryable: true,
+		Message: msg, Hint: "retry after the Retry-After delay", RetryAfterMs: &ms}
+	w.Header().Set("Retry-After", "1")
+	writeJSON(w, http.StatusServiceUnavailable, errorReply(id, CodeConcurrencyLimited, msg, toolErrorJSON(e)))
 }
 
 // oneHeader returns the single value of a header, trimmed.
@@ -143,10 +195,14 @@ func (t *HTTPTransport) serveListen(w http.ResponseWriter, r *http.Request, q *r
 		}
 	})
 	t.mu.Lock()
-	if t.closed {
+	switch {
+	case t.closed:
 		t.mu.Unlock()
-		w.Header().Set("Retry-After", "5")
-		writeJSON(w, http.StatusServiceUnavailable, errorReply(q.id, CodeInvalidRequest, "service unavailable: shutting down", nil))
+		shuttingDownHTTP(w, q.id)
+		return
+	case len(t.listens) >= t.maxListens:
+		t.mu.Unlock()
+		writeBusy(w, q.id, fmt.Sprintf("service busy: at most %d subscriptions/listen streams are open at once", t.maxListens))
 		return
 	}
 	t.listens[s] = struct{}{}
