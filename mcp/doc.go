@@ -39,8 +39,11 @@
 // no reply when the client cancels it (notifications/cancelled, or closing
 // the HTTP stream), and with a completion result when the server ends it.
 // On HTTP a modern request needs no session; MCP-Protocol-Version,
-// Mcp-Method and, for tools/call and resources/read, Mcp-Name (base64
-// sentinel decoded) must match the body, else 400 with -32020; an unknown
+// Mcp-Method and, for tools/call and resources/read, Mcp-Name must match
+// the body, else 400 with -32020. Their values must be visible ASCII (space
+// and tab aside); a name outside it comes as =?base64?{base64 of its
+// UTF-8}?=, decoded before the comparison (a raw non-ASCII byte or a bad
+// sentinel is -32020 as well); an unknown
 // method is 404. Each modern HTTP request runs on a session of its own, so
 // the transport bounds them as a whole: at most HTTPOptions.MaxModernCalls
 // in progress and HTTPOptions.MaxListens open listen streams; beyond, 503

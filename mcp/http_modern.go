@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/awbridge/awbridge/toolbus"
 )
@@ -56,12 +57,20 @@ func (t *HTTPTransport) serveModern(w http.ResponseWriter, r *http.Request, q *r
 	}
 	if name != nil {
 		want, _ := asString(name)
+		field := "uri"
+		if q.method == "tools/call" {
+			field = "name"
+		}
 		got, ok := oneHeader(r, HeaderName)
 		if ok {
 			got, ok = decodeHeaderValue(got)
 		}
-		if !ok || got != want {
-			bad(http.StatusBadRequest, CodeHeaderMismatch, "Header mismatch: the Mcp-Name header must be present and equal the body's "+map[bool]string{true: "name", false: "uri"}[q.method == "tools/call"], nil)
+		switch {
+		case !ok:
+			bad(http.StatusBadRequest, CodeHeaderMismatch, "Header mismatch: the Mcp-Name header must be present once, in visible ASCII or as =?base64?{base64 of UTF-8}?=", nil)
+			return
+		case got != want:
+			bad(http.StatusBadRequest, CodeHeaderMismatch, "Header mismatch: the Mcp-Name header must equal the body's "+field, nil)
 			return
 		}
 	}
@@ -146,16 +155,26 @@ func writeBusy(w http.ResponseWriter, id []byte, msg string) {
 	writeJSON(w, http.StatusServiceUnavailable, errorReply(id, CodeConcurrencyLimited, msg, toolErrorJSON(e)))
 }
 
-// oneHeader returns the single value of a header, trimmed.
+// oneHeader returns the single value of a header, trimmed; false when the
+// header is absent, repeated or holds a byte outside visible ASCII, space
+// and tab (the only bytes an HTTP field value may carry: anything else
+// travels in the base64 sentinel form).
 func oneHeader(r *http.Request, name string) (string, bool) {
 	vals := r.Header.Values(name)
 	if len(vals) != 1 {
 		return "", false
 	}
+	for i := 0; i < len(vals[0]); i++ {
+		if c := vals[0][i]; (c < 0x20 && c != '\t') || c > 0x7e {
+			return "", false
+		}
+	}
 	return strings.TrimSpace(vals[0]), true
 }
 
-// decodeHeaderValue decodes the `=?base64?...?=` sentinel of Mcp-Name.
+// decodeHeaderValue decodes the `=?base64?...?=` sentinel of Mcp-Name (the
+// markers exact and case-sensitive, standard padded base64 of UTF-8); any
+// other value stands for itself.
 func decodeHeaderValue(v string) (string, bool) {
 	inner, ok := strings.CutPrefix(v, "=?base64?")
 	if !ok {
@@ -166,7 +185,7 @@ func decodeHeaderValue(v string) (string, bool) {
 		return v, true
 	}
 	b, err := base64.StdEncoding.DecodeString(inner)
-	if err != nil {
+	if err != nil || !utf8.Valid(b) {
 		return "", false
 	}
 	return string(b), true
