@@ -73,6 +73,11 @@
 //     reply, whatever is wrong with it; calls (tools/call, direct methods)
 //     sent as notifications are not executed. Unknown notifications are
 //     ignored.
+//   - A response from the client (a message with "result" or "error" and
+//     no "method") answers nothing: the server sends no request that
+//     expects one. It is dropped without a reply, whatever its id (even
+//     one of a call in flight, which goes on); on HTTP a POST of responses
+//     only is 202 Accepted with no body, with or without a session.
 //   - An "id" must be a string or a number and is echoed byte for byte; null,
 //     booleans, objects and arrays are -32600 with id null (MCP forbids null).
 //   - Member names are matched exactly (case-sensitive); a repeated

@@ -541,6 +541,9 @@ func decodePost(body []byte, maxLine int) (post, *postError) {
 
 // checkPostMessage rejects what no session could answer under an id.
 func checkPostMessage(m message) *postError {
+	if m.response {
+		return nil // accepted and dropped: it answers nothing
+	}
 	if m.hasID {
 		if m.dupID || !validID(m.id) {
 			return badPost(http.StatusBadRequest, CodeInvalidRequest, nil, "invalid request: id must be a string or a number")
@@ -579,6 +582,12 @@ func (t *HTTPTransport) servePost(w http.ResponseWriter, r *http.Request) {
 	p, perr := decodePost(body, t.srv.maxLine)
 	if perr != nil {
 		writeJSON(w, perr.status, perr.body)
+		return
+	}
+	if p.msgs[0].response {
+		// Only responses (a batch never mixes them with requests): the
+		// server sent no request they could answer. Accepted, dropped.
+		w.WriteHeader(http.StatusAccepted)
 		return
 	}
 	if !p.batch && p.msgs[0].hasID && !p.msgs[0].response {

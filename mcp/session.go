@@ -460,6 +460,12 @@ func mcpMethod(name string) bool {
 // handleMessage dispatches one decoded message (a line or a batch
 // element).
 func (s *session) handleMessage(callCtx context.Context, m message, b *batch) {
+	if m.response {
+		// The server sends no request that expects an answer: a client's
+		// response answers nothing, and gets no reply.
+		s.log.Debug().Msg("mcp: response from the client dropped")
+		return
+	}
 	if !m.hasID {
 		if m.dup || !m.jsonrpcOK || !m.methodOK {
 			s.protocolError(CodeInvalidRequest, "invalid notification dropped")
