@@ -49,7 +49,9 @@
 // in progress and HTTPOptions.MaxListens open listen streams; beyond, 503
 // with Retry-After and -32006 (ConcurrencyLimited) under the request's id.
 // A W3C traceparent in _meta (either era) reaches the tool
-// bus as toolbus.Request.TraceParent. Invalid tool arguments are a tool
+// bus as toolbus.Request.TraceParent. A direct method's params are its
+// arguments except _meta, protocol metadata that is taken out (its
+// traceparent kept) and must be an object when present. Invalid tool arguments are a tool
 // result with isError true from 2025-11-25 on, a -32602 error before.
 //
 // # Framing

@@ -593,7 +593,7 @@ func (t *HTTPTransport) servePost(w http.ResponseWriter, r *http.Request) {
 	if !p.batch && p.msgs[0].hasID && !p.msgs[0].response {
 		m := p.msgs[0]
 		p.req, p.code, p.msg = t.srv.parseRequest(*m)
-		if p.code == 0 && p.req.meta.modern() {
+		if p.code == 0 && p.req.meta.modern() && !p.req.direct {
 			t.serveModern(w, r, p.req, jsonOK, sseOK)
 			return
 		}

@@ -426,10 +426,16 @@ func (srv *Server) parseRequest(m message) (q *request, code int, msg string) {
 	}
 	if _, direct := srv.direct[m.method]; direct && !mcpMethod(m.method) {
 		// Direct methods are not MCP: their params are the arguments,
-		// whatever era the caller speaks.
+		// whatever era the caller speaks, but for _meta, which is
+		// protocol metadata (its traceparent is the call's trace).
 		q.direct = true
 		if m.params != nil {
-			q.args = bytes.Clone(m.params)
+			args, meta := splitMeta(m.params)
+			q.args = bytes.Clone(args)
+			var err error
+			if q.meta, err = decodeMeta(meta); err != nil {
+				return q, CodeInvalidParams, "invalid params: " + err.Error()
+			}
 		}
 		return q, 0, ""
 	}
@@ -491,7 +497,7 @@ func (s *session) route(callCtx context.Context, q *request) {
 	}
 	switch {
 	case q.direct:
-		s.startCall(callCtx, q, toolbus.Request{Direct: true, Name: q.method, Args: q.args}, s.version)
+		s.startCall(callCtx, q, toolbus.Request{Direct: true, Name: q.method, Args: q.args, TraceParent: q.meta.traceParent}, s.version)
 	case q.meta.modern():
 		s.handleModern(callCtx, q)
 	default:

@@ -435,6 +435,44 @@ func TestDirectMethodMapping(t *testing.T) {
 	}
 }
 
+// _meta in a direct method's params is protocol metadata, not an
+// argument: the Backend gets the other members, and _meta's traceparent
+// as the call's trace, as tools/call does.
+func TestDirectMethodMeta(t *testing.T) {
+	const tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	tests := []struct {
+		name, params     string
+		wantArgs, wantTP string
+		wantCode         int
+	}{
+		{"traceparent", `{"_meta":{"traceparent":"` + tp + `"},"reason":"r"}`, `{"reason":"r"}`, tp, 0},
+		{"_meta last", `{"reason":"r","_meta":{}}`, `{"reason":"r"}`, "", 0},
+		{"only _meta", `{"_meta":{"` + MetaProtocolVersion + `":"` + ModernVersion + `"}}`, `{}`, "", 0},
+		{"_meta null", `{"_meta":null}`, `{}`, "", 0},
+		{"escaped name", `{"\u005fmeta":{"traceparent":"` + tp + `"}}`, `{}`, tp, 0},
+		{"repeated _meta", `{"_meta":{},"reason":"r","_meta":{"traceparent":"` + tp + `"}}`, `{"reason":"r"}`, tp, 0},
+		{"no _meta", `{"reason":"r", "meta":1}`, `{"reason":"r", "meta":1}`, "", 0},
+		{"_meta not an object", `{"_meta":5}`, "", "", CodeInvalidParams},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b := &stageBackend{}
+			line := `{"jsonrpc":"2.0","id":7,"method":"nowframe.build","params":` + tc.params + `}`
+			r := checkOne(t, serveOne(t, NewServer(b, Options{}), "", line), want{id: "7", code: tc.wantCode})
+			reqs := b.requests()
+			if tc.wantCode != 0 {
+				if len(reqs) != 0 || !strings.Contains(r.Error.Message, "_meta must be an object") {
+					t.Fatalf("backend saw %+v; reply %s", reqs, r.Raw)
+				}
+				return
+			}
+			if len(reqs) != 1 || !reqs[0].Direct || string(reqs[0].Args) != tc.wantArgs || reqs[0].TraceParent != tc.wantTP {
+				t.Fatalf("backend saw %+v, want args %s and traceparent %q", reqs, tc.wantArgs, tc.wantTP)
+			}
+		})
+	}
+}
+
 func TestDirectMethodsConfigurable(t *testing.T) {
 	srv := NewServer(&stageBackend{}, Options{DirectMethods: []string{"custom.echo", "ping"}})
 	checkOne(t, serveOne(t, srv, "", `{"jsonrpc":"2.0","id":1,"method":"custom.echo"}`), want{id: "1", result: `{"method":"custom.echo"}`})
