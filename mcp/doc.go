@@ -82,6 +82,11 @@
 //     only is 202 Accepted with no body, with or without a session.
 //   - An "id" must be a string or a number and is echoed byte for byte; null,
 //     booleans, objects and arrays are -32600 with id null (MCP forbids null).
+//   - A request under the id of a call or subscriptions/listen still in
+//     flight on the connection (and not cancelled) is -32600 "invalid
+//     request: id already in use by a request in flight" under that id;
+//     the one in flight goes on. The id is free again once that one is
+//     answered or cancelled.
 //   - Member names are matched exactly (case-sensitive); a repeated
 //     "jsonrpc", "id", "method" or "params" member is -32600. Unknown members
 //     are ignored.

@@ -658,11 +658,16 @@ func (s *session) startCall(callCtx context.Context, q *request, req toolbus.Req
 	ctx, cancel := context.WithCancel(callCtx)
 	c.cancel = cancel
 	s.mu.Lock()
-	if s.stopped {
+	if s.stopped || s.idInUse(q.key) {
+		stopped := s.stopped
 		s.mu.Unlock()
 		cancel()
 		<-s.sem
-		s.answerNow(q, req.Direct, v, shuttingDown())
+		if stopped {
+			s.answerNow(q, req.Direct, v, shuttingDown())
+		} else {
+			s.fail(q, CodeInvalidRequest, errIDInUse, nil)
+		}
 		return
 	}
 	s.inflight[c.key] = append(s.inflight[c.key], c)
@@ -674,6 +679,22 @@ func (s *session) startCall(callCtx context.Context, q *request, req toolbus.Req
 	c.estimate = s.budget.estimate()
 	s.budget.charge(c.estimate)
 	go s.run(ctx, c, req, v)
+}
+
+// errIDInUse refuses a request whose id is that of a call or listen in
+// flight on the connection: its replies could not be told apart.
+const errIDInUse = "invalid request: id already in use by a request in flight"
+
+// idInUse reports whether a call or listen with key is in flight and not
+// cancelled (a cancelled one says nothing more under its id). Called
+// with mu held.
+func (s *session) idInUse(key string) bool {
+	for _, c := range s.inflight[key] {
+		if !c.cancelled {
+			return true
+		}
+	}
+	return false
 }
 
 // forget removes c from the calls in flight and reports whether the client
