@@ -44,6 +44,7 @@ type connBudget struct {
 	b     *byteBudget
 	limit int64
 	used  int64        // guarded by b.mu
+	held  int64        // of used, bytes the writer holds behind an open batch array; guarded by b.mu
 	last  atomic.Int64 // size of the last reply: the estimate of the next
 }
 
@@ -85,6 +86,20 @@ func (c *connBudget) release(n int) {
 	b.mu.Unlock()
 }
 
+// hold marks n charged bytes as held by the writer behind a batch's open
+// array: they wait for the reader to finish the batch, so they must not
+// stop it (wait).
+func (c *connBudget) hold(n int) { c.held1(int64(n)) }
+
+// unhold undoes hold (the bytes stay charged).
+func (c *connBudget) unhold(n int) { c.held1(-int64(n)) }
+
+func (c *connBudget) held1(n int64) {
+	c.b.mu.Lock()
+	c.held += n
+	c.b.mu.Unlock()
+}
+
 // estimate is what a new call in flight is charged until its reply exists.
 func (c *connBudget) estimate() int {
 	if c == nil {
@@ -101,7 +116,8 @@ func (c *connBudget) replied(n int) {
 }
 
 // wait blocks until the connection may start more work, or stop is
-// closed (false).
+// closed (false). A connection whose charged bytes are all held behind a
+// batch's open array may always go on: only its reader can end the batch.
 func (c *connBudget) wait(stop <-chan struct{}, paused func()) bool {
 	if c == nil {
 		return true
@@ -110,7 +126,7 @@ func (c *connBudget) wait(stop <-chan struct{}, paused func()) bool {
 	hooked := false
 	for {
 		b.mu.Lock()
-		if c.used == 0 || (c.used < c.limit && b.used < b.limit) {
+		if c.used == c.held || (c.used < c.limit && b.used < b.limit) {
 			b.mu.Unlock()
 			return true
 		}

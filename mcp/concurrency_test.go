@@ -392,3 +392,81 @@ func TestNoWaitCallIsAnsweredAtOnceWhenSaturated(t *testing.T) {
 		t.Fatalf("Serve = %v, rest %q", err, rest)
 	}
 }
+
+// A request whose id is that of a call in flight is refused with -32600
+// under that id (its replies could not be told apart); the call goes on
+// and is answered once. Once the call is answered, or cancelled, the id is
+// free again.
+func TestDuplicateIDOfCallInFlight(t *testing.T) {
+	g := newGate()
+	c := startConn(t, NewServer(g, Options{}))
+	c.send(initLine("0", Version20250326))
+	c.recv()
+	c.send(toolCall("5", "first", `{}`))
+	g.waitStarted(t, 1)
+	for _, line := range []string{
+		toolCall("5", "second", `{}`),
+		`{"jsonrpc":"2.0","id":5,"method":"nowframe.build"}`,
+	} {
+		c.send(line)
+		if r := c.recv(); string(r.ID) != "5" || r.Error == nil || r.Error.Code != CodeInvalidRequest || r.Error.Message != errIDInUse {
+			t.Fatalf("got %s, want -32600 %q", r.Raw, errIDInUse)
+		}
+	}
+	// In a batch, the second element under one id is refused the same way.
+	c.send(`[` + toolCall("6", "b1", `{}`) + `,` + toolCall("6", "b2", `{}`) + `]`)
+	g.waitStarted(t, 1)
+	g.release <- struct{}{}
+	g.release <- struct{}{}
+	got := map[string]int{}
+	for range 2 {
+		select {
+		case l := <-c.lines:
+			ol := parseLine(t, l)
+			if ol.Batch == nil {
+				if ol.Reply.Error != nil || string(ol.Reply.ID) != "5" || !strings.Contains(string(ol.Reply.Result), `"released":"first"`) {
+					t.Fatalf("got %s, want call 5's result", l)
+				}
+				got["5"]++
+				continue
+			}
+			if len(ol.Batch) != 2 {
+				t.Fatalf("batch reply %s, want two elements", l)
+			}
+			for _, r := range ol.Batch {
+				if r.Error != nil && r.Error.Code == CodeInvalidRequest {
+					got["6 refused"]++
+				} else if r.Error == nil {
+					got["6 result"]++
+				}
+			}
+		case <-time.After(waitLimit):
+			t.Fatal("no reply")
+		}
+	}
+	if got["5"] != 1 || got["6 refused"] != 1 || got["6 result"] != 1 {
+		t.Fatalf("replies %v, want call 5's result and a batch of one result and one refusal", got)
+	}
+	// Answered: id 5 is free again. Cancelled: id 7 is free at once.
+	c.send(toolCall("5", "again", `{}`), toolCall("7", "slow", `{}`))
+	g.waitStarted(t, 2)
+	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`, toolCall("7", "new", `{}`))
+	g.waitStarted(t, 1)
+	g.release <- struct{}{}
+	g.release <- struct{}{}
+	rest, err := c.closeAndWait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]int{}
+	for _, l := range rest {
+		r := parseLine(t, l).Reply
+		if r.Error != nil {
+			t.Fatalf("got %s, want results", l)
+		}
+		ids[string(r.ID)]++
+	}
+	if len(rest) != 2 || ids["5"] != 1 || ids["7"] != 1 {
+		t.Fatalf("got %q, want one result for 5 and one for the new 7", rest)
+	}
+}

@@ -39,10 +39,19 @@
 // no reply when the client cancels it (notifications/cancelled, or closing
 // the HTTP stream), and with a completion result when the server ends it.
 // On HTTP a modern request needs no session; MCP-Protocol-Version,
-// Mcp-Method and, for tools/call and resources/read, Mcp-Name (base64
-// sentinel decoded) must match the body, else 400 with -32020; an unknown
-// method is 404. A W3C traceparent in _meta (either era) reaches the tool
-// bus as toolbus.Request.TraceParent. Invalid tool arguments are a tool
+// Mcp-Method and, for tools/call and resources/read, Mcp-Name must match
+// the body, else 400 with -32020. Their values must be visible ASCII (space
+// and tab aside); a name outside it comes as =?base64?{base64 of its
+// UTF-8}?=, decoded before the comparison (a raw non-ASCII byte or a bad
+// sentinel is -32020 as well); an unknown
+// method is 404. Each modern HTTP request runs on a session of its own, so
+// the transport bounds them as a whole: at most HTTPOptions.MaxModernCalls
+// in progress and HTTPOptions.MaxListens open listen streams; beyond, 503
+// with Retry-After and -32006 (ConcurrencyLimited) under the request's id.
+// A W3C traceparent in _meta (either era) reaches the tool
+// bus as toolbus.Request.TraceParent. A direct method's params are its
+// arguments except _meta, protocol metadata that is taken out (its
+// traceparent kept) and must be an object when present. Invalid tool arguments are a tool
 // result with isError true from 2025-11-25 on, a -32602 error before.
 //
 // # Framing
@@ -66,8 +75,18 @@
 //     reply, whatever is wrong with it; calls (tools/call, direct methods)
 //     sent as notifications are not executed. Unknown notifications are
 //     ignored.
+//   - A response from the client (a message with "result" or "error" and
+//     no "method") answers nothing: the server sends no request that
+//     expects one. It is dropped without a reply, whatever its id (even
+//     one of a call in flight, which goes on); on HTTP a POST of responses
+//     only is 202 Accepted with no body, with or without a session.
 //   - An "id" must be a string or a number and is echoed byte for byte; null,
 //     booleans, objects and arrays are -32600 with id null (MCP forbids null).
+//   - A request under the id of a call or subscriptions/listen still in
+//     flight on the connection (and not cancelled) is -32600 "invalid
+//     request: id already in use by a request in flight" under that id;
+//     the one in flight goes on. The id is free again once that one is
+//     answered or cancelled.
 //   - Member names are matched exactly (case-sensitive); a repeated
 //     "jsonrpc", "id", "method" or "params" member is -32600. Unknown members
 //     are ignored.
@@ -79,6 +98,10 @@
 //     for elements that are not objects or carry a bad id (JSON-RPC 2.0 §6);
 //     notifications add nothing, so a batch of only notifications gets no
 //     reply; an empty batch is one -32600; initialize may not be batched.
+//     On a stream the array is written reply by reply as its elements
+//     finish (anything else for the peer waits behind its end), and the
+//     reader waits for room in the byte budget between elements as between
+//     lines: a batch holds no more reply bytes than separate lines would.
 //   - notifications/cancelled matches requestId against calls in flight:
 //     strings by value, numbers by their exact text. The cancelled call's
 //     ctx is cancelled and its reply, if it comes anyway, is dropped.

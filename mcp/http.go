@@ -51,6 +51,8 @@ const (
 	DefaultHTTPMaxSessions  = 64
 	DefaultHTTPSessionIdle  = 30 * time.Minute
 	DefaultHTTPBodyTimeout  = 5 * time.Second
+	DefaultHTTPMaxModern    = 256
+	DefaultHTTPMaxListens   = 64
 )
 
 const (
@@ -94,6 +96,12 @@ type HTTPOptions struct {
 	BodyTimeout time.Duration
 	// MaxSessions bounds the open MCP sessions (default 64; beyond: 503).
 	MaxSessions int
+	// MaxModernCalls bounds the 2026-07-28 requests (each served on a
+	// session of its own) in progress at once, other than
+	// subscriptions/listen (default 256); MaxListens bounds the open
+	// subscriptions/listen streams (default 64). Beyond either: 503 with
+	// Retry-After and ConcurrencyLimited (-32006) under the request's id.
+	MaxModernCalls, MaxListens int
 	// SessionIdle ends a session that saw no request for this long and has
 	// no open GET stream (default 30 min).
 	SessionIdle time.Duration
@@ -116,6 +124,8 @@ type HTTPTransport struct {
 	maxBody        int64
 	bodyTimeout    time.Duration
 	maxSessions    int
+	maxModern      int
+	maxListens     int
 	idle           time.Duration
 	log            zerolog.Logger
 	now            func() time.Time
@@ -123,6 +133,7 @@ type HTTPTransport struct {
 	mu          sync.Mutex
 	sessions    map[string]*httpSession
 	listens     map[*session]struct{} // open subscriptions/listen streams
+	modern      int                   // modern requests in progress, listens aside
 	closed      bool
 	reaping     bool
 	stopReaping chan struct{}
@@ -139,6 +150,8 @@ func (srv *Server) HTTPHandler(opts HTTPOptions) *HTTPTransport {
 		maxBody:     opts.MaxBodyBytes,
 		bodyTimeout: opts.BodyTimeout,
 		maxSessions: opts.MaxSessions,
+		maxModern:   opts.MaxModernCalls,
+		maxListens:  opts.MaxListens,
 		idle:        opts.SessionIdle,
 		log:         opts.Logger,
 		now:         time.Now,
@@ -171,6 +184,12 @@ func (srv *Server) HTTPHandler(opts HTTPOptions) *HTTPTransport {
 	}
 	if t.idle <= 0 {
 		t.idle = DefaultHTTPSessionIdle
+	}
+	if t.maxModern <= 0 {
+		t.maxModern = DefaultHTTPMaxModern
+	}
+	if t.maxListens <= 0 {
+		t.maxListens = DefaultHTTPMaxListens
 	}
 	return t
 }
@@ -522,6 +541,9 @@ func decodePost(body []byte, maxLine int) (post, *postError) {
 
 // checkPostMessage rejects what no session could answer under an id.
 func checkPostMessage(m message) *postError {
+	if m.response {
+		return nil // accepted and dropped: it answers nothing
+	}
 	if m.hasID {
 		if m.dupID || !validID(m.id) {
 			return badPost(http.StatusBadRequest, CodeInvalidRequest, nil, "invalid request: id must be a string or a number")
@@ -562,10 +584,16 @@ func (t *HTTPTransport) servePost(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, perr.status, perr.body)
 		return
 	}
+	if p.msgs[0].response {
+		// Only responses (a batch never mixes them with requests): the
+		// server sent no request they could answer. Accepted, dropped.
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
 	if !p.batch && p.msgs[0].hasID && !p.msgs[0].response {
 		m := p.msgs[0]
 		p.req, p.code, p.msg = t.srv.parseRequest(*m)
-		if p.code == 0 && p.req.meta.modern() {
+		if p.code == 0 && p.req.meta.modern() && !p.req.direct {
 			t.serveModern(w, r, p.req, jsonOK, sseOK)
 			return
 		}

@@ -2,9 +2,13 @@ package mcp
 
 import (
 	"encoding/base64"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
+
+	"github.com/awbridge/awbridge/toolbus"
 )
 
 // Header names of MCP 2026-07-28's Streamable HTTP: they mirror the body
@@ -53,12 +57,20 @@ func (t *HTTPTransport) serveModern(w http.ResponseWriter, r *http.Request, q *r
 	}
 	if name != nil {
 		want, _ := asString(name)
+		field := "uri"
+		if q.method == "tools/call" {
+			field = "name"
+		}
 		got, ok := oneHeader(r, HeaderName)
 		if ok {
 			got, ok = decodeHeaderValue(got)
 		}
-		if !ok || got != want {
-			bad(http.StatusBadRequest, CodeHeaderMismatch, "Header mismatch: the Mcp-Name header must be present and equal the body's "+map[bool]string{true: "name", false: "uri"}[q.method == "tools/call"], nil)
+		switch {
+		case !ok:
+			bad(http.StatusBadRequest, CodeHeaderMismatch, "Header mismatch: the Mcp-Name header must be present once, in visible ASCII or as =?base64?{base64 of UTF-8}?=", nil)
+			return
+		case got != want:
+			bad(http.StatusBadRequest, CodeHeaderMismatch, "Header mismatch: the Mcp-Name header must equal the body's "+field, nil)
 			return
 		}
 	}
@@ -71,6 +83,19 @@ func (t *HTTPTransport) serveModern(w http.ResponseWriter, r *http.Request, q *r
 		return
 	}
 
+	if !t.admitModern(w, q.id) {
+		return
+	}
+	admitted := true
+	leave := func() {
+		if admitted {
+			admitted = false
+			t.mu.Lock()
+			t.modern--
+			t.mu.Unlock()
+		}
+	}
+	defer leave()
 	reply := make(chan []byte, 1)
 	s := newSession(t.srv, func(o outbound) {
 		if o.key == q.key {
@@ -86,6 +111,7 @@ func (t *HTTPTransport) serveModern(w http.ResponseWriter, r *http.Request, q *r
 	select {
 	case b := <-reply:
 		s.calls.Wait()
+		leave() // before the client can see the reply and send the next request
 		writeReply(w, jsonOK, b)
 	case <-r.Context().Done():
 		// A closed stream cancels the request: no reply.
@@ -94,16 +120,61 @@ func (t *HTTPTransport) serveModern(w http.ResponseWriter, r *http.Request, q *r
 	}
 }
 
-// oneHeader returns the single value of a header, trimmed.
+// admitModern counts one more modern request in progress, or answers it
+// (shutting down, or at HTTPOptions.MaxModernCalls) and returns false.
+func (t *HTTPTransport) admitModern(w http.ResponseWriter, id []byte) bool {
+	t.mu.Lock()
+	closed, full := t.closed, t.modern >= t.maxModern
+	if !closed && !full {
+		t.modern++
+	}
+	t.mu.Unlock()
+	switch {
+	case closed:
+		shuttingDownHTTP(w, id)
+	case full:
+		writeBusy(w, id, fmt.Sprintf("service busy: at most %d 2026-07-28 requests are served at once over HTTP", t.maxModern))
+	}
+	return !closed && !full
+}
+
+// shuttingDownHTTP refuses a request once Shutdown has begun.
+func shuttingDownHTTP(w http.ResponseWriter, id []byte) {
+	w.Header().Set("Retry-After", "5")
+	writeJSON(w, http.StatusServiceUnavailable, errorReply(id, CodeInvalidRequest, "service unavailable: shutting down", nil))
+}
+
+// writeBusy answers a request the transport has no room for: 503 with
+// Retry-After, and ConcurrencyLimited under the request's id, as a
+// stream answers a call beyond its in-flight cap that asked not to wait.
+func writeBusy(w http.ResponseWriter, id []byte, msg string) {
+	ms := int64(1000)
+	e := &toolbus.ToolError{Kind: toolbus.PolicyError, Code: toolbus.CodeConcurrencyLimited, Retryable: true,
+		Message: msg, Hint: "retry after the Retry-After delay", RetryAfterMs: &ms}
+	w.Header().Set("Retry-After", "1")
+	writeJSON(w, http.StatusServiceUnavailable, errorReply(id, CodeConcurrencyLimited, msg, toolErrorJSON(e)))
+}
+
+// oneHeader returns the single value of a header, trimmed; false when the
+// header is absent, repeated or holds a byte outside visible ASCII, space
+// and tab (the only bytes an HTTP field value may carry: anything else
+// travels in the base64 sentinel form).
 func oneHeader(r *http.Request, name string) (string, bool) {
 	vals := r.Header.Values(name)
 	if len(vals) != 1 {
 		return "", false
 	}
+	for i := 0; i < len(vals[0]); i++ {
+		if c := vals[0][i]; (c < 0x20 && c != '\t') || c > 0x7e {
+			return "", false
+		}
+	}
 	return strings.TrimSpace(vals[0]), true
 }
 
-// decodeHeaderValue decodes the `=?base64?...?=` sentinel of Mcp-Name.
+// decodeHeaderValue decodes the `=?base64?...?=` sentinel of Mcp-Name (the
+// markers exact and case-sensitive, standard padded base64 of UTF-8); any
+// other value stands for itself.
 func decodeHeaderValue(v string) (string, bool) {
 	inner, ok := strings.CutPrefix(v, "=?base64?")
 	if !ok {
@@ -114,7 +185,7 @@ func decodeHeaderValue(v string) (string, bool) {
 		return v, true
 	}
 	b, err := base64.StdEncoding.DecodeString(inner)
-	if err != nil {
+	if err != nil || !utf8.Valid(b) {
 		return "", false
 	}
 	return string(b), true
@@ -143,10 +214,14 @@ func (t *HTTPTransport) serveListen(w http.ResponseWriter, r *http.Request, q *r
 		}
 	})
 	t.mu.Lock()
-	if t.closed {
+	switch {
+	case t.closed:
 		t.mu.Unlock()
-		w.Header().Set("Retry-After", "5")
-		writeJSON(w, http.StatusServiceUnavailable, errorReply(q.id, CodeInvalidRequest, "service unavailable: shutting down", nil))
+		shuttingDownHTTP(w, q.id)
+		return
+	case len(t.listens) >= t.maxListens:
+		t.mu.Unlock()
+		writeBusy(w, q.id, fmt.Sprintf("service busy: at most %d subscriptions/listen streams are open at once", t.maxListens))
 		return
 	}
 	t.listens[s] = struct{}{}

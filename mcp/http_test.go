@@ -161,6 +161,50 @@ func TestHTTPInitializeAndCall(t *testing.T) {
 	}
 }
 
+// A POST of responses only is accepted (202, no body) and dropped, with
+// or without a session; one under the id of a call in flight leaves the
+// call alone.
+func TestHTTPClientResponses(t *testing.T) {
+	g := newGate()
+	f := newHTTPFixture(t, g, HTTPOptions{Token: testToken})
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":1,"result":{}}`,
+		`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}`,
+		`[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","id":2,"error":{"code":1,"message":"x"}}]`,
+	} {
+		if r := f.post("", body); r.status != http.StatusAccepted || r.body != "" {
+			t.Fatalf("%s without a session: %d %q, want 202 and no body", body, r.status, r.body)
+		}
+	}
+	sid := f.initialize(Version20250618)
+	answer := make(chan resp, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, f.url, strings.NewReader(toolCall("5", "slow", `{}`)))
+		for h := mcpHeaders(sid); len(h) > 1; h = h[2:] {
+			req.Header.Set(h[0], h[1])
+		}
+		res, err := f.ts.Client().Do(req)
+		if err != nil {
+			answer <- resp{body: err.Error()}
+			return
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		answer <- resp{status: res.StatusCode, body: string(b)}
+	}()
+	g.waitStarted(t, 1)
+	if r := f.post(sid, `{"jsonrpc":"2.0","id":5,"result":{}}`); r.status != http.StatusAccepted || r.body != "" {
+		t.Fatalf("a response in the session: %d %q, want 202 and no body", r.status, r.body)
+	}
+	g.release <- struct{}{}
+	r := <-answer
+	if rep := decodeReply(t, r.body); r.status != http.StatusOK || string(rep.ID) != "5" || rep.Error != nil || !strings.Contains(string(rep.Result), `"released"`) {
+		t.Fatalf("the call: %d %s, want its result", r.status, r.body)
+	}
+}
+
 func TestHTTPPostErrors(t *testing.T) {
 	g := newGate()
 	f := newHTTPFixture(t, g, HTTPOptions{Token: testToken})

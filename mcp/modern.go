@@ -238,6 +238,11 @@ func (s *session) listen(callCtx context.Context, q *request) {
 		cancel()
 		s.send(q.key, s.listenClosed(c.id))
 		return
+	case s.idInUse(c.key):
+		s.mu.Unlock()
+		cancel()
+		s.fail(q, CodeInvalidRequest, errIDInUse, nil)
+		return
 	case s.listens >= maxListens:
 		s.mu.Unlock()
 		cancel()

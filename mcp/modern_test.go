@@ -282,3 +282,42 @@ func TestUnknownResourceURIEchoedBounded(t *testing.T) {
 	}
 	c.closeAndWait()
 }
+
+// A second subscriptions/listen (or any request) under the id of an open
+// listen is refused with -32600 under that id; the open listen goes on.
+// Once the client cancelled it, the id is free again.
+func TestListenIDInUse(t *testing.T) {
+	b := &resBackend{changed: make(chan struct{}), watched: make(chan struct{}, 8)}
+	c := startConn(t, NewServer(b, Options{}))
+	c.send(modernReq(`"L"`, "subscriptions/listen", `"notifications":{"resourceSubscriptions":["test://r"]}`))
+	if ack := <-c.lines; !strings.Contains(ack, `"notifications/subscriptions/acknowledged"`) {
+		t.Fatalf("ack %s", ack)
+	}
+	for _, line := range []string{
+		modernReq(`"L"`, "subscriptions/listen", `"notifications":{}`),
+		modernReq(`"L"`, "tools/call", `"name":"ok","arguments":{}`),
+	} {
+		c.send(line)
+		if r := c.recv(); string(r.ID) != `"L"` || r.Error == nil || r.Error.Code != CodeInvalidRequest || r.Error.Message != errIDInUse {
+			t.Fatalf("got %s, want -32600 %q", r.Raw, errIDInUse)
+		}
+	}
+	// The first listen is still open: it gets the update.
+	b.waitWatched(t)
+	close(b.changed)
+	if note := <-c.lines; note != `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"L"},"uri":"test://r"}}` {
+		t.Fatalf("update %s", note)
+	}
+	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"L"}}`,
+		modernReq(`"L"`, "subscriptions/listen", `"notifications":{}`))
+	for {
+		l := <-c.lines
+		if strings.Contains(l, "notifications/resources/updated") {
+			continue // the resource kept changing before the cancel
+		}
+		if !strings.Contains(l, `"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"L"},"notifications":{}}`) {
+			t.Fatalf("got %s, want the new listen's acknowledgement", l)
+		}
+		break
+	}
+}

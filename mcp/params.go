@@ -3,6 +3,8 @@ package mcp
 import (
 	"encoding/json"
 	"errors"
+
+	"github.com/awbridge/awbridge/internal/jsonw"
 )
 
 // Keys of a request's params._meta (MCP 2026-07-28, and W3C trace context
@@ -117,4 +119,35 @@ func decodeMeta(raw json.RawMessage) (requestMeta, error) {
 		return nil
 	})
 	return m, err
+}
+
+// splitMeta parts a direct method's params (a valid object) into the
+// arguments, every member but _meta, and _meta, protocol metadata that is
+// no argument (nil: none; the last one when repeated). Without _meta the
+// arguments are obj itself.
+func splitMeta(obj json.RawMessage) (args, meta json.RawMessage) {
+	found := false
+	_ = eachMember(obj, func(name []byte, val json.RawMessage) error {
+		if string(name) == "_meta" {
+			found, meta = true, val
+		}
+		return nil
+	})
+	if !found {
+		return obj, nil
+	}
+	args = make([]byte, 0, len(obj))
+	args = append(args, '{')
+	_ = eachMember(obj, func(name []byte, val json.RawMessage) error {
+		if string(name) != "_meta" {
+			if len(args) > 1 {
+				args = append(args, ',')
+			}
+			args = jsonw.AppendString(args, string(name))
+			args = append(args, ':')
+			args = append(args, val...)
+		}
+		return nil
+	})
+	return append(args, '}'), meta
 }

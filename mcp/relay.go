@@ -306,7 +306,7 @@ func requestID(line []byte) ([]byte, bool) {
 		return nil, false
 	}
 	m, err := decodeMessage(bytes.TrimSpace(line))
-	if err != nil || !m.hasID || m.dupID || !validID(m.id) {
+	if err != nil || m.response || !m.hasID || m.dupID || !validID(m.id) {
 		return nil, false
 	}
 	return m.id, true
@@ -319,8 +319,8 @@ func (r *relay) track(line []byte) bool {
 	switch firstByte(line) {
 	case '{':
 		m, err := decodeMessage(line)
-		if err != nil || !m.hasID || m.dupID || !validID(m.id) {
-			return false // no reply, or one with id null
+		if err != nil || m.response || !m.hasID || m.dupID || !validID(m.id) {
+			return false // no reply (a response gets none), or one with id null
 		}
 		r.note(m)
 		r.owe(m.id, m.method == "subscriptions/listen" && modernRequest(m))
@@ -338,7 +338,7 @@ func (r *relay) track(line []byte) bool {
 		}
 		tracked := false
 		for _, m := range decodeBatch(els) {
-			if m != nil && m.hasID && !m.dupID && validID(m.id) {
+			if m != nil && !m.response && m.hasID && !m.dupID && validID(m.id) {
 				r.owe(m.id, false)
 				tracked = true
 			}

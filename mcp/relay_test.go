@@ -100,7 +100,8 @@ func TestRelayFailoverAnswersEachCallOnce(t *testing.T) {
 			big,
 			`{"jsonrpc":"2.0","id":"sub","method":"subscriptions/listen","params":{` + modern + `,"notifications":{}}}`,
 			`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
-			`[{"jsonrpc":"2.0","id":"b1","method":"tools/call","params":{"name":"ok"}},{"jsonrpc":"2.0","id":"b2","method":"ping"}]`,
+			`{"jsonrpc":"2.0","id":"r","result":{}}`, // a client's response: nothing owed
+			`[{"jsonrpc":"2.0","id":"b1","method":"tools/call","params":{"name":"ok"}},{"jsonrpc":"2.0","id":"b2","method":"ping"},{"jsonrpc":"2.0","id":"br","error":{"code":1,"message":"x"}}]`,
 			`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"ok"}}`, // a reused id: two answers owed
 		}
 		for _, l := range send {

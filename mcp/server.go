@@ -272,11 +272,12 @@ func (srv *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	go c.writeLoop(w)
 
 	lr := newLineReader(r, srv.maxLine)
+	s.pace = func() bool { return c.budget.wait(s.stop, srv.hooks.budgetPaused) }
 	readerDone := make(chan struct{})
 	var readErr error
 	go func() {
 		defer close(readerDone)
-		readErr = s.readLoop(callCtx, lr, func() bool { return c.budget.wait(s.stop, srv.hooks.budgetPaused) })
+		readErr = s.readLoop(callCtx, lr)
 	}()
 
 	shutdown, peerGone, atEOF := false, false, false

@@ -27,11 +27,14 @@ const maxListens = 16
 // outbound is one message for the peer: a reply (key is the idKey of the
 // request it answers, of the first request for a batch) or a notification
 // (key ""); listen is the subscription a notification or the
-// subscription's end belongs to ("" for none).
+// subscription's end belongs to ("" for none). On a stream, arr is the
+// batch whose array b is one reply of (end: the array is complete, b nil).
 type outbound struct {
 	key    string
 	listen string
 	b      []byte
+	arr    *batch
+	end    bool
 }
 
 // session is one connection's state, whatever the transport: the core that
@@ -51,6 +54,14 @@ type session struct {
 	// budget charges calls in flight an estimate of their reply (nil:
 	// not charged; HTTP replies go straight to their POST).
 	budget *connBudget
+	// arrays: the sink writes each reply of a batch as soon as it exists,
+	// inside an array it keeps open (streams); else the batch collects its
+	// replies and sends the array once.
+	arrays bool
+	// pace, when set, waits for room in the byte budget (false: the
+	// session stops); the reader calls it before each line and each
+	// batch element.
+	pace func() bool
 
 	sem      chan struct{} // one token per call in flight
 	stop     chan struct{} // closed when reading must stop
@@ -122,9 +133,9 @@ func (s *session) park() {
 func (s *session) send(key string, b []byte) { s.sink(outbound{key: key, b: b}) }
 
 // readLoop reads and dispatches lines until the end of input or stop.
-func (s *session) readLoop(callCtx context.Context, lr *lineReader, paced func() bool) error {
+func (s *session) readLoop(callCtx context.Context, lr *lineReader) error {
 	for {
-		if paced != nil && !paced() {
+		if s.pace != nil && !s.pace() {
 			return nil
 		}
 		line, tooLong, err := lr.next()
@@ -256,14 +267,20 @@ func shapeError(b []byte) string {
 	return ""
 }
 
-// batch collects the replies of one JSON-RPC batch; the last element to
-// finish sends the array. Replies may come in any order (JSON-RPC allows it).
+// batch gathers the replies of one JSON-RPC batch; replies may come in any
+// order (JSON-RPC allows it). On a stream each reply goes to the writer as
+// soon as it exists, inside an array the writer keeps open, and the last
+// element to finish closes the array: a reply's bytes stay charged to the
+// byte budget until written, and no more than the budget is ever held.
+// Elsewhere (HTTP) the replies are collected and the last element to
+// finish sends the array.
 type batch struct {
 	s       *session
 	key     string // idKey of the first request, for routing the array
 	mu      sync.Mutex
-	pending int // elements in flight, +1 while the reader dispatches
-	replies [][]byte
+	pending int      // elements in flight, +1 while the reader dispatches
+	replies [][]byte // collected replies (not on a stream)
+	sent    bool     // a reply went to the stream's writer
 }
 
 func (b *batch) hold() {
@@ -274,21 +291,32 @@ func (b *batch) hold() {
 
 // done1 adds a reply produced at once.
 func (b *batch) done1(reply []byte) {
-	b.mu.Lock()
-	b.replies = append(b.replies, reply)
-	b.mu.Unlock()
+	b.hold()
+	b.done(reply)
 }
 
 // done records one reply (nil: none) and releases one hold.
 func (b *batch) done(reply []byte) {
+	if b.s.arrays && reply != nil {
+		// Queued before this hold is released: every reply reaches the
+		// writer before the end of the array.
+		b.s.sink(outbound{key: b.key, b: reply, arr: b})
+	}
 	b.mu.Lock()
 	if reply != nil {
-		b.replies = append(b.replies, reply)
+		b.sent = true
+		if !b.s.arrays {
+			b.replies = append(b.replies, reply)
+		}
 	}
 	b.pending--
 	last := b.pending == 0
 	b.mu.Unlock()
-	if !last || len(b.replies) == 0 {
+	if !last || !b.sent {
+		return
+	}
+	if b.s.arrays {
+		b.s.sink(outbound{key: b.key, arr: b, end: true})
 		return
 	}
 	n := 2
@@ -331,7 +359,13 @@ func (s *session) handleBatch(callCtx context.Context, msgs []*message) {
 			b.key = idKey(m.id)
 		}
 	}
-	for _, m := range msgs {
+	paced := true
+	for i, m := range msgs {
+		if i > 0 && paced && s.pace != nil {
+			// Like separate lines: wait for room in the byte budget. Once
+			// the session stops, the rest is answered without waiting.
+			paced = s.pace()
+		}
 		if m == nil {
 			s.protocolError(CodeInvalidRequest, "batch element not an object")
 			b.done1(errorReply(nil, CodeInvalidRequest, "invalid request: a message must be a JSON object", nil))
@@ -392,10 +426,16 @@ func (srv *Server) parseRequest(m message) (q *request, code int, msg string) {
 	}
 	if _, direct := srv.direct[m.method]; direct && !mcpMethod(m.method) {
 		// Direct methods are not MCP: their params are the arguments,
-		// whatever era the caller speaks.
+		// whatever era the caller speaks, but for _meta, which is
+		// protocol metadata (its traceparent is the call's trace).
 		q.direct = true
 		if m.params != nil {
-			q.args = bytes.Clone(m.params)
+			args, meta := splitMeta(m.params)
+			q.args = bytes.Clone(args)
+			var err error
+			if q.meta, err = decodeMeta(meta); err != nil {
+				return q, CodeInvalidParams, "invalid params: " + err.Error()
+			}
 		}
 		return q, 0, ""
 	}
@@ -426,6 +466,12 @@ func mcpMethod(name string) bool {
 // handleMessage dispatches one decoded message (a line or a batch
 // element).
 func (s *session) handleMessage(callCtx context.Context, m message, b *batch) {
+	if m.response {
+		// The server sends no request that expects an answer: a client's
+		// response answers nothing, and gets no reply.
+		s.log.Debug().Msg("mcp: response from the client dropped")
+		return
+	}
 	if !m.hasID {
 		if m.dup || !m.jsonrpcOK || !m.methodOK {
 			s.protocolError(CodeInvalidRequest, "invalid notification dropped")
@@ -451,7 +497,7 @@ func (s *session) route(callCtx context.Context, q *request) {
 	}
 	switch {
 	case q.direct:
-		s.startCall(callCtx, q, toolbus.Request{Direct: true, Name: q.method, Args: q.args}, s.version)
+		s.startCall(callCtx, q, toolbus.Request{Direct: true, Name: q.method, Args: q.args, TraceParent: q.meta.traceParent}, s.version)
 	case q.meta.modern():
 		s.handleModern(callCtx, q)
 	default:
@@ -612,11 +658,16 @@ func (s *session) startCall(callCtx context.Context, q *request, req toolbus.Req
 	ctx, cancel := context.WithCancel(callCtx)
 	c.cancel = cancel
 	s.mu.Lock()
-	if s.stopped {
+	if s.stopped || s.idInUse(q.key) {
+		stopped := s.stopped
 		s.mu.Unlock()
 		cancel()
 		<-s.sem
-		s.answerNow(q, req.Direct, v, shuttingDown())
+		if stopped {
+			s.answerNow(q, req.Direct, v, shuttingDown())
+		} else {
+			s.fail(q, CodeInvalidRequest, errIDInUse, nil)
+		}
 		return
 	}
 	s.inflight[c.key] = append(s.inflight[c.key], c)
@@ -628,6 +679,22 @@ func (s *session) startCall(callCtx context.Context, q *request, req toolbus.Req
 	c.estimate = s.budget.estimate()
 	s.budget.charge(c.estimate)
 	go s.run(ctx, c, req, v)
+}
+
+// errIDInUse refuses a request whose id is that of a call or listen in
+// flight on the connection: its replies could not be told apart.
+const errIDInUse = "invalid request: id already in use by a request in flight"
+
+// idInUse reports whether a call or listen with key is in flight and not
+// cancelled (a cancelled one says nothing more under its id). Called
+// with mu held.
+func (s *session) idInUse(key string) bool {
+	for _, c := range s.inflight[key] {
+		if !c.cancelled {
+			return true
+		}
+	}
+	return false
 }
 
 // forget removes c from the calls in flight and reports whether the client
@@ -656,6 +723,7 @@ func (s *session) run(ctx context.Context, c *call, req toolbus.Request, v strin
 	out := s.callBackend(ctx, req)
 	c.cancel()
 	reply := s.srv.renderOutcome(c.id, req.Direct, v, out)
+	s.budget.replied(len(reply)) // only calls' replies say what calls weigh
 	if s.forget(c) {
 		reply = nil // the client said it no longer wants it
 	}
@@ -685,7 +753,7 @@ func (s *session) callBackend(ctx context.Context, req toolbus.Request) (out too
 // in-flight reply bytes are charged to the Server's byte budget.
 type streamConn struct {
 	s            *session
-	out          chan []byte   // replies for the writer, without '\n'
+	out          chan outbound // messages for the writer
 	finish       chan struct{} // closed by Serve: no producer is left
 	writerExited chan struct{} // closed by the writer when it ends
 	abandon      chan struct{} // closed by Serve when the drain grace ran out: queueing gives up
@@ -699,7 +767,7 @@ const outQueue = 128
 
 func newStreamConn(srv *Server) *streamConn {
 	c := &streamConn{
-		out:          make(chan []byte, outQueue),
+		out:          make(chan outbound, outQueue),
 		finish:       make(chan struct{}),
 		writerExited: make(chan struct{}),
 		abandon:      make(chan struct{}),
@@ -707,6 +775,7 @@ func newStreamConn(srv *Server) *streamConn {
 	c.budget = srv.budget.conn(srv.connBytes)
 	c.s = newSession(srv, c.enqueue)
 	c.s.budget = c.budget
+	c.s.arrays = true
 	return c
 }
 
@@ -714,11 +783,8 @@ func newStreamConn(srv *Server) *streamConn {
 // has ended.
 func (c *streamConn) enqueue(o outbound) {
 	c.budget.charge(len(o.b))
-	if o.key != "" {
-		c.budget.replied(len(o.b))
-	}
 	select {
-	case c.out <- o.b:
+	case c.out <- o:
 	case <-c.writerExited:
 		c.budget.release(len(o.b))
 	case <-c.abandon:
@@ -728,62 +794,120 @@ func (c *streamConn) enqueue(o outbound) {
 	}
 }
 
-// writeLoop owns w: it writes queued replies, one line each, and flushes
-// whenever the queue is empty. A write error ends it (and the session).
-func (c *streamConn) writeLoop(w io.Writer) {
-	defer close(c.writerExited)
-	bw := bufio.NewWriterSize(w, 32<<10)
-	write := func(b []byte) bool {
-		defer c.budget.release(len(b))
-		if _, err := bw.Write(b); err != nil {
-			c.werr = err
-			return false
-		}
-		if err := bw.WriteByte('\n'); err != nil {
-			c.werr = err
-			return false
-		}
-		return true
+// lineWriter writes a stream's messages, one line each. A batch's replies
+// go into an array it keeps open until the batch's end; what comes for
+// anything else meanwhile is held (still charged) and written after it.
+type lineWriter struct {
+	c    *streamConn
+	bw   *bufio.Writer
+	open *batch     // the batch whose array is open on the wire
+	held []outbound // messages waiting for open's array to close
+}
+
+// put writes o, or holds it while another batch's array is open.
+func (lw *lineWriter) put(o outbound) error {
+	if lw.open != nil && o.arr != lw.open {
+		lw.held = append(lw.held, o)
+		lw.c.budget.hold(len(o.b))
+		return nil
 	}
-	fail := func() {
-		c.s.log.Debug().Err(c.werr).Msg("mcp: write failed, ending session")
-		c.s.stopReading()
-		for {
-			select {
-			case b := <-c.out:
-				c.budget.release(len(b))
-			default:
-				return
+	defer lw.c.budget.release(len(o.b))
+	switch {
+	case o.arr == nil:
+		if _, err := lw.bw.Write(o.b); err != nil {
+			return err
+		}
+		return lw.bw.WriteByte('\n')
+	case o.end:
+		lw.open = nil
+		_, err := lw.bw.WriteString("]\n")
+		return err
+	}
+	sep := byte(',')
+	if lw.open == nil {
+		lw.open, sep = o.arr, '['
+	}
+	if err := lw.bw.WriteByte(sep); err != nil {
+		return err
+	}
+	_, err := lw.bw.Write(o.b)
+	return err
+}
+
+// write writes o, then what was held for an array that o closed.
+func (lw *lineWriter) write(o outbound) error {
+	if err := lw.put(o); err != nil {
+		return err
+	}
+	for lw.open == nil && len(lw.held) > 0 {
+		// Each pass writes what it can in order; an array opened in the
+		// pass holds the rest again, and closes in a later pass or from
+		// the queue. A pass writes at least its first message.
+		queue := lw.held
+		lw.held = nil
+		for _, h := range queue {
+			lw.c.budget.unhold(len(h.b))
+			if err := lw.put(h); err != nil {
+				return err
 			}
 		}
 	}
+	return nil
+}
+
+// drop releases what is held or queued once writing has failed.
+func (lw *lineWriter) drop() {
+	for _, h := range lw.held {
+		lw.c.budget.unhold(len(h.b))
+		lw.c.budget.release(len(h.b))
+	}
+	lw.held = nil
 	for {
-		var b []byte
+		select {
+		case o := <-lw.c.out:
+			lw.c.budget.release(len(o.b))
+		default:
+			return
+		}
+	}
+}
+
+// writeLoop owns w: it writes queued messages and flushes whenever the
+// queue is empty. A write error ends it (and the session).
+func (c *streamConn) writeLoop(w io.Writer) {
+	defer close(c.writerExited)
+	lw := &lineWriter{c: c, bw: bufio.NewWriterSize(w, 32<<10)}
+	fail := func(err error) {
+		c.werr = err
+		c.s.log.Debug().Err(err).Msg("mcp: write failed, ending session")
+		c.s.stopReading()
+		lw.drop()
+	}
+	for {
 		finishing := false
 		select {
-		case b = <-c.out:
+		case o := <-c.out:
+			if err := lw.write(o); err != nil {
+				fail(err)
+				return
+			}
 		case <-c.finish:
 			finishing = true
-		}
-		if b != nil && !write(b) {
-			fail()
-			return
 		}
 	drain:
 		for {
 			select {
-			case b = <-c.out:
-				if !write(b) {
-					fail()
+			case o := <-c.out:
+				if err := lw.write(o); err != nil {
+					fail(err)
 					return
 				}
 			default:
 				break drain
 			}
 		}
-		if err := bw.Flush(); err != nil {
-			c.werr = err
-			fail()
+		if err := lw.bw.Flush(); err != nil {
+			fail(err)
 			return
 		}
 		if finishing {

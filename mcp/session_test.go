@@ -115,7 +115,11 @@ func TestProtocolRules(t *testing.T) {
 		{"method null", "", `{"jsonrpc":"2.0","id":4,"method":null}`, want{id: "4", code: CodeInvalidRequest}},
 		{"repeated method", "", `{"jsonrpc":"2.0","id":5,"method":"ping","method":"ping"}`, want{id: "5", code: CodeInvalidRequest}},
 		{"repeated id", "", `{"jsonrpc":"2.0","id":5,"id":6,"method":"ping"}`, want{id: "null", code: CodeInvalidRequest}},
-		{"a response object", "", `{"jsonrpc":"2.0","id":7,"result":{}}`, want{id: "7", code: CodeInvalidRequest}},
+		// Responses answer nothing the server asked: no reply at all.
+		{"a response object", "", `{"jsonrpc":"2.0","id":7,"result":{}}`, want{none: true}},
+		{"an error response", "", `{"jsonrpc":"2.0","id":"e","error":{"code":-32601,"message":"no"}}`, want{none: true}},
+		{"a response with id null", "", `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}`, want{none: true}},
+		{"a response without jsonrpc", Version20251125, `{"id":7,"result":1}`, want{none: true}},
 		{"unknown members ignored", "", `{"jsonrpc":"2.0","id":8,"method":"ping","extra":[1,{"a":"}"}]}`, want{id: "8", result: `{}`}},
 		{"escaped member names", "", `{"json\u0072pc":"2.\u0030","\u0069d":9,"method":"p\u0069ng"}`, want{id: "9", result: `{}`}},
 
@@ -431,6 +435,44 @@ func TestDirectMethodMapping(t *testing.T) {
 	}
 }
 
+// _meta in a direct method's params is protocol metadata, not an
+// argument: the Backend gets the other members, and _meta's traceparent
+// as the call's trace, as tools/call does.
+func TestDirectMethodMeta(t *testing.T) {
+	const tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	tests := []struct {
+		name, params     string
+		wantArgs, wantTP string
+		wantCode         int
+	}{
+		{"traceparent", `{"_meta":{"traceparent":"` + tp + `"},"reason":"r"}`, `{"reason":"r"}`, tp, 0},
+		{"_meta last", `{"reason":"r","_meta":{}}`, `{"reason":"r"}`, "", 0},
+		{"only _meta", `{"_meta":{"` + MetaProtocolVersion + `":"` + ModernVersion + `"}}`, `{}`, "", 0},
+		{"_meta null", `{"_meta":null}`, `{}`, "", 0},
+		{"escaped name", `{"\u005fmeta":{"traceparent":"` + tp + `"}}`, `{}`, tp, 0},
+		{"repeated _meta", `{"_meta":{},"reason":"r","_meta":{"traceparent":"` + tp + `"}}`, `{"reason":"r"}`, tp, 0},
+		{"no _meta", `{"reason":"r", "meta":1}`, `{"reason":"r", "meta":1}`, "", 0},
+		{"_meta not an object", `{"_meta":5}`, "", "", CodeInvalidParams},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b := &stageBackend{}
+			line := `{"jsonrpc":"2.0","id":7,"method":"nowframe.build","params":` + tc.params + `}`
+			r := checkOne(t, serveOne(t, NewServer(b, Options{}), "", line), want{id: "7", code: tc.wantCode})
+			reqs := b.requests()
+			if tc.wantCode != 0 {
+				if len(reqs) != 0 || !strings.Contains(r.Error.Message, "_meta must be an object") {
+					t.Fatalf("backend saw %+v; reply %s", reqs, r.Raw)
+				}
+				return
+			}
+			if len(reqs) != 1 || !reqs[0].Direct || string(reqs[0].Args) != tc.wantArgs || reqs[0].TraceParent != tc.wantTP {
+				t.Fatalf("backend saw %+v, want args %s and traceparent %q", reqs, tc.wantArgs, tc.wantTP)
+			}
+		})
+	}
+}
+
 func TestDirectMethodsConfigurable(t *testing.T) {
 	srv := NewServer(&stageBackend{}, Options{DirectMethods: []string{"custom.echo", "ping"}})
 	checkOne(t, serveOne(t, srv, "", `{"jsonrpc":"2.0","id":1,"method":"custom.echo"}`), want{id: "1", result: `{"method":"custom.echo"}`})
@@ -459,6 +501,8 @@ func TestBatches(t *testing.T) {
 		{"notification and request", `[{"jsonrpc":"2.0","method":"notifications/initialized"},` + ping("5") + `]`, false, []elem{{"5", 0}}},
 		{"invalid elements", `[1,"x",` + ping("6") + `,[` + ping("7") + `]]`, false, []elem{{"null", CodeInvalidRequest}, {"null", CodeInvalidRequest}, {"6", 0}, {"null", CodeInvalidRequest}}},
 		{"errors inside", `[{"jsonrpc":"2.0","id":8,"method":"nope"},{"jsonrpc":"1.0","id":9,"method":"ping"},` + toolCall("10", "ok", `[]`) + `]`, false, []elem{{"8", CodeMethodNotFound}, {"9", CodeInvalidRequest}, {"10", CodeInvalidParams}}},
+		{"responses inside", `[{"jsonrpc":"2.0","id":1,"result":{}},` + ping("2") + `,{"jsonrpc":"2.0","id":3,"error":{"code":1,"message":"x"}}]`, false, []elem{{"2", 0}}},
+		{"only responses", `[{"jsonrpc":"2.0","id":1,"result":{}}]`, true, nil},
 		{"initialize inside", `[` + initLine("11", Version20250326) + `]`, false, []elem{{"11", CodeInvalidRequest}}},
 		{"tool validate in 2025-03-26 is an error", `[` + toolCall("12", "ok", `{"mode":"validate"}`) + `]`, false, []elem{{"12", CodeInvalidParams}}},
 	}
@@ -635,5 +679,25 @@ func TestLogsNeverHoldParams(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("logs lack %s:\n%s", want, out)
 		}
+	}
+}
+
+// A response from the client, even under the id of a call in flight, gets
+// no reply and leaves the call alone: it is answered once, with its result.
+func TestClientResponseBesideCall(t *testing.T) {
+	g := newGate()
+	c := startConn(t, NewServer(g, Options{}))
+	c.send(toolCall("5", "slow", `{}`))
+	g.waitStarted(t, 1)
+	c.send(`{"jsonrpc":"2.0","id":5,"result":{}}`, `{"jsonrpc":"2.0","id":5,"error":{"code":-32603,"message":"x"}}`, ping("6"))
+	if r := c.recv(); string(r.ID) != "6" || r.Error != nil {
+		t.Fatalf("got %s, want the ping's reply first (the responses get none)", r.Raw)
+	}
+	g.release <- struct{}{}
+	if r := c.recv(); string(r.ID) != "5" || r.Error != nil || !strings.Contains(string(r.Result), `"released"`) {
+		t.Fatalf("got %s, want the call's result", r.Raw)
+	}
+	if rest, err := c.closeAndWait(); err != nil || len(rest) != 0 {
+		t.Fatalf("after the call: %q (%v), want nothing", rest, err)
 	}
 }
