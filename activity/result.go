@@ -104,7 +104,7 @@ type Timeline struct {
 	Blocks []Block `json:"blocks"`
 	// NextCursor, when set, is passed as cursor to get the blocks after
 	// the last one shown (the call's limit was reached).
-	NextCursor string `json:"next_cursor,omitempty"`
+	NextCursor string    `json:"next_cursor,omitempty"`
 	Source     Source    `json:"source"`
 	Freshness  Freshness `json:"freshness"`
 	Notes      []string  `json:"notes,omitempty"`
