@@ -47,6 +47,7 @@ func TestDecodeGolden(t *testing.T) {
 		{"buckets", func(b []byte) (any, error) { return decodeBuckets(b) }},
 		{"bucket_", func(b []byte) (any, error) { return decodeBucketBody(b) }},
 		{"events_", func(b []byte) (any, error) { return decodeEvents(b) }},
+		{"settings_all", func(b []byte) (any, error) { return decodeSettings(b) }},
 	}
 	n := 0
 	for name := range fixtureBodies(t) {

@@ -1,6 +1,6 @@
 // Package aw is the ActivityWatch REST client: bounded, validated reads of
-// /api/0/info, /api/0/buckets/ and bucket events, built on go-retryablehttp
-// and gjson. It imports nothing else of awbridge.
+// /api/0/info, /api/0/buckets/, bucket events and /api/0/settings, built on
+// go-retryablehttp and gjson. It imports nothing else of awbridge.
 package aw
 
 import (
@@ -85,4 +85,45 @@ func (e Event) Int(key string) (int64, bool) {
 		return 0, false
 	}
 	return r.Int(), true
+}
+
+// Settings is what the bridge reads of ActivityWatch's settings (GET
+// /api/0/settings): the web UI's own settings, which it stores on the
+// server. A fresh server has none; a setting the web UI never saved is
+// absent, and the web UI then uses its built-in default (startOfDay
+// "04:00", startOfWeek "Monday", its default categories). A plain value.
+type Settings struct {
+	// StartOfDay is when a day starts, "HH:MM" (the web UI's "startOfDay",
+	// an <input type="time"> value such as "04:00"), normalized to two
+	// digits each; "" when not set or not valid. DayStart returns it as an
+	// offset from midnight.
+	StartOfDay string `json:"startOfDay,omitempty"`
+	// StartOfWeek is the weekday a week starts on ("Monday"; the web UI
+	// offers Saturday, Sunday and Monday), normalized to its English name
+	// with a capital; "" when not set or not valid.
+	StartOfWeek string `json:"startOfWeek,omitempty"`
+	// AlwaysActivePattern is the web UI's "always_active_pattern": a
+	// regular expression of apps and titles counted as active even while
+	// AFK ("" when not set). Not compiled here.
+	AlwaysActivePattern string `json:"always_active_pattern,omitempty"`
+	// Classes is the raw JSON array of the web UI's category rules
+	// ("classes"), a copy that never aliases the body; nil when not set or
+	// null (then ActivityWatch's default categories apply). Not parsed
+	// here; its size is bounded by Options.MaxBodyBytes.
+	Classes json.RawMessage `json:"classes,omitempty"`
+	// Ignored names the settings above that were present with a value of
+	// the wrong shape; each was treated as not set. Sorted.
+	Ignored []string `json:"ignored,omitempty"`
+}
+
+// DayStart returns StartOfDay as an offset from midnight, and false when it
+// is not set.
+func (s Settings) DayStart() (time.Duration, bool) {
+	d, ok := parseDayStart(s.StartOfDay)
+	return d, ok
+}
+
+// WeekStart returns StartOfWeek as a weekday, and false when it is not set.
+func (s Settings) WeekStart() (time.Weekday, bool) {
+	return parseWeekday(s.StartOfWeek)
 }

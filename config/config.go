@@ -25,6 +25,15 @@ type Config struct {
 	Protect Protect `toml:"protect"`
 
 	Artifacts Artifacts `toml:"artifacts"`
+	Activity  Activity  `toml:"activity"`
+}
+
+// Activity shapes activity over time (summaries, timelines, recent
+// switches read from ActivityWatch's history).
+type Activity struct {
+	// Timezone is the IANA time zone whose days activity is counted in,
+	// e.g. "Europe/Berlin"; "" (the default): the machine's local zone.
+	Timezone string `toml:"timezone"`
 }
 
 // Artifacts bounds what the context root keeps: serve prunes whole run

@@ -127,6 +127,8 @@ func (sp *spec) parse(s string, env Env) (v any, problem string) {
 		return sp.parsePaths(s, env)
 	case kindLoopback:
 		return sp.parseLoopback(s)
+	case kindTimezone:
+		return sp.parseTimezone(s)
 	}
 	return nil, fmt.Sprintf("unknown kind %v", sp.kind)
 }

@@ -189,6 +189,7 @@ func TestFullFile(t *testing.T) {
 		Protect: Protect{Files: "/etc/hosts", Env: "HOME"},
 	}
 	want.Artifacts = Artifacts{MaxAge: 72 * time.Hour, MaxBytes: 64 << 20}
+	want.Activity = Activity{Timezone: "Europe/Berlin"}
 	if l.Config != want {
 		t.Errorf("config\n got %+v\nwant %+v", l.Config, want)
 	}

@@ -24,6 +24,7 @@ const (
 	kindRules                // privacy rewrite rules (ParseRules)
 	kindPaths                // comma-separated paths, made absolute
 	kindLoopback             // a loopback HOST:PORT to listen on
+	kindTimezone             // an IANA time zone name (parseTimezone)
 )
 
 // String names the kind for docs and for [Setting.Kind].
@@ -57,6 +58,8 @@ func (k kind) String() string {
 		return "paths"
 	case kindLoopback:
 		return "loopback address"
+	case kindTimezone:
+		return "time zone"
 	}
 	return "unknown"
 }
@@ -277,6 +280,12 @@ func table() []spec {
 			doc: "serve removes the oldest runs' artifacts while all together take more than this; 0: no size limit",
 			min: 0, max: 1 << 40,
 			field: func(c *Config) any { return &c.Artifacts.MaxBytes },
+		},
+		{
+			key: "activity.timezone", env: "AWBRIDGE_TIMEZONE", kind: kindTimezone, optional: true,
+			doc:    `IANA time zone whose days activity is counted in (e.g. "Europe/Berlin"); empty: the machine's local zone`,
+			maxLen: 255,
+			field:  func(c *Config) any { return &c.Activity.Timezone },
 		},
 	}
 }

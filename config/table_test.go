@@ -79,6 +79,7 @@ func TestNames(t *testing.T) {
 		"privacy.url_rules":            {"AWBRIDGE_URL_RULES", ""},
 		"artifacts.max_age":            {"AWBRIDGE_ARTIFACTS_MAX_AGE", ""},
 		"artifacts.max_bytes":          {"AWBRIDGE_ARTIFACTS_MAX_BYTES", ""},
+		"activity.timezone":            {"AWBRIDGE_TIMEZONE", ""},
 	}
 	got := map[string][2]string{}
 	for _, sp := range table() {

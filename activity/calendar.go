@@ -1,0 +1,258 @@
+package activity
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/awbridge/awbridge/aw"
+)
+
+// DefaultDayStart is when a day starts when ActivityWatch has no startOfDay
+// setting: the web UI's own default, so that days match its dashboard.
+const DefaultDayStart = 4 * time.Hour
+
+// DefaultWeekStart is the weekday a week starts on when ActivityWatch has
+// no startOfWeek setting (the web UI's default).
+const DefaultWeekStart = time.Monday
+
+// Where a Calendar's day and week starts come from.
+const (
+	FromActivityWatch = "activitywatch" // ActivityWatch's settings (the web UI's, stored on the server)
+	FromDefault       = "default"       // the web UI's defaults: 04:00, Monday
+)
+
+// Zone is a time zone and the name it is reported by. A plain value.
+type Zone struct {
+	// Name is the IANA name ("Europe/Berlin"), or "Local" when the
+	// machine's zone has no name the process can learn.
+	Name string
+	// Loc is the zone's rules; nil means UTC.
+	Loc *time.Location
+}
+
+func (z Zone) loc() *time.Location {
+	if z.Loc == nil {
+		return time.UTC
+	}
+	return z.Loc
+}
+
+// LoadZone returns the zone of the activity.timezone setting: an IANA name,
+// or "" for the machine's local zone (time.Local), named after the TZ
+// variable or the /etc/localtime link when they name a zone the database
+// knows.
+func LoadZone(name string) (Zone, error) {
+	if name == "" {
+		return Zone{Name: localZoneName(os.LookupEnv, os.Readlink), Loc: time.Local}, nil
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil || name == "Local" {
+		return Zone{}, fmt.Errorf("activity: unknown time zone %q", truncate(name, 64))
+	}
+	return Zone{Name: name, Loc: loc}, nil
+}
+
+// localZoneName names the zone time.Local was loaded from, as Go does: TZ
+// when set (empty is UTC, a leading ':' is dropped, a path is read), else
+// /etc/localtime. It returns "Local" when that gives no known zone name.
+func localZoneName(lookupEnv func(string) (string, bool), readlink func(string) (string, error)) string {
+	tz, ok := lookupEnv("TZ")
+	switch {
+	case ok && tz == "":
+		return "UTC"
+	case ok:
+		tz = strings.TrimPrefix(tz, ":")
+		if !strings.HasPrefix(tz, "/") {
+			return knownZone(tz)
+		}
+	default:
+		link, err := readlink("/etc/localtime")
+		if err != nil {
+			return "Local"
+		}
+		tz = link
+	}
+	// A path: the name is what follows "zoneinfo/".
+	if _, after, found := strings.Cut(tz, "zoneinfo/"); found {
+		return knownZone(after)
+	}
+	return "Local"
+}
+
+func knownZone(name string) string {
+	if name == "" || name == "Local" || len(name) > 255 {
+		return "Local"
+	}
+	if _, err := time.LoadLocation(name); err != nil {
+		return "Local"
+	}
+	return name
+}
+
+// Calendar says where days and weeks start: in a zone, days at DayStart
+// after local midnight, weeks on WeekStart. A plain value; the zero value
+// is UTC days from midnight, weeks from Sunday (use NewCalendar).
+type Calendar struct {
+	Zone Zone
+	// DayStart is the offset of a day's start from local midnight, in
+	// whole minutes, 0 <= DayStart < 24h.
+	DayStart time.Duration
+	// DayStartSource is FromActivityWatch or FromDefault.
+	DayStartSource string
+	// WeekStart is the weekday a week starts on.
+	WeekStart time.Weekday
+	// WeekStartSource is FromActivityWatch or FromDefault.
+	WeekStartSource string
+}
+
+// NewCalendar is the calendar of zone with ActivityWatch's startOfDay and
+// startOfWeek settings, each falling back to the web UI's default
+// (DefaultDayStart, DefaultWeekStart) when not set.
+func NewCalendar(zone Zone, s aw.Settings) Calendar {
+	c := Calendar{Zone: zone, DayStart: DefaultDayStart, DayStartSource: FromDefault,
+		WeekStart: DefaultWeekStart, WeekStartSource: FromDefault}
+	if d, ok := s.DayStart(); ok {
+		c.DayStart, c.DayStartSource = d, FromActivityWatch
+	}
+	if wd, ok := s.WeekStart(); ok {
+		c.WeekStart, c.WeekStartSource = wd, FromActivityWatch
+	}
+	return c
+}
+
+// DayStartText is DayStart as "HH:MM".
+func (c Calendar) DayStartText() string {
+	return fmt.Sprintf("%02d:%02d", int(c.DayStart/time.Hour), int(c.DayStart%time.Hour/time.Minute))
+}
+
+// date is a civil date in the calendar's zone.
+type date struct {
+	y int
+	m time.Month
+	d int
+}
+
+// add returns the date n days later (n may be negative).
+func (d date) add(n int) date {
+	t := time.Date(d.y, d.m, d.d+n, 12, 0, 0, 0, time.UTC)
+	y, m, dd := t.Date()
+	return date{y, m, dd}
+}
+
+func (d date) weekday() time.Weekday {
+	return time.Date(d.y, d.m, d.d, 12, 0, 0, 0, time.UTC).Weekday()
+}
+
+// startOn is when the day of date d starts: DayStart after its local
+// midnight, by the wall clock. A wall time that does not exist (skipped by
+// a spring change) is shifted forward by the gap, as the web UI's
+// moment.js does: 02:30 on the day Berlin skips 02:00-03:00 is 03:30
+// CEST. An ambiguous one (the hour repeated in autumn) is one of its two
+// instants.
+func (c Calendar) startOn(d date) time.Time {
+	h, m := int(c.DayStart/time.Hour), int(c.DayStart%time.Hour/time.Minute)
+	loc := c.Zone.loc()
+	t := time.Date(d.y, d.m, d.d, h, m, 0, 0, loc)
+	gy, gm, gd := t.Date()
+	if gy == d.y && gm == d.m && gd == d.d && t.Hour() == h && t.Minute() == m {
+		return t
+	}
+	// In a gap: Go picked either offset around it. The transition is the
+	// end of t's zone period when t fell before the gap, else its start;
+	// the wall time read with the offset before the transition lands after
+	// the gap.
+	naive := time.Date(d.y, d.m, d.d, h, m, 0, 0, time.UTC)
+	zs, ze := t.ZoneBounds()
+	transition := zs
+	if gotWall := time.Date(gy, gm, gd, t.Hour(), t.Minute(), 0, 0, time.UTC); gotWall.Before(naive) && !ze.IsZero() {
+		transition = ze
+	}
+	if transition.IsZero() {
+		return t
+	}
+	_, before := transition.Add(-time.Second).Zone()
+	return naive.Add(-time.Duration(before) * time.Second).In(loc)
+}
+
+// dateOf is the date of the day containing t.
+func (c Calendar) dateOf(t time.Time) date {
+	y, m, dd := t.In(c.Zone.loc()).Date()
+	d := date{y, m, dd}
+	// Before the day's start: the day before (twice where a zone skipped
+	// a whole date, whose start is shifted into the next one).
+	for i := 0; i < 3 && c.startOn(d).After(t); i++ {
+		d = d.add(-1)
+	}
+	return d
+}
+
+// prevDate is the date of the day before d's: normally d-1, earlier where
+// a zone skipped a date (its start shifted onto d's).
+func (c Calendar) prevDate(d date) date {
+	start := c.startOn(d)
+	p := d.add(-1)
+	for i := 0; i < 2 && !c.startOn(p).Before(start); i++ {
+		p = p.add(-1)
+	}
+	return p
+}
+
+// StartOfDay returns when the day containing t started.
+func (c Calendar) StartOfDay(t time.Time) time.Time { return c.startOn(c.dateOf(t)) }
+
+// startOfWeek is the first date of the week containing date d.
+func (c Calendar) startOfWeek(d date) date {
+	back := (int(d.weekday()) - int(c.WeekStart) + 7) % 7
+	return d.add(-back)
+}
+
+// Days splits [start, end) at the starts of days: the first and last
+// spans may be partial days, each other one a whole day (23 or 25 hours
+// across a daylight-saving change). It returns nil when end is not after
+// start.
+func (c Calendar) Days(start, end time.Time) []Span {
+	if !start.Before(end) {
+		return nil
+	}
+	var out []Span
+	d := c.dateOf(start)
+	for s := start; s.Before(end); {
+		d = d.add(1)
+		next := c.startOn(d)
+		if !next.After(s) {
+			continue // a day the zone skipped (Pacific/Apia, 2011-12-30)
+		}
+		e := next
+		if e.After(end) {
+			e = end
+		}
+		out = append(out, Span{Start: s.In(c.Zone.loc()), End: e.In(c.Zone.loc())})
+		s = e
+	}
+	return out
+}
+
+// Span is a half-open stretch of time [Start, End).
+type Span struct {
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+}
+
+// Duration is End - Start.
+func (s Span) Duration() time.Duration { return s.End.Sub(s.Start) }
+
+// truncate cuts s to at most n bytes on a rune boundary, for quoting
+// untrusted input in an error.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }

@@ -1,0 +1,469 @@
+package activity
+
+import (
+	"context"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/awbridge/awbridge/aw"
+	"github.com/awbridge/awbridge/nowframe"
+	"github.com/awbridge/awbridge/upstream"
+)
+
+// Reader is what a Fetcher reads of ActivityWatch; *aw.Client implements
+// it.
+type Reader interface {
+	Info(ctx context.Context) (aw.Info, error)
+	Buckets(ctx context.Context) (map[string]aw.Bucket, error)
+	Events(ctx context.Context, bucketID string, q aw.EventQuery) ([]aw.Event, error)
+	Settings(ctx context.Context) (aw.Settings, error)
+}
+
+// Defaults of FetcherOptions.
+const (
+	DefaultParallel = 4
+	DefaultMinSplit = 15 * time.Minute
+)
+
+// FetcherOptions configure a Fetcher.
+type FetcherOptions struct {
+	// AW reads ActivityWatch.
+	AW Reader
+	// Source guards ActivityWatch: its deadline, circuit breaker and last
+	// status. Pass the one frames use, so activity reads and frames share
+	// one breaker and health sees both. Each read (the server's metadata,
+	// and each piece of a period's events) is one call through it, so a
+	// server failing every read opens the circuit, while one bucket that
+	// keeps failing as the others answer does not (the server is up). nil:
+	// reads go straight to AW.
+	Source *upstream.Source
+	// Host is the configured host whose buckets to read ("" =
+	// ActivityWatch's own hostname, else the most recently updated), as
+	// for frames (nowframe.SelectBuckets).
+	Host string
+	// Parallel bounds the event reads in flight (default 4).
+	Parallel int
+	// MinSplit is the shortest piece a day is split into when its answer
+	// exceeds the client's body limit (default 15 min): such a piece is
+	// halved and each half read again, down to this.
+	MinSplit time.Duration
+	// Thresholds decide when a bucket is stale (default: the frame's,
+	// nowframe.DefaultThresholds).
+	Thresholds nowframe.Thresholds
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Fetcher reads the raw events of periods from ActivityWatch. It holds no
+// state between calls (callers cache Meta or Raw as they see fit) and is
+// safe for concurrent use.
+type Fetcher struct {
+	opts FetcherOptions
+}
+
+// NewFetcher returns a Fetcher with defaults applied.
+func NewFetcher(opts FetcherOptions) *Fetcher {
+	if opts.Parallel <= 0 {
+		opts.Parallel = DefaultParallel
+	}
+	if opts.MinSplit <= 0 {
+		opts.MinSplit = DefaultMinSplit
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	d := nowframe.DefaultThresholds()
+	if opts.Thresholds.Window <= 0 {
+		opts.Thresholds.Window = d.Window
+	}
+	if opts.Thresholds.AFK <= 0 {
+		opts.Thresholds.AFK = d.AFK
+	}
+	if opts.Thresholds.Web <= 0 {
+		opts.Thresholds.Web = d.Web
+	}
+	return &Fetcher{opts: opts}
+}
+
+// do runs fn through the source, or directly without one.
+func (f *Fetcher) do(ctx context.Context, fn func(ctx context.Context) error) error {
+	if f.opts.Source == nil {
+		return fn(ctx)
+	}
+	return f.opts.Source.Do(ctx, fn)
+}
+
+// Meta is what a period's reads need first: the server's info and bucket
+// list, the buckets chosen, and ActivityWatch's settings (which place the
+// period's days). A plain value once returned.
+type Meta struct {
+	// At is when it was read.
+	At time.Time
+	// Info is /api/0/info.
+	Info aw.Info
+	// Buckets is the bucket list, keyed by id.
+	Buckets map[string]aw.Bucket
+	// Selection is the host and buckets chosen, as frames choose them.
+	Selection nowframe.Selection
+	// Settings are ActivityWatch's settings; the zero value when they
+	// could not be read (then the web UI's defaults apply).
+	Settings aw.Settings
+	// SettingsErr says why the settings could not be read (an older
+	// server without the endpoint, a malformed answer); nil when read. It
+	// does not fail Meta.
+	SettingsErr error
+}
+
+// Calendar is the calendar of zone with these settings.
+func (m *Meta) Calendar(zone Zone) Calendar { return NewCalendar(zone, m.Settings) }
+
+// Meta reads the server's info, bucket list and settings concurrently, in
+// one call through the source, and selects the buckets of the configured
+// host (or ActivityWatch's own, else the most recently updated). A failure
+// of the info or bucket list fails it (an *upstream.Error around the
+// *aw.Error when a Source is set); one of the settings does not.
+func (f *Fetcher) Meta(ctx context.Context) (*Meta, error) {
+	m := &Meta{}
+	err := f.do(ctx, func(ctx context.Context) error {
+		var (
+			wg            sync.WaitGroup
+			infoErr, bErr error
+		)
+		wg.Go(func() { m.Info, infoErr = f.opts.AW.Info(ctx) })
+		wg.Go(func() { m.Buckets, bErr = f.opts.AW.Buckets(ctx) })
+		wg.Go(func() { m.Settings, m.SettingsErr = f.opts.AW.Settings(ctx) })
+		wg.Wait()
+		return upstream.Join(infoErr, bErr)
+	})
+	if err != nil {
+		return nil, err
+	}
+	m.At = f.opts.Now()
+	m.Selection = nowframe.SelectBuckets(f.opts.Host, &m.Info, m.Buckets)
+	return m, nil
+}
+
+// Raw is a period's raw events of one host: what the computation reads.
+// Each bucket's events are oldest first, clipped to [Period.Start,
+// Period.End) (an event straddling a bound keeps only its part inside),
+// decoded once. An event the day split cut in two is whole again when
+// ActivityWatch gave it an id. A plain value once returned; the events'
+// Data are never shared with another Raw.
+type Raw struct {
+	Period Period
+	// Window and AFK are the selected window and AFK buckets' events (nil
+	// when the host has no such bucket: Source.Note says so).
+	Window []aw.Event
+	AFK    []aw.Event
+	// Web are the selected web.tab.current buckets, in the selection's
+	// order (most recently updated first), one per bucket read.
+	Web []WebEvents
+	// Source is the host and the buckets read, each with its event count
+	// and freshness.
+	Source Source
+	// Freshness says when the data was read and which watchers are stale.
+	Freshness Freshness
+	// Requests counts the event reads made (pieces of days times buckets).
+	Requests int
+}
+
+// WebEvents are one web.tab.current bucket's events.
+type WebEvents struct {
+	Bucket string
+	Events []aw.Event
+}
+
+// UnreadableError is a period's read failing for the window or AFK
+// bucket, without which no activity can be computed. Its text is the
+// cause's; errors.As finds the *upstream.Error and *aw.Error (an
+// aw.NotFound means the bucket vanished since Meta: read Meta again).
+type UnreadableError struct {
+	// Buckets are the ids that could not be read (server data: never put
+	// them in a hint or log message unredacted).
+	Buckets []string
+	Err     error
+}
+
+func (e *UnreadableError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *UnreadableError) Unwrap() error { return e.Err }
+
+// piece is one read's answer: the events of one bucket within span, newest
+// first as served.
+type piece struct {
+	span   Span
+	events []aw.Event
+}
+
+// target is one bucket to read.
+type target struct {
+	id, role string
+}
+
+// Events reads the period's events of the buckets m selected: the window,
+// AFK and every web bucket, each split into the period's days (so each
+// answer stays small and a week is read in parallel), at most Parallel
+// reads at once, each read one call through the source. A day whose answer
+// exceeds the client's body limit is halved and read again, down to
+// MinSplit. A failure of the window or AFK bucket fails the whole read
+// with an *UnreadableError (the other reads are cancelled); a web bucket
+// that fails is marked unreadable in Source and left out.
+func (f *Fetcher) Events(ctx context.Context, m *Meta, p Period) (*Raw, error) {
+	sel := m.Selection
+	var targets []target
+	if sel.Window != "" {
+		targets = append(targets, target{sel.Window, RoleWindow})
+	}
+	if sel.AFK != "" {
+		targets = append(targets, target{sel.AFK, RoleAFK})
+	}
+	for _, id := range sel.Web {
+		targets = append(targets, target{id, RoleWeb})
+	}
+	days := p.Days()
+
+	type job struct{ t, d int }
+	jobs := make([]job, 0, len(targets)*len(days))
+	for d := len(days) - 1; d >= 0; d-- { // the newest day first
+		for t := range targets {
+			jobs = append(jobs, job{t, d})
+		}
+	}
+	pieces := make([][][]piece, len(targets)) // [target][day]
+	for t := range pieces {
+		pieces[t] = make([][]piece, len(days))
+	}
+	errs := make([]error, len(targets))
+	requests := 0
+
+	parent := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu sync.Mutex
+		wg sync.WaitGroup
+	)
+	queue := make(chan job)
+	for range min(f.opts.Parallel, len(jobs)) {
+		wg.Go(func() {
+			for j := range queue {
+				tg := targets[j.t]
+				got, n, err := f.readSpan(ctx, tg.id, days[j.d])
+				mu.Lock()
+				requests += n
+				switch {
+				case err == nil:
+					pieces[j.t][j.d] = got
+				case errs[j.t] == nil && ctx.Err() == nil:
+					// Once ctx is done, failures are its consequence.
+					errs[j.t] = err
+					if tg.role != RoleWeb {
+						cancel() // no result without it: stop the other reads
+					}
+				}
+				mu.Unlock()
+			}
+		})
+	}
+feed:
+	for _, j := range jobs {
+		select {
+		case queue <- j:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(queue)
+	wg.Wait()
+
+	var (
+		failed   []string
+		failures []error
+	)
+	for t, tg := range targets {
+		if errs[t] != nil && tg.role != RoleWeb {
+			failed = append(failed, tg.id)
+			failures = append(failures, errs[t])
+		}
+	}
+	if len(failed) > 0 {
+		return nil, &UnreadableError{Buckets: failed, Err: upstream.Join(failures...)}
+	}
+	if err := parent.Err(); err != nil {
+		// The caller went away: some days were never read.
+		return nil, err
+	}
+
+	now := f.opts.Now()
+	raw := &Raw{Period: p, Requests: requests,
+		Source:    Source{Host: sel.Host, HostSource: sel.HostSource, Note: sel.Note, Buckets: []BucketRead{}},
+		Freshness: Freshness{AsOf: now}}
+	for t, tg := range targets {
+		br := f.bucketRead(m, tg, now)
+		if errs[t] != nil {
+			br.Unreadable = true
+			raw.Source.Note = joinNote(raw.Source.Note, "a browser bucket could not be read: its tabs are missing")
+		} else {
+			evs := assemble(slices.Concat(pieces[t]...), p)
+			br.Events = len(evs)
+			switch tg.role {
+			case RoleWindow:
+				raw.Window = evs
+			case RoleAFK:
+				raw.AFK = evs
+			default:
+				raw.Web = append(raw.Web, WebEvents{Bucket: tg.id, Events: evs})
+			}
+		}
+		if br.Stale {
+			raw.Freshness.StaleWatchers = append(raw.Freshness.StaleWatchers, tg.id)
+		}
+		raw.Source.Buckets = append(raw.Source.Buckets, br)
+	}
+	return raw, nil
+}
+
+// readSpan reads one bucket's events within span in one call through the
+// source; an answer over the body limit halves the span (down to
+// MinSplit) and reads each half. It returns the pieces in time order and
+// how many reads it made.
+func (f *Fetcher) readSpan(ctx context.Context, id string, span Span) ([]piece, int, error) {
+	var (
+		evs      []aw.Event
+		tooLarge bool
+	)
+	err := f.do(ctx, func(ctx context.Context) error {
+		got, err := f.opts.AW.Events(ctx, id, aw.EventQuery{Start: span.Start, End: span.End})
+		if aw.KindOf(err) == aw.TooLarge && span.Duration() >= 2*f.opts.MinSplit {
+			// The server answered; our limit refused it. Not a failure.
+			tooLarge = true
+			return nil
+		}
+		evs = got
+		return err
+	})
+	if err != nil {
+		return nil, 1, err
+	}
+	if !tooLarge {
+		return []piece{{span: span, events: evs}}, 1, nil
+	}
+	mid := span.Start.Add(span.Duration() / 2).Truncate(time.Millisecond)
+	a, na, err := f.readSpan(ctx, id, Span{Start: span.Start, End: mid})
+	if err != nil {
+		return nil, 1 + na, err
+	}
+	b, nb, err := f.readSpan(ctx, id, Span{Start: mid, End: span.End})
+	return append(a, b...), 1 + na + nb, err
+}
+
+// bucketRead describes target tg: its newest event's end and whether that
+// is stale at now.
+func (f *Fetcher) bucketRead(m *Meta, tg target, now time.Time) BucketRead {
+	br := BucketRead{ID: tg.id, Role: tg.role}
+	b, ok := m.Buckets[tg.id]
+	if !ok || b.LastUpdated.IsZero() {
+		return br
+	}
+	newest := b.LastUpdated
+	age := max(0, now.Sub(newest))
+	ageS := math.Round(age.Seconds()*10) / 10
+	br.NewestEnd, br.AgeS = &newest, &ageS
+	limit := f.opts.Thresholds.Web
+	switch tg.role {
+	case RoleWindow:
+		limit = f.opts.Thresholds.Window
+	case RoleAFK:
+		limit = f.opts.Thresholds.AFK
+	}
+	br.Stale = age > limit
+	return br
+}
+
+// stitchTolerance is how close to a piece's boundary an event must end and
+// the next begin to be taken for one event the split cut (durations are
+// float seconds; the server rounds the range's end up by 1 ms).
+const stitchTolerance = time.Millisecond
+
+// assemble turns the pieces of one bucket (in time order, each newest
+// first) into its events oldest first, clipped to the pieces' spans and to
+// the period, with an event cut at a boundary between pieces joined again
+// when both parts carry the same id.
+func assemble(pieces []piece, p Period) []aw.Event {
+	n := 0
+	for _, pc := range pieces {
+		n += len(pc.events)
+	}
+	out := make([]aw.Event, 0, n)
+	for _, pc := range pieces {
+		lo, hi := pc.span.Start, pc.span.End
+		if lo.Before(p.Start) {
+			lo = p.Start
+		}
+		if hi.After(p.End) {
+			hi = p.End
+		}
+		joinable := len(out) // the first event of this piece may continue out[joinable-1]
+		for i := len(pc.events) - 1; i >= 0; i-- {
+			e, ok := clip(pc.events[i], lo, hi)
+			if !ok {
+				continue
+			}
+			if len(out) == joinable && joinable > 0 && sameEvent(out[joinable-1], e, lo) {
+				prev := &out[joinable-1]
+				prev.Duration = e.End().Sub(prev.Timestamp).Seconds()
+				continue
+			}
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// clip keeps the part of e within [lo, hi): false when none is. An event
+// without duration is kept when it starts within. An event left whole
+// keeps its duration exactly as served.
+func clip(e aw.Event, lo, hi time.Time) (aw.Event, bool) {
+	start, end := e.Timestamp, e.End()
+	if e.Duration == 0 {
+		return e, !start.Before(lo) && start.Before(hi)
+	}
+	if !end.After(lo) || !start.Before(hi) {
+		return e, false
+	}
+	cut := false
+	if start.Before(lo) {
+		start, cut = lo, true
+	}
+	if end.After(hi) {
+		end, cut = hi, true
+	}
+	if cut {
+		e.Timestamp = start
+		e.Duration = end.Sub(start).Seconds()
+	}
+	return e, true
+}
+
+// sameEvent reports whether prev, ending at boundary, and next, starting
+// there, are the two parts of one stored event.
+func sameEvent(prev, next aw.Event, boundary time.Time) bool {
+	if prev.ID == nil || next.ID == nil || *prev.ID != *next.ID {
+		return false
+	}
+	near := func(t time.Time) bool { d := t.Sub(boundary); return d > -stitchTolerance && d < stitchTolerance }
+	return near(prev.End()) && near(next.Timestamp)
+}
+
+func joinNote(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "" || a == b:
+		return a
+	}
+	return a + "; " + b
+}

@@ -1,0 +1,274 @@
+package activity
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Bounds of relative periods and ranges.
+const (
+	MaxHours = 8760 // last_8760h: a year of hours
+	MaxDays  = 366  // last_366d
+	// MaxRange bounds start..end: 366 days plus a day of slack for
+	// daylight-saving changes and day starts.
+	MaxRange = (MaxDays + 1) * 24 * time.Hour
+	// maxTimeArg bounds an RFC 3339 argument before parsing it.
+	maxTimeArg = 64
+)
+
+// Period labels.
+const (
+	LabelToday     = "today"
+	LabelYesterday = "yesterday"
+	LabelThisWeek  = "this_week"
+	LabelLastWeek  = "last_week"
+	LabelCustom    = "custom" // start and end given
+)
+
+type specKind uint8
+
+const (
+	kindToday specKind = iota // the zero Spec
+	kindYesterday
+	kindThisWeek
+	kindLastWeek
+	kindLastHours
+	kindLastDays
+	kindRange
+)
+
+// Spec is a period as asked for, checked for syntax but not yet placed on
+// a calendar (Calendar.Resolve does that). The zero value is "today". A
+// plain value.
+type Spec struct {
+	kind       specKind
+	n          int       // hours or days of last_Nh / last_Nd
+	start, end time.Time // a range
+}
+
+// String is the spec's label: "today", "last_2h", "custom", ...
+func (s Spec) String() string {
+	switch s.kind {
+	case kindYesterday:
+		return LabelYesterday
+	case kindThisWeek:
+		return LabelThisWeek
+	case kindLastWeek:
+		return LabelLastWeek
+	case kindLastHours:
+		return "last_" + strconv.Itoa(s.n) + "h"
+	case kindLastDays:
+		return "last_" + strconv.Itoa(s.n) + "d"
+	case kindRange:
+		return LabelCustom
+	}
+	return LabelToday
+}
+
+// SpecError is a period argument that cannot be used. Arg names the
+// argument ("period", "start" or "end"); Problem says what is wrong and
+// what is expected, quoting at most a short, escaped prefix of the value.
+type SpecError struct {
+	Arg     string
+	Problem string
+}
+
+func (e *SpecError) Error() string { return e.Arg + ": " + e.Problem }
+
+func specError(arg, format string, args ...any) error {
+	return &SpecError{Arg: arg, Problem: fmt.Sprintf(format, args...)}
+}
+
+// quote quotes untrusted input for an error: escaped, at most ~40 bytes
+// of quoted text.
+func quote(s string) string {
+	const max = 40
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		q := strconv.Quote(s[i : i+size])
+		i += size
+		if b.Len()+len(q)-2 > max {
+			b.WriteString("…")
+			break
+		}
+		b.WriteString(q[1 : len(q)-1])
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+const periodsExpected = "today, yesterday, this_week, last_week, last_Nh (1 to 8760) or last_Nd (1 to 366)"
+
+// ParseSpec reads the period arguments of the activity tools: period
+// (today, yesterday, this_week, last_week, last_Nh with N 1 to 8760,
+// last_Nd with N 1 to 366), or start and end (RFC 3339 with an offset,
+// both or neither, start before end). All three empty is "today". It
+// returns a *SpecError.
+func ParseSpec(period, start, end string) (Spec, error) {
+	if start != "" || end != "" {
+		switch {
+		case period != "":
+			return Spec{}, specError("period", "give either period or start and end, not both")
+		case start == "":
+			return Spec{}, specError("start", "is missing: give start with end (RFC 3339, e.g. 2026-11-22T09:00:00+01:00)")
+		case end == "":
+			return Spec{}, specError("end", "is missing: give end with start (RFC 3339, e.g. 2026-11-22T17:00:00+01:00)")
+		}
+		s, err := parseInstant("start", start)
+		if err != nil {
+			return Spec{}, err
+		}
+		e, err := parseInstant("end", end)
+		if err != nil {
+			return Spec{}, err
+		}
+		switch {
+		case !s.Before(e):
+			return Spec{}, specError("end", "must be after start")
+		case e.Sub(s) > MaxRange:
+			return Spec{}, specError("end", "is more than %d days after start", MaxDays)
+		}
+		return Spec{kind: kindRange, start: s, end: e}, nil
+	}
+	switch period {
+	case "", LabelToday:
+		return Spec{kind: kindToday}, nil
+	case LabelYesterday:
+		return Spec{kind: kindYesterday}, nil
+	case LabelThisWeek:
+		return Spec{kind: kindThisWeek}, nil
+	case LabelLastWeek:
+		return Spec{kind: kindLastWeek}, nil
+	}
+	if rest, ok := strings.CutPrefix(period, "last_"); ok && len(rest) >= 2 {
+		num, unit := rest[:len(rest)-1], rest[len(rest)-1]
+		n, err := strconv.Atoi(num)
+		valid := err == nil && num[0] >= '1' && num[0] <= '9' && len(num) <= 4 && !strings.ContainsAny(num, "+-_")
+		switch {
+		case valid && unit == 'h' && n <= MaxHours:
+			return Spec{kind: kindLastHours, n: n}, nil
+		case valid && unit == 'd' && n <= MaxDays:
+			return Spec{kind: kindLastDays, n: n}, nil
+		case valid && (unit == 'h' || unit == 'd'):
+			return Spec{}, specError("period", "%s is too long (at most last_%dh or last_%dd)", quote(period), MaxHours, MaxDays)
+		}
+	}
+	return Spec{}, specError("period", "unknown period %s (expected %s)", quote(period), periodsExpected)
+}
+
+// parseInstant reads an RFC 3339 time with an offset or Z.
+func parseInstant(arg, s string) (time.Time, error) {
+	if len(s) > maxTimeArg {
+		return time.Time{}, specError(arg, "is too long for an RFC 3339 time")
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		if _, err2 := time.Parse("2006-01-02T15:04:05.999999999", s); err2 == nil {
+			return time.Time{}, specError(arg, "%s has no offset: add Z or one such as +01:00", quote(s))
+		}
+		return time.Time{}, specError(arg, "%s is not an RFC 3339 time (e.g. 2026-11-22T09:00:00+01:00)", quote(s))
+	}
+	if y := t.UTC().Year(); y < 1970 || y > 9999 {
+		return time.Time{}, specError(arg, "%s is outside the years 1970 to 9999", quote(s))
+	}
+	return t, nil
+}
+
+// Period is a resolved stretch of time [Start, End) with the calendar it
+// was resolved on. Start and End are in the calendar's zone, so they
+// render with its UTC offset. A plain value.
+type Period struct {
+	// Label is what was asked for: "today", "yesterday", "this_week",
+	// "last_week", "last_2h", "last_7d" or "custom" (start and end).
+	Label string `json:"label"`
+	// Start is when the period starts (inclusive).
+	Start time.Time `json:"start"`
+	// End is when it ends (exclusive): now for today, this_week and
+	// last_N; the next day's or week's start for yesterday and last_week.
+	End time.Time `json:"end"`
+	// DurationS is End - Start in seconds (a day across a daylight-saving
+	// change is 82800 or 90000).
+	DurationS float64 `json:"duration_s"`
+	// Timezone is the zone's IANA name ("Local" when unknown).
+	Timezone string `json:"timezone"`
+	// DayStart is when days start, "HH:MM" local time.
+	DayStart string `json:"day_start"`
+	// DayStartSource is "activitywatch" (its startOfDay setting) or
+	// "default" (the web UI's default, 04:00).
+	DayStartSource string `json:"day_start_source"`
+	// WeekStart is the weekday weeks start on ("Monday"), for this_week
+	// and last_week only.
+	WeekStart string `json:"week_start,omitempty"`
+	// Note says how the period was adjusted, e.g. an end in the future
+	// cut to now. Fixed text.
+	Note string `json:"note,omitempty"`
+	// Calendar is what the period was resolved on; Days splits on it.
+	Calendar Calendar `json:"-"`
+}
+
+// Span is the period as a plain span.
+func (p Period) Span() Span { return Span{Start: p.Start, End: p.End} }
+
+// Days splits the period at the calendar's day starts (see
+// Calendar.Days).
+func (p Period) Days() []Span { return p.Calendar.Days(p.Start, p.End) }
+
+// Resolve places spec on the calendar at now: today is from the start of
+// the day containing now until now; yesterday the whole day before; this_week
+// from the start of the week containing now until now; last_week the whole
+// week before; last_Nh the N hours before now; last_Nd from the same wall
+// clock time N days ago until now; a range as given, its end cut to now
+// when later. Day and week starts follow the calendar, so across a
+// daylight-saving change a day lasts 23 or 25 hours. now is truncated to
+// the millisecond (ActivityWatch's precision). A range that starts at or
+// after now is a *SpecError.
+func (c Calendar) Resolve(spec Spec, now time.Time) (Period, error) {
+	loc := c.Zone.loc()
+	now = now.Truncate(time.Millisecond).In(loc)
+	p := Period{
+		Label:          spec.String(),
+		Timezone:       c.Zone.Name,
+		DayStart:       c.DayStartText(),
+		DayStartSource: c.DayStartSource,
+		Calendar:       c,
+		End:            now,
+	}
+	if p.Timezone == "" {
+		p.Timezone = loc.String()
+	}
+	today := c.dateOf(now)
+	switch spec.kind {
+	case kindToday:
+		p.Start = c.startOn(today)
+	case kindYesterday:
+		p.Start, p.End = c.startOn(c.prevDate(today)), c.startOn(today)
+	case kindThisWeek:
+		p.Start = c.startOn(c.startOfWeek(today))
+		p.WeekStart = c.WeekStart.String()
+	case kindLastWeek:
+		w := c.startOfWeek(today)
+		p.Start, p.End = c.startOn(w.add(-7)), c.startOn(w)
+		p.WeekStart = c.WeekStart.String()
+	case kindLastHours:
+		p.Start = now.Add(-time.Duration(spec.n) * time.Hour)
+	case kindLastDays:
+		p.Start = now.AddDate(0, 0, -spec.n)
+	case kindRange:
+		if !spec.start.Before(now) {
+			return Period{}, specError("start", "is not in the past: there is no activity to read yet")
+		}
+		p.Start, p.End = spec.start.In(loc), spec.end.In(loc)
+		if p.End.After(now) {
+			p.End = now
+			p.Note = "the end was in the future: the period ends now"
+		}
+	}
+	p.Start, p.End = p.Start.In(loc), p.End.In(loc)
+	p.DurationS = p.End.Sub(p.Start).Seconds()
+	return p, nil
+}
