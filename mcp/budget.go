@@ -45,6 +45,7 @@ type connBudget struct {
 	limit int64
 	used  int64        // guarded by b.mu
 	held  int64        // of used, bytes the writer holds behind an open batch array; guarded by b.mu
+	open  *batch       // the batch whose array is open on the wire; guarded by b.mu
 	last  atomic.Int64 // size of the last reply: the estimate of the next
 }
 
@@ -79,11 +80,17 @@ func (c *connBudget) release(n int) {
 	b.mu.Lock()
 	c.used -= int64(n)
 	b.used -= int64(n)
+	b.wakeLocked()
+	b.mu.Unlock()
+}
+
+// wakeLocked wakes the paused readers, which check their condition again;
+// b.mu is held.
+func (b *byteBudget) wakeLocked() {
 	if b.wake != nil {
 		close(b.wake)
 		b.wake = nil
 	}
-	b.mu.Unlock()
 }
 
 // hold marks n charged bytes as held by the writer behind a batch's open
@@ -97,6 +104,15 @@ func (c *connBudget) unhold(n int) { c.held1(-int64(n)) }
 func (c *connBudget) held1(n int64) {
 	c.b.mu.Lock()
 	c.held += n
+	c.b.wakeLocked()
+	c.b.mu.Unlock()
+}
+
+// opened records which batch's array is open on the wire (nil: none).
+func (c *connBudget) opened(arr *batch) {
+	c.b.mu.Lock()
+	c.open = arr
+	c.b.wakeLocked()
 	c.b.mu.Unlock()
 }
 
@@ -116,9 +132,11 @@ func (c *connBudget) replied(n int) {
 }
 
 // wait blocks until the connection may start more work, or stop is
-// closed (false). A connection whose charged bytes are all held behind a
-// batch's open array may always go on: only its reader can end the batch.
-func (c *connBudget) wait(stop <-chan struct{}, paused func()) bool {
+// closed (false). cur is the batch the reader is in (nil between lines).
+// When every charged byte is held behind the open array of the very batch
+// the reader is in, the reader may go on: only it can end that batch.
+// Between lines held bytes count like any others.
+func (c *connBudget) wait(stop <-chan struct{}, paused func(), cur *batch) bool {
 	if c == nil {
 		return true
 	}
@@ -126,7 +144,7 @@ func (c *connBudget) wait(stop <-chan struct{}, paused func()) bool {
 	hooked := false
 	for {
 		b.mu.Lock()
-		if c.used == c.held || (c.used < c.limit && b.used < b.limit) {
+		if (cur != nil && c.open == cur && c.used == c.held) || (c.used < c.limit && b.used < b.limit) {
 			b.mu.Unlock()
 			return true
 		}

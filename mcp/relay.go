@@ -319,6 +319,9 @@ func (r *relay) track(line []byte) bool {
 	switch firstByte(line) {
 	case '{':
 		m, err := decodeMessage(line)
+		if err == nil {
+			r.forgetCancelled(m)
+		}
 		if err != nil || m.response || !m.hasID || m.dupID || !validID(m.id) {
 			return false // no reply (a response gets none), or one with id null
 		}
@@ -338,6 +341,9 @@ func (r *relay) track(line []byte) bool {
 		}
 		tracked := false
 		for _, m := range decodeBatch(els) {
+			if m != nil {
+				r.forgetCancelled(*m)
+			}
 			if m != nil && !m.response && m.hasID && !m.dupID && validID(m.id) {
 				r.owe(m.id, false)
 				tracked = true
@@ -364,9 +370,26 @@ func (r *relay) resolve(id []byte) {
 	if !validID(id) {
 		return
 	}
-	key := idKey(id)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.resolveLocked(id)
+}
+
+// forgetCancelled resolves the call a notifications/cancelled names: the
+// service says nothing more under a cancelled call's id, so it owes
+// nothing. Called with mu held.
+func (r *relay) forgetCancelled(m message) {
+	if m.method != "notifications/cancelled" || m.hasID || !isObject(m.params) {
+		return
+	}
+	if p, err := decodeParams(m.params); err == nil && validID(p.requestID) {
+		r.resolveLocked(p.requestID)
+	}
+}
+
+// resolveLocked is resolve with mu held.
+func (r *relay) resolveLocked(id []byte) {
+	key := idKey(id)
 	o := r.pending[key]
 	if o == nil {
 		return

@@ -272,7 +272,7 @@ func (srv *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	go c.writeLoop(w)
 
 	lr := newLineReader(r, srv.maxLine)
-	s.pace = func() bool { return c.budget.wait(s.stop, srv.hooks.budgetPaused) }
+	s.pace = func(cur *batch) bool { return c.budget.wait(s.stop, srv.hooks.budgetPaused, cur) }
 	readerDone := make(chan struct{})
 	var readErr error
 	go func() {

@@ -60,8 +60,8 @@ type session struct {
 	arrays bool
 	// pace, when set, waits for room in the byte budget (false: the
 	// session stops); the reader calls it before each line and each
-	// batch element.
-	pace func() bool
+	// batch element (with the batch; nil between lines).
+	pace func(cur *batch) bool
 
 	sem      chan struct{} // one token per call in flight
 	stop     chan struct{} // closed when reading must stop
@@ -135,7 +135,7 @@ func (s *session) send(key string, b []byte) { s.sink(outbound{key: key, b: b}) 
 // readLoop reads and dispatches lines until the end of input or stop.
 func (s *session) readLoop(callCtx context.Context, lr *lineReader) error {
 	for {
-		if s.pace != nil && !s.pace() {
+		if s.pace != nil && !s.pace(nil) {
 			return nil
 		}
 		line, tooLong, err := lr.next()
@@ -364,7 +364,7 @@ func (s *session) handleBatch(callCtx context.Context, msgs []*message) {
 		if i > 0 && paced && s.pace != nil {
 			// Like separate lines: wait for room in the byte budget. Once
 			// the session stops, the rest is answered without waiting.
-			paced = s.pace()
+			paced = s.pace(b)
 		}
 		if m == nil {
 			s.protocolError(CodeInvalidRequest, "batch element not an object")
@@ -820,12 +820,14 @@ func (lw *lineWriter) put(o outbound) error {
 		return lw.bw.WriteByte('\n')
 	case o.end:
 		lw.open = nil
+		lw.c.budget.opened(nil)
 		_, err := lw.bw.WriteString("]\n")
 		return err
 	}
 	sep := byte(',')
 	if lw.open == nil {
 		lw.open, sep = o.arr, '['
+		lw.c.budget.opened(o.arr)
 	}
 	if err := lw.bw.WriteByte(sep); err != nil {
 		return err
