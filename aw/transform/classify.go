@@ -119,8 +119,10 @@ func CategoryName(name []string) string { return strings.Join(name, " > ") }
 func PickDeepest(n int, depth func(i int) int, match func(i int) bool) int {
 	best, bestDepth := -1, 1
 	for i := range n {
-		if d := depth(i); d >= bestDepth && match(i) {
-			best, bestDepth = i, d
+		if match(i) {
+			if d := depth(i); d >= bestDepth {
+				best, bestDepth = i, d
+			}
 		}
 	}
 	return best

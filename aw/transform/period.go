@@ -113,10 +113,11 @@ func FilterPeriodIntersect[D Data[D]](evs, filters []Event[D]) []Event[D] {
 //
 // aw-core clears it in place: an input event that makes up a result on its
 // own (no other period meets it) is that result, so its data is cleared
-// in every other list that holds it too. kept lists those inputs, as
-// indexes into the concatenation of a and b (a first), ascending; a caller
-// that mirrors aw-core clears them (Canonical does, for audible tabs).
-// Neither list is changed.
+// in every other list that holds it too. kept[k] tells which input event
+// union[k] is, as an index into the concatenation of a and b (a first), or
+// -1 when union[k] joins several; a caller that mirrors aw-core clears
+// those inputs (Canonical does, for audible tabs). Neither list is
+// changed.
 func PeriodUnion[D any](a, b []Event[D]) (union []Event[D], kept []int) {
 	order := make([]int, len(a)+len(b))
 	for i := range order {
@@ -150,19 +151,19 @@ func PeriodUnion[D any](a, b []Event[D]) (union []Event[D], kept []int) {
 	if len(runs) == 0 {
 		return nil, nil
 	}
-	union = make([]Event[D], len(runs))
+	union, kept = make([]Event[D], len(runs)), make([]int, len(runs))
 	for k, r := range runs {
 		e := get(r.first)
+		kept[k] = -1
 		if r.merged {
 			e.Start, e.Duration = truncMS(r.start), r.end-r.start
 		} else {
-			kept = append(kept, r.first)
+			kept[k] = r.first
 		}
 		var zero D
 		e.Data = zero
 		union[k] = e
 	}
-	slices.Sort(kept)
 	return union, kept
 }
 

@@ -130,10 +130,10 @@ func TestPeriodUnion(t *testing.T) {
 		n    int
 		kept []int
 	}{
-		{"overlapping", []Event[Fields]{ev(t0, 10*sec)}, []Event[Fields]{ev(t0+9*sec, 10*sec)}, 1, nil},
-		{"adjacent", []Event[Fields]{ev(t0, 10*sec)}, []Event[Fields]{ev(t0+10*sec, 10*sec)}, 1, nil},
-		{"apart", []Event[Fields]{ev(t0, 10*sec)}, []Event[Fields]{ev(t0+11*sec, 10*sec)}, 2, []int{0, 1}},
-		{"one joins, one apart", []Event[Fields]{ev(t0, 10*sec), ev(t0+60*sec, sec)}, []Event[Fields]{ev(t0+5*sec, 10*sec)}, 2, []int{1}},
+		{"overlapping", []Event[Fields]{ev(t0, 10*sec)}, []Event[Fields]{ev(t0+9*sec, 10*sec)}, 1, []int{-1}},
+		{"adjacent", []Event[Fields]{ev(t0, 10*sec)}, []Event[Fields]{ev(t0+10*sec, 10*sec)}, 1, []int{-1}},
+		{"apart", []Event[Fields]{ev(t0+11*sec, 10*sec)}, []Event[Fields]{ev(t0, 10*sec)}, 2, []int{1, 0}},
+		{"one joins, one apart", []Event[Fields]{ev(t0, 10*sec), ev(t0+60*sec, sec)}, []Event[Fields]{ev(t0+5*sec, 10*sec)}, 2, []int{-1, 1}},
 		{"empty", nil, nil, 0, nil},
 	} {
 		got, kept := PeriodUnion(c.a, c.b)
