@@ -155,28 +155,23 @@ func Canonical(in Input, opt Options) Result {
 	if opt.AlwaysActivePattern != "" {
 		if re, err := regexp.Compile(opt.AlwaysActivePattern); err == nil {
 			for _, key := range []string{"app", "title"} {
-				notAFK = unionInto(notAFK, events, matching(events, func(f Fields) bool {
-					s, ok := f.Str(key)
-					return ok && re.MatchString(s)
-				}))
+				notAFK = unionInto(notAFK, events, matching(events, regexOn(key, re)))
 			}
 		}
 	}
 
 	var browser []Event[Fields]
 	for _, b := range in.Browsers {
-		tabs := Flood(b.Events, pulse)
 		names, pattern, known := BrowserApps(b.Name)
 		if !known {
 			continue
 		}
+		tabs := Flood(b.Events, pulse)
 		windows := Filter(events, func(f Fields) bool { return f.In("app", names...) })
 		if pattern != "" {
-			re := regexp.MustCompile(pattern)
-			windows = SortByTime(append(windows, FilterRegex(events, "app", re)...))
+			windows = mergeByStart(windows, Filter(events, regexOn("app", regexp.MustCompile(pattern))))
 		}
-		tabs = splitURLs(FilterPeriodIntersect(tabs, windows))
-		browser = SortByTime(append(browser, tabs...))
+		browser = mergeByStart(browser, splitURLs(FilterPeriodIntersect(tabs, windows)))
 	}
 	if !opt.IgnoreAudible {
 		notAFK = unionInto(notAFK, browser, matching(browser, func(f Fields) bool {
@@ -206,6 +201,31 @@ func Canonical(in Input, opt Options) Result {
 		events[i].Data = f.WithClass(c)
 	}
 	return Result{Events: events, NotAFK: notAFK, Browser: browser, Classes: classes}
+}
+
+// regexOn is filter_keyvals_regex's test of the value under key, with
+// one match per distinct value (a week holds a dozen apps, thousands of
+// times each).
+func regexOn(key string, re *regexp.Regexp) func(Fields) bool {
+	byData := make(map[*Field]bool)
+	byValue := make(map[string]bool)
+	return func(f Fields) bool {
+		if len(f.kv) > 0 {
+			if m, ok := byData[&f.kv[0]]; ok {
+				return m
+			}
+		}
+		s, ok := f.Str(key)
+		m, known := byValue[s]
+		if ok && !known {
+			m = re.MatchString(s)
+			byValue[s] = m
+		}
+		if len(f.kv) > 0 {
+			byData[&f.kv[0]] = m
+		}
+		return m
+	}
 }
 
 // matching returns the indexes of the events whose data keep accepts.
@@ -238,32 +258,24 @@ func unionInto(notAFK, list []Event[Fields], idx []int) []Event[Fields] {
 
 // splitURLs is split_url_events: each event whose "url" is a string that
 // SplitURL accepts gets its parts under $protocol, $domain, $path, $params,
-// $options and $identifier. Events sharing data share the result. evs is
-// changed in place and returned.
+// $options and $identifier. evs is changed in place and returned.
 func splitURLs(evs []Event[Fields]) []Event[Fields] {
-	memo := make(map[*Field]Fields)
+	byURL := make(map[string]*URL)
 	for i := range evs {
-		f := evs[i].Data
-		if f.Len() == 0 {
+		u, ok := evs[i].Data.Str("url")
+		if !ok {
 			continue
 		}
-		if g, ok := memo[&f.kv[0]]; ok {
-			evs[i].Data = g
-			continue
-		}
-		g := f
-		if u, ok := f.Str("url"); ok {
-			if p, err := SplitURL(u); err == nil {
-				kv := slices.Grow(slices.Clone(f.kv), 6)
-				g = Fields{kv: kv, class: f.class}
-				for _, x := range [...]Field{{"$protocol", p.Protocol, false}, {"$domain", p.Domain, false}, {"$path", p.Path, false},
-					{"$params", p.Params, false}, {"$options", p.Options, false}, {"$identifier", p.Identifier, false}} {
-					g = g.setInPlace(x)
-				}
+		p, known := byURL[u]
+		if !known {
+			if parts, err := SplitURL(u); err == nil {
+				p = &parts
 			}
+			byURL[u] = p
 		}
-		memo[&f.kv[0]] = g
-		evs[i].Data = g
+		if p != nil {
+			evs[i].Data = evs[i].Data.withURL(p)
+		}
 	}
 	return evs
 }

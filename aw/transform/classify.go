@@ -22,7 +22,8 @@ type Rule struct {
 	// every value. A non-nil empty list tests none.
 	SelectKeys []string
 
-	re *regexp.Regexp // nil: matches nothing
+	re  *regexp.Regexp // nil: matches nothing
+	lit *literals      // a faster equivalent of re, when it is a list of words
 }
 
 // NewRule compiles a rule. An empty regex gives a rule that matches
@@ -44,6 +45,7 @@ func NewRule(regex string, ignoreCase bool, selectKeys []string) (Rule, error) {
 		return r, fmt.Errorf("regex does not compile: %w", err)
 	}
 	r.re = re
+	r.lit = literalsOf(regex, ignoreCase)
 	return r, nil
 }
 
@@ -55,18 +57,92 @@ func (r Rule) Match(d Strings) bool {
 	}
 	if r.SelectKeys != nil {
 		for _, k := range r.SelectKeys {
-			if s, ok := d.Str(k); ok && r.re.MatchString(s) {
+			if s, ok := d.Str(k); ok && r.matchString(s) {
 				return true
 			}
 		}
 		return false
 	}
+	if f, ok := d.(Fields); ok {
+		return f.anyString(r.matchString)
+	}
 	for s := range d.Strings() {
-		if r.re.MatchString(s) {
+		if r.matchString(s) {
 			return true
 		}
 	}
 	return false
+}
+
+func (r Rule) matchString(s string) bool {
+	if r.lit != nil {
+		if m, ok := r.lit.match(s); ok {
+			return m
+		}
+	}
+	return r.re.MatchString(s)
+}
+
+// literals is a pattern that is only words separated by "|" ("GitHub|Stack
+// Overflow|vim", most category rules): one scan of a value finds them,
+// several times faster than the regex.
+type literals struct {
+	words []string // lower case (ASCII) when fold
+	first [256]bool
+	fold  bool
+}
+
+// literalsOf returns the words of a pattern made of plain characters and
+// "|" only, or nil. Case-insensitive patterns qualify when their words are
+// ASCII.
+func literalsOf(pattern string, fold bool) *literals {
+	l := &literals{fold: fold}
+	for _, w := range strings.Split(pattern, "|") {
+		if w == "" || strings.ContainsAny(w, `\.^$*+?{}[]()`) {
+			return nil
+		}
+		if fold {
+			for i := 0; i < len(w); i++ {
+				if w[i] >= 0x80 {
+					return nil
+				}
+			}
+			w = strings.ToLower(w)
+			if c := w[0]; c >= 'a' && c <= 'z' {
+				l.first[c-'a'+'A'] = true
+			}
+		}
+		l.first[w[0]] = true
+		l.words = append(l.words, w)
+	}
+	return l
+}
+
+// match reports whether s holds one of the words; ok is false when only
+// the regex can tell (a case-insensitive search in text holding the Kelvin
+// sign or the long s, which fold to ASCII letters).
+func (l *literals) match(s string) (matched, ok bool) {
+	if l.fold && (strings.Contains(s, "\u212a") || strings.Contains(s, "\u017f")) {
+		return false, false
+	}
+	for i := 0; i < len(s); i++ {
+		if !l.first[s[i]] {
+			continue
+		}
+		for _, w := range l.words {
+			if len(s)-i < len(w) {
+				continue
+			}
+			if l.fold {
+				if strings.EqualFold(s[i:i+len(w)], w) {
+					return true, true
+				}
+			} else if s[i:i+len(w)] == w {
+				return true, true
+			}
+		}
+	}
+	return false, true
 }
 
 // Class is one category: its hierarchical name (["Work", "Programming"])

@@ -156,3 +156,52 @@ func FuzzParseClasses(f *testing.F) {
 		}
 	})
 }
+
+// TestRuleWords checks the fast path of rules made of words against the
+// regex itself.
+func TestRuleWords(t *testing.T) {
+	values := []string{"", "GitHub", "github", "x GITHUB y", "Stack Overflow — q", "stack overflow", "aw-server", "AW-QT", "Kate", "kate",
+		"\u212aate", "\u017fpotify", "Spotify", "SPOTIFY premium", "a|b", "Gmail — Inbox", "vimrc", "ré", "RÉ"}
+	for _, c := range []struct {
+		pattern string
+		fold    bool
+		words   bool
+	}{
+		{"GitHub|Stack Overflow|BitBucket|Gitlab|vim|Spyder|kate|Ghidra|Scite", false, true},
+		{"GitHub|Stack Overflow|BitBucket|Gitlab|vim|Spyder|kate|Ghidra|Scite", true, true},
+		{"ActivityWatch|aw-", true, true},
+		{"Spotify|Deezer", true, true},
+		{"ré", false, true},
+		{"ré", true, false},
+		{"a||b", false, false},
+		{"^vim", false, false},
+	} {
+		r, err := NewRule(c.pattern, c.fold, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (r.lit != nil) != c.words {
+			t.Errorf("%q (fold %v): words %v, want %v", c.pattern, c.fold, r.lit != nil, c.words)
+		}
+		for _, v := range values {
+			if got, want := r.matchString(v), r.re.MatchString(v); got != want {
+				t.Errorf("%q (fold %v) on %q: %v, the regex says %v", c.pattern, c.fold, v, got, want)
+			}
+		}
+	}
+}
+
+// FuzzRuleWords compares a rule's fast word search with its regex.
+func FuzzRuleWords(f *testing.F) {
+	f.Add("GitHub|Stack Overflow|vim", false, "x stack overflow GitHub")
+	f.Add("ActivityWatch|aw-", true, "AW-server \u212a")
+	f.Fuzz(func(t *testing.T, pattern string, fold bool, value string) {
+		r, err := NewRule(pattern, fold, nil)
+		if err != nil || r.lit == nil {
+			return
+		}
+		if got, want := r.matchString(value), r.re.MatchString(value); got != want {
+			t.Fatalf("%q (fold %v) on %q: %v, the regex says %v", pattern, fold, value, got, want)
+		}
+	})
+}

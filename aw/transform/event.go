@@ -76,10 +76,51 @@ func withPeriod[D Data[D]](e Event[D], start, end int64) Event[D] {
 // starts (sort_by_timestamp; Python's sort is stable). evs is not changed.
 func SortByTime[D any](evs []Event[D]) []Event[D] {
 	out := slices.Clone(evs)
-	if !slices.IsSortedFunc(out, byStart) {
-		slices.SortStableFunc(out, byStart)
-	}
+	sortByStart(out)
 	return out
+}
+
+// sortByStart sorts evs by start in place, stably, quickly when they are
+// already in order or in reverse order (aw-server sends newest first).
+func sortByStart[D any](evs []Event[D]) {
+	if slices.IsSortedFunc(evs, byStart) {
+		return
+	}
+	desc := true
+	for i := 1; i < len(evs) && desc; i++ {
+		desc = evs[i].Start <= evs[i-1].Start
+	}
+	if !desc {
+		slices.SortStableFunc(evs, byStart)
+		return
+	}
+	slices.Reverse(evs)
+	for i := 0; i < len(evs); { // equal starts back in their first order
+		j := i + 1
+		for j < len(evs) && evs[j].Start == evs[i].Start {
+			j++
+		}
+		slices.Reverse(evs[i:j])
+		i = j
+	}
+}
+
+// mergeByStart is SortByTime(append(a, b...)) for two lists already in
+// start order.
+func mergeByStart[D any](a, b []Event[D]) []Event[D] {
+	out := make([]Event[D], 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		if b[j].Start < a[i].Start {
+			out = append(out, b[j])
+			j++
+		} else {
+			out = append(out, a[i])
+			i++
+		}
+	}
+	out = append(out, a[i:]...)
+	return append(out, b[j:]...)
 }
 
 func byStart[D any](a, b Event[D]) int { return cmp.Compare(a.Start, b.Start) }

@@ -30,7 +30,27 @@ type Field struct {
 // (Class).
 type Fields struct {
 	kv    []Field
+	url   *URL  // split_url_events' keys ($domain...), which override kv's
 	class int32 // index into the Classes used + 1; 0: none
+}
+
+// urlKeys are the keys split_url_events adds, in its order.
+var urlKeys = [...]string{"$protocol", "$domain", "$path", "$params", "$options", "$identifier"}
+
+func urlKey(key string) int {
+	if key == "" || key[0] != '$' {
+		return -1
+	}
+	for i, k := range urlKeys {
+		if k == key {
+			return i
+		}
+	}
+	return -1
+}
+
+func (u *URL) part(i int) string {
+	return [...]string{u.Protocol, u.Domain, u.Path, u.Params, u.Options, u.Identifier}[i]
 }
 
 // Strs builds data holding only string values, from key, value pairs
@@ -50,22 +70,66 @@ func ParseFields(raw []byte) (Fields, bool) {
 	return d.fields(raw)
 }
 
+// each calls yield with every field in order (the URL's keys after the
+// others, unless the data had them) until it returns false.
+func (f Fields) each(yield func(Field) bool) bool {
+	for _, x := range f.kv {
+		if f.url != nil {
+			if i := urlKey(x.Key); i >= 0 {
+				x = Field{Key: x.Key, Value: f.url.part(i)}
+			}
+		}
+		if !yield(x) {
+			return false
+		}
+	}
+	if f.url == nil {
+		return true
+	}
+	for i, k := range urlKeys {
+		if !f.inKV(k) && !yield(Field{Key: k, Value: f.url.part(i)}) {
+			return false
+		}
+	}
+	return true
+}
+
+func (f Fields) inKV(key string) bool {
+	for _, x := range f.kv {
+		if x.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
 // Len is the number of keys.
-func (f Fields) Len() int { return len(f.kv) }
+func (f Fields) Len() int {
+	n := len(f.kv)
+	if f.url != nil {
+		for _, k := range urlKeys {
+			if !f.inKV(k) {
+				n++
+			}
+		}
+	}
+	return n
+}
 
 // All yields the keys and their fields in order.
 func (f Fields) All() iter.Seq2[string, Field] {
 	return func(yield func(string, Field) bool) {
-		for _, x := range f.kv {
-			if !yield(x.Key, x) {
-				return
-			}
-		}
+		f.each(func(x Field) bool { return yield(x.Key, x) })
 	}
 }
 
 // Get returns the field under key.
 func (f Fields) Get(key string) (Field, bool) {
+	if f.url != nil {
+		if i := urlKey(key); i >= 0 {
+			return Field{Key: key, Value: f.url.part(i)}, true
+		}
+	}
 	for _, x := range f.kv {
 		if x.Key == key {
 			return x, true
@@ -97,13 +161,18 @@ func (f Fields) Bool(key string) (value, ok bool) {
 
 // Strings yields every string value in order.
 func (f Fields) Strings() iter.Seq[string] {
-	return func(yield func(string) bool) {
-		for _, x := range f.kv {
-			if !x.JSON && !yield(x.Value) {
-				return
-			}
-		}
-	}
+	return func(yield func(string) bool) { f.anyString(func(s string) bool { return !yield(s) }) }
+}
+
+// anyString reports whether match accepts one of the string values, in
+// order (Strings without an iterator to allocate).
+func (f Fields) anyString(match func(string) bool) bool {
+	found := false
+	f.each(func(x Field) bool {
+		found = !x.JSON && match(x.Value)
+		return !found
+	})
+	return found
 }
 
 // In reports whether the value under key is a string equal to one of vals
@@ -117,7 +186,13 @@ func (f Fields) In(key string, vals ...string) bool {
 // Equal is Python's == of two data dicts: the same keys with equal values,
 // in any order, and the same category.
 func (f Fields) Equal(o Fields) bool {
-	if len(f.kv) != len(o.kv) || f.class != o.class {
+	if f.class != o.class {
+		return false
+	}
+	if f.url != nil || o.url != nil {
+		return f.Len() == o.Len() && f.each(func(x Field) bool { y, ok := o.Get(x.Key); return ok && y == x })
+	}
+	if len(f.kv) != len(o.kv) {
 		return false
 	}
 	if len(f.kv) == 0 || &f.kv[0] == &o.kv[0] {
@@ -148,26 +223,25 @@ func (f Fields) WithJSON(key, jsonText string) Fields {
 }
 
 func (f Fields) with(x Field) Fields {
-	kv := make([]Field, len(f.kv), len(f.kv)+1)
-	copy(kv, f.kv)
-	for i := range kv {
-		if kv[i].Key == x.Key {
-			kv[i] = x
-			return Fields{kv: kv, class: f.class}
+	kv := make([]Field, 0, f.Len()+1)
+	set := false
+	f.each(func(y Field) bool {
+		if y.Key == x.Key {
+			y, set = x, true
 		}
+		kv = append(kv, y)
+		return true
+	})
+	if !set {
+		kv = append(kv, x)
 	}
-	return Fields{kv: append(kv, x), class: f.class}
+	return Fields{kv: kv, class: f.class}
 }
 
-// setInPlace sets x in f's own (unshared) slice.
-func (f Fields) setInPlace(x Field) Fields {
-	for i := range f.kv {
-		if f.kv[i].Key == x.Key {
-			f.kv[i] = x
-			return f
-		}
-	}
-	f.kv = append(f.kv, x)
+// withURL returns a copy holding the parts of u under split_url_events'
+// keys.
+func (f Fields) withURL(u *URL) Fields {
+	f.url = u
 	return f
 }
 
@@ -223,11 +297,12 @@ func (d *Decoder) Event(e aw.Event) Event[Fields] {
 		out.Data = f
 		return out
 	}
-	f, _ := d.fields(e.Data)
+	raw := string(e.Data) // the decoded strings are pieces of it
+	f, _ := d.parse(raw)
 	if d.seen == nil {
 		d.seen = make(map[string]Fields)
 	}
-	d.seen[string(e.Data)] = f
+	d.seen[raw] = f
 	out.Data = f
 	return out
 }
@@ -242,12 +317,14 @@ func (d *Decoder) Events(evs []aw.Event) []Event[Fields] {
 	return out
 }
 
-func (d *Decoder) fields(raw []byte) (Fields, bool) {
-	r := gjson.ParseBytes(raw)
+func (d *Decoder) fields(raw []byte) (Fields, bool) { return d.parse(string(raw)) }
+
+func (d *Decoder) parse(raw string) (Fields, bool) {
+	r := gjson.Parse(raw)
 	if !r.IsObject() {
 		return Fields{}, false
 	}
-	var kv []Field
+	kv := make([]Field, 0, 6)
 	r.ForEach(func(k, v gjson.Result) bool {
 		key := d.key(k.Str)
 		if v.Type == gjson.String {

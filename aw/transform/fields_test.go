@@ -2,6 +2,7 @@ package transform
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,5 +53,32 @@ func TestDecoder(t *testing.T) {
 	}
 	if o := g.Only("$domain", "app", "nope"); o.Len() != 2 {
 		t.Errorf("Only: %v", o)
+	}
+}
+
+func TestFieldsURL(t *testing.T) {
+	p, _ := SplitURL("https://www.example.org/a;b?c#d")
+	f := Strs("url", "https://www.example.org/a;b?c#d", "$domain", "old", "title", "t").withURL(&p)
+	var keys []string
+	for k, x := range f.All() {
+		keys = append(keys, k+"="+x.Value)
+	}
+	want := "url=https://www.example.org/a;b?c#d $domain=example.org title=t $protocol=https $path=/a $params=b $options=c $identifier=d"
+	if got := strings.Join(keys, " "); got != want || f.Len() != 8 {
+		t.Errorf("fields %q (%d), want %q", got, f.Len(), want)
+	}
+	if d, _ := f.Str("$domain"); d != "example.org" {
+		t.Errorf("$domain %q", d)
+	}
+	g := f.With("title", "u")
+	if g.url != nil || g.Len() != 8 || !g.With("title", "t").Equal(f) || f.Equal(g) {
+		t.Errorf("With: %v", g)
+	}
+	var strs []string
+	for s := range f.Strings() {
+		strs = append(strs, s)
+	}
+	if len(strs) != 8 {
+		t.Errorf("strings %q", strs)
 	}
 }

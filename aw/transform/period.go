@@ -24,9 +24,7 @@ func Flood[D Data[D]](evs []Event[D], pulsetime int64) []Event[D] {
 		e.Data = e.Data.Clone()
 		out[i] = e
 	}
-	if !slices.IsSortedFunc(out, byStart) {
-		slices.SortStableFunc(out, byStart)
-	}
+	sortByStart(out)
 	for i := 0; i+1 < len(out); i++ {
 		e1, e2 := &out[i], &out[i+1]
 		gap := e2.Start - e1.End()
@@ -81,8 +79,14 @@ func intersection(s1, e1, s2, e2 int64) (start, end int64, ok bool) {
 // event meeting several filter events yields one part per filter event.
 // Neither list is changed.
 func FilterPeriodIntersect[D Data[D]](evs, filters []Event[D]) []Event[D] {
-	a, b := SortByTime(evs), SortByTime(filters)
-	var out []Event[D]
+	a, b := evs, filters
+	if !slices.IsSortedFunc(a, byStart) {
+		a = SortByTime(a)
+	}
+	if !slices.IsSortedFunc(b, byStart) {
+		b = SortByTime(b)
+	}
+	out := make([]Event[D], 0, len(a))
 	for i, j := 0, 0; i < len(a) && j < len(b); {
 		e, f := a[i], b[j]
 		if s, end, ok := intersection(e.Start, e.End(), f.Start, f.End()); ok {

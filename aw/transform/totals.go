@@ -1,6 +1,9 @@
 package transform
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // CategoryKey is the merge key that stands for an event's category
 // (Fields.Class) in Totals, as $category does in ActivityWatch's queries.
@@ -27,35 +30,62 @@ func Totals(evs []Event[Fields], keys ...string) []Event[Fields] {
 		}
 	}
 	type groupKey struct {
-		v     [2]Field
-		has   [2]bool
+		v     [2]string
+		flags uint8 // per key: present, JSON
 		class int32
 		rest  string // keys beyond the second, encoded
 	}
-	key := func(i int) groupKey {
+	type dataKey struct {
+		kv    *Field
+		url   *URL
+		class int32
+	}
+	byData := make(map[dataKey]int) // events sharing data share the group
+	groups := make(map[groupKey]int)
+	key := func(i int) int {
 		f := evs[i].Data
-		var g groupKey
+		var dk dataKey
+		if len(f.kv) > 0 {
+			dk = dataKey{&f.kv[0], f.url, f.class}
+			if g, ok := byData[dk]; ok {
+				return g
+			}
+		}
+		var k groupKey
 		if byClass {
-			g.class = f.class
+			k.class = f.class
 		}
 		var rest strings.Builder
-		for n, k := range fieldKeys {
-			x, ok := f.Get(k)
-			if n < 2 {
-				g.v[n], g.has[n] = x, ok
+		for n, name := range fieldKeys {
+			x, ok := f.Get(name)
+			if !ok {
 				continue
 			}
-			if ok {
-				rest.WriteString(k)
-				rest.WriteByte(0)
+			if n < 2 {
+				k.v[n] = x.Value
+				k.flags |= 1 << (2 * n)
 				if x.JSON {
-					rest.WriteByte(1)
+					k.flags |= 2 << (2 * n)
 				}
-				rest.WriteString(x.Value)
-				rest.WriteByte(0)
+				continue
 			}
+			rest.WriteString(strconv.Itoa(n))
+			if x.JSON {
+				rest.WriteByte('j')
+			}
+			rest.WriteString(strconv.Itoa(len(x.Value)))
+			rest.WriteByte(':')
+			rest.WriteString(x.Value)
 		}
-		g.rest = rest.String()
+		k.rest = rest.String()
+		g, ok := groups[k]
+		if !ok {
+			g = len(groups)
+			groups[k] = g
+		}
+		if dk.kv != nil {
+			byData[dk] = g
+		}
 		return g
 	}
 	merged := MergeByKey(evs, key, func(first Fields) Fields {
