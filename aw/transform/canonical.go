@@ -8,8 +8,11 @@ import (
 
 // The browsers ActivityWatch's web UI knows, in its order: the app names of
 // their windows (Flatpak ids and the like) and a pattern for the process
-// names on each platform. A browser's tab events count only while one of
-// its windows has focus.
+// names on each platform, as aw-core receives it. A browser's tab events
+// count only while one of its windows has focus. (The web UI writes the
+// patterns into its query with JSON escapes that the query language does
+// not undo, so Arc's "\." reaches aw-core as "\\.": "Arc" matches,
+// "Arc.exe" does not.)
 var webUIBrowsers = []struct {
 	name  string
 	apps  []string
@@ -20,7 +23,7 @@ var webUIBrowsers = []struct {
 	{"opera", []string{"com.opera.Opera"}, `(?i)(opera)`},
 	{"brave", []string{"com.brave.Browser"}, `(?i)(brave)`},
 	{"edge", []string{"com.microsoft.Edge", "com.microsoft.EdgeDev"}, `(?i)^(microsoft[-_ ]?edge|msedge)`},
-	{"arc", nil, `(?i)^arc(\.exe)?$`},
+	{"arc", nil, `(?i)^arc(\\.exe)?$`},
 	{"vivaldi", []string{"com.vivaldi.Vivaldi"}, `(?i)(vivaldi)`},
 	{"orion", []string{"Orion"}, `(?i)(orion)`},
 	{"yandex", []string{"ru.yandex.Browser"}, `(?i)(yandex)`},

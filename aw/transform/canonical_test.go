@@ -50,7 +50,7 @@ func webUIQuery(opt transform.Options, browsers []transform.BrowserBucket, stopw
 	for _, b := range browsers {
 		names, pattern, _ := transform.BrowserApps(b.Browser)
 		nj, _ := json.Marshal(names)
-		pj, _ := json.Marshal(pattern)
+		pj := `"` + strings.ReplaceAll(pattern, `"`, `\"`) + `"` // what reaches aw-core
 		q = append(q, fmt.Sprintf(`events_%[1]s = flood(query_bucket("%[2]s"));
 			window_%[1]s = filter_keyvals(events, "app", %[3]s);
 			window_%[1]s_re = filter_keyvals_regex(events, "app", %[4]s);

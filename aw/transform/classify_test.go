@@ -3,6 +3,7 @@ package transform
 import (
 	"encoding/json"
 	"errors"
+	"regexp"
 	"slices"
 	"testing"
 )
@@ -204,4 +205,26 @@ func FuzzRuleWords(f *testing.F) {
 			t.Fatalf("%q (fold %v) on %q: %v, the regex says %v", pattern, fold, value, got, want)
 		}
 	})
+}
+
+func TestBrowserBuckets(t *testing.T) {
+	got := BrowserBuckets([]string{"aw-watcher-web-firefox_h", "aw-watcher-web-chrome_h", "aw-watcher-web-chrome-2_h", "aw-watcher-web-arc_h", "aw-watcher-web_h"})
+	want := []BrowserBucket{{"chrome", "aw-watcher-web-chrome_h"}, {"firefox", "aw-watcher-web-firefox_h"}, {"arc", "aw-watcher-web-arc_h"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("buckets %v, want %v", got, want)
+	}
+	// The web UI's patterns as aw-core receives them.
+	for _, c := range []struct {
+		browser, app string
+		want         bool
+	}{
+		{"chrome", "Google-chrome", true}, {"chrome", "chromium-browser", true}, {"chrome", "com.google.Chrome", false},
+		{"firefox", "org.mozilla.firefox", true}, {"firefox", "Firefox.exe", true}, {"edge", "msedge.exe", true},
+		{"arc", "Arc", true}, {"arc", "Arc.exe", false},
+	} {
+		_, pattern, ok := BrowserApps(c.browser)
+		if got := ok && regexp.MustCompile(pattern).MatchString(c.app); got != c.want {
+			t.Errorf("%s pattern on %q: %v, want %v", c.browser, c.app, got, c.want)
+		}
+	}
 }

@@ -35,9 +35,14 @@
 // themselves (a copy) and return events in start order; UnionNoOverlap,
 // MergeByKey and the filters keep the order they are given.
 //
-// Canonical runs the web UI's query on the raw events of a period and
-// returns the window events within active time, categorized, the active
-// time and the browser tab events that count; Totals merges events by
-// keys for summaries. Classes are ActivityWatch's categories: parsed from
-// its "classes" setting, else DefaultClasses.
+// Canonical runs the web UI's query on the raw events of a period (each
+// bucket's events in any order; aw-server's newest-first order is the
+// fast one) and returns the window events within active time, each with
+// its category (Fields.Class), the active time and the browser tab events
+// that count, with split_url's $domain and the rest; all three in start
+// order. Totals merges events by keys for summaries, as the web UI does
+// (top titles: Totals(events, "app", "title"); top apps: Totals of those
+// by "app"; categories: CategoryKey; domains: "$domain"). Classes are
+// ActivityWatch's categories: parsed from its "classes" setting, else
+// DefaultClasses; Classes.Label names one ("Work > Programming").
 package transform
