@@ -47,9 +47,10 @@
 //     lines, without lines. POST /api/0/import takes a JSON body only, not
 //     the web UI's multipart upload.
 //   - Regular expressions in categorize, tag and filter_keyvals_regex use
-//     Go's RE2 syntax (no look-around or back-references); an invalid
-//     pattern disables its rule, as current aw-core does. The query parser's
-//     str.isalpha/isdigit are Unicode letters and decimal digits.
+//     Go's RE2 syntax (no look-around or back-references); a pattern RE2
+//     rejects disables its rule (aw-core's query would fail with a 500).
+//     The transforms themselves are package transform's. The query
+//     parser's str.isalpha/isdigit are Unicode letters and decimal digits.
 //   - A 405 is JSON when an API rule matches the path and HTML otherwise
 //     (werkzeug's choice depends on set ordering, which varies per process).
 //   - Bounds a simulator needs: bodies over 16 MiB get 413, more than two

@@ -3,10 +3,13 @@ package awsim
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"math/big"
 	"net/http"
 	"strings"
 	"unicode"
+
+	"github.com/awbridge/awbridge/aw/transform"
 )
 
 // This file is POST /api/0/query/: flask-restx's payload validation, then
@@ -108,34 +111,45 @@ func (s *Server) query(r *http.Request, q queryArgs) reply {
 	return jsonify(http.StatusOK, out)
 }
 
-// qEvent is an aw-core Event inside the query engine. Transforms share and
-// mutate them exactly as the Python code does. id 0 is None.
-type qEvent struct {
-	id   int64
-	ts   int64
-	dur  int64
-	data any
-}
+// qEvent is an aw-core Event inside the query engine. Lists hold copies of
+// it; its data object is shared between the copies and changed in place
+// where aw-core changes it. ID 0 is None.
+type qEvent = transform.Event[pyData]
 
-func (e *qEvent) end() int64 { return e.ts + e.dur }
+// pyData is an event's data: a JSON value, usually *object.
+type pyData struct{ v any }
 
-// deepcopy is copy.deepcopy of an event.
-func (e *qEvent) deepcopy() *qEvent {
-	c := *e
-	c.data = clone(e.data)
-	return &c
-}
+// Equal is Python's ==.
+func (d pyData) Equal(o pyData) bool { return pyEqual(d.v, o.v) }
 
-// dataObj is event.data as a dict (non-dict data reads as empty).
-func (e *qEvent) dataObj() *object {
-	if o, ok := e.data.(*object); ok {
+// Clone is copy.deepcopy.
+func (d pyData) Clone() pyData { return pyData{clone(d.v)} }
+
+// obj is the data as a dict (non-dict data reads as a fresh empty one).
+func (d pyData) obj() *object {
+	if o, ok := d.v.(*object); ok {
 		return o
 	}
-	if e.data == nil {
-		e.data = newObject()
-		return e.data.(*object)
-	}
 	return newObject()
+}
+
+// Str is the value under key when it is a string.
+func (d pyData) Str(key string) (string, bool) {
+	v, _ := d.obj().get(key)
+	s, ok := v.(string)
+	return s, ok
+}
+
+// Strings yields the string values in order.
+func (d pyData) Strings() iter.Seq[string] {
+	return func(yield func(string) bool) {
+		o := d.obj()
+		for _, k := range o.keys {
+			if s, ok := o.vals[k].(string); ok && !yield(s) {
+				return
+			}
+		}
+	}
 }
 
 // qDuration is a datetime.timedelta value (sum_durations).
@@ -145,12 +159,12 @@ type qDuration int64
 // timedelta as seconds).
 func toJSON(v any) (any, error) {
 	switch t := v.(type) {
-	case *qEvent:
-		data, err := toJSON(t.data)
+	case qEvent:
+		data, err := toJSON(t.Data.v)
 		if err != nil {
 			return nil, err
 		}
-		return (&event{id: t.id, ts: t.ts, dur: t.dur, data: data}).json(true), nil
+		return (&event{id: t.ID, ts: t.Start, dur: t.Duration, data: data}).json(true), nil
 	case qDuration:
 		return durSeconds(int64(t)), nil
 	case []any:
@@ -740,7 +754,7 @@ func pyClass(v any) string {
 		return "<class 'list'>"
 	case *object:
 		return "<class 'dict'>"
-	case *qEvent:
+	case qEvent:
 		return "<class 'aw_core.models.Event'>"
 	case qDuration:
 		return "<class 'datetime.timedelta'>"
@@ -754,8 +768,8 @@ func pyStrQ(v any) string {
 	switch t := v.(type) {
 	case string:
 		return t
-	case *qEvent:
-		return pyRepr(obj("id", idOrNil(t.id), "timestamp", isoformat(t.ts), "duration", durSeconds(t.dur), "data", t.data))
+	case qEvent:
+		return pyRepr(obj("id", idOrNil(t.ID), "timestamp", isoformat(t.Start), "duration", durSeconds(t.Duration), "data", t.Data.v))
 	case qDuration:
 		return fmt.Sprintf("%v", durSeconds(int64(t)))
 	case []any:

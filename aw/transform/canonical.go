@@ -1,0 +1,284 @@
+package transform
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// The browsers ActivityWatch's web UI knows, in its order: the app names of
+// their windows (Flatpak ids and the like) and a pattern for the process
+// names on each platform, as aw-core receives it. A browser's tab events
+// count only while one of its windows has focus. (The web UI writes the
+// patterns into its query with JSON escapes that the query language does
+// not undo, so Arc's "\." reaches aw-core as "\\.": "Arc" matches,
+// "Arc.exe" does not.)
+var webUIBrowsers = []struct {
+	name  string
+	apps  []string
+	regex string
+}{
+	{"chrome", []string{"com.google.Chrome", "com.google.ChromeDev", "org.chromium.Chromium"}, `(?i)^(google[-_ ]?chrome|chrome|chromium)`},
+	{"firefox", []string{"org.mozilla.firefox", "io.gitlab.librewolf-community", "net.waterfox.waterfox"}, `(?i)(firefox|librewolf|waterfox|nightly)`},
+	{"opera", []string{"com.opera.Opera"}, `(?i)(opera)`},
+	{"brave", []string{"com.brave.Browser"}, `(?i)(brave)`},
+	{"edge", []string{"com.microsoft.Edge", "com.microsoft.EdgeDev"}, `(?i)^(microsoft[-_ ]?edge|msedge)`},
+	{"arc", nil, `(?i)^arc(\\.exe)?$`},
+	{"vivaldi", []string{"com.vivaldi.Vivaldi"}, `(?i)(vivaldi)`},
+	{"orion", []string{"Orion"}, `(?i)(orion)`},
+	{"yandex", []string{"ru.yandex.Browser"}, `(?i)(yandex)`},
+	{"zen", []string{"app.zen_browser.zen"}, `(?i)(zen)`},
+	{"floorp", []string{"one.ablaze.floorp"}, `(?i)(floorp)`},
+	{"helium", []string{"net.imput.helium"}, `(?i)(helium)`},
+}
+
+// BrowserBucket is a browser and the bucket of its tab events.
+type BrowserBucket struct {
+	Browser  string // the web UI's name: "chrome", "firefox", ...
+	BucketID string
+}
+
+// BrowserBuckets picks the tab-event buckets as the web UI does: for each
+// browser it knows, in its order, the first of bucketIDs (the host's
+// web.tab.current buckets) whose id contains the browser's name.
+func BrowserBuckets(bucketIDs []string) []BrowserBucket {
+	var out []BrowserBucket
+	for _, b := range webUIBrowsers {
+		for _, id := range bucketIDs {
+			if strings.Contains(id, b.name) {
+				out = append(out, BrowserBucket{b.name, id})
+				break
+			}
+		}
+	}
+	return out
+}
+
+// BrowserApps returns the app names and the app-name pattern by which the
+// web UI recognises the windows of a browser ("chrome", ...); ok is false
+// for a browser it does not know.
+func BrowserApps(browser string) (names []string, pattern string, ok bool) {
+	for _, b := range webUIBrowsers {
+		if b.name == browser {
+			return slices.Clone(b.apps), b.regex, true
+		}
+	}
+	return nil, "", false
+}
+
+// Browser is one browser's tab events (a web.tab.current bucket).
+type Browser struct {
+	Name   string // as BrowserBuckets names it; an unknown name matches no window
+	Events []Event[Fields]
+}
+
+// Input is what Canonical reads: the raw events of one host's buckets over
+// a period, in any order (Canonical sorts), except Stopwatch.
+type Input struct {
+	Window   []Event[Fields] // aw-watcher-window (currentwindow)
+	AFK      []Event[Fields] // aw-watcher-afk (afkstatus)
+	Browsers []Browser       // in BrowserBuckets's order
+	// Stopwatch holds the events of an aw-stopwatch bucket, when there is
+	// one, in the order aw-server returns them (newest first), as the web
+	// UI's query gets them: they take precedence over window events.
+	Stopwatch []Event[Fields]
+}
+
+// Options are the web UI's query options. The zero value is the web UI's
+// default view.
+type Options struct {
+	// KeepAFK keeps window time while the person was away (the web UI's
+	// "Exclude AFK time" unchecked; filter_afk false).
+	KeepAFK bool
+	// IgnoreAudible does not count time in a focused browser with an
+	// audible tab as active (the web UI's "Count audible browser tab as
+	// active" unchecked).
+	IgnoreAudible bool
+	// AlwaysActivePattern is the web UI's always_active_pattern setting: a
+	// regex of apps or titles whose windows count as active even without
+	// input. "" for none. A pattern that does not compile is ignored.
+	AlwaysActivePattern string
+	// Classes categorize the window events; nil means DefaultClasses().
+	Classes Classes
+	// Pulsetime is flood's gap; 0 means DefaultPulsetime, as the web UI.
+	Pulsetime int64
+}
+
+// Result is the canonical events of a period.
+type Result struct {
+	// Events are the window events within active time (the web UI's
+	// "events"), sorted by start, each in a category (Fields.Class, an
+	// index into Classes). Merge them by app or title for the web UI's top
+	// apps and titles.
+	Events []Event[Fields]
+	// NotAFK is the active time ("not_afk", the web UI's active_events),
+	// sorted, with empty data.
+	NotAFK []Event[Fields]
+	// Browser are the tab events while their browser's window had focus
+	// ("browser_events"), sorted by start, with the keys split_url_events
+	// adds ($domain, $path, ...).
+	Browser []Event[Fields]
+	// Classes are the classes the events were categorized with.
+	Classes Classes
+}
+
+// Canonical is ActivityWatch's canonical desktop query as its web UI runs
+// it (canonicalEvents and browserEvents of aw-webui's queries.ts, with the
+// full desktop query's final split of tab URLs), on events already
+// fetched:
+//
+//  1. window events are flooded (Pulsetime);
+//  2. active time is the flooded not-afk events, joined with the windows
+//     whose app or title matches AlwaysActivePattern;
+//  3. each browser's flooded tab events are cut to the time a window of
+//     that browser (by app name or pattern) had focus, and their URLs
+//     split; unless IgnoreAudible, the time of audible tabs joins the
+//     active time;
+//  4. unless KeepAFK, window events are cut to the active time;
+//  5. Stopwatch events take precedence over window events;
+//  6. window events are categorized.
+//
+// It reproduces the query's quirks too: a window matched by a browser's
+// names and by its pattern counts twice for its tabs, and an event that
+// period_union takes over on its own (an audible tab or an always-active
+// window that touches no other active time) loses its data, as aw-core
+// clears it in place. The input is not changed.
+func Canonical(in Input, opt Options) Result {
+	pulse := opt.Pulsetime
+	if pulse == 0 {
+		pulse = DefaultPulsetime
+	}
+	classes := opt.Classes
+	if classes == nil {
+		classes = DefaultClasses()
+	}
+	events := Flood(in.Window, pulse)
+	notAFK := Filter(Flood(in.AFK, pulse), func(f Fields) bool { return f.In("status", "not-afk") })
+
+	if opt.AlwaysActivePattern != "" {
+		if re, err := regexp.Compile(opt.AlwaysActivePattern); err == nil {
+			for _, key := range []string{"app", "title"} {
+				notAFK = unionInto(notAFK, events, matching(events, regexOn(key, re)))
+			}
+		}
+	}
+
+	var browser []Event[Fields]
+	for _, b := range in.Browsers {
+		names, pattern, known := BrowserApps(b.Name)
+		if !known {
+			continue
+		}
+		tabs := Flood(b.Events, pulse)
+		windows := Filter(events, func(f Fields) bool { return f.In("app", names...) })
+		if pattern != "" {
+			windows = mergeByStart(windows, Filter(events, regexOn("app", regexp.MustCompile(pattern))))
+		}
+		browser = mergeByStart(browser, splitURLs(FilterPeriodIntersect(tabs, windows)))
+	}
+	if !opt.IgnoreAudible {
+		notAFK = unionInto(notAFK, browser, matching(browser, func(f Fields) bool {
+			v, ok := f.Bool("audible")
+			return ok && v
+		}))
+	}
+	if !opt.KeepAFK {
+		events = FilterPeriodIntersect(events, notAFK)
+	}
+	if in.Stopwatch != nil {
+		events = UnionNoOverlap(in.Stopwatch, events)
+	}
+	memo := make(map[*Field]int)
+	for i := range events {
+		f := events[i].Data
+		c, ok := 0, false
+		if f.Len() > 0 {
+			c, ok = memo[&f.kv[0]]
+		}
+		if !ok {
+			c = classes.Categorize(f)
+			if f.Len() > 0 {
+				memo[&f.kv[0]] = c
+			}
+		}
+		events[i].Data = f.WithClass(c)
+	}
+	return Result{Events: events, NotAFK: notAFK, Browser: browser, Classes: classes}
+}
+
+// regexOn is filter_keyvals_regex's test of the value under key, with
+// one match per distinct value (a week holds a dozen apps, thousands of
+// times each).
+func regexOn(key string, re *regexp.Regexp) func(Fields) bool {
+	byData := make(map[*Field]bool)
+	byValue := make(map[string]bool)
+	return func(f Fields) bool {
+		if len(f.kv) > 0 {
+			if m, ok := byData[&f.kv[0]]; ok {
+				return m
+			}
+		}
+		s, ok := f.Str(key)
+		m, known := byValue[s]
+		if ok && !known {
+			m = re.MatchString(s)
+			byValue[s] = m
+		}
+		if len(f.kv) > 0 {
+			byData[&f.kv[0]] = m
+		}
+		return m
+	}
+}
+
+// matching returns the indexes of the events whose data keep accepts.
+func matching(evs []Event[Fields], keep func(Fields) bool) []int {
+	var idx []int
+	for i, e := range evs {
+		if keep(e.Data) {
+			idx = append(idx, i)
+		}
+	}
+	return idx
+}
+
+// unionInto is not_afk = period_union(not_afk, [list[i] for i in idx]):
+// the members of list that period_union takes over on their own lose their
+// data in list too, as aw-core clears them in place.
+func unionInto(notAFK, list []Event[Fields], idx []int) []Event[Fields] {
+	sel := make([]Event[Fields], len(idx))
+	for k, i := range idx {
+		sel[k] = list[i]
+	}
+	union, kept := PeriodUnion(notAFK, sel)
+	for _, k := range kept {
+		if k >= len(notAFK) { // one of sel, taken over on its own
+			list[idx[k-len(notAFK)]].Data = Fields{}
+		}
+	}
+	return union
+}
+
+// splitURLs is split_url_events: each event whose "url" is a string that
+// SplitURL accepts gets its parts under $protocol, $domain, $path, $params,
+// $options and $identifier. evs is changed in place and returned.
+func splitURLs(evs []Event[Fields]) []Event[Fields] {
+	byURL := make(map[string]*URL)
+	for i := range evs {
+		u, ok := evs[i].Data.Str("url")
+		if !ok {
+			continue
+		}
+		p, known := byURL[u]
+		if !known {
+			if parts, err := SplitURL(u); err == nil {
+				p = &parts
+			}
+			byURL[u] = p
+		}
+		if p != nil {
+			evs[i].Data = evs[i].Data.withURL(p)
+		}
+	}
+	return evs
+}

@@ -1,0 +1,360 @@
+package transform
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Uncategorized is the category of an event no rule matches.
+const Uncategorized = "Uncategorized"
+
+// Rule is a compiled classification rule: aw_transform.classify.Rule.
+type Rule struct {
+	// Regex is the pattern as given ("" matches nothing).
+	Regex string
+	// IgnoreCase matches without regard to case.
+	IgnoreCase bool
+	// SelectKeys are the data keys whose values the rule tests; nil tests
+	// every value. A non-nil empty list tests none.
+	SelectKeys []string
+
+	re  *regexp.Regexp // nil: matches nothing
+	lit *literals      // a faster equivalent of re, when it is a list of words
+}
+
+// NewRule compiles a rule. An empty regex gives a rule that matches
+// nothing, as in aw-core. Patterns use Go's RE2 syntax: Python's
+// look-around and back-references do not compile, and \d, \w, \s and \b
+// are ASCII-only; a pattern that does not compile gives a rule that
+// matches nothing, with the error.
+func NewRule(regex string, ignoreCase bool, selectKeys []string) (Rule, error) {
+	r := Rule{Regex: regex, IgnoreCase: ignoreCase, SelectKeys: selectKeys}
+	if regex == "" {
+		return r, nil
+	}
+	pattern := regex
+	if ignoreCase {
+		pattern = "(?i)" + pattern
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return r, fmt.Errorf("regex does not compile: %w", err)
+	}
+	r.re = re
+	r.lit = literalsOf(regex, ignoreCase)
+	return r, nil
+}
+
+// Match reports whether the rule's regex finds a match in one of the
+// string values it tests (Rule.match).
+func (r Rule) Match(d Strings) bool {
+	if r.re == nil {
+		return false
+	}
+	if r.SelectKeys != nil {
+		for _, k := range r.SelectKeys {
+			if s, ok := d.Str(k); ok && r.matchString(s) {
+				return true
+			}
+		}
+		return false
+	}
+	if f, ok := d.(Fields); ok {
+		return f.anyString(r.matchString)
+	}
+	for s := range d.Strings() {
+		if r.matchString(s) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r Rule) matchString(s string) bool {
+	if r.lit != nil {
+		if m, ok := r.lit.match(s); ok {
+			return m
+		}
+	}
+	return r.re.MatchString(s)
+}
+
+// literals is a pattern that is only words separated by "|" ("GitHub|Stack
+// Overflow|vim", most category rules): one scan of a value finds them,
+// several times faster than the regex.
+type literals struct {
+	words []string // lower case (ASCII) when fold
+	first [256]bool
+	fold  bool
+}
+
+// literalsOf returns the words of a pattern made of plain characters and
+// "|" only, or nil. Case-insensitive patterns qualify when their words are
+// ASCII.
+func literalsOf(pattern string, fold bool) *literals {
+	l := &literals{fold: fold}
+	for _, w := range strings.Split(pattern, "|") {
+		if w == "" || strings.ContainsAny(w, `\.^$*+?{}[]()`) {
+			return nil
+		}
+		if fold {
+			for i := 0; i < len(w); i++ {
+				if w[i] >= 0x80 {
+					return nil
+				}
+			}
+			w = strings.ToLower(w)
+			if c := w[0]; c >= 'a' && c <= 'z' {
+				l.first[c-'a'+'A'] = true
+			}
+		}
+		l.first[w[0]] = true
+		l.words = append(l.words, w)
+	}
+	return l
+}
+
+// match reports whether s holds one of the words; ok is false when only
+// the regex can tell (a case-insensitive search in text holding the Kelvin
+// sign or the long s, which fold to ASCII letters).
+func (l *literals) match(s string) (matched, ok bool) {
+	if l.fold && (strings.Contains(s, "\u212a") || strings.Contains(s, "\u017f")) {
+		return false, false
+	}
+	for i := 0; i < len(s); i++ {
+		if !l.first[s[i]] {
+			continue
+		}
+		for _, w := range l.words {
+			if len(s)-i < len(w) {
+				continue
+			}
+			if l.fold {
+				if strings.EqualFold(s[i:i+len(w)], w) {
+					return true, true
+				}
+			} else if s[i:i+len(w)] == w {
+				return true, true
+			}
+		}
+	}
+	return false, true
+}
+
+// Class is one category: its hierarchical name (["Work", "Programming"])
+// and the rule that puts events in it.
+type Class struct {
+	Name []string
+	Rule Rule
+}
+
+// Classes is a list of categories in their configured order.
+type Classes []Class
+
+// Categorize returns the index of the class aw-core's categorize gives an
+// event with data d: of the classes whose rule matches, the one with the
+// longest name, the later one on a tie; -1 when none matches (the event is
+// Uncategorized). A class with an empty name never wins.
+func (cs Classes) Categorize(d Strings) int {
+	return PickDeepest(len(cs), func(i int) int { return len(cs[i].Name) }, func(i int) bool { return cs[i].Rule.Match(d) })
+}
+
+// Tag returns the indexes of every class whose rule matches d, in order
+// (aw-core's tag, which sets $tags to those classes).
+func (cs Classes) Tag(d Strings) []int {
+	var out []int
+	for i, c := range cs {
+		if c.Rule.Match(d) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// Label is the display name of class i as ActivityWatch's web UI shows it
+// ("Work > Programming"); Uncategorized for -1.
+func (cs Classes) Label(i int) string {
+	if i < 0 || i >= len(cs) {
+		return Uncategorized
+	}
+	return CategoryName(cs[i].Name)
+}
+
+// CategoryName joins a hierarchical category name as the web UI shows it:
+// "Work > Programming".
+func CategoryName(name []string) string { return strings.Join(name, " > ") }
+
+// PickDeepest is categorize's choice among n classes: the matching class of
+// greatest depth, the later one on a tie, starting from Uncategorized (depth
+// 1); -1 when Uncategorized stays. It is exported for callers whose class
+// values are not name lists (aw-core takes the len() of any class value).
+func PickDeepest(n int, depth func(i int) int, match func(i int) bool) int {
+	best, bestDepth := -1, 1
+	for i := range n {
+		if match(i) {
+			if d := depth(i); d >= bestDepth {
+				best, bestDepth = i, d
+			}
+		}
+	}
+	return best
+}
+
+// ClassesError lists the entries of a classes setting that could not be
+// used, by their position in the setting (0-based).
+type ClassesError struct {
+	// Skipped entries are not categories: no name list of strings, or no
+	// rule object.
+	Skipped []int
+	// BadRegex entries have a pattern that does not compile (RE2): they
+	// are kept, matching nothing.
+	BadRegex []int
+}
+
+func (e *ClassesError) Error() string {
+	return fmt.Sprintf("classes setting: %d entries skipped, %d regexes that do not compile", len(e.Skipped), len(e.BadRegex))
+}
+
+// ErrClassesSetting is returned (wrapped) when the classes setting is not a
+// JSON array.
+var ErrClassesSetting = errors.New("classes setting is not a JSON array")
+
+// ParseClasses reads ActivityWatch's "classes" setting (GET
+// /api/0/settings/classes, as the web UI writes it: a JSON array of
+// {"name": [...], "rule": {"type": "regex"|"none", "regex", "ignore_case"},
+// "data": {...}}) into the classes the web UI sends to its queries: entries
+// whose rule type is null are left out; the rest keep their order. As in
+// aw-core, the rule type is otherwise not read: a regex counts when it is a
+// non-empty string; ignore_case and select_keys are read when present.
+//
+// An absent or null setting (nil, "", "null") yields DefaultClasses(). A
+// setting that is not a JSON array yields an error wrapping
+// ErrClassesSetting and no classes. When some entries cannot be used, the
+// usable classes come with a *ClassesError naming the others.
+func ParseClasses(setting []byte) (Classes, error) {
+	setting = bytes.TrimSpace(setting)
+	if len(setting) == 0 || string(setting) == "null" {
+		return DefaultClasses(), nil
+	}
+	var entries []json.RawMessage
+	if err := json.Unmarshal(setting, &entries); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrClassesSetting, err)
+	}
+	cs := Classes{}
+	var bad ClassesError
+	for i, raw := range entries {
+		var entry struct {
+			Name []string                   `json:"name"`
+			Rule map[string]json.RawMessage `json:"rule"`
+		}
+		if err := json.Unmarshal(raw, &entry); err != nil || entry.Name == nil || entry.Rule == nil {
+			bad.Skipped = append(bad.Skipped, i)
+			continue
+		}
+		if t, ok := entry.Rule["type"]; ok && string(bytes.TrimSpace(t)) == "null" {
+			continue // the web UI's "no rule": not sent to queries
+		}
+		var regex string
+		if raw, ok := entry.Rule["regex"]; ok && truthy(raw) {
+			if json.Unmarshal(raw, &regex) != nil {
+				bad.Skipped = append(bad.Skipped, i) // aw-core: TypeError
+				continue
+			}
+		}
+		var keys []string
+		if raw, ok := entry.Rule["select_keys"]; ok && truthy(raw) {
+			var l []json.RawMessage
+			if json.Unmarshal(raw, &l) != nil {
+				bad.Skipped = append(bad.Skipped, i)
+				continue
+			}
+			keys = []string{} // given: only these keys, even when none is a string
+			for _, k := range l {
+				var s string
+				if json.Unmarshal(k, &s) == nil {
+					keys = append(keys, s)
+				}
+			}
+		}
+		r, err := NewRule(regex, truthy(entry.Rule["ignore_case"]), keys)
+		if err != nil {
+			bad.BadRegex = append(bad.BadRegex, i)
+		}
+		cs = append(cs, Class{Name: entry.Name, Rule: r})
+	}
+	if bad.Skipped != nil || bad.BadRegex != nil {
+		return cs, &bad
+	}
+	return cs, nil
+}
+
+// truthy is Python's truth of a JSON value: false for absent, null, false,
+// 0, "", [] and {}.
+func truthy(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	switch {
+	case len(raw) == 0:
+		return false
+	case raw[0] == '"':
+		return len(raw) > 2
+	case raw[0] == '[' || raw[0] == '{':
+		var v any
+		if json.Unmarshal(raw, &v) != nil {
+			return false
+		}
+		switch t := v.(type) {
+		case []any:
+			return len(t) > 0
+		case map[string]any:
+			return len(t) > 0
+		}
+		return false
+	}
+	switch string(raw) {
+	case "null", "false":
+		return false
+	}
+	var f float64
+	if json.Unmarshal(raw, &f) == nil {
+		return f != 0
+	}
+	return true
+}
+
+// DefaultClasses are ActivityWatch's default categories, as its web UI
+// defines them and sends them to its queries when the classes setting is
+// unset (Media and Comms have no rule of their own; the web UI's
+// Uncategorized entry is not sent).
+func DefaultClasses() Classes {
+	def := []struct {
+		name       []string
+		regex      string
+		ignoreCase bool
+	}{
+		{[]string{"Work"}, "Google Docs|libreoffice|ReText", false},
+		{[]string{"Work", "Programming"}, "GitHub|Stack Overflow|BitBucket|Gitlab|vim|Spyder|kate|Ghidra|Scite", false},
+		{[]string{"Work", "Programming", "ActivityWatch"}, "ActivityWatch|aw-", true},
+		{[]string{"Work", "Image"}, "GIMP|Inkscape", false},
+		{[]string{"Work", "Video"}, "Kdenlive", false},
+		{[]string{"Work", "Audio"}, "Audacity", false},
+		{[]string{"Work", "3D"}, "Blender", false},
+		{[]string{"Media"}, "", false},
+		{[]string{"Media", "Games"}, "Minecraft|RimWorld", false},
+		{[]string{"Media", "Video"}, "YouTube|Plex|VLC", false},
+		{[]string{"Media", "Social Media"}, "reddit|Facebook|Twitter|Instagram|devRant", true},
+		{[]string{"Media", "Music"}, "Spotify|Deezer", true},
+		{[]string{"Comms"}, "", false},
+		{[]string{"Comms", "IM"}, "Messenger|Telegram|Signal|WhatsApp|Rambox|Slack|Riot|Element|Discord|Nheko|NeoChat|Mattermost", false},
+		{[]string{"Comms", "Email"}, "Gmail|Thunderbird|mutt|alpine", false},
+	}
+	cs := make(Classes, len(def))
+	for i, d := range def {
+		r, _ := NewRule(d.regex, d.ignoreCase, nil) // the defaults compile
+		cs[i] = Class{Name: d.name, Rule: r}
+	}
+	return cs
+}

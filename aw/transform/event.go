@@ -1,0 +1,169 @@
+package transform
+
+import (
+	"cmp"
+	"iter"
+	"slices"
+)
+
+// Units.
+const (
+	Microsecond int64 = 1
+	Millisecond       = 1000 * Microsecond
+	Second            = 1000 * Millisecond
+)
+
+// Event is one ActivityWatch event: a period and its data.
+type Event[D any] struct {
+	// ID is the server's id of a stored event; 0 for events a transform
+	// made (merged, chunked), which aw-server writes as null.
+	ID int64
+	// Start is in microseconds since the Unix epoch (UTC). Starts a
+	// transform computes are truncated to whole milliseconds, as aw-core's
+	// Event does with every timestamp it is given.
+	Start int64
+	// Duration is in microseconds. Stored events may have a negative one.
+	Duration int64
+	// Data is the event's data.
+	Data D
+}
+
+// End is Start + Duration.
+func (e Event[D]) End() int64 { return e.Start + e.Duration }
+
+// Data is what the period transforms need of event data. D is the
+// implementing type itself (type Fields implements Data[Fields]).
+type Data[D any] interface {
+	// Equal reports whether two events carry the same data (Python's ==
+	// of two dicts): flood merges neighbours whose data is equal.
+	Equal(D) bool
+	// Clone is copy.deepcopy: a copy that later changes made in place to
+	// either do not reach the other. Immutable data returns itself.
+	Clone() D
+}
+
+// Strings is what the transforms that read text need of event data
+// (filter_keyvals_regex, categorize, tag, split_url_events).
+type Strings interface {
+	// Str returns the value under key when it is a string.
+	Str(key string) (string, bool)
+	// Strings yields every string value, in the data's order (categorize
+	// and tag without select_keys test them all).
+	Strings() iter.Seq[string]
+}
+
+// truncMS floors a timestamp to whole milliseconds (aw-core's Event keeps
+// milliseconds only; Python's microsecond field is never negative, so this
+// is a floor before the epoch too).
+func truncMS(us int64) int64 {
+	m := us % Millisecond
+	if m < 0 {
+		m += Millisecond
+	}
+	return us - m
+}
+
+// withPeriod is aw-core's _replace_event_period: a deep copy of e over
+// [start, end).
+func withPeriod[D Data[D]](e Event[D], start, end int64) Event[D] {
+	e.Data = e.Data.Clone()
+	e.Start = truncMS(start)
+	e.Duration = end - start
+	return e
+}
+
+// SortByTime returns the events sorted by start, keeping the order of equal
+// starts (sort_by_timestamp; Python's sort is stable). evs is not changed.
+func SortByTime[D any](evs []Event[D]) []Event[D] {
+	out := slices.Clone(evs)
+	sortByStart(out)
+	return out
+}
+
+// sortByStart sorts evs by start in place, stably, quickly when they are
+// already in order or in reverse order (aw-server sends newest first).
+func sortByStart[D any](evs []Event[D]) {
+	if slices.IsSortedFunc(evs, byStart) {
+		return
+	}
+	desc := true
+	for i := 1; i < len(evs) && desc; i++ {
+		desc = evs[i].Start <= evs[i-1].Start
+	}
+	if !desc {
+		slices.SortStableFunc(evs, byStart)
+		return
+	}
+	slices.Reverse(evs)
+	for i := 0; i < len(evs); { // equal starts back in their first order
+		j := i + 1
+		for j < len(evs) && evs[j].Start == evs[i].Start {
+			j++
+		}
+		slices.Reverse(evs[i:j])
+		i = j
+	}
+}
+
+// mergeByStart is SortByTime(append(a, b...)) for two lists already in
+// start order.
+func mergeByStart[D any](a, b []Event[D]) []Event[D] {
+	out := make([]Event[D], 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		if b[j].Start < a[i].Start {
+			out = append(out, b[j])
+			j++
+		} else {
+			out = append(out, a[i])
+			i++
+		}
+	}
+	out = append(out, a[i:]...)
+	return append(out, b[j:]...)
+}
+
+func byStart[D any](a, b Event[D]) int { return cmp.Compare(a.Start, b.Start) }
+
+// SortByDuration returns the events longest first, keeping the order of
+// equal durations (sort_by_duration). evs is not changed.
+func SortByDuration[D any](evs []Event[D]) []Event[D] {
+	out := slices.Clone(evs)
+	slices.SortStableFunc(out, func(a, b Event[D]) int { return cmp.Compare(b.Duration, a.Duration) })
+	return out
+}
+
+// Limit is limit_events, events[:n] with Python's slicing: a negative n
+// drops that many events from the end.
+func Limit[D any](evs []Event[D], n int) []Event[D] {
+	switch {
+	case n < 0:
+		n = max(0, len(evs)+n)
+	case n > len(evs):
+		n = len(evs)
+	}
+	return evs[:n:n]
+}
+
+// Sum is the total duration of the events in microseconds. aw-core's
+// sum_durations adds float seconds; this sum is exact.
+func Sum[D any](evs []Event[D]) int64 {
+	var total int64
+	for _, e := range evs {
+		total += e.Duration
+	}
+	return total
+}
+
+// Filter returns the events keep accepts, in order: filter_keyvals and
+// exclude_keyvals with the data type's own test of "key holds one of
+// these values" (see Fields.In). evs is not changed.
+func Filter[D any](evs []Event[D], keep func(D) bool) []Event[D] {
+	var out []Event[D]
+	for _, e := range evs {
+		if keep(e.Data) {
+			out = append(out, e)
+		}
+	}
+	return out
+}

@@ -1,0 +1,350 @@
+package transform
+
+import (
+	"iter"
+	"math"
+	"slices"
+
+	"github.com/awbridge/awbridge/aw"
+	"github.com/tidwall/gjson"
+)
+
+// Field is one key of an event's data.
+type Field struct {
+	Key string
+	// Value is the value when it is a string, decoded; for any other
+	// value it is the value's JSON text ("true", "7", "null", "[1]").
+	Value string
+	// JSON marks a Value that is JSON text, not a string.
+	JSON bool
+}
+
+// Fields is an event's data as the bridge holds it: its keys in the
+// server's order, string values decoded, other values kept as their JSON
+// text. A Fields is immutable: the transforms share it between copies of
+// an event (Clone returns it as is) and the With methods return a new one.
+// Equal compares JSON texts of non-string values as text, so 1 and 1.0
+// differ here while Python finds them equal.
+//
+// Canonical also records in it the category it gives a window event
+// (Class).
+type Fields struct {
+	kv    []Field
+	url   *URL  // split_url_events' keys ($domain...), which override kv's
+	class int32 // index into the Classes used + 1; 0: none
+}
+
+// urlKeys are the keys split_url_events adds, in its order.
+var urlKeys = [...]string{"$protocol", "$domain", "$path", "$params", "$options", "$identifier"}
+
+func urlKey(key string) int {
+	if key == "" || key[0] != '$' {
+		return -1
+	}
+	for i, k := range urlKeys {
+		if k == key {
+			return i
+		}
+	}
+	return -1
+}
+
+func (u *URL) part(i int) string {
+	return [...]string{u.Protocol, u.Domain, u.Path, u.Params, u.Options, u.Identifier}[i]
+}
+
+// Strs builds data holding only string values, from key, value pairs
+// (an odd last key is ignored).
+func Strs(kv ...string) Fields {
+	f := Fields{kv: make([]Field, 0, len(kv)/2)}
+	for i := 0; i+1 < len(kv); i += 2 {
+		f = f.With(kv[i], kv[i+1])
+	}
+	return f
+}
+
+// ParseFields decodes a JSON object. Anything else yields empty Fields and
+// false.
+func ParseFields(raw []byte) (Fields, bool) {
+	var d Decoder
+	return d.fields(raw)
+}
+
+// each calls yield with every field in order (the URL's keys after the
+// others, unless the data had them) until it returns false.
+func (f Fields) each(yield func(Field) bool) bool {
+	for _, x := range f.kv {
+		if f.url != nil {
+			if i := urlKey(x.Key); i >= 0 {
+				x = Field{Key: x.Key, Value: f.url.part(i)}
+			}
+		}
+		if !yield(x) {
+			return false
+		}
+	}
+	if f.url == nil {
+		return true
+	}
+	for i, k := range urlKeys {
+		if !f.inKV(k) && !yield(Field{Key: k, Value: f.url.part(i)}) {
+			return false
+		}
+	}
+	return true
+}
+
+func (f Fields) inKV(key string) bool {
+	for _, x := range f.kv {
+		if x.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// Len is the number of keys.
+func (f Fields) Len() int {
+	n := len(f.kv)
+	if f.url != nil {
+		for _, k := range urlKeys {
+			if !f.inKV(k) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// All yields the keys and their fields in order.
+func (f Fields) All() iter.Seq2[string, Field] {
+	return func(yield func(string, Field) bool) {
+		f.each(func(x Field) bool { return yield(x.Key, x) })
+	}
+}
+
+// Get returns the field under key.
+func (f Fields) Get(key string) (Field, bool) {
+	if f.url != nil {
+		if i := urlKey(key); i >= 0 {
+			return Field{Key: key, Value: f.url.part(i)}, true
+		}
+	}
+	for _, x := range f.kv {
+		if x.Key == key {
+			return x, true
+		}
+	}
+	return Field{}, false
+}
+
+// Str returns the value under key when it is a string.
+func (f Fields) Str(key string) (string, bool) {
+	x, ok := f.Get(key)
+	return x.Value, ok && !x.JSON
+}
+
+// Bool returns the value under key when it is true or false.
+func (f Fields) Bool(key string) (value, ok bool) {
+	x, found := f.Get(key)
+	if !found || !x.JSON {
+		return false, false
+	}
+	switch x.Value {
+	case "true":
+		return true, true
+	case "false":
+		return false, true
+	}
+	return false, false
+}
+
+// Strings yields every string value in order.
+func (f Fields) Strings() iter.Seq[string] {
+	return func(yield func(string) bool) { f.anyString(func(s string) bool { return !yield(s) }) }
+}
+
+// anyString reports whether match accepts one of the string values, in
+// order (Strings without an iterator to allocate).
+func (f Fields) anyString(match func(string) bool) bool {
+	found := false
+	f.each(func(x Field) bool {
+		found = !x.JSON && match(x.Value)
+		return !found
+	})
+	return found
+}
+
+// In reports whether the value under key is a string equal to one of vals
+// (filter_keyvals with string values: Filter(evs, func(f Fields) bool {
+// return f.In("status", "not-afk") })).
+func (f Fields) In(key string, vals ...string) bool {
+	s, ok := f.Str(key)
+	return ok && slices.Contains(vals, s)
+}
+
+// Equal is Python's == of two data dicts: the same keys with equal values,
+// in any order, and the same category.
+func (f Fields) Equal(o Fields) bool {
+	if f.class != o.class {
+		return false
+	}
+	if f.url != nil || o.url != nil {
+		return f.Len() == o.Len() && f.each(func(x Field) bool { y, ok := o.Get(x.Key); return ok && y == x })
+	}
+	if len(f.kv) != len(o.kv) {
+		return false
+	}
+	if len(f.kv) == 0 || &f.kv[0] == &o.kv[0] {
+		return true
+	}
+	for i, x := range f.kv {
+		if o.kv[i] == x {
+			continue // the usual case: same order
+		}
+		y, ok := o.Get(x.Key)
+		if !ok || y != x {
+			return false
+		}
+	}
+	return true
+}
+
+// Clone returns f: Fields is immutable.
+func (f Fields) Clone() Fields { return f }
+
+// With returns a copy with key set to the string value (in its place when
+// f has the key, else last).
+func (f Fields) With(key, value string) Fields { return f.with(Field{Key: key, Value: value}) }
+
+// WithJSON returns a copy with key set to a value given as JSON text.
+func (f Fields) WithJSON(key, jsonText string) Fields {
+	return f.with(Field{Key: key, Value: jsonText, JSON: true})
+}
+
+func (f Fields) with(x Field) Fields {
+	kv := make([]Field, 0, f.Len()+1)
+	set := false
+	f.each(func(y Field) bool {
+		if y.Key == x.Key {
+			y, set = x, true
+		}
+		kv = append(kv, y)
+		return true
+	})
+	if !set {
+		kv = append(kv, x)
+	}
+	return Fields{kv: kv, class: f.class}
+}
+
+// withURL returns a copy holding the parts of u under split_url_events'
+// keys.
+func (f Fields) withURL(u *URL) Fields {
+	f.url = u
+	return f
+}
+
+// Only returns the fields under keys, in the order of keys, leaving out
+// those f lacks (merge_events_by_keys's group data). The category is not
+// kept.
+func (f Fields) Only(keys ...string) Fields {
+	var kv []Field
+	for _, k := range keys {
+		if x, ok := f.Get(k); ok {
+			kv = append(kv, x)
+		}
+	}
+	return Fields{kv: kv}
+}
+
+// Class is the category Canonical gave the event, as an index into the
+// Classes it used; -1 when it is Uncategorized or was not categorized.
+func (f Fields) Class() int { return int(f.class) - 1 }
+
+// WithClass returns a copy in category i (-1: Uncategorized).
+func (f Fields) WithClass(i int) Fields {
+	f.class = int32(max(i, -1) + 1)
+	return f
+}
+
+// Micros converts seconds to microseconds as Python's timedelta does: whole
+// seconds exactly, the fraction rounded half to even.
+func Micros(seconds float64) int64 {
+	whole, frac := math.Modf(seconds)
+	return int64(whole)*Second + int64(math.RoundToEven(frac*1e6))
+}
+
+// Decoder turns aw.Events into Events cheaply: events whose data is byte
+// for byte the same (a watcher repeats one app and title for hours) share
+// one Fields, decoded once, so a week of events decodes with few
+// allocations, and equal data compares in one step. It keeps every
+// distinct data it has seen: use one per batch of events (a day, a
+// period). The zero value is ready; it is not safe for concurrent use.
+type Decoder struct {
+	seen map[string]Fields
+	keys map[string]string
+}
+
+// Event converts one event. Data that is not a JSON object becomes empty
+// Fields.
+func (d *Decoder) Event(e aw.Event) Event[Fields] {
+	out := Event[Fields]{Start: e.Timestamp.UnixMicro(), Duration: Micros(e.Duration)}
+	if e.ID != nil {
+		out.ID = *e.ID
+	}
+	if f, ok := d.seen[string(e.Data)]; ok {
+		out.Data = f
+		return out
+	}
+	raw := string(e.Data) // the decoded strings are pieces of it
+	f, _ := d.parse(raw)
+	if d.seen == nil {
+		d.seen = make(map[string]Fields)
+	}
+	d.seen[raw] = f
+	out.Data = f
+	return out
+}
+
+// Events converts events in the order given (aw-server sends the newest
+// first; the transforms sort what they need sorted).
+func (d *Decoder) Events(evs []aw.Event) []Event[Fields] {
+	out := make([]Event[Fields], len(evs))
+	for i, e := range evs {
+		out[i] = d.Event(e)
+	}
+	return out
+}
+
+func (d *Decoder) fields(raw []byte) (Fields, bool) { return d.parse(string(raw)) }
+
+func (d *Decoder) parse(raw string) (Fields, bool) {
+	r := gjson.Parse(raw)
+	if !r.IsObject() {
+		return Fields{}, false
+	}
+	kv := make([]Field, 0, 6)
+	r.ForEach(func(k, v gjson.Result) bool {
+		key := d.key(k.Str)
+		if v.Type == gjson.String {
+			kv = append(kv, Field{Key: key, Value: v.Str})
+		} else {
+			kv = append(kv, Field{Key: key, Value: v.Raw, JSON: true})
+		}
+		return true
+	})
+	return Fields{kv: slices.Clip(kv)}, true
+}
+
+// key interns a key (a handful of names recur in every event).
+func (d *Decoder) key(k string) string {
+	if s, ok := d.keys[k]; ok {
+		return s
+	}
+	if d.keys == nil {
+		d.keys = make(map[string]string)
+	}
+	d.keys[k] = k
+	return k
+}

@@ -1,0 +1,236 @@
+package transform
+
+import (
+	"cmp"
+	"slices"
+)
+
+// DefaultPulsetime is flood's default gap, the one ActivityWatch's web UI
+// uses (its query calls flood() without a pulsetime): 5 s.
+const DefaultPulsetime = 5 * Second
+
+// negativeGapTrim is flood's threshold under which a negative gap between
+// events with different data is treated as none.
+const negativeGapTrim = 100 * Millisecond
+
+// Flood is aw_transform.flood: it sorts copies of the events by start and
+// fills every gap of at most pulsetime between neighbours, extending the
+// longer of the two (merging them when their data is equal); neighbours
+// with equal data that overlap are merged; events left with no duration
+// are dropped. evs is not changed.
+func Flood[D Data[D]](evs []Event[D], pulsetime int64) []Event[D] {
+	out := make([]Event[D], len(evs))
+	for i, e := range evs {
+		e.Data = e.Data.Clone()
+		out[i] = e
+	}
+	sortByStart(out)
+	for i := 0; i+1 < len(out); i++ {
+		e1, e2 := &out[i], &out[i+1]
+		gap := e2.Start - e1.End()
+		switch {
+		case gap == 0:
+		case gap < 0 && e1.Data.Equal(e2.Data):
+			start, end := min(e1.Start, e2.Start), max(e1.End(), e2.End())
+			e1.Start, e1.Duration = truncMS(start), end-start
+			e2.Start, e2.Duration = truncMS(end), 0
+		case gap <= -negativeGapTrim || gap > pulsetime:
+		default:
+			e2end := e2.End()
+			switch {
+			case e1.Duration >= e2.Duration && e1.Data.Equal(e2.Data):
+				e1.Duration = e2end - e1.Start
+				e2.Start, e2.Duration = truncMS(e2end), 0
+			case e1.Duration >= e2.Duration:
+				e1.Duration = e2.Start - e1.Start
+			case e1.Data.Equal(e2.Data):
+				e2.Start = e1.Start
+				e2.Duration = e2end - e2.Start
+				e1.Duration = 0
+			default:
+				e2.Start = truncMS(e1.End())
+				e2.Duration = e2end - e2.Start
+			}
+		}
+	}
+	return slices.DeleteFunc(out, func(e Event[D]) bool { return e.Duration <= 0 })
+}
+
+// intersection is timeslot's Timeslot.intersection: ok is false when the
+// periods do not meet. A period inside the other (even an empty one) is
+// its own intersection.
+func intersection(s1, e1, s2, e2 int64) (start, end int64, ok bool) {
+	switch {
+	case s1 <= s2 && e2 <= e1:
+		return s2, e2, true
+	case s2 <= s1 && e1 <= e2:
+		return s1, e1, true
+	case s1 <= s2 && s2 < e1:
+		return s2, e1, true
+	case s1 < e2 && e2 <= e1:
+		return s1, e2, true
+	}
+	return 0, 0, false
+}
+
+// FilterPeriodIntersect is aw_transform.filter_period_intersect: the parts
+// of the events that lie within a filter event, as copies in start order
+// (ActivityWatch keeps window events within not-AFK time this way). An
+// event meeting several filter events yields one part per filter event.
+// Neither list is changed.
+func FilterPeriodIntersect[D Data[D]](evs, filters []Event[D]) []Event[D] {
+	a, b := evs, filters
+	if !slices.IsSortedFunc(a, byStart) {
+		a = SortByTime(a)
+	}
+	if !slices.IsSortedFunc(b, byStart) {
+		b = SortByTime(b)
+	}
+	out := make([]Event[D], 0, len(a))
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		e, f := a[i], b[j]
+		if s, end, ok := intersection(e.Start, e.End(), f.Start, f.End()); ok {
+			out = append(out, withPeriod(e, s, end))
+			if e.End() <= f.End() {
+				i++
+			} else {
+				j++
+			}
+			continue
+		}
+		switch {
+		case e.End() <= f.Start:
+			i++
+		case f.End() <= e.Start:
+			j++
+		default: // unreachable for ordered periods
+			i++
+			j++
+		}
+	}
+	return out
+}
+
+// PeriodUnion is aw_transform.period_union: the union of the periods of
+// both lists, as events in start order with no overlaps (touching periods
+// join). The data of every result is the zero D: aw-core clears it.
+//
+// aw-core clears it in place: an input event that makes up a result on its
+// own (no other period meets it) is that result, so its data is cleared
+// in every other list that holds it too. kept[k] tells which input event
+// union[k] is, as an index into the concatenation of a and b (a first), or
+// -1 when union[k] joins several; a caller that mirrors aw-core clears
+// those inputs (Canonical does, for audible tabs). Neither list is
+// changed.
+func PeriodUnion[D any](a, b []Event[D]) (union []Event[D], kept []int) {
+	order := make([]int, len(a)+len(b))
+	for i := range order {
+		order[i] = i
+	}
+	get := func(i int) Event[D] {
+		if i < len(a) {
+			return a[i]
+		}
+		return b[i-len(a)]
+	}
+	slices.SortStableFunc(order, func(x, y int) int { return cmp.Compare(get(x).Start, get(y).Start) })
+	type run struct {
+		first      int // the input that opened it
+		start, end int64
+		merged     bool
+	}
+	var runs []run
+	for _, i := range order {
+		e := get(i)
+		if n := len(runs); n > 0 {
+			last := &runs[n-1]
+			if !(e.End() < last.start || last.end < e.Start) { // no gap between them: join
+				last.start, last.end = min(e.Start, last.start), max(e.End(), last.end)
+				last.merged = true
+				continue
+			}
+		}
+		runs = append(runs, run{first: i, start: e.Start, end: e.End()})
+	}
+	if len(runs) == 0 {
+		return nil, nil
+	}
+	union, kept = make([]Event[D], len(runs)), make([]int, len(runs))
+	for k, r := range runs {
+		e := get(r.first)
+		kept[k] = -1
+		if r.merged {
+			e.Start, e.Duration = truncMS(r.start), r.end-r.start
+		} else {
+			kept[k] = r.first
+		}
+		var zero D
+		e.Data = zero
+		union[k] = e
+	}
+	return union, kept
+}
+
+// splitAt is union_no_overlap's _split_event: e cut at t when t lies
+// strictly inside it (two copies), else e itself and false.
+func splitAt[D Data[D]](e Event[D], t int64) (Event[D], Event[D], bool) {
+	if e.Start < t && t < e.End() {
+		first, second := e, e
+		first.Data, second.Data = e.Data.Clone(), e.Data.Clone()
+		first.Duration = t - e.Start
+		second.Start = truncMS(t)
+		second.Duration = e.End() - t
+		return first, second, true
+	}
+	return e, Event[D]{}, false
+}
+
+// UnionNoOverlap is aw_transform.union_no_overlap: copies of both lists
+// merged into one, where a takes precedence: the parts of b's events that
+// overlap an event of a are cut away. Both lists should be in start order
+// (aw-core does not sort them). Neither list is changed.
+func UnionNoOverlap[D Data[D]](a, b []Event[D]) []Event[D] {
+	x := make([]Event[D], len(a))
+	for i, e := range a {
+		e.Data = e.Data.Clone()
+		x[i] = e
+	}
+	y := make([]Event[D], len(b))
+	for i, e := range b {
+		e.Data = e.Data.Clone()
+		y[i] = e
+	}
+	out := make([]Event[D], 0, len(x)+len(y))
+	i, j := 0, 0
+	for i < len(x) && j < len(y) {
+		e1, e2 := x[i], y[j]
+		if _, _, ok := intersection(e1.Start, e1.End(), e2.Start, e2.End()); ok {
+			if e1.Start <= e2.Start {
+				out = append(out, e1)
+				i++
+				if _, rest, ok := splitAt(e2, e1.End()); ok {
+					y[j] = rest
+				} else {
+					j++
+				}
+			} else {
+				before, after, ok := splitAt(e2, e1.Start)
+				out = append(out, before)
+				j++
+				if ok {
+					y = slices.Insert(y, j, after)
+				}
+			}
+			continue
+		}
+		if e1.Start <= e2.Start {
+			out = append(out, e1)
+			i++
+		} else {
+			out = append(out, e2)
+			j++
+		}
+	}
+	out = append(out, x[i:]...)
+	return append(out, y[j:]...)
+}
