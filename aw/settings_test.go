@@ -11,8 +11,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/awbridge/awbridge/aw/awsim"
 )
 
 // TestSettingsFixture reads the recorded answer of a fresh aw-server to
@@ -50,62 +48,6 @@ func TestSettingFixture(t *testing.T) {
 	}
 	if reqs := fs.requests(); len(reqs) != 1 || reqs[0].RequestURI != "/api/0/settings/classes" {
 		t.Errorf("requests = %+v", reqs)
-	}
-}
-
-// TestSettingsFromSimulator stores settings the way the web UI does (one
-// POST /api/0/settings/<key> per setting) in the simulator and reads them
-// back: client and simulator agree on the endpoint and its shape.
-func TestSettingsFromSimulator(t *testing.T) {
-	sim := awsim.New(awsim.Options{Now: func() time.Time { return captureT }})
-	srv := httptest.NewServer(sim)
-	t.Cleanup(srv.Close)
-	post := func(key, value string) {
-		t.Helper()
-		resp, err := http.Post(srv.URL+"/api/0/settings/"+key, "application/json", strings.NewReader(value))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("POST %s: %s", key, resp.Status)
-		}
-	}
-	classes := `[{"name": ["Work"], "rule": {"type": "regex", "regex": "Code"}}]`
-	post("startOfDay", `"05:30"`)
-	post("startOfWeek", `"Sunday"`)
-	post("classes", classes)
-	post("theme", `"dark"`)
-
-	c, err := New(Options{BaseURL: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.CloseIdleConnections)
-	s, err := c.Settings(testCtx(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.StartOfDay != "05:30" || s.StartOfWeek != "Sunday" || s.Ignored != nil {
-		t.Errorf("Settings = %+v", s)
-	}
-	if d, ok := s.DayStart(); !ok || d != 5*time.Hour+30*time.Minute {
-		t.Errorf("DayStart = %v, %v", d, ok)
-	}
-	if wd, ok := s.WeekStart(); !ok || wd != time.Sunday {
-		t.Errorf("WeekStart = %v, %v", wd, ok)
-	}
-	var got, want any
-	if err := json.Unmarshal(s.Classes, &got); err != nil {
-		t.Fatalf("classes %s: %v", s.Classes, err)
-	}
-	_ = json.Unmarshal([]byte(classes), &want)
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("classes = %s, want %s", s.Classes, classes)
-	}
-	raw, err := c.Setting(testCtx(t), "startOfDay")
-	if err != nil || string(raw) != `"05:30"` {
-		t.Errorf("Setting(startOfDay) = %s, %v", raw, err)
 	}
 }
 
