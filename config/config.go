@@ -25,6 +25,24 @@ type Config struct {
 	Protect Protect `toml:"protect"`
 
 	Artifacts Artifacts `toml:"artifacts"`
+	Poll      Poll      `toml:"poll"`
+}
+
+// Poll is the rhythm of serve's poller: a frame every Interval while
+// someone is subscribed to the frame or health or a call came in within
+// ActiveFor, else one every IdleInterval.
+type Poll struct {
+	// Interval is the active rhythm (default 1s).
+	Interval time.Duration `toml:"interval"`
+	// IdleInterval is the rhythm at rest (default 30s).
+	IdleInterval time.Duration `toml:"idle_interval"`
+	// ActiveFor is how long after a call the active rhythm holds
+	// (default 5m).
+	ActiveFor time.Duration `toml:"active_for"`
+	// BucketListTTL is how long serve reuses ActivityWatch's server info
+	// and bucket list between reads (default 10s); a missing window
+	// bucket or an event read of an unknown bucket reads them at once.
+	BucketListTTL time.Duration `toml:"bucket_list_ttl"`
 }
 
 // Artifacts bounds what the context root keeps: serve prunes whole run
@@ -170,5 +188,6 @@ func Defaults() Config {
 		Limits:  Limits{MaxStringBytes: 16 << 10},
 
 		Artifacts: Artifacts{MaxAge: 7 * 24 * time.Hour, MaxBytes: 256 << 20},
+		Poll:      Poll{Interval: time.Second, IdleInterval: 30 * time.Second, ActiveFor: 5 * time.Minute, BucketListTTL: 10 * time.Second},
 	}
 }

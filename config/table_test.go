@@ -79,6 +79,10 @@ func TestNames(t *testing.T) {
 		"privacy.url_rules":            {"AWBRIDGE_URL_RULES", ""},
 		"artifacts.max_age":            {"AWBRIDGE_ARTIFACTS_MAX_AGE", ""},
 		"artifacts.max_bytes":          {"AWBRIDGE_ARTIFACTS_MAX_BYTES", ""},
+		"poll.interval":                {"AWBRIDGE_POLL_INTERVAL", ""},
+		"poll.idle_interval":           {"AWBRIDGE_POLL_IDLE_INTERVAL", ""},
+		"poll.active_for":              {"AWBRIDGE_POLL_ACTIVE_FOR", ""},
+		"poll.bucket_list_ttl":         {"AWBRIDGE_POLL_BUCKET_LIST_TTL", ""},
 	}
 	got := map[string][2]string{}
 	for _, sp := range table() {
