@@ -26,6 +26,7 @@ type Config struct {
 
 	Artifacts Artifacts `toml:"artifacts"`
 	Activity  Activity  `toml:"activity"`
+	Poll      Poll      `toml:"poll"`
 }
 
 // Activity shapes activity over time (summaries, timelines, recent
@@ -34,6 +35,23 @@ type Activity struct {
 	// Timezone is the IANA time zone whose days activity is counted in,
 	// e.g. "Europe/Berlin"; "" (the default): the machine's local zone.
 	Timezone string `toml:"timezone"`
+}
+
+// Poll is the rhythm of serve's poller: a frame every Interval while
+// someone is subscribed to the frame or health or a call came in within
+// ActiveFor, else one every IdleInterval.
+type Poll struct {
+	// Interval is the active rhythm (default 1s).
+	Interval time.Duration `toml:"interval"`
+	// IdleInterval is the rhythm at rest (default 30s).
+	IdleInterval time.Duration `toml:"idle_interval"`
+	// ActiveFor is how long after a call the active rhythm holds
+	// (default 5m).
+	ActiveFor time.Duration `toml:"active_for"`
+	// BucketListTTL is how long serve reuses ActivityWatch's server info
+	// and bucket list between reads (default 10s); a missing window
+	// bucket or an event read of an unknown bucket reads them at once.
+	BucketListTTL time.Duration `toml:"bucket_list_ttl"`
 }
 
 // Artifacts bounds what the context root keeps: serve prunes whole run
@@ -179,5 +197,6 @@ func Defaults() Config {
 		Limits:  Limits{MaxStringBytes: 16 << 10},
 
 		Artifacts: Artifacts{MaxAge: 7 * 24 * time.Hour, MaxBytes: 256 << 20},
+		Poll:      Poll{Interval: time.Second, IdleInterval: 30 * time.Second, ActiveFor: 5 * time.Minute, BucketListTTL: 10 * time.Second},
 	}
 }

@@ -190,6 +190,7 @@ func TestFullFile(t *testing.T) {
 	}
 	want.Artifacts = Artifacts{MaxAge: 72 * time.Hour, MaxBytes: 64 << 20}
 	want.Activity = Activity{Timezone: "Europe/Berlin"}
+	want.Poll = Poll{Interval: 2 * time.Second, IdleInterval: time.Minute, ActiveFor: 10 * time.Minute, BucketListTTL: 15 * time.Second}
 	if l.Config != want {
 		t.Errorf("config\n got %+v\nwant %+v", l.Config, want)
 	}

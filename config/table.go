@@ -287,6 +287,30 @@ func table() []spec {
 			maxLen: 255,
 			field:  func(c *Config) any { return &c.Activity.Timezone },
 		},
+		{
+			key: "poll.interval", env: "AWBRIDGE_POLL_INTERVAL", kind: kindDuration,
+			doc: "serve reads a frame this often while someone is subscribed to the frame or health, or a call came in within poll.active_for",
+			min: int64(100 * time.Millisecond), max: int64(time.Hour),
+			field: func(c *Config) any { return &c.Poll.Interval },
+		},
+		{
+			key: "poll.idle_interval", env: "AWBRIDGE_POLL_IDLE_INTERVAL", kind: kindDuration,
+			doc: "serve reads a frame this often at rest (nobody subscribed, no recent call); a call still gets a fresh frame when the warm one is older than its max_age_ms",
+			min: int64(100 * time.Millisecond), max: int64(24 * time.Hour),
+			field: func(c *Config) any { return &c.Poll.IdleInterval },
+		},
+		{
+			key: "poll.active_for", env: "AWBRIDGE_POLL_ACTIVE_FOR", kind: kindDuration,
+			doc: "how long after a call serve keeps reading every poll.interval",
+			min: int64(time.Second), max: int64(24 * time.Hour),
+			field: func(c *Config) any { return &c.Poll.ActiveFor },
+		},
+		{
+			key: "poll.bucket_list_ttl", env: "AWBRIDGE_POLL_BUCKET_LIST_TTL", kind: kindDuration,
+			doc: "how long serve reuses ActivityWatch's server info and bucket list between frames; a missing window bucket or an unknown bucket reads them again at once",
+			min: int64(time.Second), max: int64(time.Hour),
+			field: func(c *Config) any { return &c.Poll.BucketListTTL },
+		},
 	}
 }
 

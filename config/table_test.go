@@ -80,6 +80,10 @@ func TestNames(t *testing.T) {
 		"artifacts.max_age":            {"AWBRIDGE_ARTIFACTS_MAX_AGE", ""},
 		"artifacts.max_bytes":          {"AWBRIDGE_ARTIFACTS_MAX_BYTES", ""},
 		"activity.timezone":            {"AWBRIDGE_TIMEZONE", ""},
+		"poll.interval":                {"AWBRIDGE_POLL_INTERVAL", ""},
+		"poll.idle_interval":           {"AWBRIDGE_POLL_IDLE_INTERVAL", ""},
+		"poll.active_for":              {"AWBRIDGE_POLL_ACTIVE_FOR", ""},
+		"poll.bucket_list_ttl":         {"AWBRIDGE_POLL_BUCKET_LIST_TTL", ""},
 	}
 	got := map[string][2]string{}
 	for _, sp := range table() {

@@ -166,7 +166,8 @@ func New(d Deps) (*Engine, error) {
 	var poller *nowframe.Poller
 	bopts.OnFrame = func(f *nowframe.Frame) { poller.Observe(f) }
 	e.builder = nowframe.NewBuilder(bopts)
-	poller = nowframe.NewPoller(e.builder, nowframe.PollerOptions{Now: d.Now})
+	poller = nowframe.NewPoller(e.builder, nowframe.PollerOptions{Now: d.Now, Interval: c.Poll.Interval,
+		IdleInterval: c.Poll.IdleInterval, ActiveFor: c.Poll.ActiveFor, BucketListTTL: c.Poll.BucketListTTL})
 	e.poller = poller
 	e.health = health.New(hopts)
 
@@ -243,8 +244,11 @@ func attemptTimeout(deadline time.Duration) time.Duration {
 	return max(deadline/2, 100*time.Millisecond)
 }
 
-// Run keeps the frame warm until ctx ends: a frame every second, a change
-// feed, and nowframe_build answering from the warm frame by default. It
+// Run keeps the frame warm until ctx ends: a frame every poll.interval
+// while someone is subscribed to a resource or a call came in within
+// poll.active_for, else every poll.idle_interval; a change feed; and
+// nowframe_build answering from the warm frame when it is young enough
+// (2 s by default; an older one is built afresh). It
 // also prunes the artifacts (artifacts.max_age, artifacts.max_bytes) at
 // once and every PruneEvery. The service runs it; a stdio session without
 // a service does not.
@@ -332,6 +336,7 @@ func (e *Engine) Health(ctx context.Context) health.Report { return e.health.Rep
 // Call is the single path of every call: MCP tools, direct methods and
 // `awbridge call`.
 func (e *Engine) Call(ctx context.Context, req toolbus.Request) toolbus.Response {
+	e.poller.Touch() // someone is asking: the poller keeps the active rhythm
 	if req.Direct && !slices.Contains(DirectMethods(), req.Name) {
 		return toolbus.Response{Err: &toolbus.ToolError{Kind: toolbus.ContractError, Code: toolbus.CodeUnknownTool,
 			Message: fmt.Sprintf("unknown method %q", req.Name)}, Stage: toolbus.StageResolve}

@@ -60,3 +60,13 @@ func (e *Engine) ResourceChanged(uri string) <-chan struct{} {
 	}
 	return nil
 }
+
+// WatchResource says uri has a subscriber until release is called
+// (mcp.ResourceWatcher): the poller keeps its active rhythm meanwhile, so
+// changes are seen within poll.interval.
+func (e *Engine) WatchResource(uri string) (release func()) {
+	if !e.KnownResource(uri) {
+		return func() {}
+	}
+	return e.poller.Watch()
+}

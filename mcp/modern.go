@@ -266,8 +266,10 @@ func (s *session) listen(callCtx context.Context, q *request) {
 	// Arm every watch before the acknowledgement: a change right after it
 	// must not be missed.
 	changed := make([]<-chan struct{}, len(uris))
+	release := make([]func(), len(uris))
 	for i, uri := range uris {
 		changed[i] = rb.ResourceChanged(uri)
+		release[i] = watching(rb, uri)
 	}
 	s.sink(outbound{listen: c.key, b: ack})
 
@@ -280,7 +282,7 @@ func (s *session) listen(callCtx context.Context, q *request) {
 			note = append(note, `},"uri":`...)
 			note = jsonw.AppendString(note, uri)
 			note = append(note, "}}"...)
-			wg.Go(func() { s.watch(ctx, rb, uri, changed[i], note, c.key) })
+			wg.Go(func() { defer release[i](); s.watch(ctx, rb, uri, changed[i], note, c.key) })
 		}
 		select {
 		case <-ctx.Done():

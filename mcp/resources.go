@@ -24,6 +24,23 @@ type ResourceBackend interface {
 	ResourceChanged(uri string) <-chan struct{}
 }
 
+// ResourceWatcher is implemented by a ResourceBackend that wants to know
+// while a resource has subscribers (awbridge polls faster then):
+// WatchResource is called as a subscription to uri starts, and release
+// once it ends.
+type ResourceWatcher interface {
+	WatchResource(uri string) (release func())
+}
+
+// watching tells rb, when it is a ResourceWatcher, that uri has a
+// subscriber until release is called.
+func watching(rb ResourceBackend, uri string) (release func()) {
+	if w, ok := rb.(ResourceWatcher); ok {
+		return w.WatchResource(uri)
+	}
+	return func() {}
+}
+
 // resourceDebounce is the least time between two updates of one resource
 // to one session.
 const resourceDebounce = time.Second
@@ -112,8 +129,10 @@ func (s *session) handleResource(callCtx context.Context, q *request, v string) 
 			note := append([]byte(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":`), jsonw.AppendString(nil, uri)...)
 			note = append(note, "}}"...)
 			changed := rb.ResourceChanged(uri) // armed before the reply: no change after it is missed
+			release := watching(rb, uri)
 			go func() {
 				defer s.calls.Done()
+				defer release()
 				s.watch(ctx, rb, uri, changed, note, "")
 			}()
 		}

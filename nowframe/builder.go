@@ -330,10 +330,15 @@ func report(src *upstream.Source, err error) SourceReport {
 const eventsLimit = 2
 
 // fetchAW reads info, the bucket list and the newest events of the
-// selected buckets. With a trusted bucket selection, all of it runs in
+// selected buckets. While reusing (SetReuse), a cached info and bucket
+// list that selected a window bucket cost only the event reads; without a
+// window bucket, or when an event read fails (a bucket deleted: 404;
+// ActivityWatch down), everything is read again at once, so a new bucket
+// is seen in the next frame and a down server is never hidden behind a
+// cached info. With a trusted bucket selection, all of it runs in
 // parallel; otherwise the events wait for the bucket list.
 func (b *Builder) fetchAW(ctx context.Context) (awPart, error) {
-	if c := b.lastAW.Load(); c != nil && b.opts.Now().Sub(c.at) < time.Duration(b.reuseAW.Load()) {
+	if c := b.lastAW.Load(); c != nil && c.sel.Window != "" && b.opts.Now().Sub(c.at) < time.Duration(b.reuseAW.Load()) {
 		part := awPart{info: c.info, buckets: c.buckets, sel: c.sel}
 		if err := b.fetchEvents(ctx, c.sel, &part); err == nil {
 			return part, nil

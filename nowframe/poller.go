@@ -4,13 +4,24 @@ import (
 	"context"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // PollerOptions configure a Poller.
 type PollerOptions struct {
-	// Interval between frames (default 1 s), jittered by up to a tenth.
+	// Interval between frames while active (default 1 s), jittered by up
+	// to a tenth: while someone watches (Watch) or a call came in (Touch)
+	// within ActiveFor.
 	Interval time.Duration
+	// IdleInterval between frames at rest (default 30 s), jittered alike.
+	IdleInterval time.Duration
+	// ActiveFor is how long after a call the active rhythm holds
+	// (default 5 min).
+	ActiveFor time.Duration
+	// BucketListTTL is how long builds reuse ActivityWatch's server info
+	// and bucket list while Run runs (default 10 s; see SetReuse).
+	BucketListTTL time.Duration
 	// History bounds how many changes are kept (default 1,000).
 	History int
 	// Frames bounds how many recent frames are kept, as snapshots
@@ -71,12 +82,21 @@ func (r *ring[T]) all() []T {
 	return append(out, r.items[:r.next]...)
 }
 
-// Poller keeps the builder's latest frame warm: one frame per interval,
-// whoever asks, and a bounded feed of changes. Safe for concurrent use;
-// Run is called at most once and returns when its ctx ends.
+// Poller keeps the builder's latest frame warm and a bounded feed of
+// changes: one frame per interval while someone is watching or a call
+// came in lately, one per idle interval otherwise. Safe for concurrent
+// use; Run is called at most once and returns when its ctx ends.
 type Poller struct {
 	b    *Builder
 	opts PollerOptions
+
+	// The rhythm: measured on the monotonic clock from epoch, whatever
+	// opts.Now says (a fake clock in tests must not stop the poller).
+	epoch    time.Time
+	lastCall atomic.Int64 // time since epoch of the last Touch, +1; 0: none
+	watchers atomic.Int64
+	idle     atomic.Bool   // Run sleeps for the idle interval
+	wake     chan struct{} // a call or a watcher while idle (capacity 1)
 
 	mu      sync.Mutex
 	changes ring[Change]
@@ -91,6 +111,15 @@ func NewPoller(b *Builder, opts PollerOptions) *Poller {
 	if opts.Interval <= 0 {
 		opts.Interval = time.Second
 	}
+	if opts.IdleInterval <= 0 {
+		opts.IdleInterval = 30 * time.Second
+	}
+	if opts.ActiveFor <= 0 {
+		opts.ActiveFor = 5 * time.Minute
+	}
+	if opts.BucketListTTL <= 0 {
+		opts.BucketListTTL = 10 * time.Second
+	}
 	if opts.History <= 0 {
 		opts.History = 1000
 	}
@@ -102,7 +131,48 @@ func NewPoller(b *Builder, opts PollerOptions) *Poller {
 	}
 	return &Poller{b: b, opts: opts, changes: ring[Change]{items: make([]Change, opts.History)},
 		frames: ring[Snapshot]{items: make([]Snapshot, opts.Frames)}, changed: make(chan struct{}),
-		tried: make(chan struct{})}
+		tried: make(chan struct{}), epoch: time.Now(), wake: make(chan struct{}, 1)}
+}
+
+// Touch says a call came in: the active rhythm holds for ActiveFor from
+// now, and a poller at rest wakes to build its next frame one Interval
+// after its last. Cheap enough for every call.
+func (p *Poller) Touch() {
+	// Stored before idle is read, as Run stores idle before it reads
+	// lastCall: one of the two sees the other.
+	p.lastCall.Store(int64(time.Since(p.epoch)) + 1)
+	if p.idle.Load() {
+		p.poke()
+	}
+}
+
+// Watch says someone watches the frame or health (a subscription): the
+// active rhythm holds until release is called (once; more calls do
+// nothing).
+func (p *Poller) Watch() (release func()) {
+	p.watchers.Add(1)
+	if p.idle.Load() {
+		p.poke()
+	}
+	var once sync.Once
+	return func() { once.Do(func() { p.watchers.Add(-1) }) }
+}
+
+// Active reports whether the poller keeps the active rhythm: someone
+// watches, or a call came in within ActiveFor.
+func (p *Poller) Active() bool {
+	if p.watchers.Load() > 0 {
+		return true
+	}
+	lc := p.lastCall.Load()
+	return lc != 0 && time.Since(p.epoch)-time.Duration(lc-1) < p.opts.ActiveFor
+}
+
+func (p *Poller) poke() {
+	select {
+	case p.wake <- struct{}{}:
+	default: // a wake-up is already pending
+	}
 }
 
 // Tried returns a channel closed once Run has made its first attempt (a
@@ -110,25 +180,40 @@ func NewPoller(b *Builder, opts PollerOptions) *Poller {
 // first caller from a warm frame.
 func (p *Poller) Tried() <-chan struct{} { return p.tried }
 
-// Run builds a frame every interval until ctx ends, reading the bucket
-// list and server info every 10 s and the sidecar every 5 s (SetReuse). A
-// build is bounded by the sources' own deadlines. While ActivityWatch is
-// down (its circuit open) each tick only probes it, so it is noticed within
-// one interval of its return.
+// Run builds frames until ctx ends: every Interval while Active, else
+// every IdleInterval; a call or a watcher arriving at rest brings the
+// next frame forward to one Interval after the last. It reads the bucket
+// list and server info every BucketListTTL and the sidecar every 5 s
+// (SetReuse). A build is bounded by the sources' own deadlines. While
+// ActivityWatch is down (its circuit open) each tick only probes it, so
+// it is noticed within one interval of its return.
 func (p *Poller) Run(ctx context.Context) error {
-	p.b.SetReuse(10*time.Second, 5*time.Second)
+	p.b.SetReuse(p.opts.BucketListTTL, 5*time.Second)
 	defer p.b.SetReuse(0, 0)
+	defer p.idle.Store(false)
 	t := time.NewTimer(0)
 	defer t.Stop()
+	var last time.Time // when the last tick started
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
+		case <-p.wake:
+			if !p.Active() {
+				continue // a stale wake-up: the caller has gone quiet since
+			}
+			p.idle.Store(false)
+			if wait := p.opts.Interval - time.Since(last); wait > 0 {
+				t.Reset(wait)
+				continue
+			}
+			t.Stop()
 		}
 		if ctx.Err() != nil {
 			return nil
 		}
+		last = time.Now()
 		// A source that is down is checked once per interval, cheaply;
 		// the full read resumes as soon as it answers.
 		if !p.b.AWDown() || p.b.ProbeAW(ctx) == nil {
@@ -139,8 +224,15 @@ func (p *Poller) Run(ctx context.Context) error {
 		default:
 			close(p.tried)
 		}
-		jitter := time.Duration(rand.Int64N(int64(p.opts.Interval)/10 + 1))
-		t.Reset(p.opts.Interval + jitter)
+		// idle is stored before Active reads lastCall, as Touch stores
+		// lastCall before it reads idle: a call is never slept through.
+		p.idle.Store(true)
+		every := p.opts.IdleInterval
+		if p.Active() {
+			p.idle.Store(false)
+			every = p.opts.Interval
+		}
+		t.Reset(every + time.Duration(rand.Int64N(int64(every)/10+1)))
 	}
 }
 

@@ -89,6 +89,20 @@ type countingAW struct {
 	down                 bool
 }
 
+// counts returns how often info, the bucket list and events were read.
+func (c *countingAW) counts() (info, buckets, events int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.info, c.buckets, c.event
+}
+
+// setDown makes every read fail (or answer again).
+func (c *countingAW) setDown(down bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.down = down
+}
+
 func (c *countingAW) Info(context.Context) (aw.Info, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
