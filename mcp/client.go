@@ -119,6 +119,10 @@ func (c *Client) call(ctx context.Context, method string, params any, progress f
 		if !m.hasID {
 			if u, ok := progressOf(m, id); ok && progress != nil && ctx.Err() == nil {
 				deadline()
+				if ctx.Err() != nil {
+					// ctx ended meanwhile: its stop must win over the new deadline.
+					_ = c.conn.SetDeadline(time.Unix(1, 0))
+				}
 				progress(u)
 			}
 			continue
