@@ -19,7 +19,9 @@ const maxClientReplyBytes = 64 << 20
 // Client calls an awbridge service over one stream connection, one call at
 // a time, without initialize (direct methods and tools/* need none). Each
 // exchange ends when its ctx does or after Timeout, so a service that
-// accepts and never answers cannot hold the caller.
+// accepts and never answers cannot hold the caller; a progress
+// notification of the call (see Do) starts the Timeout again: a service
+// that reports progress is working.
 type Client struct {
 	conn net.Conn
 	lr   *lineReader
@@ -54,8 +56,19 @@ var ErrNoAnswer = errors.New("mcp: no answer within the timeout")
 // the connection's error. params is marshalled with encoding/json (nil: no
 // params).
 func (c *Client) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	return c.call(ctx, method, params, nil)
+}
+
+// call is Call, with progress: when set, the request asks for progress
+// (params._meta.progressToken, the request's id; params must then be a
+// struct or map that call can add _meta to, see withProgressToken) and
+// progress receives each notifications/progress for it.
+func (c *Client) call(ctx context.Context, method string, params any, progress func(toolbus.ProgressUpdate)) (json.RawMessage, error) {
 	c.id++
 	id := strconv.Itoa(c.id)
+	if progress != nil {
+		params = withProgressToken(params, c.id)
+	}
 	req := struct {
 		JSONRPC string `json:"jsonrpc"`
 		ID      int    `json:"id"`
@@ -66,11 +79,14 @@ func (c *Client) Call(ctx context.Context, method string, params any) (json.RawM
 	if err != nil {
 		return nil, fmt.Errorf("mcp: encode %s: %w", method, err)
 	}
-	if c.Timeout > 0 {
-		_ = c.conn.SetDeadline(time.Now().Add(c.Timeout))
-	} else {
-		_ = c.conn.SetDeadline(time.Time{})
+	deadline := func() {
+		if c.Timeout > 0 {
+			_ = c.conn.SetDeadline(time.Now().Add(c.Timeout))
+		} else {
+			_ = c.conn.SetDeadline(time.Time{})
+		}
 	}
+	deadline()
 	stop := context.AfterFunc(ctx, func() { _ = c.conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
 	failed := func(err error) error {
@@ -97,11 +113,68 @@ func (c *Client) Call(ctx context.Context, method string, params any) (json.RawM
 			continue
 		}
 		m, err := decodeMessage(l)
-		if err != nil || string(m.id) != id {
-			continue // a notification, or not ours
+		if err != nil {
+			continue
+		}
+		if !m.hasID {
+			if u, ok := progressOf(m, id); ok && progress != nil && ctx.Err() == nil {
+				deadline()
+				if ctx.Err() != nil {
+					// ctx ended meanwhile: its stop must win over the new deadline.
+					_ = c.conn.SetDeadline(time.Unix(1, 0))
+				}
+				progress(u)
+			}
+			continue
+		}
+		if string(m.id) != id {
+			continue // not ours
 		}
 		return replyOf(l)
 	}
+}
+
+// withProgressToken returns params with _meta.progressToken set to token:
+// a JSON object (json.RawMessage, or anything encoding/json renders as
+// one) gets the member added; anything else is returned as it is.
+func withProgressToken(params any, token int) any {
+	raw, ok := params.(json.RawMessage)
+	if !ok {
+		b, err := json.Marshal(params)
+		if err != nil {
+			return params
+		}
+		raw = b
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil || obj == nil {
+		return params
+	}
+	meta := map[string]json.RawMessage{}
+	if m, ok := obj["_meta"]; ok && json.Unmarshal(m, &meta) != nil {
+		return params
+	}
+	meta[MetaProgressToken] = json.RawMessage(strconv.Itoa(token))
+	obj["_meta"], _ = json.Marshal(meta)
+	return obj
+}
+
+// progressOf reads a notifications/progress for the request whose
+// progressToken is token (the request's id, digits).
+func progressOf(m message, token string) (toolbus.ProgressUpdate, bool) {
+	if m.method != MethodProgress || !isObject(m.params) {
+		return toolbus.ProgressUpdate{}, false
+	}
+	var p struct {
+		Token    json.RawMessage `json:"progressToken"`
+		Progress *float64        `json:"progress"`
+		Total    float64         `json:"total"`
+		Message  string          `json:"message"`
+	}
+	if json.Unmarshal(m.params, &p) != nil || string(p.Token) != token || p.Progress == nil {
+		return toolbus.ProgressUpdate{}, false
+	}
+	return toolbus.ProgressUpdate{Progress: *p.Progress, Total: max(p.Total, 0), Message: p.Message}, true
 }
 
 // replyOf decodes a reply's result or error.
@@ -131,7 +204,10 @@ func (c *Client) ToolsList(ctx context.Context) (json.RawMessage, error) {
 // Do performs req on the service: a direct method, or tools/call. The
 // service's answer (a result or a JSON-RPC error) is the Response, mapped
 // back as the core mapped it to the wire; err is the exchange's failure
-// (see Call), never an answer.
+// (see Call), never an answer. When req.Progress is set the request asks
+// for progress, and req.Progress receives each update the service sends
+// (on this goroutine, before Do returns); the message is the service's
+// text, as it sent it.
 func (c *Client) Do(ctx context.Context, req toolbus.Request) (toolbus.Response, error) {
 	var args any = json.RawMessage(req.Args)
 	if len(req.Args) == 0 {
@@ -144,7 +220,7 @@ func (c *Client) Do(ctx context.Context, req toolbus.Request) (toolbus.Response,
 			Arguments any    `json:"arguments"`
 		}{req.Name, args}
 	}
-	result, err := c.Call(ctx, method, params)
+	result, err := c.call(ctx, method, params, req.Progress)
 	var re *RPCError
 	if errors.As(err, &re) {
 		return responseOfError(re), nil

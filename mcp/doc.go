@@ -54,6 +54,19 @@
 // traceparent kept) and must be an object when present. Invalid tool arguments are a tool
 // result with isError true from 2025-11-25 on, a -32602 error before.
 //
+// # Progress
+//
+// A call whose params._meta carries a progressToken (a string or an
+// integer; anything else is ignored) gets notifications/progress
+// {progressToken, progress, total?, message?} while it runs, in either
+// era: on a stream as lines before its reply (the stdio relay passes them
+// on); over HTTP on the POST's own response, which becomes an SSE stream
+// (when the request's Accept names text/event-stream) carrying them and
+// then the reply. The tool bus paces them (toolbus.Call.Progress): none
+// from a call quicker than a second, at most four a second, growing.
+// None comes after the reply, after the client cancelled the call, or for
+// a batch element; one the connection has no room for is dropped.
+//
 // # Framing
 //
 // One JSON-RPC message per line; "\n" or "\r\n" ends a line; the final line

@@ -611,12 +611,15 @@ func (t *HTTPTransport) servePost(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	t.serveLegacy(w, r, p, jsonOK)
+	// Progress turns the reply into an SSE stream: only for a client that
+	// said it reads one.
+	t.serveLegacy(w, r, p, jsonOK, sseOK && r.Header.Get("Accept") != "")
 }
 
 // serveLegacy answers a POST of the initialize era: initialize opens a
-// session; anything else needs one.
-func (t *HTTPTransport) serveLegacy(w http.ResponseWriter, r *http.Request, p post, jsonOK bool) {
+// session; anything else needs one. With streamOK, a lone call's progress
+// notifications make the reply an SSE stream that carries them first.
+func (t *HTTPTransport) serveLegacy(w http.ResponseWriter, r *http.Request, p post, jsonOK, streamOK bool) {
 	init := !p.batch && p.msgs[0].hasID && p.msgs[0].method == "initialize"
 	var s *httpSession
 	created := false
@@ -654,7 +657,7 @@ func (t *HTTPTransport) serveLegacy(w http.ResponseWriter, r *http.Request, p po
 
 	var wt *waiter
 	if len(p.keys) > 0 {
-		if wt = s.register(p.keys); wt == nil {
+		if wt = s.register(p.keys, streamOK && !p.batch); wt == nil {
 			abandon()
 			writeJSON(w, http.StatusBadRequest, errorReply(p.firstID, CodeInvalidRequest, "invalid request: a request with this id is already in flight in this session", nil))
 			return
@@ -672,19 +675,31 @@ func (t *HTTPTransport) serveLegacy(w http.ResponseWriter, r *http.Request, p po
 	}
 
 	var reply []byte
-	select {
-	case reply = <-wt.ch:
-	case <-r.Context().Done():
-		s.unregister(wt)
-		abandon()
-		return
-	case <-s.done:
+	sse := &sseReply{w: w}
+	for reply == nil {
 		select {
 		case reply = <-wt.ch:
-		default:
-			writeJSON(w, http.StatusNotFound, errorReply(p.firstID, CodeInvalidRequest, "session ended before the reply", nil))
+		case note := <-wt.notes:
+			sse.event(note)
+		case <-r.Context().Done():
+			s.unregister(wt)
+			abandon()
 			return
+		case <-s.done:
+			select {
+			case reply = <-wt.ch:
+			default:
+				if sse.started {
+					return // the stream ends without a reply: the client sees the session gone
+				}
+				writeJSON(w, http.StatusNotFound, errorReply(p.firstID, CodeInvalidRequest, "session ended before the reply", nil))
+				return
+			}
 		}
+	}
+	if sse.drain(wt.notes) {
+		sse.event(reply)
+		return
 	}
 	if created {
 		if s.negotiated() == "" {
@@ -882,10 +897,13 @@ type httpSession struct {
 	stream  *sseStream         // the open GET stream, or nil
 }
 
-// waiter is a POST waiting for the reply to its request (or batch).
+// waiter is a POST waiting for the reply to its request (or batch), and
+// for its progress notifications when it can stream them (notes nil: it
+// cannot; they are dropped).
 type waiter struct {
-	ch   chan []byte // capacity 1, one delivery
-	keys []string
+	ch    chan []byte // capacity 1, one delivery
+	notes chan []byte
+	keys  []string
 }
 
 // sseStream is an open GET stream.
@@ -963,7 +981,7 @@ func (s *httpSession) dispatch(p post) bool {
 }
 
 // register reserves keys for one waiter; nil when one is already taken.
-func (s *httpSession) register(keys []string) *waiter {
+func (s *httpSession) register(keys []string, stream bool) *waiter {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, k := range keys {
@@ -972,6 +990,9 @@ func (s *httpSession) register(keys []string) *waiter {
 		}
 	}
 	w := &waiter{ch: make(chan []byte, 1), keys: keys}
+	if stream {
+		w.notes = make(chan []byte, progressQueue)
+	}
 	for _, k := range keys {
 		s.waiters[k] = w
 	}
@@ -1013,11 +1034,20 @@ func (s *httpSession) detach(st *sseStream) {
 }
 
 // route is the core session's sink: a reply to the POST waiting for its
-// id, a notification to the GET stream (dropped when none is open or it
-// is too far behind).
+// id, a call's progress to that POST too, a notification to the GET stream
+// (dropped when none is open or it is too far behind).
 func (s *httpSession) route(o outbound) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if o.about != "" {
+		if w := s.waiters[o.about]; w != nil && w.notes != nil {
+			select {
+			case w.notes <- o.b:
+			default:
+			}
+		}
+		return
+	}
 	if o.key == "" {
 		if s.stream == nil {
 			return
@@ -1084,6 +1114,45 @@ func setSSEHeaders(w http.ResponseWriter) {
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
+}
+
+// sseReply answers one POST, or modern request, as an SSE stream once it
+// has something to send before the reply: the stream starts with the
+// first event. After a write error it writes nothing more (the client is
+// gone; its request context ends too).
+type sseReply struct {
+	w       http.ResponseWriter
+	started bool
+	failed  bool
+}
+
+// event writes one message as an SSE event, starting the stream first.
+func (e *sseReply) event(msg []byte) {
+	if e.failed {
+		return
+	}
+	rc := http.NewResponseController(e.w)
+	if !e.started {
+		e.started = true
+		_ = rc.SetWriteDeadline(time.Time{}) // a long call outlives any server write timeout
+		setSSEHeaders(e.w)
+		e.w.Header().Set("X-Accel-Buffering", "no")
+		e.w.WriteHeader(http.StatusOK)
+	}
+	e.failed = writeEvent(e.w, msg) != nil || rc.Flush() != nil
+}
+
+// drain writes the notifications still queued (they came before the
+// reply) and reports whether the answer is a stream.
+func (e *sseReply) drain(notes chan []byte) bool {
+	for {
+		select {
+		case n := <-notes:
+			e.event(n)
+		default:
+			return e.started
+		}
+	}
 }
 
 // writeEvent writes one SSE message event; msg is one line.

@@ -97,8 +97,18 @@ func (t *HTTPTransport) serveModern(w http.ResponseWriter, r *http.Request, q *r
 	}
 	defer leave()
 	reply := make(chan []byte, 1)
+	var notes chan []byte // progress, when the client reads SSE
+	if sseOK && r.Header.Get("Accept") != "" {
+		notes = make(chan []byte, progressQueue)
+	}
 	s := newSession(t.srv, func(o outbound) {
-		if o.key == q.key {
+		switch {
+		case o.about == q.key && notes != nil:
+			select {
+			case notes <- o.b:
+			default:
+			}
+		case o.key == q.key:
 			select {
 			case reply <- o.b:
 			default:
@@ -108,15 +118,28 @@ func (t *HTTPTransport) serveModern(w http.ResponseWriter, r *http.Request, q *r
 	s.dispatch.Lock()
 	s.route(r.Context(), q)
 	s.dispatch.Unlock()
-	select {
-	case b := <-reply:
-		s.calls.Wait()
-		leave() // before the client can see the reply and send the next request
-		writeReply(w, jsonOK, b)
-	case <-r.Context().Done():
-		// A closed stream cancels the request: no reply.
-		s.cancelRequest(q.id)
-		s.calls.Wait()
+	sse := &sseReply{w: w}
+	for {
+		select {
+		case n := <-notes:
+			// The response becomes an SSE stream scoped to the request:
+			// its progress, then its reply.
+			sse.event(n)
+		case b := <-reply:
+			s.calls.Wait()
+			leave() // before the client can see the reply and send the next request
+			if sse.drain(notes) {
+				sse.event(b)
+				return
+			}
+			writeReply(w, jsonOK, b)
+			return
+		case <-r.Context().Done():
+			// A closed stream cancels the request: no reply.
+			s.cancelRequest(q.id)
+			s.calls.Wait()
+			return
+		}
 	}
 }
 

@@ -16,6 +16,7 @@ const (
 	MetaServerInfo         = "io.modelcontextprotocol/serverInfo"
 	MetaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
 	MetaTraceParent        = "traceparent"
+	MetaProgressToken      = "progressToken"
 )
 
 // params are the members of a request's params the server reads, decoded
@@ -85,6 +86,9 @@ type requestMeta struct {
 	version     string // its value
 	hasCaps     bool   // io.modelcontextprotocol/clientCapabilities is an object
 	traceParent string // W3C traceparent, "" when none
+	// progressToken is the raw progressToken when it is one MCP allows
+	// (a string or an integer), nil otherwise: the caller wants progress.
+	progressToken json.RawMessage
 }
 
 // modern reports whether the request is served as MCP 2026-07-28 or later:
@@ -115,6 +119,8 @@ func decodeMeta(raw json.RawMessage) (requestMeta, error) {
 			m.hasCaps = isObject(val)
 		case MetaTraceParent:
 			m.traceParent, _ = asString(val)
+		case MetaProgressToken:
+			m.progressToken = progressToken(val)
 		}
 		return nil
 	})

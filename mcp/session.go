@@ -27,11 +27,15 @@ const maxListens = 16
 // outbound is one message for the peer: a reply (key is the idKey of the
 // request it answers, of the first request for a batch) or a notification
 // (key ""); listen is the subscription a notification or the
-// subscription's end belongs to ("" for none). On a stream, arr is the
-// batch whose array b is one reply of (end: the array is complete, b nil).
+// subscription's end belongs to ("" for none); about is the call in
+// flight a progress notification belongs to ("" for none: such a
+// notification is dropped rather than waited for when the peer is
+// behind). On a stream, arr is the batch whose array b is one reply of
+// (end: the array is complete, b nil).
 type outbound struct {
 	key    string
 	listen string
+	about  string
 	b      []byte
 	arr    *batch
 	end    bool
@@ -88,7 +92,8 @@ type call struct {
 	cancel    context.CancelFunc
 	cancelled bool // by notifications/cancelled; guarded by session.mu
 	batch     *batch
-	estimate  int // bytes charged to the budget until the reply is queued
+	estimate  int           // bytes charged to the budget until the reply is queued
+	progress  *progressSink // nil: no progress asked for
 }
 
 func newSession(srv *Server, sink func(outbound)) *session {
@@ -657,6 +662,9 @@ func (s *session) startCall(callCtx context.Context, q *request, req toolbus.Req
 	c := &call{id: bytes.Clone(q.id), key: q.key, batch: q.b}
 	ctx, cancel := context.WithCancel(callCtx)
 	c.cancel = cancel
+	if c.progress = s.progressFor(ctx, q); c.progress != nil {
+		req.Progress = c.progress.send
+	}
 	s.mu.Lock()
 	if s.stopped || s.idInUse(q.key) {
 		stopped := s.stopped
@@ -721,6 +729,7 @@ func (s *session) forget(c *call) (cancelled bool) {
 func (s *session) run(ctx context.Context, c *call, req toolbus.Request, v string) {
 	defer s.calls.Done()
 	out := s.callBackend(ctx, req)
+	c.progress.stop() // before the reply: nothing about the call follows it
 	c.cancel()
 	reply := s.srv.renderOutcome(c.id, req.Direct, v, out)
 	s.budget.replied(len(reply)) // only calls' replies say what calls weigh
@@ -783,6 +792,16 @@ func newStreamConn(srv *Server) *streamConn {
 // has ended.
 func (c *streamConn) enqueue(o outbound) {
 	c.budget.charge(len(o.b))
+	if o.about != "" {
+		// Progress: dropped when the writer is behind (a later one says
+		// more), so that a tool's report never waits for the peer.
+		select {
+		case c.out <- o:
+		default:
+			c.budget.release(len(o.b))
+		}
+		return
+	}
 	select {
 	case c.out <- o:
 	case <-c.writerExited:

@@ -187,6 +187,11 @@ type Request struct {
 	// TraceParent is the caller's W3C traceparent ("" when none): the
 	// call's trace joins it.
 	TraceParent string
+	// Progress, when set, receives the call's progress (see
+	// Call.Progress): never before ProgressAfter, at most one update per
+	// ProgressEvery, Progress growing, none after Call has returned. It
+	// must not block for long (the tool's report waits for it).
+	Progress func(ProgressUpdate)
 }
 
 // Response is the outcome of a call.

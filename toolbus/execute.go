@@ -12,6 +12,8 @@ import (
 func (b *Bus) executeStage(ctx context.Context, r *run) (ok bool) {
 	ctx, cancel := context.WithTimeout(ctx, r.pol.timeout)
 	defer cancel()
+	r.call.progress = newProgressGate(r.req.Progress, b.opts.Redactor)
+	defer r.call.progress.close() // runs after the recover below: no update after Run
 	defer func() {
 		if p := recover(); p != nil {
 			ok = r.fail(StageExecute, &ToolError{Kind: SystemError, Code: CodeInternal, Message: "internal error", err: fmt.Errorf("panic: %v", p)})

@@ -100,6 +100,19 @@ type Call struct {
 	// result of its own (the bus compacts whatever it answers).
 	Compact bool
 	Trace   Trace
+
+	progress *progressGate // nil: nobody listens
+}
+
+// Progress reports how far the call has come: done of total (total <= 0:
+// unknown), with a short message of fixed text ("read 3 of 7 days"), never
+// data from ActivityWatch. Safe from any goroutine, and a nil check when
+// the caller asked for no progress. The caller sees no update before the
+// call has run ProgressAfter, at most one per ProgressEvery (the latest
+// report wins), only reports whose done is larger than the last one's,
+// and none once Run has returned.
+func (c *Call) Progress(done, total float64, message string) {
+	c.progress.report(done, total, message)
 }
 
 // String returns the string argument name, or def when absent.

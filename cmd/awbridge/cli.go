@@ -56,6 +56,11 @@ func commands() []command {
 			"awbridge health --json", cmdHealth},
 		{"nowframe", "print what the person is doing now", "awbridge nowframe [--reason R] [--json] [flags]",
 			"awbridge nowframe --reason manual --json", cmdNowframe},
+		{"today", "print where today's time went: active time, top apps, the longest focus, categories",
+			"awbridge today [--group-by app|title|domain|category] [--limit N] [--json] [flags]", "awbridge today --group-by category", cmdToday},
+		{"summary", "print where a period's time went (today, yesterday, this_week, last_week, last_2h, last_7d...)",
+			"awbridge summary [--period P | --start T --end T] [--group-by app|title|domain|category] [--limit N] [--json] [flags]",
+			"awbridge summary --period last_week --group-by domain --limit 5", cmdSummary},
 		{"tools", "list the MCP tools", "awbridge tools [--json] [flags]", "awbridge tools", cmdTools},
 		{"call", "call one tool and print its envelope", "awbridge call TOOL [JSON-ARGS] [flags]",
 			`awbridge call nowframe_build '{"reason":"terminal","max_age_ms":1000}'`, cmdCall},
@@ -201,7 +206,7 @@ func logLevel(l *config.Loaded, name string, verbose, terminal bool) string {
 	switch {
 	case verbose:
 		return "debug"
-	case slices.Contains([]string{"health", "nowframe", "tools", "call", "state"}, name):
+	case slices.Contains([]string{"health", "nowframe", "today", "summary", "tools", "call", "state"}, name):
 		return "error"
 	case terminal:
 		return "warn"

@@ -1,0 +1,119 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"strconv"
+	"sync"
+
+	"github.com/awbridge/awbridge/internal/jsonw"
+	"github.com/awbridge/awbridge/toolbus"
+)
+
+// Progress (both eras): a call whose params._meta carries a progressToken
+// (a string or an integer) gets notifications/progress
+// {progressToken, progress, total?, message?} on the connection it came
+// on, while it runs: on a stream (stdio, socket) as lines before its
+// reply; over HTTP on the POST's own response, which then becomes an SSE
+// stream (when the POST accepts text/event-stream) carrying the
+// notifications and, last, the reply. The tool bus decides when (see
+// toolbus.Call.Progress: nothing from a call quicker than a second, at
+// most four a second, growing); here they are rendered and sent, never
+// after the reply, never for a call the client cancelled, never for a
+// batch element (its reply shares one array with others'), and dropped
+// rather than waited for when the connection is behind.
+
+// MethodProgress is the notification of a call's progress.
+const MethodProgress = "notifications/progress"
+
+// progressQueue is how many progress notifications may wait for an HTTP
+// response stream; beyond it they are dropped.
+const progressQueue = 16
+
+// progressToken returns a _meta progressToken that MCP allows (a string,
+// or a number without fraction or exponent), else nil.
+func progressToken(raw json.RawMessage) json.RawMessage {
+	switch {
+	case len(raw) == 0:
+		return nil
+	case raw[0] == '"':
+		return raw
+	}
+	for i, c := range raw {
+		if (c < '0' || c > '9') && !(i == 0 && c == '-') {
+			return nil
+		}
+	}
+	return raw
+}
+
+// progressSink sends one call's progress to the session's sink, tagged
+// with the call's key, until stop: the reply is queued only after stop,
+// so no notification follows it.
+type progressSink struct {
+	s     *session
+	ctx   context.Context // the call's: cancelled by the client, no more
+	key   string
+	token json.RawMessage
+	mu    sync.Mutex
+	done  bool
+}
+
+// progressFor returns the toolbus sink of a request's progress, or nil
+// when none is asked for (or the request is a batch element).
+func (s *session) progressFor(ctx context.Context, q *request) *progressSink {
+	if q.meta.progressToken == nil || q.b != nil {
+		return nil
+	}
+	return &progressSink{s: s, ctx: ctx, key: q.key, token: q.meta.progressToken}
+}
+
+func (p *progressSink) send(u toolbus.ProgressUpdate) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.done || p.ctx.Err() != nil {
+		return
+	}
+	p.s.sink(outbound{about: p.key, b: progressNote(p.token, u)})
+}
+
+// stop ends the sink before the reply is queued.
+func (p *progressSink) stop() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	p.done = true
+	p.mu.Unlock()
+}
+
+// progressNote renders one notifications/progress.
+func progressNote(token json.RawMessage, u toolbus.ProgressUpdate) []byte {
+	b := make([]byte, 0, 96+len(token)+len(u.Message))
+	b = append(b, `{"jsonrpc":"2.0","method":"`+MethodProgress+`","params":{"progressToken":`...)
+	b = append(b, token...)
+	b = append(b, `,"progress":`...)
+	b = appendNumber(b, u.Progress)
+	if u.Total > 0 {
+		b = append(b, `,"total":`...)
+		b = appendNumber(b, u.Total)
+	}
+	if u.Message != "" {
+		b = append(b, `,"message":`...)
+		b = jsonw.AppendString(b, u.Message)
+	}
+	return append(b, "}}"...)
+}
+
+// appendNumber appends a finite float as JSON: plain digits below 1e21,
+// an exponent above (as encoding/json writes them).
+func appendNumber(b []byte, v float64) []byte {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return append(b, '0')
+	}
+	if a := math.Abs(v); a != 0 && (a < 1e-6 || a >= 1e21) {
+		return strconv.AppendFloat(b, v, 'g', -1, 64)
+	}
+	return strconv.AppendFloat(b, v, 'f', -1, 64)
+}
