@@ -1,0 +1,583 @@
+package activity
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/awbridge/awbridge/aw/transform"
+	"github.com/awbridge/awbridge/nowframe"
+	"github.com/awbridge/awbridge/upstream"
+)
+
+// Defaults of ServiceOptions.
+const (
+	DefaultCacheBytes = 64 << 20
+	DefaultCacheDays  = 14
+	DefaultReread     = 3 * time.Minute
+)
+
+// Progress is told how far a long call is: done of total steps (days read,
+// units computed) with a fixed message (never data). It may be called
+// from several goroutines, one call at a time.
+type Progress func(done, total float64, msg string)
+
+// ServiceOptions configure a Service.
+type ServiceOptions struct {
+	// Fetcher reads ActivityWatch (its AW, Source, Host, Parallel, Now).
+	Fetcher FetcherOptions
+	// Zone is the zone days are counted in (activity.timezone).
+	Zone Zone
+	// Privacy are the frames' privacy settings, applied to every event
+	// shown.
+	Privacy nowframe.Privacy
+	// CacheBytes bounds the memory kept between calls: closed days'
+	// events and computed units (default 64 MiB; negative keeps nothing,
+	// each call reads its whole period).
+	CacheBytes int64
+	// CacheDays bounds how far back days are kept (default 14).
+	CacheDays int
+	// Reread is how much of the newest data is read again on each call:
+	// the newest event grows with heartbeats, and a watcher may deliver
+	// late (default 3 min). Data older than that is final; a day is closed
+	// Reread after its end.
+	Reread time.Duration
+}
+
+// Service answers the activity tools from ActivityWatch's stored events:
+// it reads a period's raw events by days, the buckets concurrently, keeps
+// closed days (and the current day, read incrementally) in memory within
+// bounds, and computes ActivityWatch's canonical desktop query in Go, by
+// units of a day (an hour while the day is open), each cached once final.
+// Safe for concurrent use.
+type Service struct {
+	opts  ServiceOptions
+	f     *Fetcher
+	pr    *privacyRules
+	store *store
+	// key authenticates cursors (random per process).
+	key [32]byte
+
+	mu      sync.Mutex
+	classes classesMemo
+}
+
+type classesMemo struct {
+	raw     string
+	classes transform.Classes
+	err     error
+}
+
+// NewService returns a Service.
+func NewService(opts ServiceOptions) *Service {
+	switch {
+	case opts.CacheBytes == 0:
+		opts.CacheBytes = DefaultCacheBytes
+	case opts.CacheBytes < 0:
+		opts.CacheBytes = 0
+	}
+	if opts.CacheDays <= 0 {
+		opts.CacheDays = DefaultCacheDays
+	}
+	if opts.Reread <= 0 {
+		opts.Reread = DefaultReread
+	}
+	s := &Service{opts: opts, f: NewFetcher(opts.Fetcher), pr: &privacyRules{p: opts.Privacy},
+		store: newStore(opts.CacheBytes, time.Duration(opts.CacheDays)*24*time.Hour)}
+	_, _ = rand.Read(s.key[:]) // never fails (crypto/rand)
+	return s
+}
+
+func (s *Service) now() time.Time { return s.f.opts.Now() }
+
+// progress serializes a Progress and counts steps.
+type progress struct {
+	mu          sync.Mutex
+	fn          Progress
+	done, total float64
+}
+
+func (p *progress) add(total float64) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	p.total += total
+	p.mu.Unlock()
+}
+
+func (p *progress) step(n float64, msg string) {
+	if p == nil || p.fn == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done += n
+	p.fn(min(p.done, p.total), p.total, msg)
+}
+
+// inputs are the buckets a computation reads and its settings.
+type inputs struct {
+	targets  []target
+	browsers []string // per target: the web UI's browser name ("" for window and AFK)
+	opt      transform.Options
+	key      string // targets and settings, for unit keys
+}
+
+// inputsOf chooses the buckets and settings for m, with notes on what is
+// missing.
+func (s *Service) inputsOf(m *Meta) (inputs, []string) {
+	var (
+		in    inputs
+		notes []string
+	)
+	sel := m.Selection
+	if sel.Window != "" {
+		in.targets, in.browsers = append(in.targets, target{sel.Window, RoleWindow}), append(in.browsers, "")
+	} else {
+		notes = append(notes, "no window watcher (aw-watcher-window) bucket for this host: there is no activity to count")
+	}
+	if sel.AFK != "" {
+		in.targets, in.browsers = append(in.targets, target{sel.AFK, RoleAFK}), append(in.browsers, "")
+	} else {
+		notes = append(notes, "no AFK watcher (aw-watcher-afk) bucket for this host: ActivityWatch counts no active time without one")
+	}
+	for _, bb := range transform.BrowserBuckets(sel.Web) {
+		in.targets, in.browsers = append(in.targets, target{bb.BucketID, RoleWeb}), append(in.browsers, bb.Browser)
+	}
+	if m.SettingsErr != nil {
+		notes = append(notes, "ActivityWatch's settings could not be read: days start at 04:00, weeks on Monday, and the default categories apply")
+	}
+	in.opt.AlwaysActivePattern = m.Settings.AlwaysActivePattern
+	if m.Settings.Classes != nil {
+		cs, err := s.parseClasses(string(m.Settings.Classes))
+		if err != nil {
+			notes = append(notes, "ActivityWatch's classes setting could not be used: the default categories apply")
+		}
+		in.opt.Classes = cs
+	}
+	h := sha256.New()
+	for _, t := range in.targets {
+		fmt.Fprintf(h, "%s\x00%s\x00", t.role, t.id)
+	}
+	fmt.Fprintf(h, "%s\x00%s", in.opt.AlwaysActivePattern, m.Settings.Classes)
+	in.key = hex.EncodeToString(h.Sum(nil)[:16])
+	return in, notes
+}
+
+// parseClasses parses the classes setting, once per distinct value.
+func (s *Service) parseClasses(raw string) (transform.Classes, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.classes.raw != raw || (s.classes.classes == nil && s.classes.err == nil) {
+		cs, err := transform.ParseClasses([]byte(raw))
+		s.classes = classesMemo{raw: raw, classes: cs, err: err}
+	}
+	if s.classes.err != nil {
+		return nil, s.classes.err
+	}
+	return s.classes.classes, nil
+}
+
+// dayPlan is one calendar day of a period.
+type dayPlan struct {
+	full span64 // the whole day
+	need span64 // its part within the period
+}
+
+// unitPlan is one unit of computation.
+type unitPlan struct {
+	span          span64
+	whole         bool // a whole day, or a whole hour of an open day: kept once final
+	before, after bool // computed with the time around it (within the period)
+	margin        span64
+}
+
+// plan splits p into days and units: a closed day (ended Reread ago) is
+// one unit, an open one is split into hours.
+func (s *Service) plan(p Period, now time.Time) ([]dayPlan, []unitPlan) {
+	ps := spanOf(p.Span())
+	reread := s.opts.Reread
+	var (
+		days  []dayPlan
+		units []unitPlan
+	)
+	for _, d := range p.Days() {
+		full := p.Calendar.DayOf(d.Start)
+		dp := dayPlan{full: spanOf(full), need: spanOf(d)}
+		days = append(days, dp)
+		add := func(cell span64) {
+			u := span64{max(cell.start, dp.need.start), min(cell.end, dp.need.end)}
+			if u.start >= u.end {
+				return
+			}
+			up := unitPlan{span: u, whole: u == cell, before: u.start > ps.start, after: u.end < ps.end}
+			up.margin = u
+			if up.before {
+				up.margin.start = max(ps.start, u.start-margin)
+			}
+			if up.after {
+				up.margin.end = min(ps.end, u.end+margin)
+			}
+			units = append(units, up)
+		}
+		if !full.End.Add(reread).After(now) {
+			add(dp.full)
+			continue
+		}
+		for h := dp.full.start; h < dp.full.end; h += int64(time.Hour / time.Microsecond) {
+			add(span64{h, min(h+int64(time.Hour/time.Microsecond), dp.full.end)})
+		}
+	}
+	return days, units
+}
+
+// periodEvents is what one call read: each target's events of each day within
+// the period, oldest first.
+type periodEvents struct {
+	days   []dayPlan
+	events [][][]ev // [target][day]
+	failed []error  // per target: a web bucket that could not be read
+}
+
+// load makes sure every target's events of every day are read, reading
+// only what the store lacks, at most Parallel reads at once, the newest
+// day first. A window or AFK bucket failing fails the call with an
+// *UnreadableError.
+func (s *Service) load(ctx context.Context, in inputs, days []dayPlan, now time.Time, prog *progress) (*periodEvents, error) {
+	ld := &periodEvents{days: days, events: make([][][]ev, len(in.targets)), failed: make([]error, len(in.targets))}
+	for t := range ld.events {
+		ld.events[t] = make([][]ev, len(days))
+	}
+	type job struct{ t, d int }
+	var jobs []job
+	for d := len(days) - 1; d >= 0; d-- {
+		for t := range in.targets {
+			jobs = append(jobs, job{t, d})
+		}
+	}
+	left := make([]int, len(days)) // targets left per day, for progress
+	for d := range left {
+		left[d] = len(in.targets)
+	}
+	parent := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu sync.Mutex
+		wg sync.WaitGroup
+	)
+	queue := make(chan job)
+	for range min(s.f.opts.Parallel, len(jobs)) {
+		wg.Go(func() {
+			for j := range queue {
+				tg := in.targets[j.t]
+				evs, err := s.loadDay(ctx, tg.id, days[j.d], now)
+				mu.Lock()
+				switch {
+				case err == nil:
+					ld.events[j.t][j.d] = evs
+				case ld.failed[j.t] == nil && ctx.Err() == nil:
+					ld.failed[j.t] = err
+					if tg.role != RoleWeb {
+						cancel()
+					}
+				}
+				left[j.d]--
+				dayDone := left[j.d] == 0
+				mu.Unlock()
+				if dayDone {
+					prog.step(1, "reading ActivityWatch's events by day")
+				}
+			}
+		})
+	}
+feed:
+	for _, j := range jobs {
+		select {
+		case queue <- j:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(queue)
+	wg.Wait()
+	var (
+		failed   []string
+		failures []error
+	)
+	for t, tg := range in.targets {
+		if ld.failed[t] != nil && tg.role != RoleWeb {
+			failed = append(failed, tg.id)
+			failures = append(failures, ld.failed[t])
+		}
+	}
+	if len(failed) > 0 {
+		return nil, &UnreadableError{Buckets: failed, Err: upstream.Join(failures...)}
+	}
+	if err := parent.Err(); err != nil {
+		return nil, err
+	}
+	return ld, nil
+}
+
+// loadDay returns one bucket's events of one day within the period,
+// reading what the store lacks.
+func (s *Service) loadDay(ctx context.Context, bucket string, d dayPlan, now time.Time) ([]ev, error) {
+	key := dayKey{bucket, d.full.start}
+	bd := s.store.day(key, d.full, now)
+	bd.mu.Lock()
+	read, err := s.ensure(ctx, bd, d.need, now)
+	var evs []ev
+	if err == nil {
+		if d.need == d.full && bd.complete(s.opts.Reread.Microseconds()) {
+			evs = bd.events // final: never changed again
+		} else {
+			evs = sliceEvents(bd.events, d.need.start, d.need.end)
+		}
+	}
+	n := len(bd.events)
+	bd.mu.Unlock()
+	if read {
+		s.store.resize(key, bd, n, now)
+	}
+	return evs, err
+}
+
+// ensure reads what bd lacks of need: the part before what it holds, and
+// the part after what is final (re-reading the last Reread of it, joined
+// again at the cut). Called with bd.mu held.
+func (s *Service) ensure(ctx context.Context, bd *bucketDay, need span64, now time.Time) (read bool, err error) {
+	reread := s.opts.Reread.Microseconds()
+	nowUS := us(now)
+	if !bd.covered {
+		evs, err := s.read(ctx, bd.bucket, need)
+		if err != nil {
+			return false, err
+		}
+		bd.covered, bd.from, bd.to, bd.events, bd.readAt = true, need.start, need.end, evs, nowUS
+		return true, nil
+	}
+	if need.start < bd.from {
+		evs, err := s.read(ctx, bd.bucket, span64{need.start, bd.from})
+		if err != nil {
+			return false, err
+		}
+		bd.events = stitch(evs, bd.events, bd.from)
+		bd.from, read = need.start, true
+	}
+	if trusted := bd.trusted(reread); need.end > trusted {
+		cut := trusted - trusted%int64(time.Millisecond/time.Microsecond)
+		cut = max(cut, bd.from)
+		end := max(need.end, bd.to)
+		evs, err := s.read(ctx, bd.bucket, span64{cut, end})
+		if err != nil {
+			return read, err
+		}
+		bd.events = stitch(truncateAt(bd.events, cut), evs, cut)
+		bd.to, bd.readAt, read = end, nowUS, true
+	}
+	return read, nil
+}
+
+// read reads one bucket's events within sp, decoded, oldest first.
+func (s *Service) read(ctx context.Context, bucket string, sp span64) ([]ev, error) {
+	span := Span{Start: time.UnixMicro(sp.start), End: time.UnixMicro(sp.end)}
+	pieces, _, err := s.f.readSpan(ctx, bucket, span)
+	if err != nil {
+		return nil, err
+	}
+	raw := assemble(pieces, Period{Start: span.Start, End: span.End})
+	var d transform.Decoder
+	return d.Events(raw), nil
+}
+
+// sliceEvents returns the events of evs (by start) within [from, to),
+// clipped, in a new slice.
+func sliceEvents(evs []ev, from, to int64) []ev {
+	i, _ := slices.BinarySearchFunc(evs, from, func(e ev, t int64) int {
+		if e.Start < t {
+			return -1
+		}
+		return 1
+	})
+	first := i
+	for k := i - 1; k >= 0 && k >= i-overlapLookback; k-- {
+		if evs[k].End() > from {
+			first = k
+		}
+	}
+	var out []ev
+	for _, e := range evs[first:] {
+		if e.Start >= to {
+			break
+		}
+		if c, ok := clip64(e, from, to); ok {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// gather is one target's events over [from, to), joined across days.
+func (ld *periodEvents) gather(t int, from, to int64) []ev {
+	var out []ev
+	for d, dp := range ld.days {
+		if dp.need.end <= from || dp.need.start >= to {
+			continue
+		}
+		part := ld.events[t][d]
+		if dp.need.start < from || dp.need.end > to {
+			part = sliceEvents(part, from, to)
+		}
+		out = stitch(out, part, dp.need.start)
+	}
+	return out
+}
+
+// prepared is a period read and computed.
+type prepared struct {
+	period Period
+	now    time.Time
+	units  []*unitResult
+	source Source
+	fresh  Freshness
+	notes  []string
+}
+
+// resolver places the call's period on the calendar at now.
+type resolver func(c Calendar, now time.Time) (Period, error)
+
+func specResolver(spec Spec) resolver {
+	return func(c Calendar, now time.Time) (Period, error) { return c.Resolve(spec, now) }
+}
+
+// prepare reads the server's metadata, resolves the period, reads its
+// events (what the store lacks) and computes its units (what the store
+// lacks).
+func (s *Service) prepare(ctx context.Context, resolve resolver, fn Progress) (*prepared, error) {
+	m, err := s.f.Meta(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	p, err := resolve(m.Calendar(s.opts.Zone), now)
+	if err != nil {
+		return nil, err
+	}
+	in, notes := s.inputsOf(m)
+	days, plans := s.plan(p, now)
+	prog := &progress{fn: fn, total: float64(len(days) + len(plans))}
+	ld, err := s.load(ctx, in, days, now, prog)
+	if err != nil {
+		return nil, err
+	}
+	units := s.compute(ctx, in, ld, plans, now, prog)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	pr := &prepared{period: p, now: now, units: units, notes: notes,
+		source: Source{Host: m.Selection.Host, HostSource: m.Selection.HostSource, Note: m.Selection.Note, Buckets: []BucketRead{}},
+		fresh:  Freshness{AsOf: now.In(p.Start.Location())}}
+	for t, tg := range in.targets {
+		br := s.f.bucketRead(m, tg, now)
+		if ld.failed[t] != nil {
+			br.Unreadable = true
+			pr.notes = appendNote(pr.notes, "a browser bucket could not be read: its tabs are missing")
+		}
+		for _, evs := range ld.events[t] {
+			br.Events += len(evs)
+		}
+		if br.Stale {
+			pr.fresh.StaleWatchers = append(pr.fresh.StaleWatchers, tg.id)
+		}
+		pr.source.Buckets = append(pr.source.Buckets, br)
+	}
+	if p.Note != "" {
+		pr.notes = appendNote(pr.notes, p.Note)
+	}
+	return pr, nil
+}
+
+func appendNote(notes []string, n string) []string {
+	if slices.Contains(notes, n) {
+		return notes
+	}
+	return append(notes, n)
+}
+
+// compute returns each unit's result, from the store or computed (the
+// units concurrently, one per CPU), storing those that are final.
+func (s *Service) compute(ctx context.Context, in inputs, ld *periodEvents, plans []unitPlan, now time.Time, prog *progress) []*unitResult {
+	out := make([]*unitResult, len(plans))
+	complete := !slices.ContainsFunc(ld.failed, func(err error) bool { return err != nil })
+	final := func(u unitPlan) bool {
+		return u.whole && complete && u.margin.end+s.opts.Reread.Microseconds() <= us(now)
+	}
+	var todo []int
+	for i, u := range plans {
+		if final(u) {
+			if r := s.store.unit(unitKey{in.key, u.span, u.before, u.after}); r != nil {
+				out[i] = r
+				prog.step(1, "computing the period")
+				continue
+			}
+		}
+		todo = append(todo, i)
+	}
+	excluded := make([]bool, len(in.targets))
+	for t, b := range in.browsers {
+		excluded[t] = b != "" && s.pr.browserExcluded(b)
+	}
+	var (
+		wg   sync.WaitGroup
+		next = make(chan int)
+	)
+	for range min(runtime.GOMAXPROCS(0), len(todo)) {
+		wg.Go(func() {
+			for i := range next {
+				u := plans[i]
+				ci := computeInput{}
+				for t, tg := range in.targets {
+					evs := ld.gather(t, u.margin.start, u.margin.end)
+					switch tg.role {
+					case RoleWindow:
+						ci.window = evs
+					case RoleAFK:
+						ci.afk = evs
+					default:
+						if excluded[t] {
+							for k := range evs {
+								evs[k].Data = evs[k].Data.With(excludedMark, "1")
+							}
+						}
+						ci.browsers = append(ci.browsers, transform.Browser{Name: in.browsers[t], Events: evs})
+					}
+				}
+				r := computeUnit(ci, u.span, in.opt, s.pr)
+				if final(u) {
+					s.store.putUnit(unitKey{in.key, u.span, u.before, u.after}, r, now)
+				}
+				out[i] = r
+				prog.step(1, "computing the period")
+			}
+		})
+	}
+feed:
+	for _, i := range todo {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	return out
+}
