@@ -110,7 +110,9 @@ func (pr *prepared) history(limit int) *History {
 			if prev == nil || prev.v.title != st.v.title || prev.v.withheld != st.v.withheld {
 				what = append(what, "title")
 			}
-			if (prev == nil && st.tab != nil) || (prev != nil && !sameTab(prev.tab, st.tab)) {
+			// A tab that appears, or one that changes or closes in the same
+			// app (leaving a browser is an app change, not a tab one).
+			if (prev == nil && st.tab != nil) || (prev != nil && !sameTab(prev.tab, st.tab) && (st.tab != nil || sameFocus(prev.v, st.v))) {
 				what = append(what, "tab")
 			}
 			sw1.App, sw1.Title, sw1.Withheld, sw1.Tab = st.v.app, st.v.title, st.v.withheld, st.tab

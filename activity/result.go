@@ -172,8 +172,8 @@ type History struct {
 	// Omitted counts the older switches of the period beyond the limit.
 	Omitted   int       `json:"omitted,omitempty"`
 	Source    Source    `json:"source"`
-	Freshness  Freshness `json:"freshness"`
-	Notes      []string  `json:"notes,omitempty"`
+	Freshness Freshness `json:"freshness"`
+	Notes     []string  `json:"notes,omitempty"`
 }
 
 // Switch is one change of what the person was doing.

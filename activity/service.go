@@ -487,6 +487,10 @@ func (s *Service) prepare(ctx context.Context, resolve resolver, fn Progress) (*
 		fresh:  Freshness{AsOf: now.In(p.Start.Location())}}
 	for t, tg := range in.targets {
 		br := s.f.bucketRead(m, tg, now)
+		if br.NewestEnd != nil {
+			t := br.NewestEnd.In(p.Start.Location())
+			br.NewestEnd = &t
+		}
 		if ld.failed[t] != nil {
 			br.Unreadable = true
 			pr.notes = appendNote(pr.notes, "a browser bucket could not be read: its tabs are missing")

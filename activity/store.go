@@ -83,7 +83,9 @@ func clip64(e ev, lo, hi int64) (ev, bool) {
 func stitch(a, b []ev, boundary int64) []ev {
 	if len(a) > 0 && len(b) > 0 {
 		l, r := &a[len(a)-1], b[0]
-		near := func(t int64) bool { return t-boundary > -stitchTolerance.Microseconds() && t-boundary < stitchTolerance.Microseconds() }
+		near := func(t int64) bool {
+			return t-boundary > -stitchTolerance.Microseconds() && t-boundary < stitchTolerance.Microseconds()
+		}
 		if l.ID != 0 && l.ID == r.ID && near(l.End()) && near(r.Start) {
 			l.Duration = r.End() - l.Start
 			b = b[1:]
