@@ -103,15 +103,6 @@ type progress struct {
 	done, total float64
 }
 
-func (p *progress) add(total float64) {
-	if p == nil {
-		return
-	}
-	p.mu.Lock()
-	p.total += total
-	p.mu.Unlock()
-}
-
 func (p *progress) step(n float64, msg string) {
 	if p == nil || p.fn == nil {
 		return
