@@ -366,65 +366,108 @@ func stretchTitle(v view) string {
 	return v.title
 }
 
-// aggregate computes u.agg.
+// aggregate computes u.agg: time per view first, then per key; the
+// stretches as event ranges, with titles only for those kept.
 func (u *unitResult) aggregate() {
 	a := &u.agg
 	a.apps, a.titles, a.cats = map[gkey]int64{}, map[gkey]int64{}, map[gkey]int64{}
 	a.domains, a.urls = map[gkey]int64{}, map[gkey]int64{}
-	var cur *stretch
+	perView := make([]int64, len(u.vs))
+	type run struct {
+		lo, hi     int
+		start, end int64
+	}
+	var (
+		cur                  run
+		first, last, longest run
+		haveCur, haveLongest bool
+		prev                 uint32
+	)
+	closeRun := func() {
+		if !haveCur {
+			return
+		}
+		if first.hi == 0 {
+			first = cur
+		}
+		last = cur
+		if !haveLongest || cur.end-cur.start > longest.end-longest.start {
+			longest, haveLongest = cur, true
+		}
+	}
 	for i, e := range u.events {
-		v := u.vs[u.views[i]]
+		vi := u.views[i]
+		v := &u.vs[vi]
+		perView[vi] += e.Duration
 		a.active += e.Duration
-		a.apps[appKey(v)] += e.Duration
-		a.titles[titleKey(v)] += e.Duration
-		a.cats[categoryKey(v)] += e.Duration
-		if !a.any {
-			a.any, a.first, a.firstAt = true, v, e.Start
-		} else if a.last != v {
+		if i == 0 {
+			a.any, a.firstAt = true, e.Start
+		} else if vi != prev && u.vs[prev] != *v {
 			a.switches++
 		}
-		a.last, a.lastAt = v, max(a.lastAt, e.End())
-		if cur != nil && sameFocus(cur.view(), v) && e.Start-cur.end <= focusGap {
-			cur.end = max(cur.end, e.End())
-			cur.titles[stretchTitle(v)] += e.Duration
+		prev = vi
+		a.lastAt = max(a.lastAt, e.End())
+		if haveCur && sameFocus(u.vs[u.views[cur.lo]], *v) && e.Start-cur.end <= focusGap {
+			cur.hi, cur.end = i+1, max(cur.end, e.End())
 			continue
 		}
-		a.endStretch(cur)
-		cur = &stretch{app: v.app, excluded: v.excluded, start: e.Start, end: e.End(), titles: map[string]int64{stretchTitle(v): e.Duration}}
+		closeRun()
+		cur, haveCur = run{i, i + 1, e.Start, e.End()}, true
 	}
-	a.endStretch(cur)
+	closeRun()
+	if a.any {
+		a.first, a.last = u.vs[u.views[0]], u.vs[prev]
+		mk := func(r run) *stretch {
+			v := u.vs[u.views[r.lo]]
+			s := &stretch{app: v.app, excluded: v.excluded, start: r.start, end: r.end, titles: map[string]int64{}}
+			for k := r.lo; k < r.hi; k++ {
+				s.titles[stretchTitle(u.vs[u.views[k]])] += u.events[k].Duration
+			}
+			return s
+		}
+		a.firstS = mk(first)
+		a.lastS, a.longest = a.firstS, a.firstS
+		if last != first {
+			a.lastS = mk(last)
+		}
+		switch longest {
+		case first:
+		case last:
+			a.longest = a.lastS
+		default:
+			a.longest = mk(longest)
+		}
+	}
+	for vi, d := range perView {
+		if d == 0 {
+			continue
+		}
+		v := u.vs[vi]
+		a.apps[appKey(v)] += d
+		a.titles[titleKey(v)] += d
+		a.cats[categoryKey(v)] += d
+	}
 	for _, s := range u.away {
 		a.afk += s.end - s.start
 	}
+	perTab := make([]int64, len(u.tvs))
 	for i, e := range u.tabs {
-		tv := u.tvs[u.tviews[i]]
-		switch {
-		case tv.hidden:
+		perTab[u.tviews[i]] += e.Duration
+	}
+	for ti, d := range perTab {
+		switch tv := u.tvs[ti]; {
+		case d == 0 || tv.hidden:
 		case tv.excluded:
-			a.domains[gkey{a: KeyExcluded, flags: flagExcluded}] += e.Duration
+			a.domains[gkey{a: KeyExcluded, flags: flagExcluded}] += d
 		default:
 			if tv.domain != "" {
-				a.domains[gkey{a: tv.domain}] += e.Duration
+				a.domains[gkey{a: tv.domain}] += d
 			}
 			if tv.url != "" {
-				a.urls[gkey{a: tv.url}] += e.Duration
+				a.urls[gkey{a: tv.url}] += d
 			}
 		}
 	}
 }
 
 func (s *stretch) view() view { return view{app: s.app, excluded: s.excluded} }
-
-// endStretch records a finished stretch.
-func (a *aggregates) endStretch(s *stretch) {
-	if s == nil {
-		return
-	}
-	if a.firstS == nil {
-		a.firstS = s
-	}
-	a.lastS = s
-	if a.longest == nil || s.end-s.start > a.longest.end-a.longest.start {
-		a.longest = s
-	}
-}

@@ -229,6 +229,14 @@ func (s *Service) plan(p Period, now time.Time) ([]dayPlan, []unitPlan) {
 	return days, units
 }
 
+func newPeriodEvents(in inputs, days []dayPlan) *periodEvents {
+	ld := &periodEvents{days: days, events: make([][][]ev, len(in.targets)), failed: make([]error, len(in.targets))}
+	for t := range ld.events {
+		ld.events[t] = make([][]ev, len(days))
+	}
+	return ld
+}
+
 // periodEvents is what one call read: each target's events of each day within
 // the period, oldest first.
 type periodEvents struct {
@@ -239,13 +247,11 @@ type periodEvents struct {
 
 // load makes sure every target's events of every day are read, reading
 // only what the store lacks, at most Parallel reads at once, the newest
-// day first. A window or AFK bucket failing fails the call with an
-// *UnreadableError.
-func (s *Service) load(ctx context.Context, in inputs, days []dayPlan, now time.Time, prog *progress) (*periodEvents, error) {
-	ld := &periodEvents{days: days, events: make([][][]ev, len(in.targets)), failed: make([]error, len(in.targets))}
-	for t := range ld.events {
-		ld.events[t] = make([][]ev, len(days))
-	}
+// day first, and calls onDay (when set) as each day is complete, telling
+// whether one of its reads failed. A window or AFK bucket failing fails
+// the call with an *UnreadableError.
+func (s *Service) loadInto(ctx context.Context, ld *periodEvents, in inputs, now time.Time, prog *progress, onDay func(d int, failed bool)) error {
+	days := ld.days
 	type job struct{ t, d int }
 	var jobs []job
 	for d := len(days) - 1; d >= 0; d-- {
@@ -253,7 +259,8 @@ func (s *Service) load(ctx context.Context, in inputs, days []dayPlan, now time.
 			jobs = append(jobs, job{t, d})
 		}
 	}
-	left := make([]int, len(days)) // targets left per day, for progress
+	left := make([]int, len(days)) // targets left per day
+	failedDay := make([]bool, len(days))
 	for d := range left {
 		left[d] = len(in.targets)
 	}
@@ -280,11 +287,17 @@ func (s *Service) load(ctx context.Context, in inputs, days []dayPlan, now time.
 						cancel()
 					}
 				}
+				if err != nil {
+					failedDay[j.d] = true
+				}
 				left[j.d]--
-				dayDone := left[j.d] == 0
+				dayDone, failed := left[j.d] == 0, failedDay[j.d]
 				mu.Unlock()
 				if dayDone {
 					prog.step(1, "reading ActivityWatch's events by day")
+					if onDay != nil && ctx.Err() == nil {
+						onDay(j.d, failed)
+					}
 				}
 			}
 		})
@@ -310,12 +323,9 @@ feed:
 		}
 	}
 	if len(failed) > 0 {
-		return nil, &UnreadableError{Buckets: failed, Err: upstream.Join(failures...)}
+		return &UnreadableError{Buckets: failed, Err: upstream.Join(failures...)}
 	}
-	if err := parent.Err(); err != nil {
-		return nil, err
-	}
-	return ld, nil
+	return parent.Err()
 }
 
 // loadDay returns one bucket's events of one day within the period,
@@ -465,11 +475,13 @@ func (s *Service) prepare(ctx context.Context, resolve resolver, fn Progress) (*
 	in, notes := s.inputsOf(m)
 	days, plans := s.plan(p, now)
 	prog := &progress{fn: fn, total: float64(len(days) + len(plans))}
-	ld, err := s.load(ctx, in, days, now, prog)
+	ld := newPeriodEvents(in, days)
+	c := s.newComputer(ctx, in, ld, plans, now, prog)
+	err = s.loadInto(ctx, ld, in, now, prog, c.dayDone)
+	units := c.finish()
 	if err != nil {
 		return nil, err
 	}
-	units := s.compute(ctx, in, ld, plans, now, prog)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -507,72 +519,123 @@ func appendNote(notes []string, n string) []string {
 	return append(notes, n)
 }
 
-// compute returns each unit's result, from the store or computed (the
-// units concurrently, one per CPU), storing those that are final.
-func (s *Service) compute(ctx context.Context, in inputs, ld *periodEvents, plans []unitPlan, now time.Time, prog *progress) []*unitResult {
-	out := make([]*unitResult, len(plans))
-	complete := !slices.ContainsFunc(ld.failed, func(err error) bool { return err != nil })
-	final := func(u unitPlan) bool {
-		return u.whole && complete && u.margin.end+s.opts.Reread.Microseconds() <= us(now)
+// computer computes a call's units, each as soon as the days it reads
+// (its own and those its margins reach) are read, while the other days
+// are still being read; from the store when it holds them. The units run
+// concurrently, one per CPU.
+type computer struct {
+	s     *Service
+	ctx   context.Context
+	in    inputs
+	ld    *periodEvents
+	plans []unitPlan
+	now   time.Time
+	prog  *progress
+	out   []*unitResult
+	// excluded marks the targets of browsers the privacy settings exclude.
+	excluded []bool
+
+	mu        sync.Mutex
+	wait      []int   // per unit: its days not yet read
+	byDay     [][]int // per day: the units reading it
+	dayFailed []bool  // per day: a read failed (its units are not kept)
+	queue     chan int
+	wg        sync.WaitGroup
+}
+
+func (s *Service) newComputer(ctx context.Context, in inputs, ld *periodEvents, plans []unitPlan, now time.Time, prog *progress) *computer {
+	c := &computer{s: s, ctx: ctx, in: in, ld: ld, plans: plans, now: now, prog: prog,
+		out: make([]*unitResult, len(plans)), excluded: make([]bool, len(in.targets)),
+		wait: make([]int, len(plans)), byDay: make([][]int, len(ld.days)), dayFailed: make([]bool, len(ld.days)),
+		queue: make(chan int, len(plans))}
+	for t, b := range in.browsers {
+		c.excluded[t] = b != "" && s.pr.browserExcluded(b)
 	}
-	var todo []int
 	for i, u := range plans {
-		if final(u) {
-			if r := s.store.unit(unitKey{in.key, u.span, u.before, u.after}); r != nil {
-				out[i] = r
+		if c.final(u) {
+			if r := s.store.unit(c.key(u)); r != nil {
+				c.out[i] = r
 				prog.step(1, "computing the period")
 				continue
 			}
 		}
-		todo = append(todo, i)
-	}
-	excluded := make([]bool, len(in.targets))
-	for t, b := range in.browsers {
-		excluded[t] = b != "" && s.pr.browserExcluded(b)
-	}
-	var (
-		wg   sync.WaitGroup
-		next = make(chan int)
-	)
-	for range min(runtime.GOMAXPROCS(0), len(todo)) {
-		wg.Go(func() {
-			for i := range next {
-				u := plans[i]
-				ci := computeInput{}
-				for t, tg := range in.targets {
-					evs := ld.gather(t, u.margin.start, u.margin.end)
-					switch tg.role {
-					case RoleWindow:
-						ci.window = evs
-					case RoleAFK:
-						ci.afk = evs
-					default:
-						if excluded[t] {
-							for k := range evs {
-								evs[k].Data = evs[k].Data.With(excludedMark, "1")
-							}
-						}
-						ci.browsers = append(ci.browsers, transform.Browser{Name: in.browsers[t], Events: evs})
-					}
-				}
-				r := computeUnit(ci, u.span, in.opt, s.pr)
-				if final(u) {
-					s.store.putUnit(unitKey{in.key, u.span, u.before, u.after}, r, now)
-				}
-				out[i] = r
-				prog.step(1, "computing the period")
+		for d, dp := range ld.days {
+			if dp.need.start < u.margin.end && u.margin.start < dp.need.end {
+				c.wait[i]++
+				c.byDay[d] = append(c.byDay[d], i)
 			}
-		})
-	}
-feed:
-	for _, i := range todo {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
 		}
 	}
-	close(next)
-	wg.Wait()
-	return out
+	for range min(runtime.GOMAXPROCS(0), len(plans)) {
+		c.wg.Go(c.work)
+	}
+	return c
+}
+
+func (c *computer) key(u unitPlan) unitKey { return unitKey{c.in.key, u.span, u.before, u.after} }
+
+// final reports whether a unit's result may be kept: a whole unit whose
+// data (margins included) is final.
+func (c *computer) final(u unitPlan) bool {
+	return u.whole && u.margin.end+c.s.opts.Reread.Microseconds() <= us(c.now)
+}
+
+// dayDone is told a day was read: the units waiting for it alone start.
+func (c *computer) dayDone(d int, failed bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.dayFailed[d] = c.dayFailed[d] || failed
+	for _, i := range c.byDay[d] {
+		if c.wait[i]--; c.wait[i] == 0 {
+			c.queue <- i
+		}
+	}
+}
+
+// finish waits for the units started and returns every unit's result
+// (nil for those whose days were not all read).
+func (c *computer) finish() []*unitResult {
+	close(c.queue)
+	c.wg.Wait()
+	return c.out
+}
+
+func (c *computer) work() {
+	for i := range c.queue {
+		if c.ctx.Err() != nil {
+			continue
+		}
+		u := c.plans[i]
+		ci := computeInput{}
+		for t, tg := range c.in.targets {
+			evs := c.ld.gather(t, u.margin.start, u.margin.end)
+			switch tg.role {
+			case RoleWindow:
+				ci.window = evs
+			case RoleAFK:
+				ci.afk = evs
+			default:
+				if c.excluded[t] {
+					for k := range evs {
+						evs[k].Data = evs[k].Data.With(excludedMark, "1")
+					}
+				}
+				ci.browsers = append(ci.browsers, transform.Browser{Name: c.in.browsers[t], Events: evs})
+			}
+		}
+		r := computeUnit(ci, u.span, c.in.opt, c.s.pr)
+		c.mu.Lock()
+		failed := false
+		for d, dp := range c.ld.days {
+			if dp.need.start < u.margin.end && u.margin.start < dp.need.end && c.dayFailed[d] {
+				failed = true
+			}
+		}
+		c.mu.Unlock()
+		if c.final(u) && !failed {
+			c.s.store.putUnit(c.key(u), r, c.now)
+		}
+		c.out[i] = r
+		c.prog.step(1, "computing the period")
+	}
 }
