@@ -50,7 +50,8 @@ func answers(t *testing.T, s *Service, period string) string {
 	for _, g := range []string{GroupByApp, GroupByTitle, GroupByDomain, GroupByCategory} {
 		sum, err := s.Summary(ctx, SummaryQuery{Period: period, GroupBy: g, Limit: 50, IncludeAFK: g == GroupByApp})
 		if err != nil {
-			t.Fatal(err)
+			t.Error(err) // not Fatal: it runs in goroutines too
+			return ""
 		}
 		sum.Freshness, sum.Source = Freshness{}, Source{}
 		j, _ := json.Marshal(sum)
@@ -59,14 +60,16 @@ func answers(t *testing.T, s *Service, period string) string {
 	zero := 0
 	tl, err := s.Timeline(ctx, TimelineQuery{Period: period, Limit: MaxTimelineLimit, MinBlockS: &zero})
 	if err != nil {
-		t.Fatal(err)
+		t.Error(err)
+		return ""
 	}
 	tl.Freshness, tl.Source, tl.NextCursor = Freshness{}, Source{}, ""
 	j, _ := json.Marshal(tl)
 	b.Write(j)
 	h, err := s.History(ctx, HistoryQuery{Period: period, Limit: MaxHistoryLimit})
 	if err != nil {
-		t.Fatal(err)
+		t.Error(err)
+		return ""
 	}
 	h.Freshness, h.Source = Freshness{}, Source{}
 	j, _ = json.Marshal(h)
@@ -234,4 +237,68 @@ func TestStoreBounded(t *testing.T) {
 	if _, days, units := old.store.size(); days+units != 0 {
 		t.Errorf("days older than 14 days were kept: %d days, %d units", days, units)
 	}
+}
+
+// TestProgressByDay: a cold week reports progress per day read and unit
+// computed, never going back, ending at its total, with fixed messages.
+func TestProgressByDay(t *testing.T) {
+	env := newSimEnv(t, envOptions{week: smallWeek})
+	clk := &clock{t: env.now}
+	s := newService(t, env, clk, ServiceOptions{})
+	type step struct {
+		done, total float64
+		msg         string
+	}
+	var (
+		mu    sync.Mutex
+		steps []step
+	)
+	_, err := s.Summary(context.Background(), SummaryQuery{Period: "this_week", Progress: func(done, total float64, msg string) {
+		mu.Lock()
+		steps = append(steps, step{done, total, msg})
+		mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 7 days read, 6 closed days and the open day's hours computed.
+	if len(steps) < 7+6 {
+		t.Fatalf("%d progress reports: %+v", len(steps), steps)
+	}
+	last := steps[len(steps)-1]
+	if last.done != last.total {
+		t.Errorf("progress ends at %v of %v", last.done, last.total)
+	}
+	for i, st := range steps {
+		if i > 0 && st.done < steps[i-1].done {
+			t.Errorf("progress went back: %+v after %+v", st, steps[i-1])
+		}
+		if st.msg != "reading ActivityWatch's events by day" && st.msg != "computing the period" {
+			t.Errorf("progress message %q", st.msg)
+		}
+	}
+}
+
+// TestConcurrentCalls: calls at once on one service (sharing its store,
+// reading the open day together) answer as a cold read does.
+func TestConcurrentCalls(t *testing.T) {
+	env := newSimEnv(t, envOptions{week: smallWeek})
+	clk := &clock{t: time.Date(2026, 3, 29, 15, 30, 0, 0, env.h.Start.Location())}
+	s := newService(t, env, clk, ServiceOptions{})
+	cold := newService(t, env, clk, ServiceOptions{CacheBytes: -1})
+	want := map[string]string{}
+	periods := []string{"this_week", "today", "yesterday"}
+	for _, p := range periods {
+		want[p] = answers(t, cold, p)
+	}
+	var wg sync.WaitGroup
+	for i := range 6 {
+		wg.Go(func() {
+			p := periods[i%len(periods)]
+			if got := answers(t, s, p); got != want[p] {
+				t.Errorf("%s: a concurrent answer differs from a cold one", p)
+			}
+		})
+	}
+	wg.Wait()
 }
