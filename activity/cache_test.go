@@ -302,3 +302,32 @@ func TestConcurrentCalls(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestBucketCreatedAgain: a bucket deleted and created again under the
+// same id is read anew, not answered from the days kept of the old one.
+func TestBucketCreatedAgain(t *testing.T) {
+	env, clk := privateDesktop(t)
+	s := NewService(ServiceOptions{Fetcher: FetcherOptions{AW: env.client, Source: env.src, Now: clk.now}, Zone: Zone{Name: "UTC", Loc: time.UTC}})
+	ctx := context.Background()
+	clk.set(clk.now().Add(24 * time.Hour)) // the desktop's day is closed and kept
+	q := SummaryQuery{Period: "yesterday"}
+	if sum, err := s.Summary(ctx, q); err != nil || got(sum.Top, false)["Code"] != 1200 {
+		t.Fatalf("before: %v %+v", err, sum)
+	}
+	req, _ := http.NewRequest(http.MethodDelete, env.srv.URL+"/api/0/buckets/aw-watcher-window_testhost?force=1", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	clk.set(clk.now().Add(time.Minute))
+	createBucket(t, env, "aw-watcher-window_testhost", "currentwindow")
+	insert(t, env, "aw-watcher-window_testhost", ev1(time.Date(2026, 3, 24, 9, 0, 0, 0, time.UTC), 60, `{"app":"Zed","title":"x"}`))
+	sum, err := s.Summary(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if apps := got(sum.Top, false); apps["Zed"] != 60 || apps["Code"] != 0 {
+		t.Errorf("after the bucket was created again: %v", apps)
+	}
+}

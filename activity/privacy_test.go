@@ -24,18 +24,14 @@ import (
 func privateDesktop(t *testing.T) (*simEnv, *clock) {
 	t.Helper()
 	at := time.Date(2026, 3, 24, 9, 0, 0, 0, time.UTC)
-	sim := awsim.New(awsim.Options{Hostname: "testhost", Now: func() time.Time { return at.Add(2 * time.Hour) }})
+	clk := &clock{t: at.Add(time.Hour)}
+	sim := awsim.New(awsim.Options{Hostname: "testhost", Now: clk.now})
 	srv := httptest.NewServer(sim)
 	t.Cleanup(srv.Close)
 	env := &simEnv{srv: srv, sim: sim}
 	for _, b := range []struct{ id, typ string }{
 		{"aw-watcher-window_testhost", aw.TypeWindow}, {"aw-watcher-afk_testhost", aw.TypeAFK}, {"aw-watcher-web-chrome_testhost", aw.TypeWeb}} {
-		body, _ := json.Marshal(map[string]string{"client": "test", "type": b.typ, "hostname": "testhost"})
-		resp, err := http.Post(srv.URL+"/api/0/buckets/"+b.id, "application/json", strings.NewReader(string(body)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		createBucket(t, env, b.id, b.typ)
 	}
 	m := func(min int) time.Time { return at.Add(time.Duration(min) * time.Minute) }
 	insert(t, env, "aw-watcher-afk_testhost", ev1(m(0), 3600, `{"status":"not-afk"}`))
@@ -58,7 +54,21 @@ func privateDesktop(t *testing.T) (*simEnv, *clock) {
 	t.Cleanup(c.CloseIdleConnections)
 	env.client = c
 	env.src = upstream.New(upstream.Options{Name: "activitywatch", Code: "AwUnavailable", Configured: true, Deadline: time.Minute})
-	return env, &clock{t: m(60)}
+	return env, clk
+}
+
+// createBucket creates a bucket of the host "testhost" as a watcher does.
+func createBucket(t *testing.T, env *simEnv, id, typ string) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"client": "test", "type": typ, "hostname": "testhost"})
+	resp, err := http.Post(env.srv.URL+"/api/0/buckets/"+id, "application/json", strings.NewReader(string(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("create %s: %s", id, resp.Status)
+	}
 }
 
 func privacySettings(t *testing.T) nowframe.Privacy {

@@ -117,6 +117,7 @@ func (p *progress) step(n float64, msg string) {
 type inputs struct {
 	targets  []target
 	browsers []string // per target: the web UI's browser name ("" for window and AFK)
+	created  []int64  // per target: when the bucket was created (µs)
 	opt      transform.Options
 	key      string // targets and settings, for unit keys
 }
@@ -153,9 +154,12 @@ func (s *Service) inputsOf(m *Meta) (inputs, []string) {
 		}
 		in.opt.Classes = cs
 	}
+	for _, t := range in.targets {
+		in.created = append(in.created, us(m.Buckets[t.id].Created))
+	}
 	h := sha256.New()
 	for _, t := range in.targets {
-		fmt.Fprintf(h, "%s\x00%s\x00", t.role, t.id)
+		fmt.Fprintf(h, "%s\x00%s\x00%d\x00", t.role, t.id, us(m.Buckets[t.id].Created))
 	}
 	fmt.Fprintf(h, "%s\x00%s", in.opt.AlwaysActivePattern, m.Settings.Classes)
 	in.key = hex.EncodeToString(h.Sum(nil)[:16])
@@ -276,7 +280,7 @@ func (s *Service) loadInto(ctx context.Context, ld *periodEvents, in inputs, now
 		wg.Go(func() {
 			for j := range queue {
 				tg := in.targets[j.t]
-				evs, err := s.loadDay(ctx, tg.id, days[j.d], now)
+				evs, err := s.loadDay(ctx, dayKey{tg.id, in.created[j.t], days[j.d].full.start}, days[j.d], now)
 				mu.Lock()
 				switch {
 				case err == nil:
@@ -330,8 +334,7 @@ feed:
 
 // loadDay returns one bucket's events of one day within the period,
 // reading what the store lacks.
-func (s *Service) loadDay(ctx context.Context, bucket string, d dayPlan, now time.Time) ([]ev, error) {
-	key := dayKey{bucket, d.full.start}
+func (s *Service) loadDay(ctx context.Context, key dayKey, d dayPlan, now time.Time) ([]ev, error) {
 	bd := s.store.day(key, d.full, now)
 	bd.mu.Lock()
 	read, err := s.ensure(ctx, bd, d.need, now)

@@ -110,10 +110,12 @@ func truncateAt(evs []ev, cut int64) []ev {
 	return evs
 }
 
-// dayKey names a bucketDay.
+// dayKey names a bucketDay: a bucket (a bucket deleted and created again
+// under its id is another) and a day.
 type dayKey struct {
-	bucket string
-	start  int64
+	bucket  string
+	created int64
+	start   int64
 }
 
 // unitKey names a computed unit: the buckets and settings it was computed
