@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/awbridge/awbridge/aw"
 )
 
 // readLog records the event reads sent to the simulator: bucket and
@@ -329,5 +331,21 @@ func TestBucketCreatedAgain(t *testing.T) {
 	}
 	if apps := got(sum.Top, false); apps["Zed"] != 60 || apps["Code"] != 0 {
 		t.Errorf("after the bucket was created again: %v", apps)
+	}
+}
+
+// TestSplitReadsAnswerAlike: days whose answers exceed the client's body
+// limit are read in halves and joined again; the answers equal those of
+// whole reads.
+func TestSplitReadsAnswerAlike(t *testing.T) {
+	whole := newSimEnv(t, envOptions{week: smallWeek})
+	split := newSimEnv(t, envOptions{week: smallWeek, client: aw.Options{MaxBodyBytes: 48 << 10}})
+	clk := &clock{t: time.Date(2026, 3, 29, 15, 30, 0, 0, whole.h.Start.Location())}
+	a := newService(t, whole, clk, ServiceOptions{CacheBytes: -1})
+	b := newService(t, split, clk, ServiceOptions{CacheBytes: -1})
+	for _, p := range []string{"this_week", "today"} {
+		if x, y := answers(t, a, p), answers(t, b, p); x != y {
+			t.Errorf("%s: split reads answer differently", p)
+		}
 	}
 }

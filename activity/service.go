@@ -397,9 +397,39 @@ func (s *Service) read(ctx context.Context, bucket string, sp span64) ([]ev, err
 	if err != nil {
 		return nil, err
 	}
-	raw := assemble(pieces, Period{Start: span.Start, End: span.End})
+	return decodePieces(pieces, sp), nil
+}
+
+// decodePieces decodes the pieces of one read (in time order, each newest
+// first, as served) into events oldest first, clipped to sp and to each
+// piece's span, joining an event the split cut in two (as assemble does
+// with aw.Events), with one Decoder for the read.
+func decodePieces(pieces []piece, sp span64) []ev {
+	n := 0
+	for _, pc := range pieces {
+		n += len(pc.events)
+	}
 	var d transform.Decoder
-	return d.Events(raw), nil
+	out := make([]ev, 0, n)
+	for k, pc := range pieces {
+		ps := spanOf(pc.span)
+		lo, hi := max(ps.start, sp.start), min(ps.end, sp.end)
+		part := out // the first piece (usually the only one) in place
+		if k > 0 {
+			part = make([]ev, 0, len(pc.events))
+		}
+		for i := len(pc.events) - 1; i >= 0; i-- {
+			if e, ok := clip64(d.Event(pc.events[i]), lo, hi); ok {
+				part = append(part, e)
+			}
+		}
+		if k == 0 {
+			out = part
+		} else {
+			out = stitch(out, part, lo)
+		}
+	}
+	return out
 }
 
 // sliceEvents returns the events of evs (by start) within [from, to),
