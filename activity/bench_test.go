@@ -124,3 +124,100 @@ func replay(next http.Handler) http.Handler {
 		_, _ = w.Write(body)
 	})
 }
+
+// BenchmarkSummaryWeek answers activity_summary for this_week over the
+// generated week (50,000 window events, AFK, two browsers) from the
+// simulator over loopback HTTP, at the end of the week's last day (six
+// closed days and one open):
+//
+//   - cold: a new service each time, nothing kept: every day read and
+//     computed;
+//   - warm: the same service again: closed days and hours from the store,
+//     the open day's newest minutes read again and its last hours
+//     computed;
+//   - raw-fetch: the period's raw events read alone (Fetcher.Events), the
+//     yardstick of the cold answer;
+//   - compute: the canonical computation of the period's units from
+//     events in memory, nothing kept.
+func BenchmarkSummaryWeek(b *testing.B) {
+	env := newSimEnv(b, envOptions{client: aw.Options{MaxBodyBytes: 64 << 20}})
+	clk := &clock{t: env.now}
+	ctx := context.Background()
+	q := SummaryQuery{Period: "this_week"}
+	b.Run("cold", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			s := newService(b, env, clk, ServiceOptions{CacheBytes: -1})
+			if _, err := s.Summary(ctx, q); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("warm", func(b *testing.B) {
+		s := newService(b, env, clk, ServiceOptions{})
+		if _, err := s.Summary(ctx, q); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for b.Loop() {
+			if _, err := s.Summary(ctx, q); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("raw-fetch", func(b *testing.B) {
+		m, err := env.f.Meta(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		p, err := m.Calendar(Zone{Name: "Europe/Berlin", Loc: env.h.Start.Location()}).Resolve(mustSpec(b, "this_week"), clk.now())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for b.Loop() {
+			if _, err := env.f.Events(ctx, m, p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("compute", func(b *testing.B) {
+		s := newService(b, env, clk, ServiceOptions{CacheBytes: -1})
+		m, err := s.f.Meta(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		now := clk.now()
+		p, err := m.Calendar(s.opts.Zone).Resolve(mustSpec(b, "this_week"), now)
+		if err != nil {
+			b.Fatal(err)
+		}
+		in, _ := s.inputsOf(m)
+		days, plans := s.plan(p, now)
+		ld := newPeriodEvents(in, days)
+		if err := s.loadInto(ctx, ld, in, now, nil, nil); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for b.Loop() {
+			c := s.newComputer(ctx, in, ld, plans, now, nil)
+			for d := range days {
+				c.dayDone(d, false)
+			}
+			units := c.finish()
+			pr := &prepared{period: p, now: now, units: units}
+			_ = pr.summary(GroupByApp, 10, false)
+		}
+	})
+}
+
+func mustSpec(b *testing.B, period string) Spec {
+	s, err := ParseSpec(period, "", "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s
+}

@@ -256,3 +256,10 @@ func truncate(s string, n int) string {
 }
 
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// DayOf is the whole day containing t: from its start to the next day's
+// (23 or 25 hours across a daylight-saving change).
+func (c Calendar) DayOf(t time.Time) Span {
+	start := c.StartOfDay(t)
+	return c.Days(start, start.Add(50*time.Hour))[0]
+}

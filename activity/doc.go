@@ -3,12 +3,19 @@
 // Period: days in a time zone starting at ActivityWatch's start of day,
 // weeks at its start of week, correct across daylight-saving changes), the
 // raw window, AFK and browser events of one host for that period (Fetcher,
-// through the upstream breaker that frames use), and the results the tools
-// return (Summary, Timeline, History).
+// through the upstream breaker that frames use), and the tools' answers
+// (Service: Summary, Timeline, History).
 //
-// It does not compute summaries: ActivityWatch's event transforms and its
-// canonical desktop computation live in their own package, shared with the
-// simulator; the computation builds on Raw.
+// A Service reads a period by days, the buckets concurrently, keeping
+// closed days (and the open day, read again only from a few minutes
+// before its last read) in a store bounded by bytes and age. It runs
+// ActivityWatch's canonical desktop query (aw/transform.Canonical) by
+// units, a closed day or an hour of the open day, each over its own time
+// and a margin of the time around it, cut to the unit: flooding and the
+// intersections near a unit's bounds see what a computation of the whole
+// period sees, so the units' totals add up to the whole period's, and a
+// final unit is kept. The frames' privacy (nowframe.Privacy) applies to
+// every app, title, URL and domain shown.
 //
 // Times are never read from the wall clock inside the package: callers
 // pass now (a clock function or an instant).

@@ -38,6 +38,7 @@ const (
 	kindLastHours
 	kindLastDays
 	kindRange
+	kindLastMinutes
 )
 
 // Spec is a period as asked for, checked for syntax but not yet placed on
@@ -64,9 +65,15 @@ func (s Spec) String() string {
 		return "last_" + strconv.Itoa(s.n) + "d"
 	case kindRange:
 		return LabelCustom
+	case kindLastMinutes:
+		return "last_" + strconv.Itoa(s.n) + "m"
 	}
 	return LabelToday
 }
+
+// LastMinutes is the spec of the n minutes before now ("last_10m"), n at
+// least 1 and at most MaxHours*60.
+func LastMinutes(n int) Spec { return Spec{kind: kindLastMinutes, n: min(max(n, 1), MaxHours*60)} }
 
 // SpecError is a period argument that cannot be used. Arg names the
 // argument ("period", "start" or "end"); Problem says what is wrong and
@@ -218,6 +225,22 @@ func (p Period) Span() Span { return Span{Start: p.Start, End: p.End} }
 // Calendar.Days).
 func (p Period) Days() []Span { return p.Calendar.Days(p.Start, p.End) }
 
+// span is the period [start, end) labelled label on the calendar (a
+// period resumed from a cursor).
+func (c Calendar) span(label string, start, end time.Time, weekStart bool) Period {
+	loc := c.Zone.loc()
+	p := Period{Label: label, Start: start.In(loc), End: end.In(loc), Timezone: c.Zone.Name,
+		DayStart: c.DayStartText(), DayStartSource: c.DayStartSource, Calendar: c}
+	if p.Timezone == "" {
+		p.Timezone = loc.String()
+	}
+	if weekStart {
+		p.WeekStart = c.WeekStart.String()
+	}
+	p.DurationS = p.End.Sub(p.Start).Seconds()
+	return p
+}
+
 // Resolve places spec on the calendar at now: today is from the start of
 // the day containing now until now; yesterday the whole day before; this_week
 // from the start of the week containing now until now; last_week the whole
@@ -256,6 +279,8 @@ func (c Calendar) Resolve(spec Spec, now time.Time) (Period, error) {
 		p.WeekStart = c.WeekStart.String()
 	case kindLastHours:
 		p.Start = now.Add(-time.Duration(spec.n) * time.Hour)
+	case kindLastMinutes:
+		p.Start = now.Add(-time.Duration(spec.n) * time.Minute)
 	case kindLastDays:
 		p.Start = now.AddDate(0, 0, -spec.n)
 	case kindRange:

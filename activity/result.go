@@ -39,17 +39,24 @@ type Summary struct {
 	// away, within the period.
 	AFKS float64 `json:"afk_s"`
 	// Top are the largest entries of GroupBy, largest first, at most the
-	// call's limit. With include_afk, AFK time is one more entry.
+	// call's limit. With include_afk, AFK time is one more entry (key
+	// "afk") and shares are of active plus AFK time.
 	Top []Entry `json:"top"`
-	// OtherS is the active time of the entries beyond the limit.
+	// OtherS is the time of the entries beyond the limit.
 	OtherS float64 `json:"other_s,omitempty"`
 	// TopDomains are the browser domains with the most time, counted only
-	// while a browser window had focus, largest first.
-	TopDomains []Entry `json:"top_domains"`
+	// while a browser window had focus (AFK or not, as ActivityWatch
+	// counts them), largest first, at most the limit. Left out when Top
+	// already ranks domains.
+	TopDomains []Entry `json:"top_domains,omitempty"`
+	// TopURLs are the browser pages (scheme, host and path: no query)
+	// with the most time, with group_by title only.
+	TopURLs []Entry `json:"top_urls,omitempty"`
 	// Categories are ActivityWatch's categories (its classes setting,
-	// else its default categories) by time, largest first; time matching
-	// no rule is "Uncategorized".
-	Categories []Entry `json:"categories"`
+	// else its default categories) by time, largest first, at most the
+	// limit; time matching no rule is "Uncategorized". Left out when Top
+	// already ranks categories.
+	Categories []Entry `json:"categories,omitempty"`
 	// Switches counts changes of the focused app or title within active
 	// time.
 	Switches int `json:"switches"`
@@ -71,27 +78,39 @@ type Summary struct {
 
 // Entry is one line of a ranking.
 type Entry struct {
-	// Key is the app, "app — title", domain or category ("Work >
-	// Programming", the web UI's separator), per the ranking.
+	// Key is the app, title, domain, URL or category ("Work >
+	// Programming", the web UI's separator), per the ranking; "excluded",
+	// "withheld" or "afk" for the entries marked so.
 	Key string `json:"key"`
+	// App is the app of a title (group_by title).
+	App string `json:"app,omitempty"`
 	// DurationS is its time in seconds.
 	DurationS float64 `json:"duration_s"`
 	// Share is DurationS over the summary's active time (0 to 1).
 	Share float64 `json:"share"`
 	// Excluded marks the one entry holding the time of every app the
 	// privacy settings exclude; its Key is "excluded" and nothing else of
-	// those apps is shown.
+	// those apps is shown. Password managers count as excluded apps.
 	Excluded bool `json:"excluded,omitempty"`
+	// Withheld marks the entry holding an app's titles that are not shown
+	// (private browser windows, windows showing a private tab or a
+	// password vault); its Key is "withheld".
+	Withheld bool `json:"withheld,omitempty"`
+	// AFK marks the AFK entry of include_afk; its Key is "afk".
+	AFK bool `json:"afk,omitempty"`
 }
 
 // Focus is one unbroken stretch in one app.
 type Focus struct {
+	// App is the app ("excluded" for an excluded app or password
+	// manager).
 	App string `json:"app"`
 	// Title is the title the stretch spent most time on ("" when the app
 	// is excluded or its titles are withheld).
 	Title     string    `json:"title,omitempty"`
 	Start     time.Time `json:"start"`
 	DurationS float64   `json:"duration_s"`
+	Excluded  bool      `json:"excluded,omitempty"`
 }
 
 // Timeline is the result of activity_timeline: the ordered focus blocks
@@ -132,9 +151,12 @@ type Block struct {
 	Gap string `json:"gap,omitempty"`
 	// Folded counts the shorter blocks folded into this one.
 	Folded int `json:"folded,omitempty"`
-	// Excluded marks a block in an app the privacy settings exclude:
-	// App is "excluded" and Title empty.
+	// Excluded marks a block in an app the privacy settings exclude (or a
+	// password manager): App is "excluded" and Title empty.
 	Excluded bool `json:"excluded,omitempty"`
+	// Withheld marks a block whose titles are withheld (a private browser
+	// window, a private tab or a password vault): Title is empty.
+	Withheld bool `json:"withheld,omitempty"`
 }
 
 // History is the result of nowframe_history read from ActivityWatch's
@@ -142,42 +164,47 @@ type Block struct {
 type History struct {
 	Period Period `json:"period"`
 	// Count is len(Switches).
-	Count    int      `json:"count"`
+	Count int `json:"count"`
+	// Switches are the newest switches of the period, at most the call's
+	// limit, oldest first. The first is what was going on when the period
+	// (or the page) starts.
 	Switches []Switch `json:"switches"`
-	// NextCursor, when set, continues after the last switch shown.
-	NextCursor string    `json:"next_cursor,omitempty"`
-	Source     Source    `json:"source"`
-	Freshness  Freshness `json:"freshness"`
-	Notes      []string  `json:"notes,omitempty"`
+	// Omitted counts the older switches of the period beyond the limit.
+	Omitted   int       `json:"omitted,omitempty"`
+	Source    Source    `json:"source"`
+	Freshness Freshness `json:"freshness"`
+	Notes     []string  `json:"notes,omitempty"`
 }
 
 // Switch is one change of what the person was doing.
 type Switch struct {
 	// At is when the change happened.
 	At time.Time `json:"at"`
-	// What names what changed: "app", "title", "tab", "afk" (as the
-	// in-memory change feed names them).
+	// What names what changed: "app", "title", "tab", "afk" (the person
+	// left or came back), "no_data" (no watcher reported anything:
+	// computer off or asleep).
 	What []string `json:"what"`
 	// App and Title are the focused window after the change ("excluded"
-	// and "" for an excluded app).
+	// and "" for an excluded app or password manager).
 	App   string `json:"app,omitempty"`
 	Title string `json:"title,omitempty"`
+	// Withheld marks a title withheld (a private browser window, a
+	// private tab or a password vault).
+	Withheld bool `json:"withheld,omitempty"`
 	// Tab is the browser tab after the change, while a browser had focus;
 	// nil otherwise, and for a private tab.
 	Tab *Tab `json:"tab,omitempty"`
 	// AFK is "afk" or "not-afk" when the change was the person leaving or
-	// coming back.
+	// coming back; "no_data" for a stretch without data.
 	AFK string `json:"afk,omitempty"`
 	// DurationS is how long it lasted, until the next switch or now.
 	DurationS float64 `json:"duration_s"`
 }
 
-// Tab is a browser tab as a switch shows it.
+// Tab is a browser tab as a switch shows it: its domain and title (never
+// a private tab's, nor an excluded browser's).
 type Tab struct {
-	// Domain is the tab's domain; URL is the sanitized URL (scheme, host,
-	// path), shown only when the call asks for titles.
 	Domain string `json:"domain"`
-	URL    string `json:"url,omitempty"`
 	Title  string `json:"title,omitempty"`
 }
 

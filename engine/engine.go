@@ -17,6 +17,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/awbridge/awbridge/activity"
 	"github.com/awbridge/awbridge/aw"
 	"github.com/awbridge/awbridge/config"
 	"github.com/awbridge/awbridge/health"
@@ -64,6 +65,8 @@ type Engine struct {
 	liveBus atomic.Pointer[toolbus.Bus] // bus, for health's live checks (set after health starts)
 	state   *state.Store
 	poller  *nowframe.Poller
+	// activity answers the activity tools from ActivityWatch's history.
+	activity *activity.Service
 	// artifacts is the artifact store Run prunes (disabled without a
 	// usable context root).
 	artifacts *artifacts.Store
@@ -166,6 +169,9 @@ func New(d Deps) (*Engine, error) {
 	var poller *nowframe.Poller
 	bopts.OnFrame = func(f *nowframe.Frame) { poller.Observe(f) }
 	e.builder = nowframe.NewBuilder(bopts)
+	if err := e.initActivity(privacy); err != nil {
+		return nil, err
+	}
 	poller = nowframe.NewPoller(e.builder, nowframe.PollerOptions{Now: d.Now, Interval: c.Poll.Interval,
 		IdleInterval: c.Poll.IdleInterval, ActiveFor: c.Poll.ActiveFor, BucketListTTL: c.Poll.BucketListTTL})
 	e.poller = poller

@@ -75,6 +75,25 @@ func (p Privacy) title(raw string, max int) string {
 	return rewrite(p.cleanText(raw, max), p.TitleRules, func(s string) string { return SanitizeTitle(s, max) })
 }
 
+// App, Title and URL apply these rules to an application name, a window
+// or tab title and a URL exactly as frames do ("" for a URL that is
+// withheld); Excluded reports an app of ExcludeApps. Activity over time
+// (package activity) shows stored events through them.
+func (p Privacy) App(raw string) string { return p.cleanText(raw, maxAppLength) }
+
+// Title: see App.
+func (p Privacy) Title(raw string) string { return p.title(raw, p.maxTitle()) }
+
+// URL: see App.
+func (p Privacy) URL(raw string) string { return rewrite(SanitizeURL(raw), p.URLRules, SanitizeURL) }
+
+// Excluded: see App.
+func (p Privacy) Excluded(app string) bool { return p.excluded(app) }
+
+// PrivateWindowTitle reports a browser window title that marks a private
+// window, as frames recognise one.
+func PrivateWindowTitle(title string) bool { return privateWindowTitle(title) }
+
 // excluded reports whether app is one of ExcludeApps.
 func (p Privacy) excluded(app string) bool {
 	a := strings.TrimSuffix(strings.ToLower(strings.TrimSpace(app)), ".exe")

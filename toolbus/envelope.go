@@ -152,7 +152,7 @@ func (b *Bus) appendNextActions(dst []byte, r *run) []byte {
 			acts = append(acts,
 				nextAction{Tool: "system_health", Why: "see which source is down and since when"},
 				nextAction{Tool: "nowframe_build", Why: "a best-effort frame still answers with the sources that work"})
-		case CodeSchemaInvalid, CodeUnknownTool, CodeOutputMissing:
+		case CodeSchemaInvalid, CodeInvalidArgument, CodeUnknownTool, CodeOutputMissing:
 			acts = append(acts, nextAction{Tool: "help", Arguments: map[string]any{"tool": r.e.toolName()}, Why: "the tool's arguments and an example"})
 		}
 	}

@@ -33,6 +33,10 @@ const (
 	CodeStorage            = "StorageFailed"
 	CodeNotFound           = "NotFound"
 	CodeOutputMissing      = "OutputMissing"
+	// CodeInvalidArgument: the arguments fit the schema but not together
+	// or not the tool (an unknown period, start after end, a bad cursor);
+	// details.argument names the one to fix.
+	CodeInvalidArgument = "InvalidArgument"
 
 	// AuthError codes: the source answered and refused us. Not retryable:
 	// the hint names the setting to fix.

@@ -1,0 +1,473 @@
+package activity
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/awbridge/awbridge/aw/transform"
+	"github.com/awbridge/awbridge/nowframe"
+)
+
+// Fixed keys of rankings, timelines and switches.
+const (
+	// KeyExcluded stands for every app the privacy settings exclude
+	// (privacy.exclude_apps) and every password manager: their time only.
+	KeyExcluded = "excluded"
+	// KeyWithheld stands for the titles of private browser windows (and
+	// of windows showing a private tab or a password vault), per app.
+	KeyWithheld = "withheld"
+	// KeyAFK is the AFK entry of a summary with include_afk.
+	KeyAFK = "afk"
+	// KeyUncategorized is ActivityWatch's name for time no category
+	// matches.
+	KeyUncategorized = "Uncategorized"
+)
+
+// excludedMark is the data key that marks the tab events of a browser
+// the privacy settings exclude, before the canonical computation (which
+// mixes all browsers' tabs).
+const excludedMark = "$awbridge_excluded"
+
+// margin is how much of the neighbouring time a unit is computed with, so
+// that flooding and the intersections near its bounds see what a
+// computation of the whole period sees; the unit's results are then cut
+// to the unit.
+const margin = 15 * 60 * transform.Second
+
+// focusGap is the largest gap between two events of one app that still
+// counts as one unbroken stretch (flooded events meet exactly).
+const focusGap = transform.Millisecond
+
+// view is how a window event is shown, privacy applied.
+type view struct {
+	app, title string
+	category   string
+	excluded   bool // app is KeyExcluded; title and category empty
+	withheld   bool // title withheld (private window, private tab, vault)
+}
+
+// tabView is how a browser tab event is shown, privacy applied.
+type tabView struct {
+	domain, url, title string
+	hidden             bool // private tab or password vault: never shown
+	excluded           bool // the browser is excluded: its time only
+}
+
+// gkey keys the maps of aggregates: a name (and a second one for
+// titles), with flags.
+type gkey struct {
+	a, b  string
+	flags uint8
+}
+
+const (
+	flagExcluded uint8 = 1 << iota
+	flagWithheld
+)
+
+// stretch is an unbroken stretch in one app, with its titles' time.
+type stretch struct {
+	app        string
+	excluded   bool
+	start, end int64
+	titles     map[string]int64
+}
+
+func (s *stretch) clone() *stretch {
+	if s == nil {
+		return nil
+	}
+	c := *s
+	c.titles = make(map[string]int64, len(s.titles))
+	for k, v := range s.titles {
+		c.titles[k] = v
+	}
+	return &c
+}
+
+// join extends s by o (o follows s).
+func (s *stretch) join(o *stretch) {
+	s.end = o.end
+	for k, v := range o.titles {
+		s.titles[k] += v
+	}
+}
+
+// title is the title the stretch spent most time on ("" when withheld or
+// excluded); ties go to the smaller title, so results are stable.
+func (s *stretch) title() string {
+	best, bestUS := "", int64(-1)
+	for k, v := range s.titles {
+		if v > bestUS || v == bestUS && k < best {
+			best, bestUS = k, v
+		}
+	}
+	return best
+}
+
+// aggregates are a unit's totals, privacy applied.
+type aggregates struct {
+	active, afk     int64
+	apps, titles    map[gkey]int64
+	cats, domains   map[gkey]int64
+	urls            map[gkey]int64
+	switches        int
+	first, last     view // of the first and last event (when any)
+	firstAt, lastAt int64
+	any             bool
+	// Stretches: the first and last (which may be one), and the longest.
+	firstS, lastS, longest *stretch
+}
+
+// unitResult is the canonical computation of one unit of time (a closed
+// day, or an hour of a day still open), cut to the unit, privacy applied.
+// Immutable once built.
+type unitResult struct {
+	span   span64
+	events []ev     // window events within active time, by start
+	views  []uint32 // views[i] is events[i]'s view, an index into vs
+	vs     []view
+	tabs   []ev     // browser tab events that count, by start
+	tviews []uint32 // tviews[i] is tabs[i]'s, an index into tvs
+	tvs    []tabView
+	away   []span64 // AFK time (the AFK watcher's "afk", flooded), by start
+	agg    aggregates
+}
+
+func (u *unitResult) bytes() int64 {
+	n := int64(len(u.events)+len(u.tabs))*bytesPerResultEvt + int64(len(u.away))*16
+	n += int64(len(u.vs))*96 + int64(len(u.tvs))*96
+	n += int64(len(u.agg.apps)+len(u.agg.titles)+len(u.agg.cats)+len(u.agg.domains)+len(u.agg.urls)) * 96
+	return n + 512
+}
+
+// privacyRules apply the frames' privacy to stored events.
+type privacyRules struct {
+	p nowframe.Privacy
+}
+
+// browserExcluded reports whether the settings exclude a browser (the web
+// UI's name): one of its app names is excluded, or an excluded app
+// matches its pattern. Its tabs then show as KeyExcluded.
+func (pr *privacyRules) browserExcluded(browser string) bool {
+	names, pattern, known := transform.BrowserApps(browser)
+	if !known {
+		return false
+	}
+	if slices.ContainsFunc(names, pr.p.Excluded) {
+		return true
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return false
+	}
+	for _, x := range pr.p.ExcludeApps {
+		if x = strings.TrimSpace(x); x != "" && re.MatchString(x) {
+			return true
+		}
+	}
+	return false
+}
+
+// window is how a window with this app and title is shown: excluded apps
+// and password managers as KeyExcluded, private windows' titles withheld,
+// everything else as frames show it.
+func (pr *privacyRules) window(app, title string) view {
+	if _, pm := nowframe.PasswordManager(app, title); pm || pr.p.Excluded(app) {
+		return view{app: KeyExcluded, excluded: true}
+	}
+	v := view{app: pr.p.App(app)}
+	if nowframe.PrivateWindowTitle(title) {
+		v.withheld = true
+	} else {
+		v.title = pr.p.Title(title)
+	}
+	return v
+}
+
+// tab is how a tab is shown.
+func (pr *privacyRules) tab(rawURL, title string, incognito, excluded bool) tabView {
+	switch {
+	case incognito || nowframe.PasswordManagerURL(rawURL):
+		return tabView{hidden: true}
+	case excluded:
+		return tabView{excluded: true}
+	}
+	tv := tabView{url: pr.p.URL(rawURL), title: pr.p.Title(title)}
+	if tv.url != "" {
+		if parts, err := transform.SplitURL(tv.url); err == nil {
+			tv.domain = nowframe.SanitizeTitle(parts.Domain, 253)
+		}
+	}
+	return tv
+}
+
+// computeInput is what a unit is computed from: each bucket's events over
+// the unit and its margins.
+type computeInput struct {
+	window, afk []ev
+	browsers    []transform.Browser
+}
+
+// computeUnit runs ActivityWatch's canonical computation over the input
+// and cuts the result to span.
+func computeUnit(in computeInput, span span64, opt transform.Options, pr *privacyRules) *unitResult {
+	res := transform.Canonical(transform.Input{Window: in.window, AFK: in.afk, Browsers: in.browsers}, opt)
+	u := &unitResult{span: span}
+	u.events = clipEvents(res.Events, span)
+	u.tabs = clipEvents(res.Browser, span)
+	for _, a := range transform.Flood(in.afk, transform.DefaultPulsetime) {
+		if a.Data.In("status", "afk") {
+			if c, ok := clip64(a, span.start, span.end); ok && c.Duration > 0 {
+				u.away = append(u.away, span64{c.Start, c.End()})
+			}
+		}
+	}
+
+	// Views, one per distinct app and title (and category).
+	type wkey struct {
+		app, title string
+		class      int
+	}
+	byKey := map[wkey]uint32{}
+	labels := map[int]string{}
+	u.views = make([]uint32, len(u.events))
+	for i, e := range u.events {
+		app, _ := e.Data.Str("app")
+		title, _ := e.Data.Str("title")
+		k := wkey{app, title, e.Data.Class()}
+		idx, ok := byKey[k]
+		if !ok {
+			v := pr.window(app, title)
+			if !v.excluded {
+				l, seen := labels[k.class]
+				if !seen {
+					l = nowframe.SanitizeTitle(res.Classes.Label(k.class), 0)
+					labels[k.class] = l
+				}
+				v.category = l
+			}
+			idx = uint32(len(u.vs))
+			u.vs = append(u.vs, v)
+			byKey[k] = idx
+		}
+		u.views[i] = idx
+	}
+
+	// Tab views.
+	type tkey struct {
+		url, title          string
+		incognito, excluded bool
+	}
+	byTab := map[tkey]uint32{}
+	u.tviews = make([]uint32, len(u.tabs))
+	for i, e := range u.tabs {
+		url, _ := e.Data.Str("url")
+		title, _ := e.Data.Str("title")
+		incognito, _ := e.Data.Bool("incognito")
+		_, excluded := e.Data.Get(excludedMark)
+		k := tkey{url, title, incognito, excluded}
+		idx, ok := byTab[k]
+		if !ok {
+			idx = uint32(len(u.tvs))
+			u.tvs = append(u.tvs, pr.tab(url, title, incognito, excluded))
+			byTab[k] = idx
+		}
+		u.tviews[i] = idx
+	}
+	u.withholdUnderHiddenTabs()
+	u.aggregate()
+	return u
+}
+
+// withholdUnderHiddenTabs withholds the title of every window event that
+// shows a private tab or a password vault (a browser's window title
+// repeats its tab's): it overlaps one for more than a pulsetime, or
+// lies within one.
+func (u *unitResult) withholdUnderHiddenTabs() {
+	withheld := map[uint32]uint32{}
+	j := 0
+	for t, tab := range u.tabs {
+		if !u.tvs[u.tviews[t]].hidden {
+			continue
+		}
+		for j > 0 && u.events[j-1].End() > tab.Start {
+			j-- // an earlier window event may reach into this tab
+		}
+		for ; j < len(u.events) && u.events[j].Start < tab.End(); j++ {
+			e := u.events[j]
+			// Flooding stretches a tab up to a pulsetime over the next
+			// window: only a real overlap counts.
+			overlap := min(e.End(), tab.End()) - max(e.Start, tab.Start)
+			if overlap <= 0 || (overlap <= transform.DefaultPulsetime && overlap < e.Duration) {
+				continue
+			}
+			v := u.vs[u.views[j]]
+			if v.excluded || v.withheld {
+				continue
+			}
+			w, ok := withheld[u.views[j]]
+			if !ok {
+				v.title, v.withheld = "", true
+				w = uint32(len(u.vs))
+				u.vs = append(u.vs, v)
+				withheld[u.views[j]] = w
+			}
+			u.views[j] = w
+		}
+	}
+}
+
+// clipEvents keeps the parts of evs (by start) within span.
+func clipEvents(evs []ev, span span64) []ev {
+	out := make([]ev, 0, len(evs))
+	for _, e := range evs {
+		if c, ok := clip64(e, span.start, span.end); ok && c.Duration > 0 {
+			out = append(out, c)
+		}
+	}
+	return slices.Clip(out)
+}
+
+// titleKey is the key of a window's title ranking entry.
+func titleKey(v view) gkey {
+	switch {
+	case v.excluded:
+		return gkey{a: KeyExcluded, flags: flagExcluded}
+	case v.withheld:
+		return gkey{a: v.app, b: KeyWithheld, flags: flagWithheld}
+	}
+	return gkey{a: v.app, b: v.title}
+}
+
+func appKey(v view) gkey {
+	if v.excluded {
+		return gkey{a: KeyExcluded, flags: flagExcluded}
+	}
+	return gkey{a: v.app}
+}
+
+func categoryKey(v view) gkey {
+	if v.excluded {
+		return gkey{a: KeyExcluded, flags: flagExcluded}
+	}
+	return gkey{a: v.category}
+}
+
+// sameFocus reports whether two views are one app, for stretches.
+func sameFocus(a, b view) bool { return a.excluded == b.excluded && a.app == b.app }
+
+// stretchTitle is the title a stretch counts an event's time under.
+func stretchTitle(v view) string {
+	if v.excluded || v.withheld {
+		return ""
+	}
+	return v.title
+}
+
+// aggregate computes u.agg: time per view first, then per key; the
+// stretches as event ranges, with titles only for those kept.
+func (u *unitResult) aggregate() {
+	a := &u.agg
+	a.apps, a.titles, a.cats = map[gkey]int64{}, map[gkey]int64{}, map[gkey]int64{}
+	a.domains, a.urls = map[gkey]int64{}, map[gkey]int64{}
+	perView := make([]int64, len(u.vs))
+	type run struct {
+		lo, hi     int
+		start, end int64
+	}
+	var (
+		cur                  run
+		first, last, longest run
+		haveCur, haveLongest bool
+		prev                 uint32
+	)
+	closeRun := func() {
+		if !haveCur {
+			return
+		}
+		if first.hi == 0 {
+			first = cur
+		}
+		last = cur
+		if !haveLongest || cur.end-cur.start > longest.end-longest.start {
+			longest, haveLongest = cur, true
+		}
+	}
+	for i, e := range u.events {
+		vi := u.views[i]
+		v := &u.vs[vi]
+		perView[vi] += e.Duration
+		a.active += e.Duration
+		if i == 0 {
+			a.any, a.firstAt = true, e.Start
+		} else if vi != prev && u.vs[prev] != *v {
+			a.switches++
+		}
+		prev = vi
+		a.lastAt = max(a.lastAt, e.End())
+		if haveCur && sameFocus(u.vs[u.views[cur.lo]], *v) && e.Start-cur.end <= focusGap {
+			cur.hi, cur.end = i+1, max(cur.end, e.End())
+			continue
+		}
+		closeRun()
+		cur, haveCur = run{i, i + 1, e.Start, e.End()}, true
+	}
+	closeRun()
+	if a.any {
+		a.first, a.last = u.vs[u.views[0]], u.vs[prev]
+		mk := func(r run) *stretch {
+			v := u.vs[u.views[r.lo]]
+			s := &stretch{app: v.app, excluded: v.excluded, start: r.start, end: r.end, titles: map[string]int64{}}
+			for k := r.lo; k < r.hi; k++ {
+				s.titles[stretchTitle(u.vs[u.views[k]])] += u.events[k].Duration
+			}
+			return s
+		}
+		a.firstS = mk(first)
+		a.lastS, a.longest = a.firstS, a.firstS
+		if last != first {
+			a.lastS = mk(last)
+		}
+		switch longest {
+		case first:
+		case last:
+			a.longest = a.lastS
+		default:
+			a.longest = mk(longest)
+		}
+	}
+	for vi, d := range perView {
+		if d == 0 {
+			continue
+		}
+		v := u.vs[vi]
+		a.apps[appKey(v)] += d
+		a.titles[titleKey(v)] += d
+		a.cats[categoryKey(v)] += d
+	}
+	for _, s := range u.away {
+		a.afk += s.end - s.start
+	}
+	perTab := make([]int64, len(u.tvs))
+	for i, e := range u.tabs {
+		perTab[u.tviews[i]] += e.Duration
+	}
+	for ti, d := range perTab {
+		switch tv := u.tvs[ti]; {
+		case d == 0 || tv.hidden:
+		case tv.excluded:
+			a.domains[gkey{a: KeyExcluded, flags: flagExcluded}] += d
+		default:
+			if tv.domain != "" {
+				a.domains[gkey{a: tv.domain}] += d
+			}
+			if tv.url != "" {
+				a.urls[gkey{a: tv.url}] += d
+			}
+		}
+	}
+}
+
+func (s *stretch) view() view { return view{app: s.app, excluded: s.excluded} }

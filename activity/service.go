@@ -1,0 +1,674 @@
+package activity
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/awbridge/awbridge/aw/transform"
+	"github.com/awbridge/awbridge/nowframe"
+	"github.com/awbridge/awbridge/upstream"
+)
+
+// Defaults of ServiceOptions.
+const (
+	DefaultCacheBytes = 64 << 20
+	DefaultCacheDays  = 14
+	DefaultReread     = 3 * time.Minute
+)
+
+// Progress is told how far a long call is: done of total steps (days read,
+// units computed) with a fixed message (never data). It may be called
+// from several goroutines, one call at a time.
+type Progress func(done, total float64, msg string)
+
+// ServiceOptions configure a Service.
+type ServiceOptions struct {
+	// Fetcher reads ActivityWatch (its AW, Source, Host, Parallel, Now).
+	Fetcher FetcherOptions
+	// Zone is the zone days are counted in (activity.timezone).
+	Zone Zone
+	// Privacy are the frames' privacy settings, applied to every event
+	// shown.
+	Privacy nowframe.Privacy
+	// CacheBytes bounds the memory kept between calls: closed days'
+	// events and computed units (default 64 MiB; negative keeps nothing,
+	// each call reads its whole period).
+	CacheBytes int64
+	// CacheDays bounds how far back days are kept (default 14).
+	CacheDays int
+	// Reread is how much of the newest data is read again on each call:
+	// the newest event grows with heartbeats, and a watcher may deliver
+	// late (default 3 min). Data older than that is final; a day is closed
+	// Reread after its end.
+	Reread time.Duration
+}
+
+// Service answers the activity tools from ActivityWatch's stored events:
+// it reads a period's raw events by days, the buckets concurrently, keeps
+// closed days (and the current day, read incrementally) in memory within
+// bounds, and computes ActivityWatch's canonical desktop query in Go, by
+// units of a day (an hour while the day is open), each cached once final.
+// Safe for concurrent use.
+type Service struct {
+	opts  ServiceOptions
+	f     *Fetcher
+	pr    *privacyRules
+	store *store
+	// key authenticates cursors (random per process).
+	key [32]byte
+
+	mu      sync.Mutex
+	classes classesMemo
+}
+
+type classesMemo struct {
+	raw     string
+	classes transform.Classes
+	err     error
+}
+
+// NewService returns a Service.
+func NewService(opts ServiceOptions) *Service {
+	switch {
+	case opts.CacheBytes == 0:
+		opts.CacheBytes = DefaultCacheBytes
+	case opts.CacheBytes < 0:
+		opts.CacheBytes = 0
+	}
+	if opts.CacheDays <= 0 {
+		opts.CacheDays = DefaultCacheDays
+	}
+	if opts.Reread <= 0 {
+		opts.Reread = DefaultReread
+	}
+	s := &Service{opts: opts, f: NewFetcher(opts.Fetcher), pr: &privacyRules{p: opts.Privacy},
+		store: newStore(opts.CacheBytes, time.Duration(opts.CacheDays)*24*time.Hour)}
+	_, _ = rand.Read(s.key[:]) // never fails (crypto/rand)
+	return s
+}
+
+func (s *Service) now() time.Time { return s.f.opts.Now() }
+
+// progress serializes a Progress and counts steps.
+type progress struct {
+	mu          sync.Mutex
+	fn          Progress
+	done, total float64
+}
+
+func (p *progress) step(n float64, msg string) {
+	if p == nil || p.fn == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done += n
+	p.fn(min(p.done, p.total), p.total, msg)
+}
+
+// inputs are the buckets a computation reads and its settings.
+type inputs struct {
+	targets  []target
+	browsers []string // per target: the web UI's browser name ("" for window and AFK)
+	created  []int64  // per target: when the bucket was created (µs)
+	opt      transform.Options
+	key      string // targets and settings, for unit keys
+}
+
+// inputsOf chooses the buckets and settings for m, with notes on what is
+// missing.
+func (s *Service) inputsOf(m *Meta) (inputs, []string) {
+	var (
+		in    inputs
+		notes []string
+	)
+	sel := m.Selection
+	if sel.Window != "" {
+		in.targets, in.browsers = append(in.targets, target{sel.Window, RoleWindow}), append(in.browsers, "")
+	} else {
+		notes = append(notes, "no window watcher (aw-watcher-window) bucket for this host: there is no activity to count")
+	}
+	if sel.AFK != "" {
+		in.targets, in.browsers = append(in.targets, target{sel.AFK, RoleAFK}), append(in.browsers, "")
+	} else {
+		notes = append(notes, "no AFK watcher (aw-watcher-afk) bucket for this host: ActivityWatch counts no active time without one")
+	}
+	for _, bb := range transform.BrowserBuckets(sel.Web) {
+		in.targets, in.browsers = append(in.targets, target{bb.BucketID, RoleWeb}), append(in.browsers, bb.Browser)
+	}
+	if m.SettingsErr != nil {
+		notes = append(notes, "ActivityWatch's settings could not be read: days start at 04:00, weeks on Monday, and the default categories apply")
+	}
+	in.opt.AlwaysActivePattern = m.Settings.AlwaysActivePattern
+	if m.Settings.Classes != nil {
+		cs, err := s.parseClasses(string(m.Settings.Classes))
+		if err != nil {
+			notes = append(notes, "ActivityWatch's classes setting could not be used: the default categories apply")
+		}
+		in.opt.Classes = cs
+	}
+	for _, t := range in.targets {
+		in.created = append(in.created, us(m.Buckets[t.id].Created))
+	}
+	h := sha256.New()
+	for _, t := range in.targets {
+		fmt.Fprintf(h, "%s\x00%s\x00%d\x00", t.role, t.id, us(m.Buckets[t.id].Created))
+	}
+	fmt.Fprintf(h, "%s\x00%s", in.opt.AlwaysActivePattern, m.Settings.Classes)
+	in.key = hex.EncodeToString(h.Sum(nil)[:16])
+	return in, notes
+}
+
+// parseClasses parses the classes setting, once per distinct value.
+func (s *Service) parseClasses(raw string) (transform.Classes, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.classes.raw != raw || (s.classes.classes == nil && s.classes.err == nil) {
+		cs, err := transform.ParseClasses([]byte(raw))
+		s.classes = classesMemo{raw: raw, classes: cs, err: err}
+	}
+	if s.classes.err != nil {
+		return nil, s.classes.err
+	}
+	return s.classes.classes, nil
+}
+
+// dayPlan is one calendar day of a period.
+type dayPlan struct {
+	full span64 // the whole day
+	need span64 // its part within the period
+}
+
+// unitPlan is one unit of computation.
+type unitPlan struct {
+	span          span64
+	whole         bool // a whole day, or a whole hour of an open day: kept once final
+	before, after bool // computed with the time around it (within the period)
+	margin        span64
+}
+
+// plan splits p into days and units: a closed day (ended Reread ago) is
+// one unit, an open one is split into hours.
+func (s *Service) plan(p Period, now time.Time) ([]dayPlan, []unitPlan) {
+	ps := spanOf(p.Span())
+	reread := s.opts.Reread
+	var (
+		days  []dayPlan
+		units []unitPlan
+	)
+	for _, d := range p.Days() {
+		full := p.Calendar.DayOf(d.Start)
+		dp := dayPlan{full: spanOf(full), need: spanOf(d)}
+		days = append(days, dp)
+		add := func(cell span64) {
+			u := span64{max(cell.start, dp.need.start), min(cell.end, dp.need.end)}
+			if u.start >= u.end {
+				return
+			}
+			up := unitPlan{span: u, whole: u == cell, before: u.start > ps.start, after: u.end < ps.end}
+			up.margin = u
+			if up.before {
+				up.margin.start = max(ps.start, u.start-margin)
+			}
+			if up.after {
+				up.margin.end = min(ps.end, u.end+margin)
+			}
+			units = append(units, up)
+		}
+		if !full.End.Add(reread).After(now) {
+			add(dp.full)
+			continue
+		}
+		for h := dp.full.start; h < dp.full.end; h += int64(time.Hour / time.Microsecond) {
+			add(span64{h, min(h+int64(time.Hour/time.Microsecond), dp.full.end)})
+		}
+	}
+	return days, units
+}
+
+func newPeriodEvents(in inputs, days []dayPlan) *periodEvents {
+	ld := &periodEvents{days: days, events: make([][][]ev, len(in.targets)), failed: make([]error, len(in.targets))}
+	for t := range ld.events {
+		ld.events[t] = make([][]ev, len(days))
+	}
+	return ld
+}
+
+// periodEvents is what one call read: each target's events of each day within
+// the period, oldest first.
+type periodEvents struct {
+	days   []dayPlan
+	events [][][]ev // [target][day]
+	failed []error  // per target: a web bucket that could not be read
+}
+
+// load makes sure every target's events of every day are read, reading
+// only what the store lacks, at most Parallel reads at once, the newest
+// day first, and calls onDay (when set) as each day is complete, telling
+// whether one of its reads failed. A window or AFK bucket failing fails
+// the call with an *UnreadableError.
+func (s *Service) loadInto(ctx context.Context, ld *periodEvents, in inputs, now time.Time, prog *progress, onDay func(d int, failed bool)) error {
+	days := ld.days
+	type job struct{ t, d int }
+	var jobs []job
+	for d := len(days) - 1; d >= 0; d-- {
+		for t := range in.targets {
+			jobs = append(jobs, job{t, d})
+		}
+	}
+	left := make([]int, len(days)) // targets left per day
+	failedDay := make([]bool, len(days))
+	for d := range left {
+		left[d] = len(in.targets)
+	}
+	parent := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu sync.Mutex
+		wg sync.WaitGroup
+	)
+	queue := make(chan job)
+	for range min(s.f.opts.Parallel, len(jobs)) {
+		wg.Go(func() {
+			for j := range queue {
+				tg := in.targets[j.t]
+				evs, err := s.loadDay(ctx, dayKey{tg.id, in.created[j.t], days[j.d].full.start}, days[j.d], now)
+				mu.Lock()
+				switch {
+				case err == nil:
+					ld.events[j.t][j.d] = evs
+				case ld.failed[j.t] == nil && ctx.Err() == nil:
+					ld.failed[j.t] = err
+					if tg.role != RoleWeb {
+						cancel()
+					}
+				}
+				if err != nil {
+					failedDay[j.d] = true
+				}
+				left[j.d]--
+				dayDone, failed := left[j.d] == 0, failedDay[j.d]
+				mu.Unlock()
+				if dayDone {
+					prog.step(1, "reading ActivityWatch's events by day")
+					if onDay != nil && ctx.Err() == nil {
+						onDay(j.d, failed)
+					}
+				}
+			}
+		})
+	}
+feed:
+	for _, j := range jobs {
+		select {
+		case queue <- j:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(queue)
+	wg.Wait()
+	var (
+		failed   []string
+		failures []error
+	)
+	for t, tg := range in.targets {
+		if ld.failed[t] != nil && tg.role != RoleWeb {
+			failed = append(failed, tg.id)
+			failures = append(failures, ld.failed[t])
+		}
+	}
+	if len(failed) > 0 {
+		return &UnreadableError{Buckets: failed, Err: upstream.Join(failures...)}
+	}
+	return parent.Err()
+}
+
+// loadDay returns one bucket's events of one day within the period,
+// reading what the store lacks.
+func (s *Service) loadDay(ctx context.Context, key dayKey, d dayPlan, now time.Time) ([]ev, error) {
+	bd := s.store.day(key, d.full, now)
+	bd.mu.Lock()
+	read, err := s.ensure(ctx, bd, d.need, now)
+	var evs []ev
+	if err == nil {
+		if d.need == d.full && bd.complete(s.opts.Reread.Microseconds()) {
+			evs = bd.events // final: never changed again
+		} else {
+			evs = sliceEvents(bd.events, d.need.start, d.need.end)
+		}
+	}
+	n := len(bd.events)
+	bd.mu.Unlock()
+	if read {
+		s.store.resize(key, bd, n, now)
+	}
+	return evs, err
+}
+
+// ensure reads what bd lacks of need: the part before what it holds, and
+// the part after what is final (re-reading the last Reread of it, joined
+// again at the cut). Called with bd.mu held.
+func (s *Service) ensure(ctx context.Context, bd *bucketDay, need span64, now time.Time) (read bool, err error) {
+	reread := s.opts.Reread.Microseconds()
+	nowUS := us(now)
+	if !bd.covered {
+		evs, err := s.read(ctx, bd.bucket, need)
+		if err != nil {
+			return false, err
+		}
+		bd.covered, bd.from, bd.to, bd.events, bd.readAt = true, need.start, need.end, evs, nowUS
+		return true, nil
+	}
+	if need.start < bd.from {
+		evs, err := s.read(ctx, bd.bucket, span64{need.start, bd.from})
+		if err != nil {
+			return false, err
+		}
+		bd.events = stitch(evs, bd.events, bd.from)
+		bd.from, read = need.start, true
+	}
+	if trusted := bd.trusted(reread); need.end > trusted {
+		cut := trusted - trusted%int64(time.Millisecond/time.Microsecond)
+		cut = max(cut, bd.from)
+		end := max(need.end, bd.to)
+		evs, err := s.read(ctx, bd.bucket, span64{cut, end})
+		if err != nil {
+			return read, err
+		}
+		bd.events = stitch(truncateAt(bd.events, cut), evs, cut)
+		bd.to, bd.readAt, read = end, nowUS, true
+	}
+	return read, nil
+}
+
+// read reads one bucket's events within sp, decoded, oldest first.
+func (s *Service) read(ctx context.Context, bucket string, sp span64) ([]ev, error) {
+	span := Span{Start: time.UnixMicro(sp.start), End: time.UnixMicro(sp.end)}
+	pieces, _, err := s.f.readSpan(ctx, bucket, span)
+	if err != nil {
+		return nil, err
+	}
+	return decodePieces(pieces, sp), nil
+}
+
+// decodePieces decodes the pieces of one read (in time order, each newest
+// first, as served) into events oldest first, clipped to sp and to each
+// piece's span, joining an event the split cut in two (as assemble does
+// with aw.Events), with one Decoder for the read.
+func decodePieces(pieces []piece, sp span64) []ev {
+	n := 0
+	for _, pc := range pieces {
+		n += len(pc.events)
+	}
+	var d transform.Decoder
+	out := make([]ev, 0, n)
+	for k, pc := range pieces {
+		ps := spanOf(pc.span)
+		lo, hi := max(ps.start, sp.start), min(ps.end, sp.end)
+		part := out // the first piece (usually the only one) in place
+		if k > 0 {
+			part = make([]ev, 0, len(pc.events))
+		}
+		for i := len(pc.events) - 1; i >= 0; i-- {
+			if e, ok := clip64(d.Event(pc.events[i]), lo, hi); ok {
+				part = append(part, e)
+			}
+		}
+		if k == 0 {
+			out = part
+		} else {
+			out = stitch(out, part, lo)
+		}
+	}
+	return out
+}
+
+// sliceEvents returns the events of evs (by start) within [from, to),
+// clipped, in a new slice.
+func sliceEvents(evs []ev, from, to int64) []ev {
+	i, _ := slices.BinarySearchFunc(evs, from, func(e ev, t int64) int {
+		if e.Start < t {
+			return -1
+		}
+		return 1
+	})
+	first := i
+	for k := i - 1; k >= 0 && k >= i-overlapLookback; k-- {
+		if evs[k].End() > from {
+			first = k
+		}
+	}
+	var out []ev
+	for _, e := range evs[first:] {
+		if e.Start >= to {
+			break
+		}
+		if c, ok := clip64(e, from, to); ok {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// gather is one target's events over [from, to), joined across days.
+func (ld *periodEvents) gather(t int, from, to int64) []ev {
+	var out []ev
+	for d, dp := range ld.days {
+		if dp.need.end <= from || dp.need.start >= to {
+			continue
+		}
+		part := ld.events[t][d]
+		if dp.need.start < from || dp.need.end > to {
+			part = sliceEvents(part, from, to)
+		}
+		out = stitch(out, part, dp.need.start)
+	}
+	return out
+}
+
+// prepared is a period read and computed.
+type prepared struct {
+	period Period
+	now    time.Time
+	units  []*unitResult
+	source Source
+	fresh  Freshness
+	notes  []string
+}
+
+// resolver places the call's period on the calendar at now.
+type resolver func(c Calendar, now time.Time) (Period, error)
+
+func specResolver(spec Spec) resolver {
+	return func(c Calendar, now time.Time) (Period, error) { return c.Resolve(spec, now) }
+}
+
+// prepare reads the server's metadata, resolves the period, reads its
+// events (what the store lacks) and computes its units (what the store
+// lacks).
+func (s *Service) prepare(ctx context.Context, resolve resolver, fn Progress) (*prepared, error) {
+	m, err := s.f.Meta(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	p, err := resolve(m.Calendar(s.opts.Zone), now)
+	if err != nil {
+		return nil, err
+	}
+	in, notes := s.inputsOf(m)
+	days, plans := s.plan(p, now)
+	prog := &progress{fn: fn, total: float64(len(days) + len(plans))}
+	ld := newPeriodEvents(in, days)
+	c := s.newComputer(ctx, in, ld, plans, now, prog)
+	err = s.loadInto(ctx, ld, in, now, prog, c.dayDone)
+	units := c.finish()
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	pr := &prepared{period: p, now: now, units: units, notes: notes,
+		source: Source{Host: m.Selection.Host, HostSource: m.Selection.HostSource, Note: m.Selection.Note, Buckets: []BucketRead{}},
+		fresh:  Freshness{AsOf: now.In(p.Start.Location())}}
+	for t, tg := range in.targets {
+		br := s.f.bucketRead(m, tg, now)
+		if br.NewestEnd != nil {
+			t := br.NewestEnd.In(p.Start.Location())
+			br.NewestEnd = &t
+		}
+		if ld.failed[t] != nil {
+			br.Unreadable = true
+			pr.notes = appendNote(pr.notes, "a browser bucket could not be read: its tabs are missing")
+		}
+		for _, evs := range ld.events[t] {
+			br.Events += len(evs)
+		}
+		if br.Stale {
+			pr.fresh.StaleWatchers = append(pr.fresh.StaleWatchers, tg.id)
+		}
+		pr.source.Buckets = append(pr.source.Buckets, br)
+	}
+	if p.Note != "" {
+		pr.notes = appendNote(pr.notes, p.Note)
+	}
+	return pr, nil
+}
+
+func appendNote(notes []string, n string) []string {
+	if slices.Contains(notes, n) {
+		return notes
+	}
+	return append(notes, n)
+}
+
+// computer computes a call's units, each as soon as the days it reads
+// (its own and those its margins reach) are read, while the other days
+// are still being read; from the store when it holds them. The units run
+// concurrently, one per CPU.
+type computer struct {
+	s     *Service
+	ctx   context.Context
+	in    inputs
+	ld    *periodEvents
+	plans []unitPlan
+	now   time.Time
+	prog  *progress
+	out   []*unitResult
+	// excluded marks the targets of browsers the privacy settings exclude.
+	excluded []bool
+
+	mu        sync.Mutex
+	wait      []int   // per unit: its days not yet read
+	byDay     [][]int // per day: the units reading it
+	dayFailed []bool  // per day: a read failed (its units are not kept)
+	queue     chan int
+	wg        sync.WaitGroup
+}
+
+func (s *Service) newComputer(ctx context.Context, in inputs, ld *periodEvents, plans []unitPlan, now time.Time, prog *progress) *computer {
+	c := &computer{s: s, ctx: ctx, in: in, ld: ld, plans: plans, now: now, prog: prog,
+		out: make([]*unitResult, len(plans)), excluded: make([]bool, len(in.targets)),
+		wait: make([]int, len(plans)), byDay: make([][]int, len(ld.days)), dayFailed: make([]bool, len(ld.days)),
+		queue: make(chan int, len(plans))}
+	for t, b := range in.browsers {
+		c.excluded[t] = b != "" && s.pr.browserExcluded(b)
+	}
+	for i, u := range plans {
+		if c.final(u) {
+			if r := s.store.unit(c.key(u)); r != nil {
+				c.out[i] = r
+				prog.step(1, "computing the period")
+				continue
+			}
+		}
+		for d, dp := range ld.days {
+			if dp.need.start < u.margin.end && u.margin.start < dp.need.end {
+				c.wait[i]++
+				c.byDay[d] = append(c.byDay[d], i)
+			}
+		}
+	}
+	for range min(runtime.GOMAXPROCS(0), len(plans)) {
+		c.wg.Go(c.work)
+	}
+	return c
+}
+
+func (c *computer) key(u unitPlan) unitKey { return unitKey{c.in.key, u.span, u.before, u.after} }
+
+// final reports whether a unit's result may be kept: a whole unit whose
+// data (margins included) is final.
+func (c *computer) final(u unitPlan) bool {
+	return u.whole && u.margin.end+c.s.opts.Reread.Microseconds() <= us(c.now)
+}
+
+// dayDone is told a day was read: the units waiting for it alone start.
+func (c *computer) dayDone(d int, failed bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.dayFailed[d] = c.dayFailed[d] || failed
+	for _, i := range c.byDay[d] {
+		if c.wait[i]--; c.wait[i] == 0 {
+			c.queue <- i
+		}
+	}
+}
+
+// finish waits for the units started and returns every unit's result
+// (nil for those whose days were not all read).
+func (c *computer) finish() []*unitResult {
+	close(c.queue)
+	c.wg.Wait()
+	return c.out
+}
+
+func (c *computer) work() {
+	for i := range c.queue {
+		if c.ctx.Err() != nil {
+			continue
+		}
+		u := c.plans[i]
+		ci := computeInput{}
+		for t, tg := range c.in.targets {
+			evs := c.ld.gather(t, u.margin.start, u.margin.end)
+			switch tg.role {
+			case RoleWindow:
+				ci.window = evs
+			case RoleAFK:
+				ci.afk = evs
+			default:
+				if c.excluded[t] {
+					for k := range evs {
+						evs[k].Data = evs[k].Data.With(excludedMark, "1")
+					}
+				}
+				ci.browsers = append(ci.browsers, transform.Browser{Name: c.in.browsers[t], Events: evs})
+			}
+		}
+		r := computeUnit(ci, u.span, c.in.opt, c.s.pr)
+		c.mu.Lock()
+		failed := false
+		for d, dp := range c.ld.days {
+			if dp.need.start < u.margin.end && u.margin.start < dp.need.end && c.dayFailed[d] {
+				failed = true
+			}
+		}
+		c.mu.Unlock()
+		if c.final(u) && !failed {
+			c.s.store.putUnit(c.key(u), r, c.now)
+		}
+		c.out[i] = r
+		c.prog.step(1, "computing the period")
+	}
+}

@@ -1,0 +1,275 @@
+package activity
+
+import (
+	"cmp"
+	"context"
+	"math"
+	"slices"
+	"time"
+)
+
+// Limits of the summary's rankings.
+const (
+	DefaultSummaryLimit = 10
+	MaxSummaryLimit     = 100
+)
+
+// SummaryQuery is an activity_summary call.
+type SummaryQuery struct {
+	// Period, or Start and End: see ParseSpec ("" for all three: today).
+	Period, Start, End string
+	// GroupBy is GroupByApp (""), GroupByTitle, GroupByDomain or
+	// GroupByCategory.
+	GroupBy string
+	// Limit bounds each ranking (0: DefaultSummaryLimit; at most
+	// MaxSummaryLimit).
+	Limit int
+	// IncludeAFK adds AFK time to the top entries.
+	IncludeAFK bool
+	// Progress, when set, hears how far the call is.
+	Progress Progress
+}
+
+// checkLimit applies a default and bounds to a limit argument.
+func checkLimit(n, def, maxN int) (int, error) {
+	switch {
+	case n == 0:
+		return def, nil
+	case n < 0 || n > maxN:
+		return 0, specError("limit", "must be between 1 and %d", maxN)
+	}
+	return n, nil
+}
+
+// Summary answers activity_summary: where the time of a period went.
+// A bad argument is a *SpecError; ActivityWatch failing is the Fetcher's
+// errors (*upstream.Error, *UnreadableError).
+func (s *Service) Summary(ctx context.Context, q SummaryQuery) (*Summary, error) {
+	spec, err := ParseSpec(q.Period, q.Start, q.End)
+	if err != nil {
+		return nil, err
+	}
+	groupBy := q.GroupBy
+	switch groupBy {
+	case "":
+		groupBy = GroupByApp
+	case GroupByApp, GroupByTitle, GroupByDomain, GroupByCategory:
+	default:
+		return nil, specError("group_by", "unknown grouping %s (expected app, title, domain or category)", quote(groupBy))
+	}
+	limit, err := checkLimit(q.Limit, DefaultSummaryLimit, MaxSummaryLimit)
+	if err != nil {
+		return nil, err
+	}
+	pr, err := s.prepare(ctx, specResolver(spec), q.Progress)
+	if err != nil {
+		return nil, err
+	}
+	return pr.summary(groupBy, limit, q.IncludeAFK), nil
+}
+
+// totals are a period's aggregates.
+type totals struct {
+	active, afk                   int64
+	apps, titles, cats, dom, urls map[gkey]int64
+	switches                      int
+	any                           bool
+	firstAt, lastAt               int64
+	longest                       *stretch
+}
+
+// total merges the units' aggregates: sums, switches between units, and
+// stretches joined across units.
+func (pr *prepared) total() totals {
+	t := totals{apps: map[gkey]int64{}, titles: map[gkey]int64{}, cats: map[gkey]int64{}, dom: map[gkey]int64{}, urls: map[gkey]int64{}}
+	var (
+		last view
+		cur  *stretch
+	)
+	consider := func(s *stretch) {
+		if s != nil && (t.longest == nil || s.end-s.start > t.longest.end-t.longest.start) {
+			t.longest = s
+		}
+	}
+	for _, u := range pr.units {
+		a := &u.agg
+		t.active += a.active
+		t.afk += a.afk
+		for _, m := range []struct{ into, from map[gkey]int64 }{
+			{t.apps, a.apps}, {t.titles, a.titles}, {t.cats, a.cats}, {t.dom, a.domains}, {t.urls, a.urls}} {
+			for k, v := range m.from {
+				m.into[k] += v
+			}
+		}
+		if !a.any {
+			continue
+		}
+		if t.any && last != a.first {
+			t.switches++
+		}
+		if !t.any {
+			t.firstAt = a.firstAt
+		}
+		t.any, last, t.switches, t.lastAt = true, a.last, t.switches+a.switches, max(t.lastAt, a.lastAt)
+
+		f := a.firstS
+		if cur != nil && sameFocus(cur.view(), f.view()) && f.start-cur.end <= focusGap {
+			cur.join(f)
+		} else {
+			consider(cur)
+			cur = f.clone()
+		}
+		if a.firstS == a.lastS {
+			continue
+		}
+		consider(cur)
+		consider(a.longest)
+		cur = a.lastS.clone()
+	}
+	consider(cur)
+	return t
+}
+
+// seconds is a duration in microseconds as seconds to 0.1 s.
+func seconds(us int64) float64 { return math.Round(float64(us)/1e5) / 10 }
+
+// share is part over whole to 0.001 (0 when whole is 0).
+func share(part, whole int64) float64 {
+	if whole <= 0 {
+		return 0
+	}
+	return math.Round(float64(part)/float64(whole)*1000) / 1000
+}
+
+// ranked is one ranking entry before rendering.
+type ranked struct {
+	k  gkey
+	us int64
+}
+
+// rank orders m longest first (then by key), and returns the first limit
+// and the total of the rest.
+func rank(m map[gkey]int64, limit int) ([]ranked, int64) {
+	all := make([]ranked, 0, len(m))
+	for k, v := range m {
+		if v > 0 {
+			all = append(all, ranked{k, v})
+		}
+	}
+	slices.SortFunc(all, func(x, y ranked) int {
+		if c := cmp.Compare(y.us, x.us); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(x.k.a, y.k.a); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(x.k.b, y.k.b); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.k.flags, y.k.flags)
+	})
+	var rest int64
+	if len(all) > limit {
+		for _, r := range all[limit:] {
+			rest += r.us
+		}
+		all = all[:limit]
+	}
+	return all, rest
+}
+
+// entry renders a ranked key of a ranking by name (app, domain, URL or
+// category).
+func entry(r ranked, whole int64) Entry {
+	e := Entry{Key: r.k.a, DurationS: seconds(r.us), Share: share(r.us, whole)}
+	if r.k.flags&flagExcluded != 0 {
+		e.Key, e.Excluded = KeyExcluded, true
+	}
+	return e
+}
+
+// titleEntry renders a ranked title.
+func titleEntry(r ranked, whole int64) Entry {
+	e := Entry{Key: r.k.b, App: r.k.a, DurationS: seconds(r.us), Share: share(r.us, whole)}
+	switch {
+	case r.k.flags&flagExcluded != 0:
+		e.Key, e.App, e.Excluded = KeyExcluded, "", true
+	case r.k.flags&flagWithheld != 0:
+		e.Key, e.Withheld = KeyWithheld, true
+	}
+	return e
+}
+
+func entries(rs []ranked, whole int64, render func(ranked, int64) Entry) []Entry {
+	out := make([]Entry, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, render(r, whole))
+	}
+	return out
+}
+
+// summary renders the period's totals.
+func (pr *prepared) summary(groupBy string, limit int, includeAFK bool) *Summary {
+	t := pr.total()
+	loc := pr.period.Start.Location()
+	at := func(x int64) *time.Time { v := time.UnixMicro(x).In(loc); return &v }
+	sum := &Summary{Period: pr.period, GroupBy: groupBy, ActiveS: seconds(t.active), AFKS: seconds(t.afk),
+		Switches: t.switches, Source: pr.source, Freshness: pr.fresh, Notes: pr.notes}
+	whole := t.active
+	if includeAFK {
+		whole += t.afk
+	}
+	group, render := t.apps, entry
+	switch groupBy {
+	case GroupByTitle:
+		group, render = t.titles, titleEntry
+	case GroupByDomain:
+		group = t.dom
+	case GroupByCategory:
+		group = t.cats
+	}
+	if includeAFK {
+		group = cloneMap(group)
+		group[gkey{a: "\x00afk"}] = t.afk // never a real key
+	}
+	top, rest := rank(group, limit)
+	sum.Top = make([]Entry, 0, len(top))
+	for _, r := range top {
+		if r.k.a == "\x00afk" {
+			sum.Top = append(sum.Top, Entry{Key: KeyAFK, AFK: true, DurationS: seconds(r.us), Share: share(r.us, whole)})
+			continue
+		}
+		sum.Top = append(sum.Top, render(r, whole))
+	}
+	sum.OtherS = seconds(rest)
+	if groupBy != GroupByDomain {
+		d, _ := rank(t.dom, limit)
+		sum.TopDomains = entries(d, t.active, entry)
+	}
+	if groupBy == GroupByTitle {
+		u, _ := rank(t.urls, limit)
+		sum.TopURLs = entries(u, t.active, entry)
+	}
+	if groupBy != GroupByCategory {
+		c, _ := rank(t.cats, limit)
+		sum.Categories = entries(c, t.active, entry)
+	}
+	if t.any {
+		sum.FirstActivity, sum.LastActivity = at(t.firstAt), at(t.lastAt)
+	} else {
+		sum.Notes = appendNote(sum.Notes, "no activity in this period")
+	}
+	if s := t.longest; s != nil {
+		f := &Focus{App: s.app, Title: s.title(), Start: *at(s.start), DurationS: seconds(s.end - s.start), Excluded: s.excluded}
+		sum.LongestFocus = f
+	}
+	return sum
+}
+
+func cloneMap(m map[gkey]int64) map[gkey]int64 {
+	c := make(map[gkey]int64, len(m)+1)
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}

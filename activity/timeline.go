@@ -1,0 +1,349 @@
+package activity
+
+import (
+	"context"
+	"slices"
+	"time"
+)
+
+// Bounds of activity_timeline's arguments.
+const (
+	DefaultMinBlockS     = 60
+	MaxMinBlockS         = 86400
+	DefaultTimelineLimit = 50
+	MaxTimelineLimit     = 500
+)
+
+// TimelineQuery is an activity_timeline call.
+type TimelineQuery struct {
+	// Period, or Start and End: see ParseSpec. With Cursor, none of them
+	// (the cursor carries the period).
+	Period, Start, End string
+	// MinBlockS folds shorter blocks into their neighbours (nil:
+	// DefaultMinBlockS; 0 folds nothing).
+	MinBlockS *int
+	// Limit bounds the blocks of a page (0: DefaultTimelineLimit).
+	Limit int
+	// Cursor is a previous page's NextCursor.
+	Cursor string
+	// Progress, when set, hears how far the call is.
+	Progress Progress
+}
+
+// Timeline answers activity_timeline: the period's focus blocks, oldest
+// first, a page at a time. A bad argument or cursor is a *SpecError.
+func (s *Service) Timeline(ctx context.Context, q TimelineQuery) (*Timeline, error) {
+	limit, err := checkLimit(q.Limit, DefaultTimelineLimit, MaxTimelineLimit)
+	if err != nil {
+		return nil, err
+	}
+	minBlock := DefaultMinBlockS
+	if q.MinBlockS != nil {
+		if *q.MinBlockS < 0 || *q.MinBlockS > MaxMinBlockS {
+			return nil, specError("min_block_s", "must be between 0 and %d", MaxMinBlockS)
+		}
+		minBlock = *q.MinBlockS
+	}
+	var (
+		resolve resolver
+		pos     time.Time
+	)
+	if q.Cursor != "" {
+		if q.Period != "" || q.Start != "" || q.End != "" {
+			return nil, specError("cursor", "comes alone: the cursor carries the period, give only cursor and limit")
+		}
+		c, err := decodeCursor(s.key[:], q.Cursor)
+		if err != nil {
+			return nil, err
+		}
+		if q.MinBlockS != nil && *q.MinBlockS != c.minBlockS {
+			return nil, specError("min_block_s", "differs from the cursor's (%d): give the same value or none", c.minBlockS)
+		}
+		minBlock, pos = c.minBlockS, c.pos
+		resolve = func(cal Calendar, now time.Time) (Period, error) {
+			end := c.end
+			if c.open {
+				end = now.Truncate(time.Millisecond)
+			}
+			if !c.start.Before(end) {
+				return Period{}, errBadCursor()
+			}
+			return cal.span(c.label, c.start, end, c.weekStart), nil
+		}
+	} else {
+		spec, err := ParseSpec(q.Period, q.Start, q.End)
+		if err != nil {
+			return nil, err
+		}
+		resolve = specResolver(spec)
+	}
+	pr, err := s.prepare(ctx, resolve, q.Progress)
+	if err != nil {
+		return nil, err
+	}
+	if pos.IsZero() {
+		pos = pr.period.Start
+	}
+	fl := pr.flatten()
+	blocks := fl.blocks(spanOf(pr.period.Span()), int64(minBlock)*int64(time.Second/time.Microsecond))
+	p := us(pos)
+	first := slices.IndexFunc(blocks, func(b block) bool { return b.end > p })
+	tl := &Timeline{Period: pr.period, Blocks: []Block{}, Source: pr.source, Freshness: pr.fresh, Notes: pr.notes}
+	if first < 0 {
+		return tl, nil
+	}
+	page := blocks[first:min(first+limit, len(blocks))]
+	loc := pr.period.Start.Location()
+	for i, b := range page {
+		if i == 0 && b.start < p {
+			b.start = p
+		}
+		tl.Blocks = append(tl.Blocks, fl.render(b, loc))
+	}
+	if first+limit < len(blocks) {
+		last := page[len(page)-1]
+		tl.NextCursor = encodeCursor(s.key[:], cursor{label: pr.period.Label, start: pr.period.Start, end: pr.period.End,
+			open: pr.period.End.Equal(pr.now.Truncate(time.Millisecond)), weekStart: pr.period.WeekStart != "",
+			minBlockS: minBlock, pos: time.UnixMicro(last.end)})
+	}
+	return tl, nil
+}
+
+// item is a window event of a unit; tabItem a tab event.
+type item struct {
+	start, end int64
+	u, i       int32
+}
+
+// flat is a period's events in one list each, oldest first.
+type flat struct {
+	units []*unitResult
+	items []item
+	tabs  []item
+	away  []span64
+}
+
+func (pr *prepared) flatten() *flat {
+	f := &flat{units: pr.units}
+	n, nt := 0, 0
+	for _, u := range pr.units {
+		n, nt = n+len(u.events), nt+len(u.tabs)
+	}
+	f.items, f.tabs = make([]item, 0, n), make([]item, 0, nt)
+	for k, u := range pr.units {
+		for i, e := range u.events {
+			f.items = append(f.items, item{e.Start, e.End(), int32(k), int32(i)})
+		}
+		for i, e := range u.tabs {
+			f.tabs = append(f.tabs, item{e.Start, e.End(), int32(k), int32(i)})
+		}
+		f.away = append(f.away, u.away...)
+	}
+	return f
+}
+
+func (f *flat) view(it item) view {
+	u := f.units[it.u]
+	return u.vs[u.views[it.i]]
+}
+
+func (f *flat) tabView(it item) tabView {
+	u := f.units[it.u]
+	return u.tvs[u.tviews[it.i]]
+}
+
+// awayWithin is the AFK time within [a, b).
+func (f *flat) awayWithin(a, b int64) int64 {
+	i, _ := slices.BinarySearchFunc(f.away, a, func(s span64, t int64) int {
+		if s.end <= t {
+			return -1
+		}
+		return 1
+	})
+	var n int64
+	for ; i < len(f.away) && f.away[i].start < b; i++ {
+		n += min(b, f.away[i].end) - max(a, f.away[i].start)
+	}
+	return n
+}
+
+// gapKind says why [a, b) has no activity: mostly AFK, or no data.
+func (f *flat) gapKind(a, b int64) string {
+	if 2*f.awayWithin(a, b) >= b-a {
+		return GapAFK
+	}
+	return GapNoData
+}
+
+// block is a timeline block before rendering: items [lo, hi) hold its
+// events (and those folded into it).
+type block struct {
+	start, end int64
+	gap        string
+	v          view
+	lo, hi     int
+	folded     int
+}
+
+// blocks are the period's stretches in one app and its gaps, covering it
+// without overlap, with blocks shorter than minBlock folded.
+func (f *flat) blocks(ps span64, minBlock int64) []block {
+	var raw []block
+	at := ps.start
+	for k := 0; k < len(f.items); {
+		it := f.items[k]
+		v := f.view(it)
+		j, end := k+1, it.end
+		for j < len(f.items) && sameFocus(f.view(f.items[j]), v) && f.items[j].start-end <= focusGap {
+			end = max(end, f.items[j].end)
+			j++
+		}
+		start := max(it.start, at)
+		if start > at {
+			raw = append(raw, block{start: at, end: start, gap: f.gapKind(at, start), lo: k, hi: k})
+		}
+		if end > start {
+			raw = append(raw, block{start: start, end: end, v: v, lo: k, hi: j})
+			at = end
+		}
+		k = j
+	}
+	if ps.end > at {
+		raw = append(raw, block{start: at, end: ps.end, gap: f.gapKind(at, ps.end), lo: len(f.items), hi: len(f.items)})
+	}
+	return fold(raw, minBlock)
+}
+
+// mergeable reports whether b continues a: the same gap, or the same app.
+func mergeable(a, b block) bool {
+	if a.gap != "" || b.gap != "" {
+		return a.gap == b.gap
+	}
+	return sameFocus(a.v, b.v)
+}
+
+// fold folds the blocks shorter than minBlock into a neighbour: into the
+// block before when that is activity (or both are gaps), else into the
+// next one; then joins neighbours of the same app or gap.
+func fold(raw []block, minBlock int64) []block {
+	out := make([]block, 0, len(raw))
+	var pending *block // short blocks waiting for the next long one
+	absorb := func(into *block, b block) {
+		into.end = max(into.end, b.end)
+		into.hi = max(into.hi, b.hi)
+		into.folded += 1 + b.folded
+	}
+	for _, b := range raw {
+		if b.end-b.start < minBlock {
+			if n := len(out); n > 0 && (out[n-1].gap == "" || b.gap != "") {
+				absorb(&out[n-1], b)
+				continue
+			}
+			if pending == nil {
+				p := b
+				pending = &p
+			} else {
+				absorb(pending, b)
+			}
+			continue
+		}
+		if pending != nil {
+			b.start, b.lo = pending.start, min(b.lo, pending.lo)
+			b.folded += 1 + pending.folded
+			pending = nil
+		}
+		if n := len(out); n > 0 && mergeable(out[n-1], b) {
+			last := &out[n-1]
+			last.end, last.hi = max(last.end, b.end), max(last.hi, b.hi)
+			last.folded += b.folded
+			continue
+		}
+		out = append(out, b)
+	}
+	if pending != nil { // only short blocks after the last gap: the first stands for them
+		out = append(out, *pending)
+	}
+	return out
+}
+
+// render shows a block: its app's most frequent title and, for a
+// browser, domain, privacy applied.
+func (f *flat) render(b block, loc *time.Location) Block {
+	out := Block{Start: time.UnixMicro(b.start).In(loc), End: time.UnixMicro(b.end).In(loc),
+		DurationS: seconds(b.end - b.start), Folded: b.folded, Gap: b.gap}
+	if b.gap != "" {
+		return out
+	}
+	if b.v.excluded {
+		out.App, out.Excluded = KeyExcluded, true
+		return out
+	}
+	out.App = b.v.app
+	titles := map[string]int64{}
+	domains := map[string]int64{}
+	var withheld int64
+	for k := b.lo; k < b.hi; k++ {
+		it := f.items[k]
+		v := f.view(it)
+		if !sameFocus(v, b.v) {
+			continue
+		}
+		if v.withheld {
+			withheld += it.end - it.start
+		} else {
+			titles[v.title] += it.end - it.start
+		}
+		f.tabsWithin(it.start, it.end, func(tv tabView, d int64) {
+			if !tv.hidden && !tv.excluded && tv.domain != "" {
+				domains[tv.domain] += d
+			}
+		})
+	}
+	title, n := most(titles)
+	if withheld > n {
+		out.Withheld = true
+	} else {
+		out.Title = title
+	}
+	out.Domain, _ = most(domains)
+	return out
+}
+
+// tabsWithin calls fn with each tab event overlapping [a, b) and the
+// length of the overlap.
+func (f *flat) tabsWithin(a, b int64, fn func(tabView, int64)) {
+	for i := f.tabIndex(a); i < len(f.tabs) && f.tabs[i].start < b; i++ {
+		t := f.tabs[i]
+		if d := min(b, t.end) - max(a, t.start); d > 0 {
+			fn(f.tabView(t), d)
+		}
+	}
+}
+
+// tabIndex is the index of the first tab event that may reach past a.
+func (f *flat) tabIndex(a int64) int {
+	i, _ := slices.BinarySearchFunc(f.tabs, a, func(t item, x int64) int {
+		if t.start < x {
+			return -1
+		}
+		return 1
+	})
+	first := i
+	for k := i - 1; k >= 0 && k >= i-overlapLookback; k-- {
+		if f.tabs[k].end > a {
+			first = k
+		}
+	}
+	return first
+}
+
+// most is the key with the most time (the smaller key on a tie).
+func most(m map[string]int64) (string, int64) {
+	best, n := "", int64(-1)
+	for k, v := range m {
+		if v > n || v == n && k < best {
+			best, n = k, v
+		}
+	}
+	return best, n
+}

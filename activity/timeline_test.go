@@ -1,0 +1,190 @@
+package activity
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"encoding/json"
+)
+
+// TestFold: short blocks fold into the block before when it is activity
+// (or both are gaps), else into the next; neighbours of one app or gap
+// join.
+func TestFold(t *testing.T) {
+	code, slack := view{app: "Code"}, view{app: "Slack"}
+	b := func(start, end int64, v view) block { return block{start: start, end: end, v: v} }
+	g := func(start, end int64, kind string) block { return block{start: start, end: end, gap: kind} }
+	show := func(bs []block) string {
+		var out []string
+		for _, x := range bs {
+			what := x.v.app
+			if x.gap != "" {
+				what = "gap:" + x.gap
+			}
+			out = append(out, fmt.Sprintf("%s %d-%d f%d", what, x.start, x.end, x.folded))
+		}
+		return strings.Join(out, ", ")
+	}
+	for _, c := range []struct {
+		name string
+		in   []block
+		min  int64
+		want string
+	}{
+		{"nothing short", []block{b(0, 100, code), b(100, 200, slack)}, 60, "Code 0-100 f0, Slack 100-200 f0"},
+		{"short into the one before", []block{b(0, 100, code), b(100, 110, slack), b(110, 300, slack)}, 60, "Code 0-110 f1, Slack 110-300 f0"},
+		{"short between one app joins it", []block{b(0, 100, code), b(100, 110, slack), b(110, 300, code)}, 60, "Code 0-300 f1"},
+		{"short gap inside an app", []block{b(0, 100, code), g(100, 130, GapAFK), b(130, 300, code)}, 60, "Code 0-300 f1"},
+		{"short first block into the next", []block{b(0, 10, slack), b(10, 300, code)}, 60, "Code 0-300 f1"},
+		{"short activity after a gap into the next", []block{g(0, 100, GapNoData), b(100, 120, slack), b(120, 300, code)}, 60,
+			"gap:no_data 0-100 f0, Code 100-300 f1"},
+		{"short activity between gaps joins them", []block{g(0, 100, GapAFK), b(100, 120, slack), g(120, 300, GapAFK)}, 60, "gap:afk 0-300 f1"},
+		{"only short blocks at the end", []block{b(0, 100, code), g(100, 300, GapAFK), b(300, 310, slack), b(310, 320, code)}, 60,
+			"Code 0-100 f0, gap:afk 100-300 f0, Slack 300-320 f1"},
+		{"min 0 folds nothing", []block{b(0, 1, code), b(1, 2, slack)}, 0, "Code 0-1 f0, Slack 1-2 f0"},
+		{"counts nest", []block{b(0, 100, code), b(100, 101, slack), b(101, 102, code), b(102, 103, slack), b(103, 200, slack)}, 60,
+			"Code 0-103 f3, Slack 103-200 f0"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := show(fold(c.in, c.min)); got != c.want {
+				t.Errorf("fold:\n got %s\nwant %s", got, c.want)
+			}
+		})
+	}
+}
+
+// TestTimelinePaging: pages joined by their cursors are the one long
+// page; the blocks cover the period without gap or overlap; the last page
+// has no cursor.
+func TestTimelinePaging(t *testing.T) {
+	env := newSimEnv(t, envOptions{week: smallWeek})
+	clk := &clock{t: time.Date(2026, 3, 27, 16, 0, 0, 0, env.h.Start.Location())}
+	s := newService(t, env, clk, ServiceOptions{})
+	ctx := context.Background()
+	for _, period := range []string{"yesterday", "today"} {
+		all, err := s.Timeline(ctx, TimelineQuery{Period: period, Limit: MaxTimelineLimit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if all.NextCursor != "" || len(all.Blocks) < 20 {
+			t.Fatalf("%s: %d blocks, cursor %q", period, len(all.Blocks), all.NextCursor)
+		}
+		at := all.Period.Start
+		for i, b := range all.Blocks {
+			if !b.Start.Equal(at) || !b.End.After(b.Start) {
+				t.Fatalf("%s block %d: %v-%v after %v", period, i, b.Start, b.End, at)
+			}
+			at = b.End
+			if b.DurationS < DefaultMinBlockS && i != len(all.Blocks)-1 && i != 0 {
+				t.Errorf("%s block %d lasts %v s, under min_block_s", period, i, b.DurationS)
+			}
+		}
+		if !at.Equal(all.Period.End) {
+			t.Errorf("%s: blocks end at %v, the period at %v", period, at, all.Period.End)
+		}
+		var paged []Block
+		q := TimelineQuery{Period: period, Limit: 7}
+		for pages := 0; ; pages++ {
+			page, err := s.Timeline(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			paged = append(paged, page.Blocks...)
+			if page.NextCursor == "" {
+				break
+			}
+			if len(page.Blocks) != 7 || pages > 100 {
+				t.Fatalf("page %d: %d blocks", pages, len(page.Blocks))
+			}
+			if len(page.NextCursor) > MaxCursorLen {
+				t.Fatalf("cursor of %d bytes", len(page.NextCursor))
+			}
+			q = TimelineQuery{Cursor: page.NextCursor, Limit: 7}
+		}
+		a, _ := json.Marshal(all.Blocks)
+		p, _ := json.Marshal(paged)
+		if string(a) != string(p) {
+			t.Errorf("%s: the pages differ from the whole:\n%s\n%s", period, a, p)
+		}
+	}
+}
+
+// TestCursorRefused: a cursor that was altered, cut, made by another
+// server, or given with a period is an argument error naming cursor.
+func TestCursorRefused(t *testing.T) {
+	env := newSimEnv(t, envOptions{week: smallWeek})
+	clk := &clock{t: time.Date(2026, 3, 27, 16, 0, 0, 0, env.h.Start.Location())}
+	s := newService(t, env, clk, ServiceOptions{})
+	other := newService(t, env, clk, ServiceOptions{})
+	ctx := context.Background()
+	page, err := s.Timeline(ctx, TimelineQuery{Period: "yesterday", Limit: 3})
+	if err != nil || page.NextCursor == "" {
+		t.Fatal(err, page.NextCursor)
+	}
+	c := page.NextCursor
+	raw, _ := base64.RawURLEncoding.DecodeString(c)
+	flip := func(i int) string {
+		b := []byte(string(raw))
+		b[i] ^= 1
+		return base64.RawURLEncoding.EncodeToString(b)
+	}
+	five := 5
+	for _, bad := range []struct {
+		name string
+		q    TimelineQuery
+		arg  string
+		svc  *Service
+	}{
+		{"altered time", TimelineQuery{Cursor: flip(22)}, "cursor", s},
+		{"altered mac", TimelineQuery{Cursor: flip(len(raw) - 1)}, "cursor", s},
+		{"cut", TimelineQuery{Cursor: c[:len(c)-4]}, "cursor", s},
+		{"not base64", TimelineQuery{Cursor: "%%%"}, "cursor", s},
+		{"too long", TimelineQuery{Cursor: strings.Repeat("A", MaxCursorLen+1)}, "cursor", s},
+		{"another server's", TimelineQuery{Cursor: c}, "cursor", other},
+		{"with a period", TimelineQuery{Cursor: c, Period: "today"}, "cursor", s},
+		{"another min_block_s", TimelineQuery{Cursor: c, MinBlockS: &five}, "min_block_s", s},
+	} {
+		_, err := bad.svc.Timeline(ctx, bad.q)
+		var se *SpecError
+		if !errors.As(err, &se) || se.Arg != bad.arg {
+			t.Errorf("%s: %v, want a *SpecError on %s", bad.name, err, bad.arg)
+		}
+	}
+	if _, err := s.Timeline(ctx, TimelineQuery{Cursor: c}); err != nil {
+		t.Errorf("the cursor itself: %v", err)
+	}
+}
+
+// TestToolResultsGolden pins each tool's answer over a few hours of the
+// generated week (go test -update rewrites testdata/tools.golden.json).
+func TestToolResultsGolden(t *testing.T) {
+	env := newSimEnv(t, envOptions{week: smallWeek})
+	clk := &clock{t: time.Date(2026, 3, 25, 10, 40, 0, 0, env.h.Start.Location())}
+	s := newService(t, env, clk, ServiceOptions{})
+	ctx := context.Background()
+	sum, err := s.Summary(ctx, SummaryQuery{Period: "last_2h", Limit: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	titles, err := s.Summary(ctx, SummaryQuery{Period: "last_2h", GroupBy: GroupByTitle, Limit: 3, IncludeAFK: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl, err := s.Timeline(ctx, TimelineQuery{Period: "last_2h", Limit: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl.NextCursor = "(random per process)"
+	h, err := s.History(ctx, HistoryQuery{Minutes: 5, Limit: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := json.MarshalIndent(map[string]any{"summary": sum, "summary_titles": titles, "timeline": tl, "history": h}, "", "  ")
+	checkGolden(t, filepath.Join("testdata", "tools.golden.json"), append(out, '\n'))
+}

@@ -1,0 +1,162 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/awbridge/awbridge/activity"
+	"github.com/awbridge/awbridge/nowframe"
+	"github.com/awbridge/awbridge/toolbus"
+)
+
+// activityTimeout bounds one activity call: a cold week from a real
+// aw-server takes seconds, a cold month more.
+const activityTimeout = 60 * time.Second
+
+// initActivity builds the activity service: it reads through the
+// ActivityWatch client and breaker frames use, in the configured zone,
+// with the frames' privacy.
+func (e *Engine) initActivity(privacy nowframe.Privacy) error {
+	c := e.deps.Config
+	zone, err := activity.LoadZone(c.Activity.Timezone)
+	if err != nil {
+		return fmt.Errorf("engine: activity.timezone: %w", err)
+	}
+	e.activity = activity.NewService(activity.ServiceOptions{
+		Fetcher: activity.FetcherOptions{AW: e.awc, Source: e.awSrc, Host: c.AW.Host, Now: e.deps.Now},
+		Zone:    zone, Privacy: privacy,
+	})
+	return nil
+}
+
+// periodParams are the period arguments the activity tools share
+// (ParseSpec checks them, lengths included).
+func periodParams(defaultPeriod string) []toolbus.Param {
+	return []toolbus.Param{
+		{Name: "period", Type: "string", Description: defaultPeriod + "yesterday|this_week|last_week|last_Nh|last_Nd"},
+		{Name: "start", Type: "string", Description: "RFC 3339, with end"},
+		{Name: "end", Type: "string"},
+	}
+}
+
+func intArg(call *toolbus.Call, name string) int {
+	v, _ := call.Args[name].(int64)
+	return int(v)
+}
+
+// progressOf is the call's progress reporter (nil: the bus does not carry
+// one for this call).
+func progressOf(*toolbus.Call) activity.Progress { return nil }
+
+// activityTools are the tools over ActivityWatch's history. Their
+// descriptions leave out dataNotInstructions to stay within the
+// tools/list budget: Instructions says it for every tool.
+func (e *Engine) activityTools() []*toolbus.Tool {
+	return []*toolbus.Tool{
+		{
+			Name:  "activity_summary",
+			Title: "Where the time of a period went",
+			Description: "Where a period's time went, from ActivityWatch: active and AFK time, top apps, titles, " +
+				"domains or categories, switches, longest focus: \"what did I do today\", \"how long in Slack this week\".",
+			Params: append(periodParams("today (default)|"),
+				toolbus.Param{Name: "group_by", Type: "string", Enum: []string{activity.GroupByApp, activity.GroupByTitle,
+					activity.GroupByDomain, activity.GroupByCategory}},
+				toolbus.Param{Name: "limit", Type: "integer", Min: 1, Max: activity.MaxSummaryLimit, Description: "Default 10"},
+				toolbus.Param{Name: "include_afk", Type: "boolean"}),
+			ResultSchema: json.RawMessage(`{"type":"object","required":["period","group_by","active_s","afk_s","top","switches","source","freshness"]}`),
+			ReadOnly:     true, Idempotent: true, Timeout: activityTimeout,
+			Example: &toolbus.Example{
+				Arguments: json.RawMessage(`{"period":"today","limit":3,"output":{"pick":["active_s","top"]}}`),
+				Result:    json.RawMessage(`{"active_s":25210.4,"top":[{"key":"Code","duration_s":12000.5,"share":0.476},{"key":"Google-chrome","duration_s":8000,"share":0.317},{"key":"excluded","duration_s":600,"share":0.024,"excluded":true}]}`),
+			},
+			Run: e.runSummary,
+		},
+		{
+			Name:  "activity_timeline",
+			Title: "What the person did when",
+			Description: "A period's focus blocks (app, title, domain, start, end) and AFK gaps, short ones folded: " +
+				"\"what was I doing between 2 and 4\". More: cursor=next_cursor.",
+			Params: append(periodParams("today (default)|"),
+				toolbus.Param{Name: "min_block_s", Type: "integer", Min: 0, Max: activity.MaxMinBlockS, Description: "Default 60"},
+				toolbus.Param{Name: "limit", Type: "integer", Min: 1, Max: activity.MaxTimelineLimit, Description: "Default 50"},
+				toolbus.Param{Name: "cursor", Type: "string"}), // the service bounds it
+			ResultSchema: json.RawMessage(`{"type":"object","required":["period","blocks","source","freshness"]}`),
+			ReadOnly:     true, Idempotent: true, Timeout: activityTimeout,
+			Example: &toolbus.Example{
+				Arguments: json.RawMessage(`{"start":"2026-11-22T14:00:00+01:00","end":"2026-11-22T16:00:00+01:00","output":{"path":"blocks","map":{"pick":["app","title","start","gap"]}}}`),
+				Result:    json.RawMessage(`[{"app":"Code","title":"fetch.go — awbridge","start":"2026-11-22T14:00:00+01:00"},{"start":"2026-11-22T14:52:00+01:00","gap":"afk"}]`),
+			},
+			Run: e.runTimeline,
+		},
+		{
+			Name:  "nowframe_history",
+			Title: "What the person switched between recently",
+			Description: "Recent switches of app, title, tab or AFK state, from ActivityWatch, each with its length: " +
+				"\"what was I just doing\".",
+			Params: append([]toolbus.Param{{Name: "minutes", Type: "integer", Min: 1, Max: 1440, Description: "Default 10"}},
+				append(periodParams("today|"),
+					toolbus.Param{Name: "limit", Type: "integer", Min: 1, Max: activity.MaxHistoryLimit, Description: "Newest; default 50"})...),
+			ResultSchema: json.RawMessage(`{"type":"object","required":["period","count","switches","source","freshness"]}`),
+			ReadOnly:     true, Idempotent: true, Timeout: activityTimeout,
+			Example: &toolbus.Example{Arguments: json.RawMessage(`{"minutes":30,"output":{"path":"switches","map":{"pick":["at","what","app"]}}}`),
+				Result: json.RawMessage(`[{"at":"2026-11-22T10:02:11+01:00","what":["app","title"],"app":"Code"}]`)},
+			Run: e.runHistory,
+		},
+	}
+}
+
+func (e *Engine) runSummary(ctx context.Context, call *toolbus.Call) (toolbus.Result, error) {
+	include, _ := call.Args["include_afk"].(bool)
+	sum, err := e.activity.Summary(ctx, activity.SummaryQuery{
+		Period: call.String("period", ""), Start: call.String("start", ""), End: call.String("end", ""),
+		GroupBy: call.String("group_by", ""), Limit: intArg(call, "limit"), IncludeAFK: include, Progress: progressOf(call),
+	})
+	return e.activityResult(ctx, sum, err)
+}
+
+func (e *Engine) runTimeline(ctx context.Context, call *toolbus.Call) (toolbus.Result, error) {
+	q := activity.TimelineQuery{
+		Period: call.String("period", ""), Start: call.String("start", ""), End: call.String("end", ""),
+		Limit: intArg(call, "limit"), Cursor: call.String("cursor", ""), Progress: progressOf(call),
+	}
+	if _, ok := call.Args["min_block_s"]; ok {
+		n := intArg(call, "min_block_s")
+		q.MinBlockS = &n
+	}
+	tl, err := e.activity.Timeline(ctx, q)
+	return e.activityResult(ctx, tl, err)
+}
+
+func (e *Engine) runHistory(ctx context.Context, call *toolbus.Call) (toolbus.Result, error) {
+	h, err := e.activity.History(ctx, activity.HistoryQuery{
+		Minutes: intArg(call, "minutes"),
+		Period:  call.String("period", ""), Start: call.String("start", ""), End: call.String("end", ""),
+		Limit: intArg(call, "limit"), Progress: progressOf(call),
+	})
+	return e.activityResult(ctx, h, err)
+}
+
+// activityResult renders an activity result, or types its error: a bad
+// argument is a ContractError InvalidArgument naming the argument;
+// ActivityWatch failing is classified as for frames (AwUnavailable, ...);
+// the call's own end is left to the bus (Timeout, Cancelled). The body is
+// redacted and bounded by the bus, as every result.
+func (e *Engine) activityResult(ctx context.Context, v any, err error) (toolbus.Result, error) {
+	circuit := e.awSrc.Circuit().String()
+	if err != nil {
+		var se *activity.SpecError
+		switch {
+		case errors.As(err, &se):
+			return toolbus.Result{}, &toolbus.ToolError{Kind: toolbus.ContractError, Code: toolbus.CodeInvalidArgument,
+				Message: se.Error(), Details: map[string]any{"argument": se.Arg}}
+		case ctx.Err() != nil:
+			return toolbus.Result{Circuit: circuit}, ctx.Err()
+		}
+		return toolbus.Result{Circuit: circuit}, upstreamError(err)
+	}
+	b, err := json.Marshal(v)
+	return toolbus.Result{Body: b, Circuit: circuit}, err
+}
