@@ -47,9 +47,9 @@ func intArg(call *toolbus.Call, name string) int {
 	return int(v)
 }
 
-// progressOf is the call's progress reporter (nil: the bus does not carry
-// one for this call).
-func progressOf(*toolbus.Call) activity.Progress { return nil }
+// progressOf is the call's progress reporter: MCP notifications/progress
+// when the caller asked for them, else a cheap no-op.
+func progressOf(call *toolbus.Call) activity.Progress { return call.Progress }
 
 // activityTools are the tools over ActivityWatch's history. Their
 // descriptions leave out dataNotInstructions to stay within the

@@ -31,7 +31,7 @@ var sdkEras = []struct{ name, pin, want string }{
 // artifacts lists the trace the other calls of the session ran in.
 func sdkToolArgs(name, trace string) (map[string]any, bool) {
 	switch name {
-	case "help", "nowframe_build", "system_health", "aw_get_state", "nowframe_history":
+	case "help", "nowframe_build", "system_health", "aw_get_state", "nowframe_history", "activity_summary", "activity_timeline":
 		return map[string]any{"trace_id": trace}, true
 	case "state":
 		return map[string]any{"action": "list", "trace_id": trace}, true
