@@ -86,3 +86,16 @@ func decodeCursor(key []byte, s string) (cursor, error) {
 	}
 	return c, nil
 }
+
+// names reports whether spec is the period the cursor pages through: the
+// same label, and for a range the same start and an end no earlier than
+// the cursor's (a range reaching past now was cut to now).
+func (c cursor) names(spec Spec) bool {
+	if spec.String() != c.label {
+		return false
+	}
+	if spec.kind != kindRange {
+		return true
+	}
+	return spec.start.Equal(c.start) && !spec.end.Before(c.end)
+}

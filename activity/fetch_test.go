@@ -319,11 +319,19 @@ func TestEventsThroughBreaker(t *testing.T) {
 	if env.src.Circuit() != upstream.Open {
 		t.Fatalf("circuit %v after repeated failures", env.src.Circuit())
 	}
+	// Reads the failed call cancelled may still reach the server's
+	// handler after it returned (the request was already on the wire):
+	// at most the parallel reads of that call. Refused reads add none.
 	before := hits.Load()
-	_, err = env.f.Events(t.Context(), m, p)
 	var ue *upstream.Error
-	if !errors.As(err, &ue) || ue.Code != upstream.CodeCircuitOpen || hits.Load() != before {
-		t.Errorf("err = %v; %d more reads reached the server", err, hits.Load()-before)
+	for range 3 {
+		_, err = env.f.Events(t.Context(), m, p)
+		if !errors.As(err, &ue) || ue.Code != upstream.CodeCircuitOpen {
+			t.Errorf("err = %v, want CircuitOpen", err)
+		}
+	}
+	if more := hits.Load() - before; more > DefaultParallel {
+		t.Errorf("%d more reads reached the server with the circuit open", more)
 	}
 	if _, err := env.f.Meta(t.Context()); !errors.As(err, &ue) || ue.Code != upstream.CodeCircuitOpen {
 		t.Errorf("Meta with the circuit open: %v", err)

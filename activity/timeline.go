@@ -17,7 +17,7 @@ const (
 // TimelineQuery is an activity_timeline call.
 type TimelineQuery struct {
 	// Period, or Start and End: see ParseSpec. With Cursor, none of them
-	// (the cursor carries the period).
+	// or the first page's (the cursor carries the period).
 	Period, Start, End string
 	// MinBlockS folds shorter blocks into their neighbours (nil:
 	// DefaultMinBlockS; 0 folds nothing).
@@ -49,12 +49,20 @@ func (s *Service) Timeline(ctx context.Context, q TimelineQuery) (*Timeline, err
 		pos     time.Time
 	)
 	if q.Cursor != "" {
-		if q.Period != "" || q.Start != "" || q.End != "" {
-			return nil, specError("cursor", "comes alone: the cursor carries the period, give only cursor and limit")
-		}
 		c, err := decodeCursor(s.key[:], q.Cursor)
 		if err != nil {
 			return nil, err
+		}
+		if q.Period != "" || q.Start != "" || q.End != "" {
+			// A client may repeat the first page's period beside the
+			// cursor; another period is a mistake worth saying.
+			spec, err := ParseSpec(q.Period, q.Start, q.End)
+			if err != nil {
+				return nil, err
+			}
+			if !c.names(spec) {
+				return nil, specError("cursor", "belongs to another period: give the first page's period arguments, or none")
+			}
 		}
 		if q.MinBlockS != nil && *q.MinBlockS != c.minBlockS {
 			return nil, specError("min_block_s", "differs from the cursor's (%d): give the same value or none", c.minBlockS)
@@ -222,9 +230,10 @@ func mergeable(a, b block) bool {
 	return sameFocus(a.v, b.v)
 }
 
-// fold folds the blocks shorter than minBlock into a neighbour: into the
-// block before when that is activity (or both are gaps), else into the
-// next one; then joins neighbours of the same app or gap.
+// fold folds the blocks shorter than minBlock, AFK gaps aside, into a
+// neighbour: into the block before when that is activity (or both are
+// gaps), else into the next one; then joins neighbours of the same app or
+// gap.
 func fold(raw []block, minBlock int64) []block {
 	out := make([]block, 0, len(raw))
 	var pending *block // short blocks waiting for the next long one
@@ -234,7 +243,9 @@ func fold(raw []block, minBlock int64) []block {
 		into.folded += 1 + b.folded
 	}
 	for _, b := range raw {
-		if b.end-b.start < minBlock {
+		// An AFK gap is always shown: folded into a neighbour it would
+		// count time away as time in an app.
+		if b.end-b.start < minBlock && b.gap != GapAFK {
 			if n := len(out); n > 0 && (out[n-1].gap == "" || b.gap != "") {
 				absorb(&out[n-1], b)
 				continue

@@ -40,7 +40,8 @@ func TestFold(t *testing.T) {
 		{"nothing short", []block{b(0, 100, code), b(100, 200, slack)}, 60, "Code 0-100 f0, Slack 100-200 f0"},
 		{"short into the one before", []block{b(0, 100, code), b(100, 110, slack), b(110, 300, slack)}, 60, "Code 0-110 f1, Slack 110-300 f0"},
 		{"short between one app joins it", []block{b(0, 100, code), b(100, 110, slack), b(110, 300, code)}, 60, "Code 0-300 f1"},
-		{"short gap inside an app", []block{b(0, 100, code), g(100, 130, GapAFK), b(130, 300, code)}, 60, "Code 0-300 f1"},
+		{"short AFK gap inside an app stays", []block{b(0, 100, code), g(100, 130, GapAFK), b(130, 300, code)}, 60, "Code 0-100 f0, gap:afk 100-130 f0, Code 130-300 f0"},
+		{"short no-data gap inside an app", []block{b(0, 100, code), g(100, 130, GapNoData), b(130, 300, code)}, 60, "Code 0-300 f1"},
 		{"short first block into the next", []block{b(0, 10, slack), b(10, 300, code)}, 60, "Code 0-300 f1"},
 		{"short activity after a gap into the next", []block{g(0, 100, GapNoData), b(100, 120, slack), b(120, 300, code)}, 60,
 			"gap:no_data 0-100 f0, Code 100-300 f1"},
@@ -147,7 +148,8 @@ func TestCursorRefused(t *testing.T) {
 		{"not base64", TimelineQuery{Cursor: "%%%"}, "cursor", s},
 		{"too long", TimelineQuery{Cursor: strings.Repeat("A", MaxCursorLen+1)}, "cursor", s},
 		{"another server's", TimelineQuery{Cursor: c}, "cursor", other},
-		{"with a period", TimelineQuery{Cursor: c, Period: "today"}, "cursor", s},
+		{"with another period", TimelineQuery{Cursor: c, Period: "today"}, "cursor", s},
+		{"with a bad period", TimelineQuery{Cursor: c, Period: "fortnight"}, "period", s},
 		{"another min_block_s", TimelineQuery{Cursor: c, MinBlockS: &five}, "min_block_s", s},
 	} {
 		_, err := bad.svc.Timeline(ctx, bad.q)
@@ -158,6 +160,11 @@ func TestCursorRefused(t *testing.T) {
 	}
 	if _, err := s.Timeline(ctx, TimelineQuery{Cursor: c}); err != nil {
 		t.Errorf("the cursor itself: %v", err)
+	}
+	// A client that repeats the first page's period beside the cursor
+	// gets the next page, as with the cursor alone.
+	if _, err := s.Timeline(ctx, TimelineQuery{Cursor: c, Period: "yesterday"}); err != nil {
+		t.Errorf("the cursor with its own period: %v", err)
 	}
 }
 
