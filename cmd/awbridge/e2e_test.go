@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/awbridge/awbridge/aw/awsim"
 	"github.com/awbridge/awbridge/internal/awfixture"
 )
 
@@ -52,6 +53,18 @@ func recordedAW(t *testing.T) (*httptest.Server, *awfixture.Server) {
 	t.Helper()
 	srv, fs := serveRecorded(t)
 	return srv, fs
+}
+
+// simulatedAW is the built-in ActivityWatch simulator holding the last
+// hour of a simulated person's activity: unlike the recorded exchanges, it
+// answers any period's event reads (the activity tools need them).
+func simulatedAW(t *testing.T) *httptest.Server {
+	t.Helper()
+	sim := awsim.New(awsim.Options{Hostname: "vm", Seed: 7})
+	sim.Seed(time.Now())
+	srv := httptest.NewServer(sim)
+	t.Cleanup(srv.Close)
+	return srv
 }
 
 func recordedAWb(b *testing.B) (string, *awfixture.Server) {

@@ -1442,15 +1442,8 @@ func TestServeBucketsVanishBetweenPolls(t *testing.T) {
 		return fr.Now.Window.Reason == "no_window_bucket" && fr.Now.AFK.Status == "not-afk"
 	})
 
-	var hist struct {
-		Changes []struct {
-			What []string `json:"what"`
-		} `json:"changes"`
-	}
-	envH, _ := b.tool("nowframe_history", nil)
-	if err := json.Unmarshal(envH.Result, &hist); err != nil || len(hist.Changes) < 2 {
-		t.Errorf("history of the switches: %s", envH.Result)
-	}
+	// nowframe_history reads ActivityWatch's stored events, which went
+	// with the deleted buckets: there is no in-memory history to check.
 	var h faultHealth
 	b.result("system.health", nil, &h)
 	if h.Status != "healthy" || !h.AWOK {

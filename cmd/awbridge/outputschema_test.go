@@ -23,7 +23,7 @@ import (
 // error the model sees. An unshaped answer's result also matches the
 // unshaped result schema the outputSchema documents under $defs/result.
 func TestStructuredContentMatchesOutputSchema(t *testing.T) {
-	srv, _ := recordedAW(t)
+	srv := simulatedAW(t)
 	calls := []struct {
 		name, args string
 		plain      bool // neither shaped nor compact: the result is as $defs/result says
@@ -35,7 +35,7 @@ func TestStructuredContentMatchesOutputSchema(t *testing.T) {
 		{"nowframe_build", `{"output":{"pick":["now"]}}`, false},
 		{"nowframe_build", `{"output":{"path":"now.summary"}}`, false},
 		{"system_health", `{"output":{"omit":["aw_ok","omni_probe"]}}`, false},
-		{"nowframe_history", `{"output":{"path":"changes","map":{"pick":["at","summary"]}}}`, false},
+		{"nowframe_history", `{"output":{"path":"switches","map":{"pick":["at","app"]}}}`, false},
 		{"aw_get_state", `{"output":{"path":"no_such_member","missing":"null"}}`, false},
 		{"aw_get_state", `{"output":{"path":"no_such_member","missing":"undefined"}}`, false},
 		{"help", `{"response_mode":"compact","output":{"path":"tools[0].name"}}`, false},

@@ -80,7 +80,7 @@ func (c *sessionCounter) RoundTrip(r *http.Request) (*http.Response, error) {
 // and calls every tool, reads every resource and lists the templates.
 // Without the token, or with a wrong one, every era is refused with 401.
 func TestOfficialSDKOverHTTP(t *testing.T) {
-	srv, _ := recordedAW(t)
+	srv := simulatedAW(t)
 	svc := startSDKService(t, srv.URL)
 	for _, era := range sdkEras {
 		t.Run(era.name, func(t *testing.T) {
@@ -171,7 +171,7 @@ func (s sdkService) post(t *testing.T, body, token string, headers map[string]st
 // SDK, modern and legacy, lists and calls every tool and reads every
 // resource through it. What the session stored is then in the service.
 func TestOfficialSDKThroughTheRelay(t *testing.T) {
-	srv, _ := recordedAW(t)
+	srv := simulatedAW(t)
 	svc := startSDKService(t, srv.URL)
 	for _, era := range sdkEras {
 		t.Run(era.name, func(t *testing.T) {

@@ -45,7 +45,7 @@ func sdkToolArgs(name, trace string) (map[string]any, bool) {
 // client, to `awbridge stdio` (in-process) in every era it speaks, lists
 // and calls every tool and reads every resource.
 func TestOfficialSDKClient(t *testing.T) {
-	srv, _ := recordedAW(t)
+	srv := simulatedAW(t)
 	for _, era := range sdkEras {
 		t.Run(era.name, func(t *testing.T) {
 			env, _, _ := faultEnv(t, srv.URL)

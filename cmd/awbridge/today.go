@@ -96,7 +96,8 @@ func summarize(ctx context.Context, e *env, name string, c caller, via string, a
 	pl.end()
 	if out.Err != nil {
 		code := sayFailed(e, name, callRefusal(out.Err))
-		if out.Stage == toolbus.StageExecute && out.Err.Code != "ServiceUnavailable" && out.Err.Code != toolbus.CodeCancelled {
+		if out.Stage == toolbus.StageExecute && out.Err.Kind != toolbus.ContractError &&
+			out.Err.Code != "ServiceUnavailable" && out.Err.Code != toolbus.CodeCancelled {
 			return exitDegraded // ActivityWatch did not answer, or a bucket was unreadable
 		}
 		return code

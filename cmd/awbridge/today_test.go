@@ -287,7 +287,9 @@ func TestTodayAgainstTheSimulator(t *testing.T) {
 		t.Fatalf("a bad period: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
 
-	env = baseEnv(t, "http://"+closedAddr(t), "AWBRIDGE_AW_TIMEOUT=200ms")
+	// A person running today sees one plain line: the command logs only
+	// errors unless told otherwise, and this environment asks for warnings.
+	env = baseEnv(t, "http://"+closedAddr(t), "AWBRIDGE_AW_TIMEOUT=200ms", "AWBRIDGE_LOG_LEVEL=error")
 	code, out, errs = run("today")
 	if code != exitDegraded || out != "" || !strings.HasPrefix(errs, "awbridge today: ") || strings.Count(errs, "\n") != 1 {
 		t.Fatalf("ActivityWatch stopped: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
