@@ -50,7 +50,7 @@ func commands() []command {
 	return []command{
 		{"stdio", "serve JSON-RPC 2.0 / MCP on stdin and stdout (what an assistant spawns)", "awbridge stdio [flags]",
 			"awbridge stdio --aw-url http://127.0.0.1:5600", cmdStdio},
-		{"serve", "run the service: a warm frame every second, JSON-RPC / MCP on a private Unix socket", "awbridge serve [--socket PATH] [flags]",
+		{"serve", "run the service: a warm frame (every second while in use, every 30 s at rest), JSON-RPC / MCP on a private Unix socket", "awbridge serve [--socket PATH] [flags]",
 			"awbridge serve --config ~/.config/awbridge/config.toml", cmdServe},
 		{"health", "check ActivityWatch, the sidecar and the bridge's preflight", "awbridge health [--json] [flags]",
 			"awbridge health --json", cmdHealth},

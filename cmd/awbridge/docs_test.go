@@ -341,7 +341,12 @@ func replayDocExamples(t *testing.T, path string, minBlocks int) {
 		t.Run(fmt.Sprintf("line_%d", b.line), func(t *testing.T) {
 			root, stateDir := t.TempDir(), filepath.Join(t.TempDir(), "state")
 			env := baseEnv(t, srv.URL, "AWBRIDGE_CONTEXT_ROOT="+root, "AWBRIDGE_STATE_DIR="+stateDir)
-			env = append(env, b.env...) // exec keeps the last value of a key
+			for _, kv := range b.env {
+				if strings.Contains(kv, "<sim>") { // the simulator: any period's events
+					kv = strings.ReplaceAll(kv, "<sim>", simulatedAW(t).URL)
+				}
+				env = append(env, kv) // exec keeps the last value of a key
+			}
 			got, stderr := docSession(t, env, b.requests, b.pipelined)
 			checkModes(t, path, b.line, filepath.Join(root, "artifacts"), stateDir)
 			t.Logf("%s:%d: replies:\n%s", path, b.line, strings.Join(got, "\n"))
