@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/awbridge/awbridge/aw"
@@ -225,80 +226,25 @@ func (f *Fetcher) Events(ctx context.Context, m *Meta, p Period) (*Raw, error) {
 	}
 	days := p.Days()
 
-	type job struct{ t, d int }
-	jobs := make([]job, 0, len(targets)*len(days))
-	for d := len(days) - 1; d >= 0; d-- { // the newest day first
-		for t := range targets {
-			jobs = append(jobs, job{t, d})
-		}
-	}
 	pieces := make([][][]piece, len(targets)) // [target][day]
 	for t := range pieces {
 		pieces[t] = make([][]piece, len(days))
 	}
-	errs := make([]error, len(targets))
-	requests := 0
-
-	parent := ctx
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		mu sync.Mutex
-		wg sync.WaitGroup
-	)
-	queue := make(chan job)
-	for range min(f.opts.Parallel, len(jobs)) {
-		wg.Go(func() {
-			for j := range queue {
-				tg := targets[j.t]
-				got, n, err := f.readSpan(ctx, tg.id, days[j.d])
-				mu.Lock()
-				requests += n
-				switch {
-				case err == nil:
-					pieces[j.t][j.d] = got
-				case errs[j.t] == nil && ctx.Err() == nil:
-					// Once ctx is done, failures are its consequence.
-					errs[j.t] = err
-					if tg.role != RoleWeb {
-						cancel() // no result without it: stop the other reads
-					}
-				}
-				mu.Unlock()
-			}
-		})
-	}
-feed:
-	for _, j := range jobs {
-		select {
-		case queue <- j:
-		case <-ctx.Done():
-			break feed
+	var requests atomic.Int64
+	errs, err := readTargetDays(ctx, targets, len(days), f.opts.Parallel, func(ctx context.Context, t, d int) error {
+		got, n, err := f.readSpan(ctx, targets[t].id, days[d])
+		requests.Add(int64(n))
+		if err == nil {
+			pieces[t][d] = got // each (target, day) has its own slot
 		}
-	}
-	close(queue)
-	wg.Wait()
-
-	var (
-		failed   []string
-		failures []error
-	)
-	for t, tg := range targets {
-		if errs[t] != nil && tg.role != RoleWeb {
-			failed = append(failed, tg.id)
-			failures = append(failures, errs[t])
-		}
-	}
-	if len(failed) > 0 {
-		return nil, &UnreadableError{Buckets: failed, Err: upstream.Join(failures...)}
-	}
-	if err := parent.Err(); err != nil {
-		// The caller went away: some days were never read.
+		return err
+	}, nil)
+	if err != nil {
 		return nil, err
 	}
 
 	now := f.opts.Now()
-	raw := &Raw{Period: p, Requests: requests,
+	raw := &Raw{Period: p, Requests: int(requests.Load()),
 		Source:    Source{Host: sel.Host, HostSource: sel.HostSource, Note: sel.Note, Buckets: []BucketRead{}},
 		Freshness: Freshness{AsOf: now}}
 	for t, tg := range targets {
@@ -324,6 +270,86 @@ feed:
 		raw.Source.Buckets = append(raw.Source.Buckets, br)
 	}
 	return raw, nil
+}
+
+// readTargetDays calls read for every (target, day), the newest day first,
+// at most parallel at once; read fills its own (target, day) slot. The
+// first failure of a window or AFK target cancels the reads left (no
+// answer without it); a web target's failure only marks it. dayDone, when
+// set, hears each day as its last read ends (ctx is cancelled once the
+// call has failed). It returns each target's first failure (nil where
+// none) and an *UnreadableError when a window or AFK bucket failed, else
+// the caller's ctx error (some days were never read).
+func readTargetDays(ctx context.Context, targets []target, days, parallel int,
+	read func(ctx context.Context, t, d int) error, dayDone func(ctx context.Context, d int, failed bool)) ([]error, error) {
+	type job struct{ t, d int }
+	jobs := make([]job, 0, len(targets)*days)
+	for d := days - 1; d >= 0; d-- {
+		for t := range targets {
+			jobs = append(jobs, job{t, d})
+		}
+	}
+	errs := make([]error, len(targets))
+	left := make([]int, days) // reads left per day
+	failedDay := make([]bool, days)
+	for d := range left {
+		left[d] = len(targets)
+	}
+	parent := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu sync.Mutex
+		wg sync.WaitGroup
+	)
+	queue := make(chan job)
+	for range min(parallel, len(jobs)) {
+		wg.Go(func() {
+			for j := range queue {
+				err := read(ctx, j.t, j.d)
+				mu.Lock()
+				if err != nil && errs[j.t] == nil && ctx.Err() == nil {
+					// Once ctx is done, failures are its consequence.
+					errs[j.t] = err
+					if targets[j.t].role != RoleWeb {
+						cancel()
+					}
+				}
+				failedDay[j.d] = failedDay[j.d] || err != nil
+				left[j.d]--
+				done, failed := left[j.d] == 0, failedDay[j.d]
+				mu.Unlock()
+				if done && dayDone != nil {
+					dayDone(ctx, j.d, failed)
+				}
+			}
+		})
+	}
+feed:
+	for _, j := range jobs {
+		select {
+		case queue <- j:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(queue)
+	wg.Wait()
+
+	var (
+		failed   []string
+		failures []error
+	)
+	for t, tg := range targets {
+		if errs[t] != nil && tg.role != RoleWeb {
+			failed = append(failed, tg.id)
+			failures = append(failures, errs[t])
+		}
+	}
+	if len(failed) > 0 {
+		return errs, &UnreadableError{Buckets: failed, Err: upstream.Join(failures...)}
+	}
+	return errs, parent.Err()
 }
 
 // readSpan reads one bucket's events within span in one call through the

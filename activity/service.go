@@ -13,7 +13,6 @@ import (
 
 	"github.com/awbridge/awbridge/aw/transform"
 	"github.com/awbridge/awbridge/nowframe"
-	"github.com/awbridge/awbridge/upstream"
 )
 
 // Defaults of ServiceOptions.
@@ -256,80 +255,21 @@ type periodEvents struct {
 // the call with an *UnreadableError.
 func (s *Service) loadInto(ctx context.Context, ld *periodEvents, in inputs, now time.Time, prog *progress, onDay func(d int, failed bool)) error {
 	days := ld.days
-	type job struct{ t, d int }
-	var jobs []job
-	for d := len(days) - 1; d >= 0; d-- {
-		for t := range in.targets {
-			jobs = append(jobs, job{t, d})
+	errs, err := readTargetDays(ctx, in.targets, len(days), s.f.opts.Parallel, func(ctx context.Context, t, d int) error {
+		tg := in.targets[t]
+		evs, err := s.loadDay(ctx, dayKey{tg.id, in.created[t], days[d].full.start}, days[d], now)
+		if err == nil {
+			ld.events[t][d] = evs // each (target, day) has its own slot
 		}
-	}
-	left := make([]int, len(days)) // targets left per day
-	failedDay := make([]bool, len(days))
-	for d := range left {
-		left[d] = len(in.targets)
-	}
-	parent := ctx
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		mu sync.Mutex
-		wg sync.WaitGroup
-	)
-	queue := make(chan job)
-	for range min(s.f.opts.Parallel, len(jobs)) {
-		wg.Go(func() {
-			for j := range queue {
-				tg := in.targets[j.t]
-				evs, err := s.loadDay(ctx, dayKey{tg.id, in.created[j.t], days[j.d].full.start}, days[j.d], now)
-				mu.Lock()
-				switch {
-				case err == nil:
-					ld.events[j.t][j.d] = evs
-				case ld.failed[j.t] == nil && ctx.Err() == nil:
-					ld.failed[j.t] = err
-					if tg.role != RoleWeb {
-						cancel()
-					}
-				}
-				if err != nil {
-					failedDay[j.d] = true
-				}
-				left[j.d]--
-				dayDone, failed := left[j.d] == 0, failedDay[j.d]
-				mu.Unlock()
-				if dayDone {
-					prog.step(1, "reading ActivityWatch's events by day")
-					if onDay != nil && ctx.Err() == nil {
-						onDay(j.d, failed)
-					}
-				}
-			}
-		})
-	}
-feed:
-	for _, j := range jobs {
-		select {
-		case queue <- j:
-		case <-ctx.Done():
-			break feed
+		return err
+	}, func(ctx context.Context, d int, failed bool) {
+		prog.step(1, "reading ActivityWatch's events by day")
+		if onDay != nil && ctx.Err() == nil {
+			onDay(d, failed)
 		}
-	}
-	close(queue)
-	wg.Wait()
-	var (
-		failed   []string
-		failures []error
-	)
-	for t, tg := range in.targets {
-		if ld.failed[t] != nil && tg.role != RoleWeb {
-			failed = append(failed, tg.id)
-			failures = append(failures, ld.failed[t])
-		}
-	}
-	if len(failed) > 0 {
-		return &UnreadableError{Buckets: failed, Err: upstream.Join(failures...)}
-	}
-	return parent.Err()
+	})
+	copy(ld.failed, errs)
+	return err
 }
 
 // loadDay returns one bucket's events of one day within the period,
