@@ -177,20 +177,11 @@ type WebEvents struct {
 }
 
 // UnreadableError is a period's read failing for the window or AFK
-// bucket, without which no activity can be computed. Its text is the
-// cause's; errors.As finds the *upstream.Error and *aw.Error (an
-// aw.NotFound means the bucket vanished since Meta: read Meta again).
-type UnreadableError struct {
-	// Buckets are the ids that could not be read (server data: never put
-	// them in a hint or log message unredacted).
-	Buckets []string
-	Err     error
-}
-
-func (e *UnreadableError) Error() string { return e.Err.Error() }
-
-// Unwrap returns the cause.
-func (e *UnreadableError) Unwrap() error { return e.Err }
+// bucket, without which no activity can be computed: the frame's error
+// of the same name (its text is the cause's; errors.As finds the
+// *upstream.Error and *aw.Error; an aw.NotFound means the bucket vanished
+// since Meta: read Meta again).
+type UnreadableError = nowframe.UnreadableError
 
 // piece is one read's answer: the events of one bucket within span, newest
 // first as served.
