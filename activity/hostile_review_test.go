@@ -1,0 +1,120 @@
+package activity
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// TestReviewHostileEvents: whatever a watcher (or anything that can POST to
+// ActivityWatch) stored, a summary is sane: no error, no negative time, no
+// more active time than the period holds, and the top entries with the
+// rest add up to the active time.
+func TestReviewHostileEvents(t *testing.T) {
+	at := time.Date(2026, 3, 24, 9, 0, 0, 0, time.UTC)
+	m := func(min int) time.Time { return at.Add(time.Duration(min) * time.Minute) }
+	notAFK := ev1(m(0), 3600, `{"status":"not-afk"}`)
+	for _, c := range []struct {
+		name   string
+		window []string
+		afk    []string
+	}{
+		{"overlapping", []string{ev1(m(0), 1800, `{"app":"Code","title":"a"}`), ev1(m(10), 1800, `{"app":"Slack","title":"b"}`)}, nil},
+		{"in the future", []string{ev1(m(0), 600, `{"app":"Code","title":"a"}`), ev1(m(120), 600, `{"app":"Later","title":"b"}`)}, nil},
+		{"non-string app", []string{ev1(m(0), 600, `{"app":7,"title":"a"}`), ev1(m(10), 600, `{"app":null,"title":["x"]}`),
+			ev1(m(20), 600, `{"app":{"k":"v"}}`)}, nil},
+		{"missing title", []string{ev1(m(0), 600, `{"app":"Code"}`)}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			env, clk := reviewDesktop(t, at.Add(time.Hour))
+			afk := c.afk
+			if afk == nil {
+				afk = []string{notAFK}
+			}
+			insert(t, env, "aw-watcher-afk_testhost", afk...)
+			insert(t, env, "aw-watcher-window_testhost", c.window...)
+			s := reviewService(env, clk, ServiceOptions{})
+			for _, g := range []string{GroupByApp, GroupByTitle, GroupByCategory} {
+				sum, err := s.Summary(ctx, SummaryQuery{Period: "last_1h", GroupBy: g, Limit: 100})
+				if err != nil {
+					t.Fatalf("%s: %v", g, err)
+				}
+				if sum.ActiveS < 0 || sum.ActiveS > 3600 || sum.AFKS < 0 {
+					t.Errorf("%s: active %v s, away %v s in an hour", g, sum.ActiveS, sum.AFKS)
+				}
+				total := sum.OtherS
+				for _, e := range sum.Top {
+					if e.DurationS < 0 || e.Share < 0 || e.Share > 1 {
+						t.Errorf("%s: entry %+v", g, e)
+					}
+					total += e.DurationS
+				}
+				if d := total - sum.ActiveS; d > 0.1*float64(len(sum.Top)+1) || d < -0.1*float64(len(sum.Top)+1) {
+					t.Errorf("%s: entries add up to %v s, active is %v s", g, total, sum.ActiveS)
+				}
+				if f := sum.LongestFocus; f != nil && (f.DurationS < 0 || f.DurationS > 3600) {
+					t.Errorf("%s: longest focus %+v", g, f)
+				}
+			}
+			zero := 0
+			tl, err := s.Timeline(ctx, TimelineQuery{Period: "last_1h", MinBlockS: &zero, Limit: MaxTimelineLimit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, b := range tl.Blocks {
+				if b.DurationS < 0 || !b.End.After(b.Start) {
+					t.Errorf("timeline block %+v", b)
+				}
+			}
+			h, err := s.History(ctx, HistoryQuery{Minutes: 60})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, sw := range h.Switches {
+				if sw.DurationS < 0 {
+					t.Errorf("history switch %+v", sw)
+				}
+			}
+		})
+	}
+}
+
+// TestReviewOneMalformedEventFailsThePeriod: ActivityWatch stores what a
+// watcher (or any local process: its API has no authentication) posts;
+// aw-core's event schema allows any number as a duration, and aw-server
+// keeps data it does not validate. One such stored event (a negative
+// duration, as aw-core's flood warns about; data that is not an object,
+// which the simulator, like aw-server, stores) makes every
+// activity call whose period contains it fail: "activitywatch: aw events:
+// malformed response: event 1: duration is out of range", for today, this
+// week and every last_Nd until the event leaves the period, while
+// ActivityWatch's own dashboard shows the day. Expected: the summary is
+// answered, the malformed event skipped (or its duration taken as 0), the
+// rest of the day counted (Code's 20 minutes here), perhaps with a note.
+func TestReviewOneMalformedEventFailsThePeriod(t *testing.T) {
+	at := time.Date(2026, 3, 24, 9, 0, 0, 0, time.UTC)
+	m := func(min int) time.Time { return at.Add(time.Duration(min) * time.Minute) }
+	for _, c := range []struct{ name, bad string }{
+		{"negative duration", ev1(m(20), -300, `{"app":"Evil","title":"b"}`)},
+		{"data not an object", ev1(m(20), 60, `"just a string"`)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			env, clk := reviewDesktop(t, at.Add(time.Hour))
+			insert(t, env, "aw-watcher-afk_testhost", ev1(m(0), 3600, `{"status":"not-afk"}`))
+			insert(t, env, "aw-watcher-window_testhost",
+				ev1(m(0), 600, `{"app":"Code","title":"a"}`), c.bad, ev1(m(30), 600, `{"app":"Code","title":"a"}`))
+			s := reviewService(env, clk, ServiceOptions{})
+			sum, err := s.Summary(ctx, SummaryQuery{Period: "today"})
+			if err != nil {
+				t.Fatalf("one malformed stored event fails today's summary: %v", err)
+			}
+			if got := got(sum.Top, false)["Code"]; got < 1200 {
+				t.Errorf("Code: %v s, want at least 1200 s", got)
+			}
+		})
+	}
+}
