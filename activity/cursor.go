@@ -45,7 +45,7 @@ func encodeCursor(key []byte, c cursor) string {
 	}
 	b = binary.BigEndian.AppendUint64(b, uint64(c.start.UnixMilli()))
 	b = binary.BigEndian.AppendUint64(b, uint64(c.end.UnixMilli()))
-	b = binary.BigEndian.AppendUint64(b, uint64(c.pos.UnixMilli()))
+	b = binary.BigEndian.AppendUint64(b, uint64(c.pos.UnixMicro())) // blocks end on microseconds
 	b = binary.BigEndian.AppendUint32(b, uint32(c.minBlockS))
 	label := c.label
 	if len(label) > maxLabelLen {
@@ -79,7 +79,8 @@ func decodeCursor(key []byte, s string) (cursor, error) {
 		return cursor{}, errBadCursor()
 	}
 	ms := func(i int) time.Time { return time.UnixMilli(int64(binary.BigEndian.Uint64(body[i:]))) }
-	c := cursor{open: body[2]&1 != 0, weekStart: body[2]&2 != 0, start: ms(3), end: ms(11), pos: ms(19),
+	c := cursor{open: body[2]&1 != 0, weekStart: body[2]&2 != 0, start: ms(3), end: ms(11),
+		pos:       time.UnixMicro(int64(binary.BigEndian.Uint64(body[19:]))),
 		minBlockS: int(binary.BigEndian.Uint32(body[27:])), label: string(body[fixed:])}
 	if c.pos.Before(c.start) || (!c.open && (c.pos.After(c.end) || !c.start.Before(c.end))) || c.minBlockS > MaxMinBlockS {
 		return cursor{}, errBadCursor()
