@@ -353,7 +353,7 @@ func (f *Fetcher) readSpan(ctx context.Context, id string, span Span) ([]piece, 
 		tooLarge bool
 	)
 	err := f.do(ctx, func(ctx context.Context) error {
-		got, err := f.opts.AW.Events(ctx, id, aw.EventQuery{Start: span.Start, End: span.End})
+		got, err := f.opts.AW.Events(ctx, id, aw.EventQuery{Start: span.Start, End: span.End, SkipMalformed: true})
 		if aw.KindOf(err) == aw.TooLarge && span.Duration() >= 2*f.opts.MinSplit {
 			// The server answered; our limit refused it. Not a failure.
 			tooLarge = true

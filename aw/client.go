@@ -558,6 +558,12 @@ type EventQuery struct {
 	// Start and End bound the events by time; the zero time means unset.
 	// They are sent in UTC as RFC 3339 with "+00:00", to the microsecond.
 	Start, End time.Time
+	// SkipMalformed leaves out a stored event that is not well formed (a
+	// negative duration, data that is not an object...) instead of
+	// failing the whole read: for history, where anything that can POST to
+	// ActivityWatch could otherwise hide a whole period. The answer must
+	// still be a JSON array.
+	SkipMalformed bool
 }
 
 // Events returns GET /api/0/buckets/<id>/events (no trailing slash), newest
@@ -574,7 +580,7 @@ func (c *Client) Events(ctx context.Context, bucketID string, q EventQuery) ([]E
 	if err != nil {
 		return nil, err
 	}
-	events, err := decodeEvents(body)
+	events, err := decodeEventList(body, q.SkipMalformed)
 	if err != nil {
 		return nil, malformed("events", err)
 	}

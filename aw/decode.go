@@ -127,7 +127,11 @@ func rawObject(r gjson.Result) json.RawMessage {
 // decodeEvents decodes a GET .../events body: a JSON array of events, each
 // with a timestamp string, a non-negative finite duration in seconds, a data
 // object and an optional integer (or null) id. The result is newest first.
-func decodeEvents(body []byte) ([]Event, error) {
+func decodeEvents(body []byte) ([]Event, error) { return decodeEventList(body, false) }
+
+// decodeEventList is decodeEvents that, with skip, leaves out the elements
+// that are not well-formed events instead of failing.
+func decodeEventList(body []byte, skip bool) ([]Event, error) {
 	if err := checkJSON(body); err != nil {
 		return nil, err
 	}
@@ -141,6 +145,11 @@ func decodeEvents(body []byte) ([]Event, error) {
 	root.ForEach(func(_, v gjson.Result) bool {
 		var ev Event
 		ev, err = decodeEvent(v)
+		if err != nil && skip {
+			err = nil
+			i++
+			return true
+		}
 		if err != nil {
 			err = fmt.Errorf("event %d: %w", i, err)
 			return false

@@ -308,3 +308,23 @@ func BenchmarkDecodeEvents(b *testing.B) {
 		})
 	}
 }
+
+// TestSkipMalformedEvents: for history, one stored event that is not well
+// formed is left out instead of failing the read; without the option the
+// read still fails, and an answer that is not an array fails either way.
+func TestSkipMalformedEvents(t *testing.T) {
+	body := []byte(`[{"id":3,"timestamp":"2026-03-24T09:30:00+00:00","duration":60,"data":{"app":"Code"}},` +
+		`{"id":2,"timestamp":"2026-03-24T09:20:00+00:00","duration":-300,"data":{"app":"Evil"}},` +
+		`{"id":1,"timestamp":"2026-03-24T09:10:00+00:00","duration":60,"data":"just a string"},` +
+		`{"id":0,"timestamp":"2026-03-24T09:00:00+00:00","duration":60,"data":{"app":"Code"}}]`)
+	if _, err := decodeEventList(body, false); err == nil {
+		t.Fatal("a malformed event passed the strict decoder")
+	}
+	evs, err := decodeEventList(body, true)
+	if err != nil || len(evs) != 2 || evs[0].Str("app") != "Code" || evs[1].Str("app") != "Code" {
+		t.Fatalf("skipping: %v, %+v", err, evs)
+	}
+	if _, err := decodeEventList([]byte(`{"not":"an array"}`), true); err == nil {
+		t.Fatal("an object passed as a list of events")
+	}
+}
