@@ -294,6 +294,16 @@ func (s *Service) loadDay(ctx context.Context, key dayKey, d dayPlan, now time.T
 	return evs, err
 }
 
+// newestStart is the start of the newest of evs (in time order but for
+// overlaps, which are looked for a little way back).
+func newestStart(evs []ev) int64 {
+	start := evs[len(evs)-1].Start
+	for _, e := range evs[max(0, len(evs)-overlapLookback):] {
+		start = max(start, e.Start)
+	}
+	return start
+}
+
 // ensure reads what bd lacks of need: the part before what it holds, and
 // the part after what is final (re-reading the last Reread of it, joined
 // again at the cut). Called with bd.mu held.
@@ -318,6 +328,13 @@ func (s *Service) ensure(ctx context.Context, bd *bucketDay, need span64, now ti
 	}
 	if trusted := bd.trusted(reread); need.end > trusted {
 		cut := trusted - trusted%int64(time.Millisecond/time.Microsecond)
+		if n := len(bd.events); n > 0 {
+			// A watcher may store an event dated back before the cut (the
+			// AFK watcher's "afk" comes once its timeout has passed, from
+			// the last input on): read again from the newest event's start,
+			// which such an event can only follow.
+			cut = min(cut, newestStart(bd.events))
+		}
 		cut = max(cut, bd.from)
 		end := max(need.end, bd.to)
 		evs, err := s.read(ctx, bd.bucket, span64{cut, end})
