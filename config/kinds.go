@@ -24,17 +24,7 @@ func (sp *spec) parse(s string, env Env) (v any, problem string) {
 	q := sp.quote(s)
 	switch sp.kind {
 	case kindText:
-		switch {
-		case s == "" && sp.optional:
-			return "", ""
-		case s == "":
-			return nil, "must not be empty"
-		case len(s) > sp.maxLen:
-			return nil, fmt.Sprintf("%s is too long (at most %d bytes)", q, sp.maxLen)
-		case !printable(s):
-			return nil, fmt.Sprintf("%s contains control characters or invalid UTF-8", q)
-		}
-		return s, ""
+		return sp.parseText(s)
 	case kindHostPort:
 		if s == "" && sp.optional {
 			return "", ""
@@ -531,4 +521,20 @@ func validHostPort(s string) bool {
 		return err == nil && n >= 1 && n <= 65535
 	}
 	return !strings.HasSuffix(s, ":")
+}
+
+// parseText accepts bounded printable text ("" only when optional).
+func (sp *spec) parseText(s string) (any, string) {
+	q := sp.quote(s)
+	switch {
+	case s == "" && sp.optional:
+		return "", ""
+	case s == "":
+		return nil, "must not be empty"
+	case len(s) > sp.maxLen:
+		return nil, fmt.Sprintf("%s is too long (at most %d bytes)", q, sp.maxLen)
+	case !printable(s):
+		return nil, fmt.Sprintf("%s contains control characters or invalid UTF-8", q)
+	}
+	return s, ""
 }

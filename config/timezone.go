@@ -10,21 +10,14 @@ import (
 // optional means the machine's local zone. "Local" is refused: the setting
 // names a zone, and empty already means the local one.
 func (sp *spec) parseTimezone(s string) (any, string) {
-	q := sp.quote(s)
-	switch {
-	case s == "" && sp.optional:
-		return "", ""
-	case s == "":
-		return nil, "must not be empty"
-	case len(s) > sp.maxLen:
-		return nil, fmt.Sprintf("%s is too long (at most %d bytes)", q, sp.maxLen)
-	case !printable(s):
-		return nil, fmt.Sprintf("%s contains control characters or invalid UTF-8", q)
-	case s == "Local":
+	if v, problem := sp.parseText(s); problem != "" || s == "" {
+		return v, problem
+	}
+	if s == "Local" {
 		return nil, `"Local" is not a zone name (leave it empty for the machine's local zone, or name one such as Europe/Berlin)`
 	}
 	if _, err := time.LoadLocation(s); err != nil {
-		return nil, fmt.Sprintf("%s is not a known IANA time zone (e.g. Europe/Berlin, America/New_York, UTC)", q)
+		return nil, fmt.Sprintf("%s is not a known IANA time zone (e.g. Europe/Berlin, America/New_York, UTC)", sp.quote(s))
 	}
 	return s, ""
 }
