@@ -108,8 +108,8 @@ func TestServeRestsUntilACallComes(t *testing.T) {
 		warm := e.builder.Latest()
 		out := e.Call(context.Background(), toolbus.Request{Name: "nowframe_build", Args: json.RawMessage(`{}`)})
 		var env struct {
-			Success  bool `json:"success"`
-			Result   struct {
+			Success bool `json:"success"`
+			Result  struct {
 				Version uint64 `json:"frame_version"`
 			} `json:"result"`
 		}
