@@ -3,13 +3,10 @@ package aw
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 )
@@ -21,10 +18,6 @@ const (
 	settingAlwaysActive = "always_active_pattern"
 	settingClasses      = "classes"
 )
-
-// maxSettingKeyLen bounds a settings key the client puts in a path
-// (aw-server-rust refuses 128 bytes and more).
-const maxSettingKeyLen = 127
 
 // Settings returns what the bridge reads of GET /api/0/settings (no
 // trailing slash, as the web UI and aw-client-rust ask): the day and week
@@ -43,49 +36,6 @@ func (c *Client) Settings(ctx context.Context) (Settings, error) {
 		return Settings{}, malformed("settings", err)
 	}
 	return s, nil
-}
-
-// Setting returns one setting's raw JSON value, GET /api/0/settings/<key>,
-// a copy that never aliases the body; nil when it is not set (the server
-// answers null).
-func (c *Client) Setting(ctx context.Context, key string) (json.RawMessage, error) {
-	if err := validateSettingKey(key); err != nil {
-		return nil, &Error{Op: "setting", Kind: InvalidArgument, Err: err}
-	}
-	body, err := c.get(ctx, "setting", "/api/0/settings/"+url.PathEscape(key), "")
-	if err != nil {
-		return nil, err
-	}
-	if err := checkJSON(body); err != nil {
-		return nil, malformed("setting", err)
-	}
-	v := gjson.ParseBytes(body)
-	if v.Type == gjson.Null {
-		return nil, nil
-	}
-	return json.RawMessage(strings.Clone(v.Raw)), nil
-}
-
-// validateSettingKey rejects keys the client will not put in a path.
-func validateSettingKey(key string) error {
-	switch {
-	case key == "":
-		return errors.New("empty settings key")
-	case len(key) > maxSettingKeyLen:
-		return fmt.Errorf("settings key longer than %d bytes", maxSettingKeyLen)
-	case !utf8.ValidString(key):
-		return errors.New("settings key is not valid UTF-8")
-	case key == "." || key == "..":
-		return errors.New("settings key is a dot segment")
-	case strings.ContainsRune(key, '/'):
-		return errors.New("settings key contains '/'")
-	}
-	for _, r := range key {
-		if r < 0x20 || r == 0x7f {
-			return errors.New("settings key contains control characters")
-		}
-	}
-	return nil
 }
 
 // decodeSettings decodes a GET /api/0/settings body: a JSON object of

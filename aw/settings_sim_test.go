@@ -66,8 +66,4 @@ func TestSettingsFromSimulator(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("classes = %s, want %s", s.Classes, classes)
 	}
-	raw, err := c.Setting(t.Context(), "startOfDay")
-	if err != nil || string(raw) != `"05:30"` {
-		t.Errorf("Setting(startOfDay) = %s, %v", raw, err)
-	}
 }

@@ -35,22 +35,6 @@ func TestSettingsFixture(t *testing.T) {
 	}
 }
 
-// TestSettingFixture reads one unset setting: the server answers null.
-func TestSettingFixture(t *testing.T) {
-	fs := newFixtureServer(t, loadFixture(t, "settings_classes_unset"))
-	c := fixtureClient(t, fs, Options{})
-	v, err := c.Setting(testCtx(t), "classes")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v != nil {
-		t.Errorf("Setting(classes) = %s, want nil", v)
-	}
-	if reqs := fs.requests(); len(reqs) != 1 || reqs[0].RequestURI != "/api/0/settings/classes" {
-		t.Errorf("requests = %+v", reqs)
-	}
-}
-
 // TestDecodeSettings covers what a web UI stores and the shapes a server
 // may hold after a bad write.
 func TestDecodeSettings(t *testing.T) {
@@ -124,15 +108,6 @@ func TestSettingsMalformedIsTyped(t *testing.T) {
 	_, err = c.Settings(testCtx(t))
 	if e := asError(t, err); e.Kind != Malformed || e.Op != "settings" {
 		t.Errorf("err = %v, want a malformed settings error", err)
-	}
-	_, err = c.Setting(testCtx(t), "nosuch")
-	if e := asError(t, err); e.Kind != HTTPStatus || e.Status != 404 {
-		t.Errorf("err = %v, want an HTTP 404 error", err)
-	}
-	for _, key := range []string{"", "a/b", "..", strings.Repeat("k", 128), "a\nb"} {
-		if _, err := c.Setting(testCtx(t), key); KindOf(err) != InvalidArgument {
-			t.Errorf("Setting(%q) = %v, want invalid argument", key, err)
-		}
 	}
 }
 
