@@ -47,10 +47,6 @@ func intArg(call *toolbus.Call, name string) int {
 	return int(v)
 }
 
-// progressOf is the call's progress reporter: MCP notifications/progress
-// when the caller asked for them, else a cheap no-op.
-func progressOf(call *toolbus.Call) activity.Progress { return call.Progress }
-
 // activityTools are the tools over ActivityWatch's history. Their
 // descriptions leave out dataNotInstructions to stay within the
 // tools/list budget: Instructions says it for every tool.
@@ -112,7 +108,7 @@ func (e *Engine) runSummary(ctx context.Context, call *toolbus.Call) (toolbus.Re
 	include, _ := call.Args["include_afk"].(bool)
 	sum, err := e.activity.Summary(ctx, activity.SummaryQuery{
 		Period: call.String("period", ""), Start: call.String("start", ""), End: call.String("end", ""),
-		GroupBy: call.String("group_by", ""), Limit: intArg(call, "limit"), IncludeAFK: include, Progress: progressOf(call),
+		GroupBy: call.String("group_by", ""), Limit: intArg(call, "limit"), IncludeAFK: include, Progress: call.Progress,
 	})
 	return e.activityResult(ctx, sum, err)
 }
@@ -120,7 +116,7 @@ func (e *Engine) runSummary(ctx context.Context, call *toolbus.Call) (toolbus.Re
 func (e *Engine) runTimeline(ctx context.Context, call *toolbus.Call) (toolbus.Result, error) {
 	q := activity.TimelineQuery{
 		Period: call.String("period", ""), Start: call.String("start", ""), End: call.String("end", ""),
-		Limit: intArg(call, "limit"), Cursor: call.String("cursor", ""), Progress: progressOf(call),
+		Limit: intArg(call, "limit"), Cursor: call.String("cursor", ""), Progress: call.Progress,
 	}
 	if _, ok := call.Args["min_block_s"]; ok {
 		n := intArg(call, "min_block_s")
@@ -134,7 +130,7 @@ func (e *Engine) runHistory(ctx context.Context, call *toolbus.Call) (toolbus.Re
 	h, err := e.activity.History(ctx, activity.HistoryQuery{
 		Minutes: intArg(call, "minutes"),
 		Period:  call.String("period", ""), Start: call.String("start", ""), End: call.String("end", ""),
-		Limit: intArg(call, "limit"), Progress: progressOf(call),
+		Limit: intArg(call, "limit"), Progress: call.Progress,
 	})
 	return e.activityResult(ctx, h, err)
 }
