@@ -49,7 +49,7 @@ func LoadZone(name string) (Zone, error) {
 	}
 	loc, err := time.LoadLocation(name)
 	if err != nil || name == "Local" {
-		return Zone{}, fmt.Errorf("activity: unknown time zone %q", truncate(name, 64))
+		return Zone{}, fmt.Errorf("activity: unknown time zone %s", quote(name))
 	}
 	return Zone{Name: name, Loc: loc}, nil
 }
@@ -242,20 +242,6 @@ type Span struct {
 
 // Duration is End - Start.
 func (s Span) Duration() time.Duration { return s.End.Sub(s.Start) }
-
-// truncate cuts s to at most n bytes on a rune boundary, for quoting
-// untrusted input in an error.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // DayOf is the whole day containing t: from its start to the next day's
 // (23 or 25 hours across a daylight-saving change).

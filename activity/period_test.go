@@ -289,7 +289,7 @@ func TestParseSpec(t *testing.T) {
 			got = err.Error()
 		}
 		if !strings.Contains(got, tt.want) {
-			t.Errorf("ParseSpec(%q, %q, %q) = %q, want %q", truncate(tt.period, 20), tt.start, tt.end, got, tt.want)
+			t.Errorf("ParseSpec(%s, %q, %q) = %q, want %q", quote(tt.period), tt.start, tt.end, got, tt.want)
 		}
 	}
 }
