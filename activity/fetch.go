@@ -2,6 +2,8 @@ package activity
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"sync"
@@ -26,6 +28,16 @@ type Reader interface {
 const (
 	DefaultParallel = 4
 	DefaultMinSplit = 15 * time.Minute
+	// DefaultHeavyParallel is 1: on the real Python aw-server a week of
+	// window events read a day at a time takes 1.6 s one read after
+	// another and 2.0 s two or four at once (it computes each answer
+	// under one interpreter lock), and a frame's read sent meanwhile
+	// waits behind every read in flight. aw-server-rust hands every
+	// request to one datastore thread, so it is no faster in parallel.
+	DefaultHeavyParallel = 1
+	// heavySpan is the span beyond which a read counts as heavy: a day,
+	// or the part of one before the last few minutes re-read.
+	heavySpan = time.Hour
 )
 
 // FetcherOptions configure a Fetcher.
@@ -46,6 +58,11 @@ type FetcherOptions struct {
 	Host string
 	// Parallel bounds the event reads in flight (default 4).
 	Parallel int
+	// HeavyParallel bounds the reads of more than an hour of events in
+	// flight at once, across every call of the Fetcher (default
+	// DefaultHeavyParallel); small reads (the open day's newest minutes)
+	// go beside them up to Parallel.
+	HeavyParallel int
 	// MinSplit is the shortest piece a day is split into when its answer
 	// exceeds the client's body limit (default 15 min): such a piece is
 	// halved and each half read again, down to this.
@@ -62,6 +79,8 @@ type FetcherOptions struct {
 // safe for concurrent use.
 type Fetcher struct {
 	opts FetcherOptions
+	// heavy holds a token per heavy read in flight.
+	heavy chan struct{}
 }
 
 // NewFetcher returns a Fetcher with defaults applied.
@@ -71,6 +90,9 @@ func NewFetcher(opts FetcherOptions) *Fetcher {
 	}
 	if opts.MinSplit <= 0 {
 		opts.MinSplit = DefaultMinSplit
+	}
+	if opts.HeavyParallel <= 0 {
+		opts.HeavyParallel = DefaultHeavyParallel
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -85,7 +107,7 @@ func NewFetcher(opts FetcherOptions) *Fetcher {
 	if opts.Thresholds.Web <= 0 {
 		opts.Thresholds.Web = d.Web
 	}
-	return &Fetcher{opts: opts}
+	return &Fetcher{opts: opts, heavy: make(chan struct{}, opts.HeavyParallel)}
 }
 
 // do runs fn through the source, or directly without one.
@@ -183,6 +205,50 @@ type WebEvents struct {
 // since Meta: read Meta again).
 type UnreadableError = nowframe.UnreadableError
 
+// ReadError is one bucket's events of one day that could not be read. Its
+// text says what happened in a person's words ("ActivityWatch took
+// longer than 30s to send Tuesday 24 Nov's window events"); errors.As
+// finds the cause (an *upstream.Error, an *aw.Error).
+type ReadError struct {
+	// Role is the bucket's role (RoleWindow, RoleAFK, RoleWeb).
+	Role string
+	// Day is the day's start, in the period's zone.
+	Day time.Time
+	Err error
+}
+
+func (e *ReadError) Error() string {
+	what := e.Day.Format("Monday 2 Jan") + "'s " + roleNoun(e.Role)
+	var ue *upstream.Error
+	switch {
+	case errors.As(e.Err, &ue) && ue.TimedOut:
+		return fmt.Sprintf("ActivityWatch took longer than %s to send %s", ue.Deadline, what)
+	case errors.As(e.Err, &ue) && ue.Code == upstream.CodeCircuitOpen:
+		return fmt.Sprintf("%s not read: %v", what, e.Err)
+	}
+	return fmt.Sprintf("ActivityWatch did not send %s: %v", what, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *ReadError) Unwrap() error { return e.Err }
+
+// TimedOut reports whether the read ran out of its deadline (ActivityWatch
+// answers, slowly), as opposed to failing.
+func (e *ReadError) TimedOut() bool {
+	var ue *upstream.Error
+	return errors.As(e.Err, &ue) && ue.TimedOut
+}
+
+func roleNoun(role string) string {
+	switch role {
+	case RoleWindow:
+		return "window events"
+	case RoleAFK:
+		return "AFK events"
+	}
+	return "browser tab events"
+}
+
 // piece is one read's answer: the events of one bucket within span, newest
 // first as served.
 type piece struct {
@@ -239,7 +305,7 @@ func (f *Fetcher) Events(ctx context.Context, m *Meta, p Period) (*Raw, error) {
 		Source:    Source{Host: sel.Host, HostSource: sel.HostSource, Note: sel.Note, Buckets: []BucketRead{}},
 		Freshness: Freshness{AsOf: now}}
 	for t, tg := range targets {
-		br := f.bucketRead(m, tg, now)
+		br := f.bucketRead(m, tg, now, time.Time{})
 		if errs[t] != nil {
 			br.Unreadable = true
 			raw.Source.Note = joinNote(raw.Source.Note, "a browser bucket could not be read: its tabs are missing")
@@ -352,6 +418,14 @@ func (f *Fetcher) readSpan(ctx context.Context, id string, span Span) ([]piece, 
 		evs      []aw.Event
 		tooLarge bool
 	)
+	heavy := span.Duration() > heavySpan
+	if heavy {
+		select {
+		case f.heavy <- struct{}{}:
+		case <-ctx.Done():
+			return nil, 0, ctx.Err()
+		}
+	}
 	err := f.do(ctx, func(ctx context.Context) error {
 		got, err := f.opts.AW.Events(ctx, id, aw.EventQuery{Start: span.Start, End: span.End, SkipMalformed: true})
 		if aw.KindOf(err) == aw.TooLarge && span.Duration() >= 2*f.opts.MinSplit {
@@ -362,6 +436,9 @@ func (f *Fetcher) readSpan(ctx context.Context, id string, span Span) ([]piece, 
 		evs = got
 		return err
 	})
+	if heavy {
+		<-f.heavy // released before the halves are read
+	}
 	if err != nil {
 		return nil, 1, err
 	}
@@ -377,15 +454,19 @@ func (f *Fetcher) readSpan(ctx context.Context, id string, span Span) ([]piece, 
 	return append(a, b...), 1 + na + nb, err
 }
 
-// bucketRead describes target tg: its newest event's end and whether that
-// is stale at now.
-func (f *Fetcher) bucketRead(m *Meta, tg target, now time.Time) BucketRead {
+// bucketRead describes target tg: its newest event's end (the bucket
+// list's, or seen when that is later: the list may be some seconds old)
+// and whether that is stale at now.
+func (f *Fetcher) bucketRead(m *Meta, tg target, now, seen time.Time) BucketRead {
 	br := BucketRead{ID: tg.id, Role: tg.role}
 	b, ok := m.Buckets[tg.id]
-	if !ok || b.LastUpdated.IsZero() {
+	newest := b.LastUpdated
+	if seen.After(newest) {
+		newest = seen
+	}
+	if !ok || newest.IsZero() {
 		return br
 	}
-	newest := b.LastUpdated
 	age := max(0, now.Sub(newest))
 	ageS := math.Round(age.Seconds()*10) / 10
 	br.NewestEnd, br.AgeS = &newest, &ageS

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/awbridge/awbridge/aw"
 	"github.com/awbridge/awbridge/aw/transform"
 	"github.com/awbridge/awbridge/nowframe"
 )
@@ -20,6 +21,7 @@ const (
 	DefaultCacheBytes = 64 << 20
 	DefaultCacheDays  = 14
 	DefaultReread     = 3 * time.Minute
+	DefaultMetaTTL    = 10 * time.Second
 )
 
 // Progress is told how far a long call is: done of total steps (days read,
@@ -42,6 +44,10 @@ type ServiceOptions struct {
 	CacheBytes int64
 	// CacheDays bounds how far back days are kept (default 14).
 	CacheDays int
+	// MetaTTL is how long the server's info, bucket list and settings are
+	// used before they are read again (default 10 s; negative: read on
+	// every call).
+	MetaTTL time.Duration
 	// Reread is how much of the newest data is read again on each call:
 	// the newest event grows with heartbeats, and a watcher may deliver
 	// late (default 3 min). Data older than that is final; a day is closed
@@ -65,6 +71,8 @@ type Service struct {
 
 	mu      sync.Mutex
 	classes classesMemo
+	// cachedMeta is the last metadata read (see meta).
+	cachedMeta *Meta
 }
 
 type classesMemo struct {
@@ -86,6 +94,9 @@ func NewService(opts ServiceOptions) *Service {
 	}
 	if opts.Reread <= 0 {
 		opts.Reread = DefaultReread
+	}
+	if opts.MetaTTL == 0 {
+		opts.MetaTTL = DefaultMetaTTL
 	}
 	s := &Service{opts: opts, f: NewFetcher(opts.Fetcher), pr: &privacyRules{p: opts.Privacy},
 		store: newStore(opts.CacheBytes, time.Duration(opts.CacheDays)*24*time.Hour)}
@@ -181,8 +192,9 @@ func (s *Service) parseClasses(raw string) (transform.Classes, error) {
 
 // dayPlan is one calendar day of a period.
 type dayPlan struct {
-	full span64 // the whole day
-	need span64 // its part within the period
+	full span64    // the whole day
+	need span64    // its part within the period
+	date time.Time // its start in the period's zone, for messages
 }
 
 // unitPlan is one unit of computation.
@@ -204,7 +216,7 @@ func (s *Service) plan(p Period, now time.Time) ([]dayPlan, []unitPlan) {
 	)
 	for _, d := range p.Days() {
 		full := p.Calendar.DayOf(d.Start)
-		dp := dayPlan{full: spanOf(full), need: spanOf(d)}
+		dp := dayPlan{full: spanOf(full), need: spanOf(d), date: full.Start}
 		days = append(days, dp)
 		add := func(cell span64) {
 			u := span64{max(cell.start, dp.need.start), min(cell.end, dp.need.end)}
@@ -258,10 +270,11 @@ func (s *Service) loadInto(ctx context.Context, ld *periodEvents, in inputs, now
 	errs, err := readTargetDays(ctx, in.targets, len(days), s.f.opts.Parallel, func(ctx context.Context, t, d int) error {
 		tg := in.targets[t]
 		evs, err := s.loadDay(ctx, dayKey{tg.id, in.created[t], days[d].full.start}, days[d], now)
-		if err == nil {
-			ld.events[t][d] = evs // each (target, day) has its own slot
+		if err != nil {
+			return &ReadError{Role: tg.role, Day: days[d].date, Err: err}
 		}
-		return err
+		ld.events[t][d] = evs // each (target, day) has its own slot
+		return nil
 	}, func(ctx context.Context, d int, failed bool) {
 		prog.step(1, "reading ActivityWatch's events by day")
 		if onDay != nil && ctx.Err() == nil {
@@ -453,7 +466,7 @@ func specResolver(spec Spec) resolver {
 // events (what the store lacks) and computes its units (what the store
 // lacks).
 func (s *Service) prepare(ctx context.Context, resolve resolver, fn Progress) (*prepared, error) {
-	m, err := s.f.Meta(ctx)
+	m, err := s.meta(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -470,6 +483,9 @@ func (s *Service) prepare(ctx context.Context, resolve resolver, fn Progress) (*
 	err = s.loadInto(ctx, ld, in, now, prog, c.dayDone)
 	units := c.finish()
 	if err != nil {
+		if aw.KindOf(err) == aw.NotFound {
+			s.forgetMeta(m) // a bucket vanished (maybe to be created again)
+		}
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -479,7 +495,7 @@ func (s *Service) prepare(ctx context.Context, resolve resolver, fn Progress) (*
 		source: Source{Host: m.Selection.Host, HostSource: m.Selection.HostSource, Note: m.Selection.Note, Buckets: []BucketRead{}},
 		fresh:  Freshness{AsOf: now.In(p.Start.Location())}}
 	for t, tg := range in.targets {
-		br := s.f.bucketRead(m, tg, now)
+		br := s.f.bucketRead(m, tg, now, newestEnd(ld.events[t]))
 		if br.NewestEnd != nil {
 			t := br.NewestEnd.In(p.Start.Location())
 			br.NewestEnd = &t
@@ -500,6 +516,54 @@ func (s *Service) prepare(ctx context.Context, resolve resolver, fn Progress) (*
 		pr.notes = appendNote(pr.notes, p.Note)
 	}
 	return pr, nil
+}
+
+// meta returns the server's info, bucket list and settings, read again
+// once older than MetaTTL, or at once when they name no window bucket (the
+// person's first watcher may have just started).
+func (s *Service) meta(ctx context.Context) (*Meta, error) {
+	s.mu.Lock()
+	m := s.cachedMeta
+	s.mu.Unlock()
+	if m != nil && s.now().Sub(m.At) < s.opts.MetaTTL {
+		return m, nil
+	}
+	m, err := s.f.Meta(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if m.Selection.Window != "" {
+		s.mu.Lock()
+		s.cachedMeta = m
+		s.mu.Unlock()
+	}
+	return m, nil
+}
+
+// forgetMeta drops m from the cache, if it is still there.
+func (s *Service) forgetMeta(m *Meta) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cachedMeta == m {
+		s.cachedMeta = nil
+	}
+}
+
+// newestEnd is the end of the newest of a target's events by day (zero when
+// there are none).
+func newestEnd(days [][]ev) time.Time {
+	for d := len(days) - 1; d >= 0; d-- {
+		evs := days[d]
+		if len(evs) == 0 {
+			continue
+		}
+		var end int64
+		for _, e := range evs[max(0, len(evs)-overlapLookback):] {
+			end = max(end, e.End())
+		}
+		return time.UnixMicro(end)
+	}
+	return time.Time{}
 }
 
 func appendNote(notes []string, n string) []string {

@@ -49,8 +49,9 @@ type Poll struct {
 	// (default 5m).
 	ActiveFor time.Duration `toml:"active_for"`
 	// BucketListTTL is how long serve reuses ActivityWatch's server info
-	// and bucket list between reads (default 10s); a missing window
-	// bucket or an event read of an unknown bucket reads them at once.
+	// and bucket list between reads (default 10s), for frames and (with
+	// the settings) for the activity tools; a missing window bucket or an
+	// event read of an unknown bucket reads them at once.
 	BucketListTTL time.Duration `toml:"bucket_list_ttl"`
 }
 
@@ -109,6 +110,10 @@ type AW struct {
 	APIKey string `toml:"api_key"`
 	// Timeout is the per-source deadline including retries (default 2s).
 	Timeout time.Duration `toml:"timeout"`
+	// HistoryTimeout is the deadline of one read of stored events for the
+	// activity tools (a bucket's day; default 30s): history has its own
+	// deadline and breaker, apart from the live frame's.
+	HistoryTimeout time.Duration `toml:"history_timeout"`
 	// MaxBodyBytes bounds every response body (default 8 MiB).
 	MaxBodyBytes int64 `toml:"max_body_bytes"`
 }
@@ -177,9 +182,10 @@ type Privacy struct {
 func Defaults() Config {
 	return Config{
 		AW: AW{
-			URL:          "http://127.0.0.1:5600",
-			Timeout:      2 * time.Second,
-			MaxBodyBytes: 8 << 20,
+			URL:            "http://127.0.0.1:5600",
+			Timeout:        2 * time.Second,
+			HistoryTimeout: 30 * time.Second,
+			MaxBodyBytes:   8 << 20,
 		},
 		Sidecar: Sidecar{
 			Timeout:      2 * time.Second,

@@ -177,7 +177,7 @@ func TestFullFile(t *testing.T) {
 	want := Config{
 		AW: AW{
 			URL: "http://localhost:5601", Host: "desk", HostHeader: "localhost:5601", APIKey: "s3cret-token",
-			Timeout: 750 * time.Millisecond, MaxBodyBytes: 16 << 20,
+			Timeout: 750 * time.Millisecond, HistoryTimeout: 45 * time.Second, MaxBodyBytes: 16 << 20,
 		},
 		Sidecar: Sidecar{URL: "https://127.0.0.1:8788/base", Timeout: 3 * time.Second, MaxBodyBytes: 65536},
 		Server:  Server{MaxLineBytes: 2 << 20, MaxInFlight: 64, HTTP: "127.0.0.1:5680", HTTPToken: "none", Relay: "never", MaxConnections: 8},

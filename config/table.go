@@ -139,6 +139,12 @@ func table() []spec {
 			field: func(c *Config) any { return &c.AW.Timeout },
 		},
 		{
+			key: "activitywatch.history_timeout", env: "AWBRIDGE_AW_HISTORY_TIMEOUT", flag: "aw-history-timeout", kind: kindDuration,
+			doc: "deadline per read of stored events (a bucket's day) for the activity tools",
+			min: 1, max: int64(30 * time.Minute),
+			field: func(c *Config) any { return &c.AW.HistoryTimeout },
+		},
+		{
 			key: "activitywatch.max_body_bytes", env: "AWBRIDGE_AW_MAX_BODY_BYTES", kind: kindBytes,
 			doc: "largest ActivityWatch response body read",
 			min: kib, max: gib,
@@ -307,7 +313,7 @@ func table() []spec {
 		},
 		{
 			key: "poll.bucket_list_ttl", env: "AWBRIDGE_POLL_BUCKET_LIST_TTL", kind: kindDuration,
-			doc: "how long serve reuses ActivityWatch's server info and bucket list between frames; a missing window bucket or an unknown bucket reads them again at once",
+			doc: "how long ActivityWatch's server info, bucket list and settings are reused by frames and the activity tools; a missing window bucket or an unknown bucket reads them again at once",
 			min: int64(time.Second), max: int64(time.Hour),
 			field: func(c *Config) any { return &c.Poll.BucketListTTL },
 		},

@@ -8,17 +8,19 @@ import (
 	"time"
 
 	"github.com/awbridge/awbridge/activity"
+	"github.com/awbridge/awbridge/aw"
 	"github.com/awbridge/awbridge/nowframe"
 	"github.com/awbridge/awbridge/toolbus"
 )
 
-// activityTimeout bounds one activity call: a cold week from a real
-// aw-server takes seconds, a cold month more.
-const activityTimeout = 60 * time.Second
+// activityTimeout bounds one activity call: a cold week from the real
+// Python aw-server takes seconds, a cold year minutes (each read has its
+// own deadline, activitywatch.history_timeout; the call reports progress).
+const activityTimeout = 10 * time.Minute
 
-// initActivity builds the activity service: it reads through the
-// ActivityWatch client and breaker frames use, in the configured zone,
-// with the frames' privacy.
+// initActivity builds the activity service: it reads ActivityWatch's
+// history through its own client and breaker (never the live frame's),
+// in the configured zone, with the frames' privacy.
 func (e *Engine) initActivity(privacy nowframe.Privacy) error {
 	c := e.deps.Config
 	zone, err := activity.LoadZone(c.Activity.Timezone)
@@ -26,8 +28,8 @@ func (e *Engine) initActivity(privacy nowframe.Privacy) error {
 		return fmt.Errorf("engine: activity.timezone: %w", err)
 	}
 	e.activity = activity.NewService(activity.ServiceOptions{
-		Fetcher: activity.FetcherOptions{AW: e.awc, Source: e.awSrc, Host: c.AW.Host, Now: e.deps.Now},
-		Zone:    zone, Privacy: privacy,
+		Fetcher: activity.FetcherOptions{AW: e.awHist, Source: e.histSrc, Host: c.AW.Host, Now: e.deps.Now},
+		Zone:    zone, Privacy: privacy, MetaTTL: c.Poll.BucketListTTL,
 	})
 	return nil
 }
@@ -141,18 +143,42 @@ func (e *Engine) runHistory(ctx context.Context, call *toolbus.Call) (toolbus.Re
 // the call's own end is left to the bus (Timeout, Cancelled). The body is
 // redacted and bounded by the bus, as every result.
 func (e *Engine) activityResult(ctx context.Context, v any, err error) (toolbus.Result, error) {
-	circuit := e.awSrc.Circuit().String()
+	circuit := e.histSrc.Circuit().String()
 	if err != nil {
-		var se *activity.SpecError
+		var (
+			se *activity.SpecError
+			re *activity.ReadError
+		)
 		switch {
 		case errors.As(err, &se):
 			return toolbus.Result{}, &toolbus.ToolError{Kind: toolbus.ContractError, Code: toolbus.CodeInvalidArgument,
 				Message: se.Error(), Details: map[string]any{"argument": se.Arg}}
 		case ctx.Err() != nil:
 			return toolbus.Result{Circuit: circuit}, ctx.Err()
+		case errors.As(err, &re) && answered(re):
+			// ActivityWatch answers: say what it failed to send, never
+			// "is it running?".
+			hint := hintHistoryFailed
+			if re.TimedOut() {
+				hint = hintHistorySlow
+			}
+			ms := int64(1000)
+			return toolbus.Result{Circuit: circuit}, (&toolbus.ToolError{Kind: toolbus.ExecutionError,
+				Code: toolbus.CodeAwEventsUnreadable, Retryable: true, Message: err.Error(), Hint: hint, RetryAfterMs: &ms,
+				Details: map[string]any{"source": e.histSrc.Name(), "circuit": circuit, "timed_out": re.TimedOut()}}).WithCause(err)
 		}
-		return toolbus.Result{Circuit: circuit}, upstreamError(err)
+		return toolbus.Result{Circuit: circuit}, e.upstreamError(err)
 	}
 	b, err := json.Marshal(v)
 	return toolbus.Result{Body: b, Circuit: circuit}, err
+}
+
+// answered reports whether ActivityWatch answered the read that failed
+// (slowly, or with an error of its own), as opposed to not at all.
+func answered(re *activity.ReadError) bool {
+	switch aw.KindOf(re) {
+	case aw.Timeout, aw.HTTPStatus, aw.Malformed, aw.TooLarge, aw.NotFound:
+		return true
+	}
+	return false
 }

@@ -21,6 +21,10 @@ const (
 		"probe must answer without them; check that sidecar.url (AWBRIDGE_SIDECAR_URL) names the probe sidecar"
 	hintAwEvents = "ActivityWatch answers, but the events of a selected bucket could not be read " +
 		"(the frame's parts from it say unreadable): see ActivityWatch's own log"
+	hintHistorySlow = "ActivityWatch answers, but slowly for this much history: the days read are kept, so asking again " +
+		"reads only the rest; or ask for a shorter period, or raise activitywatch.history_timeout (AWBRIDGE_AW_HISTORY_TIMEOUT)"
+	hintHistoryFailed = "ActivityWatch answers, but failed to send these events: see ActivityWatch's own log; " +
+		"a period without that day may work"
 )
 
 // classifyAW sorts a failure of ActivityWatch for its source: a refused

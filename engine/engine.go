@@ -54,11 +54,15 @@ type Deps struct {
 
 // Engine is the process's core. Safe for concurrent use; Close it once.
 type Engine struct {
-	deps    Deps
-	log     zerolog.Logger
-	awc     *aw.Client
-	awSrc   *upstream.Source
-	scSrc   *upstream.Source
+	deps  Deps
+	log   zerolog.Logger
+	awc   *aw.Client
+	awSrc *upstream.Source
+	scSrc *upstream.Source
+	// awHist and histSrc read ActivityWatch's stored events for the
+	// activity tools: their own attempt timeout, deadline and breaker.
+	awHist  *aw.Client
+	histSrc *upstream.Source
 	builder *nowframe.Builder
 	health  *health.Checker
 	bus     *toolbus.Bus
@@ -87,22 +91,33 @@ func New(d Deps) (*Engine, error) {
 	c := d.Config
 	e := &Engine{deps: d, log: d.Logger}
 
-	apiKey := c.AW.APIKey
-	awc, err := aw.New(aw.Options{
+	awOpts := aw.Options{
 		BaseURL:        c.AW.URL,
 		HostHeader:     c.AW.HostHeader,
-		APIKey:         apiKey,
+		APIKey:         c.AW.APIKey,
 		AttemptTimeout: attemptTimeout(c.AW.Timeout),
 		MaxBodyBytes:   c.AW.MaxBodyBytes,
 		Transport:      d.Transport,
 		UserAgent:      "awbridge/" + d.Version,
-	})
+	}
+	awc, err := aw.New(awOpts)
 	if err != nil {
 		return nil, fmt.Errorf("engine: activitywatch client: %w", err)
 	}
 	e.awc = awc
 	e.awSrc = upstream.New(upstream.Options{Name: "activitywatch", Code: toolbus.CodeAwUnavailable,
 		Configured: true, Deadline: c.AW.Timeout, Now: d.Now, Classify: classifyAW, OnChange: e.logTransition})
+	// History reads have a client and a source of their own: one attempt
+	// lasts the whole deadline, so a read that timed out is never sent
+	// again to a server still busy with it (retries are for refused
+	// connections and 5xx), and their failures never open the live
+	// frame's circuit nor show in health.
+	awOpts.AttemptTimeout = c.AW.HistoryTimeout
+	if e.awHist, err = aw.New(awOpts); err != nil {
+		return nil, fmt.Errorf("engine: activitywatch client: %w", err)
+	}
+	e.histSrc = upstream.New(upstream.Options{Name: "activitywatch history", Code: toolbus.CodeAwUnavailable,
+		Configured: true, Deadline: c.AW.HistoryTimeout, Now: d.Now, Classify: classifyAW, OnChange: e.logTransition})
 
 	var sc *sidecar.Client
 	if c.Sidecar.URL != "" {

@@ -137,7 +137,7 @@ func (e *Engine) runGetState(ctx context.Context, call *toolbus.Call) (toolbus.R
 	})
 	circuit := e.awSrc.Circuit().String()
 	if err != nil {
-		return toolbus.Result{Circuit: circuit}, upstreamError(err)
+		return toolbus.Result{Circuit: circuit}, e.upstreamError(err)
 	}
 	b, err := json.Marshal(state{&info, buckets})
 	return toolbus.Result{Body: b, Circuit: circuit}, err
@@ -146,7 +146,7 @@ func (e *Engine) runGetState(ctx context.Context, call *toolbus.Call) (toolbus.R
 // upstreamError types a failure of a source for the caller: a source
 // that refused us is an AuthError naming the setting to fix, not
 // retryable; a source that failed is retryable.
-func upstreamError(err error) error {
+func (e *Engine) upstreamError(err error) error {
 	var ue *upstream.Error
 	if !errors.As(err, &ue) {
 		return err
@@ -163,7 +163,8 @@ func upstreamError(err error) error {
 			Message: ue.Error(), Hint: ue.Hint, Details: details}).WithCause(err)
 	}
 	details["timed_out"] = ue.TimedOut
-	hint := "is ActivityWatch running? Open its web UI (default http://127.0.0.1:5600) or start aw-qt / aw-server; see system_health"
+	hint := "is ActivityWatch running at " + e.awc.BaseURL() + "? Start aw-qt or aw-server, or set activitywatch.url " +
+		"(AWBRIDGE_AW_URL); see system_health"
 	if ue.Source == "sidecar" {
 		hint = "is the probe sidecar running at the configured sidecar URL? See system_health"
 	}

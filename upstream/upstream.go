@@ -128,6 +128,8 @@ type Error struct {
 	Circuit Circuit
 	// TimedOut says the source's deadline expired.
 	TimedOut bool
+	// Deadline is the source's deadline (Options.Deadline).
+	Deadline time.Duration
 	Err      error
 }
 
@@ -359,7 +361,7 @@ func (s *Source) recordLocked(start, end time.Time, err error, timedOut bool, cl
 		}
 	}
 	e := &Error{Source: s.opts.Name, Code: cmp.Or(class.Code, s.opts.Code), Hint: class.Hint,
-		Misconfigured: class.Misconfigured, Circuit: s.state, TimedOut: timedOut, Err: err}
+		Misconfigured: class.Misconfigured, Circuit: s.state, TimedOut: timedOut, Deadline: s.opts.Deadline, Err: err}
 	s.last.Error, s.last.Code, s.last.Hint, s.last.Misconfigured = e.Error(), e.Code, e.Hint, e.Misconfigured
 	return e
 }

@@ -1,0 +1,253 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/awbridge/awbridge/activity/activitytest"
+	"github.com/awbridge/awbridge/aw/awsim"
+	"github.com/awbridge/awbridge/config"
+	"github.com/awbridge/awbridge/toolbus"
+)
+
+// historyServer is a simulator holding a generated week, behind a handler
+// that lets a test make the reads of old days fail while recent reads and
+// everything a frame reads keep working.
+type historyServer struct {
+	h   *activitytest.History
+	now time.Time
+	url string
+	// old, when set, answers an event read that starts before cutoff.
+	old    atomic.Pointer[http.HandlerFunc]
+	cutoff time.Time
+	// oldReads counts the event reads that reached old.
+	oldReads atomic.Int64
+
+	mu       sync.Mutex
+	requests []string // paths after the test's mark
+}
+
+func newHistoryServer(t *testing.T) *historyServer {
+	t.Helper()
+	h := activitytest.Week(activitytest.WeekOptions{WindowEvents: 3000, Start: time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC)})
+	hs := &historyServer{h: h, now: h.End.Add(time.Hour)}
+	hs.cutoff = hs.now.Add(-36 * time.Hour)
+	sim := awsim.New(awsim.Options{Hostname: h.Host, Now: func() time.Time { return hs.now }})
+	if err := h.Load(t.Context(), sim); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hs.mu.Lock()
+		hs.requests = append(hs.requests, r.URL.Path)
+		hs.mu.Unlock()
+		if f := hs.old.Load(); f != nil && strings.HasSuffix(r.URL.Path, "/events") {
+			if start, err := time.Parse(time.RFC3339Nano, r.URL.Query().Get("start")); err == nil && start.Before(hs.cutoff) {
+				hs.oldReads.Add(1)
+				(*f)(w, r)
+				return
+			}
+		}
+		sim.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	hs.url = srv.URL
+	return hs
+}
+
+func (hs *historyServer) failOld(f http.HandlerFunc) { hs.old.Store(&f) }
+
+// engine is an engine over hs with the live frame's default deadline and a
+// history deadline of history.
+func (hs *historyServer) engine(t *testing.T, history time.Duration) *Engine {
+	t.Helper()
+	c := config.Defaults()
+	c.AW.URL, c.AW.HistoryTimeout = hs.url, history
+	c.Activity.Timezone = "UTC"
+	e, err := New(Deps{Config: c, Logger: zerolog.Nop(), Version: "test", Now: func() time.Time { return hs.now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	return e
+}
+
+// stall answers nothing until the client gives up.
+func stall(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }
+
+// fail500 answers as aw-server does when a read raises.
+func fail500(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusInternalServerError)
+	_, _ = w.Write([]byte(`{"message": "Internal Server Error"}`))
+}
+
+// TestHistoryFailsAloneAndClearly: ActivityWatch answers recent reads and
+// every read a frame makes, but stalls (or fails with 500) on old days.
+// The week's summary fails saying what ActivityWatch did not send (the
+// day, the events, the deadline), without asking whether ActivityWatch
+// runs; a stalled read is sent once, never retried into the busy server;
+// nowframe_build, aw_get_state and system_health answer right after, with
+// ActivityWatch up.
+func TestHistoryFailsAloneAndClearly(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		handler http.HandlerFunc
+		timeout time.Duration
+		message string // in the error's message
+		hint    string // in its hint
+	}{
+		{"stall", stall, 300 * time.Millisecond, "ActivityWatch took longer than 300ms to send ", "slowly"},
+		{"500", fail500, 10 * time.Second, "ActivityWatch did not send ", "failed to send these events"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			hs := newHistoryServer(t)
+			e := hs.engine(t, c.timeout)
+			ctx := context.Background()
+			// Recent periods work.
+			if out := e.Call(ctx, toolbus.Request{Name: "activity_summary", Args: json.RawMessage(`{"period":"last_3h"}`)}); out.Err != nil {
+				t.Fatalf("a recent period: %+v", out.Err)
+			}
+			hs.failOld(c.handler)
+			for i := range 3 {
+				before := hs.oldReads.Load()
+				out := e.Call(ctx, toolbus.Request{Name: "activity_summary", Args: json.RawMessage(`{"period":"last_7d"}`)})
+				if out.Err == nil {
+					t.Fatalf("call %d: the week answered though its old days fail", i)
+				}
+				te := out.Err
+				if te.Code != toolbus.CodeAwEventsUnreadable || !te.Retryable || !strings.Contains(te.Message, c.message) ||
+					!strings.Contains(te.Message, "events") || !strings.Contains(te.Hint, c.hint) || strings.Contains(te.Hint, "running") {
+					t.Errorf("call %d: %s %q hint %q; want AwEventsUnreadable saying %q", i, te.Code, te.Message, te.Hint, c.message)
+				}
+				if !strings.Contains(te.Message, hs.cutoff.Add(-24*time.Hour).Format("Monday")) &&
+					!strings.Contains(te.Message, hs.cutoff.Format("Monday")) {
+					t.Errorf("call %d: %q names no failing day", i, te.Message)
+				}
+				if c.name == "stall" && hs.oldReads.Load()-before != 1 {
+					t.Errorf("call %d: the stalled read was sent %d times, want once", i, hs.oldReads.Load()-before)
+				}
+				liveAnswers(t, e, i)
+			}
+		})
+	}
+}
+
+// TestHistoryCircuitIsItsOwn: when every history read stalls, the
+// history's circuit opens after three failed calls (the fourth is refused
+// without a read), and the live frame's circuit stays closed: frames,
+// aw_get_state and health keep answering with ActivityWatch up.
+func TestHistoryCircuitIsItsOwn(t *testing.T) {
+	hs := newHistoryServer(t)
+	hs.cutoff = hs.now.Add(time.Hour) // every read of a period
+	e := hs.engine(t, 200*time.Millisecond)
+	ctx := context.Background()
+	hs.failOld(stall)
+	for i := range 4 {
+		before := hs.oldReads.Load()
+		out := e.Call(ctx, toolbus.Request{Name: "activity_summary", Args: json.RawMessage(`{"period":"today"}`)})
+		switch {
+		case out.Err == nil:
+			t.Fatalf("call %d: answered though every read stalls", i)
+		case i < 3 && out.Err.Code != toolbus.CodeAwEventsUnreadable:
+			t.Errorf("call %d: %s %q, want AwEventsUnreadable", i, out.Err.Code, out.Err.Message)
+		case i == 3 && (out.Err.Code != toolbus.CodeCircuitOpen || hs.oldReads.Load() != before):
+			t.Errorf("call %d: %s %q after %d reads, want CircuitOpen without a read", i, out.Err.Code, out.Err.Message, hs.oldReads.Load()-before)
+		}
+		liveAnswers(t, e, i)
+	}
+	if got := e.awSrc.Circuit().String(); got != "closed" {
+		t.Errorf("the live frame's circuit is %s after history failures", got)
+	}
+}
+
+// liveAnswers checks that nowframe.build, aw.get_state and system.health
+// answer, with ActivityWatch up.
+func liveAnswers(t *testing.T, e *Engine, call int) {
+	t.Helper()
+	ctx := context.Background()
+	frame := e.Call(ctx, toolbus.Request{Name: "nowframe.build", Args: json.RawMessage(`{"max_age_ms":0}`)})
+	if frame.Err != nil || !strings.Contains(string(frame.Body), `"aw_buckets":{`) {
+		t.Fatalf("call %d: nowframe.build after a failed period: %+v %.300s", call, frame.Err, frame.Body)
+	}
+	if st := e.Call(ctx, toolbus.Request{Name: "aw.get_state"}); st.Err != nil {
+		t.Fatalf("call %d: aw.get_state after a failed period: %+v", call, st.Err)
+	}
+	var health struct {
+		Result struct {
+			AWOK bool `json:"aw_ok"`
+		} `json:"result"`
+	}
+	h := e.Call(ctx, toolbus.Request{Name: "system.health"})
+	if err := json.Unmarshal(h.Body, &health); err != nil || !health.Result.AWOK {
+		t.Fatalf("call %d: system.health says ActivityWatch is down: %s", call, h.Body)
+	}
+}
+
+// TestHistoryReadCancelled: a cancelled call stops reading at once: no
+// event read starts after it returned.
+func TestHistoryReadCancelled(t *testing.T) {
+	hs := newHistoryServer(t)
+	e := hs.engine(t, time.Minute)
+	started := make(chan struct{}, 1)
+	hs.failOld(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case started <- struct{}{}:
+		default:
+		}
+		stall(w, r)
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan toolbus.Response, 1)
+	go func() {
+		done <- e.Call(ctx, toolbus.Request{Name: "activity_summary", Args: json.RawMessage(`{"period":"last_7d"}`)})
+	}()
+	<-started
+	cancel()
+	out := <-done
+	if out.Err == nil || out.Err.Code != toolbus.CodeCancelled {
+		t.Fatalf("a cancelled week: %+v", out.Err)
+	}
+	n := hs.oldReads.Load()
+	time.Sleep(100 * time.Millisecond)
+	if more := hs.oldReads.Load() - n; more != 0 {
+		t.Errorf("%d reads started after the call was cancelled", more)
+	}
+}
+
+// TestHistoryRepeatedCallReadsOnlyTheTail: a repeated call within
+// poll.bucket_list_ttl reads neither the server's info, nor its bucket
+// list, nor its settings again, only the open day's newest minutes.
+func TestHistoryRepeatedCallReadsOnlyTheTail(t *testing.T) {
+	hs := newHistoryServer(t)
+	e := hs.engine(t, time.Minute)
+	ctx := context.Background()
+	args := json.RawMessage(`{"period":"this_week"}`)
+	if out := e.Call(ctx, toolbus.Request{Name: "activity_summary", Args: args}); out.Err != nil {
+		t.Fatal(out.Err)
+	}
+	hs.mu.Lock()
+	hs.requests = nil
+	hs.mu.Unlock()
+	if out := e.Call(ctx, toolbus.Request{Name: "activity_summary", Args: args}); out.Err != nil {
+		t.Fatal(out.Err)
+	}
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	for _, p := range hs.requests {
+		if !strings.HasSuffix(p, "/events") {
+			t.Errorf("a repeated call read %s", p)
+		}
+	}
+	if len(hs.requests) > 4 {
+		t.Errorf("a repeated call made %d reads: %v", len(hs.requests), hs.requests)
+	}
+}
