@@ -140,8 +140,10 @@ const (
 
 // Block is one stretch of a timeline: focus in one app, or a gap.
 type Block struct {
-	// App and Title are the focused window's ("" in a gap). Title is the
-	// one the block spent most time on.
+	// App and Title are the focused window's ("" in a gap). App is the
+	// app of the block's longest stretch; Title and Domain are the title
+	// and browser tab domain shown together longest in that app (never
+	// one page's title with another's domain).
 	App   string `json:"app,omitempty"`
 	Title string `json:"title,omitempty"`
 	// Domain is the browser tab's domain while a browser had focus.

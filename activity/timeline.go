@@ -323,8 +323,10 @@ func fold(raw []block, minBlock int64) []block {
 	return out
 }
 
-// render shows a block: its app's most frequent title and, for a
-// browser, domain, privacy applied.
+// render shows a block: the app of its longest stretch and, of that
+// app's time in the block, the title and browser domain that were shown
+// together longest (never a title from one page with another's domain),
+// privacy applied.
 func (f *flat) render(b block, loc *time.Location) Block {
 	out := Block{Start: time.UnixMicro(b.start).In(loc), End: time.UnixMicro(b.end).In(loc),
 		DurationS: seconds(b.end - b.start), Folded: b.folded, Gap: b.gap}
@@ -336,33 +338,37 @@ func (f *flat) render(b block, loc *time.Location) Block {
 		return out
 	}
 	out.App = b.v.app
-	titles := map[string]int64{}
-	domains := map[string]int64{}
-	var withheld int64
+	type shown struct {
+		title, domain string
+		withheld      bool
+	}
+	times := map[shown]int64{}
 	for k := b.lo; k < b.hi; k++ {
 		it := f.items[k]
 		v := f.view(it)
 		if !sameFocus(v, b.v) {
 			continue
 		}
-		if v.withheld {
-			withheld += it.end - it.start
-		} else {
-			titles[v.title] += it.end - it.start
-		}
+		rest := it.end - it.start
 		f.tabsWithin(it.start, it.end, func(tv tabView, d int64) {
 			if !tv.hidden && !tv.excluded && tv.domain != "" {
-				domains[tv.domain] += d
+				times[shown{v.title, tv.domain, v.withheld}] += d
+				rest -= d
 			}
 		})
+		if rest > 0 {
+			times[shown{v.title, "", v.withheld}] += rest
+		}
 	}
-	title, n := most(titles)
-	if withheld > n {
-		out.Withheld = true
-	} else {
-		out.Title = title
+	var best shown
+	n := int64(-1)
+	for k, d := range times { // the most time; on a tie a title shown, then the smaller
+		if d > n || d == n && (best.withheld && !k.withheld || best.withheld == k.withheld &&
+			(k.title < best.title || k.title == best.title && k.domain < best.domain)) {
+			best, n = k, d
+		}
 	}
-	out.Domain, _ = most(domains)
+	out.Title, out.Domain, out.Withheld = best.title, best.domain, best.withheld
 	return out
 }
 
@@ -392,15 +398,4 @@ func (f *flat) tabIndex(a int64) int {
 		}
 	}
 	return first
-}
-
-// most is the key with the most time (the smaller key on a tie).
-func most(m map[string]int64) (string, int64) {
-	best, n := "", int64(-1)
-	for k, v := range m {
-		if v > n || v == n && k < best {
-			best, n = k, v
-		}
-	}
-	return best, n
 }

@@ -3,6 +3,7 @@ package activity
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -176,4 +177,55 @@ func FuzzFold(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestTimelineTitleAndDomainTogether: a browser block shows a title and a
+// domain that were on screen together, the pair with the most time.
+// Before, the title with the most time and the domain with the most time
+// were chosen apart: "Hacker News" with github.com.
+func TestTimelineTitleAndDomainTogether(t *testing.T) {
+	at := time.Date(2026, 3, 24, 9, 0, 0, 0, time.UTC)
+	env, clk := reviewDesktop(t, at.Add(time.Hour))
+	s := func(sec int) time.Time { return at.Add(time.Duration(sec) * time.Second) }
+	pages := []struct {
+		from, to   int
+		title, url string
+	}{
+		{0, 200, "Hacker News", "https://news.ycombinator.com/"},
+		{200, 350, "awbridge/awbridge: issues", "https://github.com/awbridge/awbridge/issues"},
+		{350, 500, "awbridge/awbridge: pulls", "https://github.com/awbridge/awbridge/pulls"},
+	}
+	var window, tabs []string
+	for _, p := range pages {
+		window = append(window, ev1(s(p.from), float64(p.to-p.from), fmt.Sprintf(`{"app":"Google-chrome","title":%q}`, p.title+" - Google Chrome")))
+		tabs = append(tabs, ev1(s(p.from), float64(p.to-p.from), fmt.Sprintf(`{"url":%q,"title":%q,"audible":false,"incognito":false}`, p.url, p.title)))
+	}
+	window = append(window, ev1(s(500), 700, `{"app":"Code","title":"timeline.go"}`))
+	insert(t, env, "aw-watcher-afk_testhost", ev1(s(0), 1200, `{"status":"not-afk"}`))
+	insert(t, env, "aw-watcher-window_testhost", window...)
+	insert(t, env, "aw-watcher-web-chrome_testhost", tabs...)
+	svc := reviewService(env, clk, ServiceOptions{})
+	for _, minBlock := range []int{0, 60, 300} {
+		blocks, _ := wholeTimeline(t, svc, "last_1h", minBlock)
+		found := false
+		for _, b := range blocks {
+			if b.App != "Google-chrome" {
+				continue
+			}
+			found = true
+			if minBlock > 0 && (b.Title != "Hacker News - Google Chrome" || b.Domain != "news.ycombinator.com") {
+				t.Errorf("min_block_s %d: the browser block shows %q on %q, want Hacker News on news.ycombinator.com (the page with the most time)", minBlock, b.Title, b.Domain)
+			}
+			together := false
+			for _, p := range pages {
+				together = together || p.title+" - Google Chrome" == b.Title && strings.Contains(p.url, "//"+b.Domain+"/")
+			}
+			if !together {
+				t.Errorf("min_block_s %d: the block shows %q on %q, never on screen together", minBlock, b.Title, b.Domain)
+			}
+		}
+		if !found {
+			t.Errorf("min_block_s %d: no browser block in %+v", minBlock, blocks)
+		}
+	}
 }
