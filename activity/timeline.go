@@ -117,6 +117,19 @@ func (s *Service) Timeline(ctx context.Context, q TimelineQuery) (*Timeline, err
 	return tl, nil
 }
 
+// Shorten leaves out of tl what a compact answer does without: the folded
+// counts, and the fractions of a second of the blocks' bounds (each
+// bound is cut to its second, so the blocks stay contiguous; DurationS
+// keeps the exact length). Paging is unchanged: the cursor holds the
+// exact position.
+func (tl *Timeline) Shorten() {
+	for i := range tl.Blocks {
+		b := &tl.Blocks[i]
+		b.Folded = 0
+		b.Start, b.End = b.Start.Truncate(time.Second), b.End.Truncate(time.Second)
+	}
+}
+
 // item is a window event of a unit; tabItem a tab event.
 type item struct {
 	start, end int64
