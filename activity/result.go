@@ -117,9 +117,12 @@ type Focus struct {
 // of a period ("what was I doing between 2 and 4?").
 type Timeline struct {
 	Period Period `json:"period"`
-	// Blocks are oldest first, within the period. A block shorter than
-	// the call's min_block_s is folded into its neighbours; AFK time and
-	// time without any data are gap blocks.
+	// Blocks are oldest first, within the period, without gap or
+	// overlap. A stretch of activity shorter than the call's min_block_s
+	// is folded into the activity it touches, never into a gap: the app
+	// blocks hold exactly the period's active time, the AFK gaps its AFK
+	// time, the no-data gaps the rest, whatever min_block_s. Gaps are not
+	// folded, and activity between two gaps stays a block however short.
 	Blocks []Block `json:"blocks"`
 	// NextCursor, when set, is passed as cursor to get the blocks after
 	// the last one shown (the call's limit was reached).
@@ -137,8 +140,10 @@ const (
 
 // Block is one stretch of a timeline: focus in one app, or a gap.
 type Block struct {
-	// App and Title are the focused window's ("" in a gap). Title is the
-	// one the block spent most time on.
+	// App and Title are the focused window's ("" in a gap). App is the
+	// app of the block's longest stretch; Title and Domain are the title
+	// and browser tab domain shown together longest in that app (never
+	// one page's title with another's domain).
 	App   string `json:"app,omitempty"`
 	Title string `json:"title,omitempty"`
 	// Domain is the browser tab's domain while a browser had focus.

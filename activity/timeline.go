@@ -117,6 +117,19 @@ func (s *Service) Timeline(ctx context.Context, q TimelineQuery) (*Timeline, err
 	return tl, nil
 }
 
+// Shorten leaves out of tl what a compact answer does without: the folded
+// counts, and the fractions of a second of the blocks' bounds (each
+// bound is cut to its second, so the blocks stay contiguous; DurationS
+// keeps the exact length). Paging is unchanged: the cursor holds the
+// exact position.
+func (tl *Timeline) Shorten() {
+	for i := range tl.Blocks {
+		b := &tl.Blocks[i]
+		b.Folded = 0
+		b.Start, b.End = b.Start.Truncate(time.Second), b.End.Truncate(time.Second)
+	}
+}
+
 // item is a window event of a unit; tabItem a tab event.
 type item struct {
 	start, end int64
@@ -160,16 +173,21 @@ func (f *flat) tabView(it item) tabView {
 	return u.tvs[u.tviews[it.i]]
 }
 
-// awayWithin is the AFK time within [a, b).
-func (f *flat) awayWithin(a, b int64) int64 {
+// awayIndex is the index of the first AFK span that ends after a.
+func (f *flat) awayIndex(a int64) int {
 	i, _ := slices.BinarySearchFunc(f.away, a, func(s span64, t int64) int {
 		if s.end <= t {
 			return -1
 		}
 		return 1
 	})
+	return i
+}
+
+// awayWithin is the AFK time within [a, b).
+func (f *flat) awayWithin(a, b int64) int64 {
 	var n int64
-	for ; i < len(f.away) && f.away[i].start < b; i++ {
+	for i := f.awayIndex(a); i < len(f.away) && f.away[i].start < b; i++ {
 		n += min(b, f.away[i].end) - max(a, f.away[i].start)
 	}
 	return n
@@ -183,14 +201,40 @@ func (f *flat) gapKind(a, b int64) string {
 	return GapNoData
 }
 
+// appendGaps appends [a, b), time without activity, to raw as gaps: its
+// AFK time as AFK gaps, the rest as no-data gaps, so the AFK gaps hold
+// exactly the AFK time. k is the index of the next item.
+func (f *flat) appendGaps(raw []block, a, b int64, k int) []block {
+	add := func(s, e int64, kind string) {
+		if e <= s {
+			return
+		}
+		if n := len(raw); n > 0 && raw[n-1].gap == kind && raw[n-1].end == s {
+			raw[n-1].end = e
+			return
+		}
+		raw = append(raw, block{start: s, end: e, gap: kind, lo: k, hi: k, name: e - s})
+	}
+	for i := f.awayIndex(a); i < len(f.away) && f.away[i].start < b; i++ {
+		s := max(a, f.away[i].start)
+		add(a, s, GapNoData)
+		a = max(a, min(b, f.away[i].end))
+		add(s, a, GapAFK)
+	}
+	add(a, b, GapNoData)
+	return raw
+}
+
 // block is a timeline block before rendering: items [lo, hi) hold its
-// events (and those folded into it).
+// events (and those folded into it); v is the app of its longest stretch,
+// which lasts name.
 type block struct {
 	start, end int64
 	gap        string
 	v          view
 	lo, hi     int
 	folded     int
+	name       int64
 }
 
 // blocks are the period's stretches in one app and its gaps, covering it
@@ -208,17 +252,15 @@ func (f *flat) blocks(ps span64, minBlock int64) []block {
 		}
 		start := max(it.start, at)
 		if start > at {
-			raw = append(raw, block{start: at, end: start, gap: f.gapKind(at, start), lo: k, hi: k})
+			raw = f.appendGaps(raw, at, start, k)
 		}
 		if end > start {
-			raw = append(raw, block{start: start, end: end, v: v, lo: k, hi: j})
+			raw = append(raw, block{start: start, end: end, v: v, lo: k, hi: j, name: end - start})
 			at = end
 		}
 		k = j
 	}
-	if ps.end > at {
-		raw = append(raw, block{start: at, end: ps.end, gap: f.gapKind(at, ps.end), lo: len(f.items), hi: len(f.items)})
-	}
+	raw = f.appendGaps(raw, at, ps.end, len(f.items))
 	return fold(raw, minBlock)
 }
 
@@ -230,55 +272,74 @@ func mergeable(a, b block) bool {
 	return sameFocus(a.v, b.v)
 }
 
-// fold folds the blocks shorter than minBlock, AFK gaps aside, into a
-// neighbour: into the block before when that is activity (or both are
-// gaps), else into the next one; then joins neighbours of the same app or
-// gap.
+// fold folds the app stretches shorter than minBlock so that the time is
+// kept: app blocks hold exactly the period's active time, AFK gaps its
+// AFK time, no-data gaps the rest, whatever minBlock. The rules:
+//   - a short stretch folds into the app block before it when that block
+//     touches it, else (first of a run of activity after a gap or the
+//     period's start) into the next long stretch of its run;
+//   - activity never folds into a gap, nor a gap into activity: a run of
+//     short stretches between two gaps is one block of its own, named by
+//     its longest stretch, however short;
+//   - gaps are never folded (an AFK gap next to a no-data gap stays: each
+//     holds its own kind of time); neighbours of one app or kind join.
 func fold(raw []block, minBlock int64) []block {
 	out := make([]block, 0, len(raw))
-	var pending *block // short blocks waiting for the next long one
+	var pending *block // the short stretches starting a run of activity
 	absorb := func(into *block, b block) {
-		into.end = max(into.end, b.end)
-		into.hi = max(into.hi, b.hi)
+		into.start, into.end = min(into.start, b.start), max(into.end, b.end)
+		into.lo, into.hi = min(into.lo, b.lo), max(into.hi, b.hi)
 		into.folded += 1 + b.folded
+		if b.name > into.name {
+			into.v, into.name = b.v, b.name
+		}
 	}
-	for _, b := range raw {
-		// An AFK gap is always shown: folded into a neighbour it would
-		// count time away as time in an app.
-		if b.end-b.start < minBlock && b.gap != GapAFK {
-			if n := len(out); n > 0 && (out[n-1].gap == "" || b.gap != "") {
-				absorb(&out[n-1], b)
-				continue
-			}
-			if pending == nil {
-				p := b
-				pending = &p
-			} else {
-				absorb(pending, b)
-			}
-			continue
-		}
-		if pending != nil {
-			b.start, b.lo = pending.start, min(b.lo, pending.lo)
-			b.folded += 1 + pending.folded
-			pending = nil
-		}
+	push := func(b block) {
 		if n := len(out); n > 0 && mergeable(out[n-1], b) {
 			last := &out[n-1]
 			last.end, last.hi = max(last.end, b.end), max(last.hi, b.hi)
 			last.folded += b.folded
-			continue
+			if b.name > last.name {
+				last.v, last.name = b.v, b.name
+			}
+			return
 		}
 		out = append(out, b)
 	}
-	if pending != nil { // only short blocks after the last gap: the first stands for them
-		out = append(out, *pending)
+	for _, b := range raw {
+		n := len(out)
+		switch {
+		case b.gap != "":
+			if pending != nil {
+				push(*pending)
+				pending = nil
+			}
+			push(b)
+		case b.end-b.start >= minBlock:
+			if pending != nil {
+				absorb(&b, *pending)
+				pending = nil
+			}
+			push(b)
+		case pending != nil:
+			absorb(pending, b)
+		case n > 0 && out[n-1].gap == "":
+			absorb(&out[n-1], b)
+		default:
+			p := b
+			pending = &p
+		}
+	}
+	if pending != nil {
+		push(*pending)
 	}
 	return out
 }
 
-// render shows a block: its app's most frequent title and, for a
-// browser, domain, privacy applied.
+// render shows a block: the app of its longest stretch and, of that
+// app's time in the block, the title and browser domain that were shown
+// together longest (never a title from one page with another's domain),
+// privacy applied.
 func (f *flat) render(b block, loc *time.Location) Block {
 	out := Block{Start: time.UnixMicro(b.start).In(loc), End: time.UnixMicro(b.end).In(loc),
 		DurationS: seconds(b.end - b.start), Folded: b.folded, Gap: b.gap}
@@ -290,33 +351,37 @@ func (f *flat) render(b block, loc *time.Location) Block {
 		return out
 	}
 	out.App = b.v.app
-	titles := map[string]int64{}
-	domains := map[string]int64{}
-	var withheld int64
+	type shown struct {
+		title, domain string
+		withheld      bool
+	}
+	times := map[shown]int64{}
 	for k := b.lo; k < b.hi; k++ {
 		it := f.items[k]
 		v := f.view(it)
 		if !sameFocus(v, b.v) {
 			continue
 		}
-		if v.withheld {
-			withheld += it.end - it.start
-		} else {
-			titles[v.title] += it.end - it.start
-		}
+		rest := it.end - it.start
 		f.tabsWithin(it.start, it.end, func(tv tabView, d int64) {
 			if !tv.hidden && !tv.excluded && tv.domain != "" {
-				domains[tv.domain] += d
+				times[shown{v.title, tv.domain, v.withheld}] += d
+				rest -= d
 			}
 		})
+		if rest > 0 {
+			times[shown{v.title, "", v.withheld}] += rest
+		}
 	}
-	title, n := most(titles)
-	if withheld > n {
-		out.Withheld = true
-	} else {
-		out.Title = title
+	var best shown
+	n := int64(-1)
+	for k, d := range times { // the most time; on a tie a title shown, then the smaller
+		if d > n || d == n && (best.withheld && !k.withheld || best.withheld == k.withheld &&
+			(k.title < best.title || k.title == best.title && k.domain < best.domain)) {
+			best, n = k, d
+		}
 	}
-	out.Domain, _ = most(domains)
+	out.Title, out.Domain, out.Withheld = best.title, best.domain, best.withheld
 	return out
 }
 
@@ -346,15 +411,4 @@ func (f *flat) tabIndex(a int64) int {
 		}
 	}
 	return first
-}
-
-// most is the key with the most time (the smaller key on a tie).
-func most(m map[string]int64) (string, int64) {
-	best, n := "", int64(-1)
-	for k, v := range m {
-		if v > n || v == n && k < best {
-			best, n = k, v
-		}
-	}
-	return best, n
 }

@@ -13,12 +13,12 @@ import (
 	"encoding/json"
 )
 
-// TestFold: short blocks fold into the block before when it is activity
-// (or both are gaps), else into the next; neighbours of one app or gap
-// join.
+// TestFold: short app stretches fold into the app block before them,
+// else into the next one of their run of activity, never into a gap, and
+// gaps are never folded; neighbours of one app or gap join.
 func TestFold(t *testing.T) {
 	code, slack := view{app: "Code"}, view{app: "Slack"}
-	b := func(start, end int64, v view) block { return block{start: start, end: end, v: v} }
+	b := func(start, end int64, v view) block { return block{start: start, end: end, v: v, name: end - start} }
 	g := func(start, end int64, kind string) block { return block{start: start, end: end, gap: kind} }
 	show := func(bs []block) string {
 		var out []string
@@ -41,11 +41,17 @@ func TestFold(t *testing.T) {
 		{"short into the one before", []block{b(0, 100, code), b(100, 110, slack), b(110, 300, slack)}, 60, "Code 0-110 f1, Slack 110-300 f0"},
 		{"short between one app joins it", []block{b(0, 100, code), b(100, 110, slack), b(110, 300, code)}, 60, "Code 0-300 f1"},
 		{"short AFK gap inside an app stays", []block{b(0, 100, code), g(100, 130, GapAFK), b(130, 300, code)}, 60, "Code 0-100 f0, gap:afk 100-130 f0, Code 130-300 f0"},
-		{"short no-data gap inside an app", []block{b(0, 100, code), g(100, 130, GapNoData), b(130, 300, code)}, 60, "Code 0-300 f1"},
+		{"short no-data gap inside an app stays", []block{b(0, 100, code), g(100, 130, GapNoData), b(130, 300, code)}, 60,
+			"Code 0-100 f0, gap:no_data 100-130 f0, Code 130-300 f0"},
 		{"short first block into the next", []block{b(0, 10, slack), b(10, 300, code)}, 60, "Code 0-300 f1"},
 		{"short activity after a gap into the next", []block{g(0, 100, GapNoData), b(100, 120, slack), b(120, 300, code)}, 60,
 			"gap:no_data 0-100 f0, Code 100-300 f1"},
-		{"short activity between gaps joins them", []block{g(0, 100, GapAFK), b(100, 120, slack), g(120, 300, GapAFK)}, 60, "gap:afk 0-300 f1"},
+		{"short activity between gaps stays", []block{g(0, 100, GapAFK), b(100, 120, slack), g(120, 300, GapAFK)}, 60,
+			"gap:afk 0-100 f0, Slack 100-120 f0, gap:afk 120-300 f0"},
+		{"short run between gaps is one block named by its longest", []block{g(0, 100, GapAFK), b(100, 110, code), b(110, 130, slack), g(130, 300, GapNoData)}, 60,
+			"gap:afk 0-100 f0, Slack 100-130 f1, gap:no_data 130-300 f0"},
+		{"an AFK gap beside a no-data gap", []block{b(0, 100, code), g(100, 110, GapAFK), g(110, 120, GapNoData), b(120, 300, code)}, 3600,
+			"Code 0-100 f0, gap:afk 100-110 f0, gap:no_data 110-120 f0, Code 120-300 f0"},
 		{"only short blocks at the end", []block{b(0, 100, code), g(100, 300, GapAFK), b(300, 310, slack), b(310, 320, code)}, 60,
 			"Code 0-100 f0, gap:afk 100-300 f0, Slack 300-320 f1"},
 		{"min 0 folds nothing", []block{b(0, 1, code), b(1, 2, slack)}, 0, "Code 0-1 f0, Slack 1-2 f0"},
@@ -82,8 +88,11 @@ func TestTimelinePaging(t *testing.T) {
 				t.Fatalf("%s block %d: %v-%v after %v", period, i, b.Start, b.End, at)
 			}
 			at = b.End
-			if b.DurationS < DefaultMinBlockS && i != len(all.Blocks)-1 && i != 0 {
-				t.Errorf("%s block %d lasts %v s, under min_block_s", period, i, b.DurationS)
+			// Short activity folds into the activity it touches; only a
+			// gap, or activity between gaps, may stay short.
+			if b.Gap == "" && b.DurationS < DefaultMinBlockS &&
+				(i > 0 && all.Blocks[i-1].Gap == "" || i+1 < len(all.Blocks) && all.Blocks[i+1].Gap == "") {
+				t.Errorf("%s block %d lasts %v s, under min_block_s, next to activity", period, i, b.DurationS)
 			}
 		}
 		if !at.Equal(all.Period.End) {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -124,7 +125,15 @@ func (e *Engine) runTimeline(ctx context.Context, call *toolbus.Call) (toolbus.R
 		n := intArg(call, "min_block_s")
 		q.MinBlockS = &n
 	}
+	if call.Compact {
+		// A page the bus's cap on arrays leaves whole, with the cursor to
+		// the next: compact shortens blocks, never drops them.
+		q.Limit = min(cmp.Or(q.Limit, activity.DefaultTimelineLimit), toolbus.CompactLimit)
+	}
 	tl, err := e.activity.Timeline(ctx, q)
+	if err == nil && call.Compact {
+		tl.Shorten()
+	}
 	return e.activityResult(ctx, tl, err)
 }
 

@@ -179,8 +179,9 @@ func (e *entry) toolName() string {
 	return e.tool.Name
 }
 
-// compactLimit caps arrays in compact mode.
-const compactLimit = 10
+// CompactLimit caps arrays in compact mode: a tool that pages answers at
+// most this many items a page in compact mode, so none is dropped.
+const CompactLimit = 10
 
 // compactJSON drops nulls and empty values and caps long arrays, keeping
 // a count of what was dropped. Invalid input is returned as is.
@@ -215,14 +216,14 @@ func compactValue(v any) (any, bool) {
 		}
 		return out, len(out) == 0
 	case []any:
-		out := make([]any, 0, min(len(x), compactLimit+1))
+		out := make([]any, 0, min(len(x), CompactLimit+1))
 		dropped := 0
 		for _, e := range x {
 			c, empty := compactValue(e)
 			if empty {
 				continue
 			}
-			if len(out) == compactLimit {
+			if len(out) == CompactLimit {
 				dropped++
 				continue
 			}

@@ -361,6 +361,8 @@ func TestActivityTimeline(t *testing.T) {
 		checkTimeline(t, blocks, start, end, threshold, breaks)
 	}
 
+	checkCompactTimeline(t, b, args)
+
 	// A tampered cursor, a truncated one and a foreign one.
 	_, _, cursor := actTimelinePages(b, args, 7)
 	mid := len(cursor) / 2
@@ -391,6 +393,67 @@ func TestActivityTimeline(t *testing.T) {
 		t.Errorf("the genuine cursor gives no blocks")
 	}
 	b.close()
+}
+
+// checkCompactTimeline pages through a timeline with response_mode
+// compact: each page has at most 10 blocks and its cursor, so following
+// next_cursor shows every block of the normal answer (before, compact
+// showed 10 blocks and {"_dropped": N}, and its cursor skipped them).
+// A compact page's cursor also serves the normal mode.
+func checkCompactTimeline(t *testing.T, b *rpcSession, args map[string]any) {
+	t.Helper()
+	whole, _, _ := actTimelinePages(b, args, 13)
+	a := maps.Clone(args)
+	a["response_mode"] = "compact"
+	var compact []activity.Block
+	firstCursor := ""
+	for page := 0; ; page++ {
+		if page > 500 {
+			t.Fatalf("compact: more than 500 pages: the cursor does not advance")
+		}
+		var tl activity.Timeline
+		env := actResult(b, "activity_timeline", a, &tl)
+		if len(tl.Blocks) > 10 || strings.Contains(string(env.Result), "_dropped") {
+			t.Fatalf("compact page %d: %d blocks, some dropped: %s", page, len(tl.Blocks), clipLine(string(env.Result), 600))
+		}
+		if page == 0 {
+			firstCursor = tl.NextCursor
+		}
+		compact = append(compact, tl.Blocks...)
+		if tl.NextCursor == "" {
+			break
+		}
+		a["cursor"] = tl.NextCursor
+	}
+	if len(compact) != len(whole) {
+		t.Fatalf("compact pages show %d blocks, the normal answer %d", len(compact), len(whole))
+	}
+	var compactTime, wholeTime time.Duration
+	for i, c := range compact {
+		w := whole[i]
+		if c.App != w.App || c.Title != w.Title || c.Domain != w.Domain || c.Gap != w.Gap ||
+			w.Start.Sub(c.Start).Abs() >= time.Second || w.End.Sub(c.End).Abs() >= time.Second {
+			t.Fatalf("compact block %d is %+v, the normal answer's %+v", i, c, w)
+		}
+		if i > 0 && !c.Start.Equal(compact[i-1].End) {
+			t.Errorf("compact block %d starts at %s, block %d ends at %s", i, c.Start, i-1, compact[i-1].End)
+		}
+		compactTime += c.End.Sub(c.Start)
+		wholeTime += w.End.Sub(w.Start)
+	}
+	if (compactTime - wholeTime).Abs() >= time.Second {
+		t.Errorf("compact blocks cover %s, the normal ones %s", compactTime, wholeTime)
+	}
+	if firstCursor == "" {
+		t.Fatalf("compact: no cursor after the first page of %d blocks", len(whole))
+	}
+	n := maps.Clone(args)
+	n["cursor"] = firstCursor
+	var next activity.Timeline
+	actResult(b, "activity_timeline", n, &next)
+	if len(next.Blocks) == 0 || !blocksEqual(next.Blocks[0], whole[10]) {
+		t.Errorf("the first compact page's cursor in the normal mode starts with %+v, want block 10 %+v", next.Blocks, whole[10])
+	}
 }
 
 func blocksEqual(a, b activity.Block) bool {
