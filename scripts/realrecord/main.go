@@ -59,6 +59,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/awbridge/awbridge/internal/realaw"
 )
 
 type periodFlags []string
@@ -92,81 +94,6 @@ type recorder struct {
 	http *http.Client
 }
 
-// Recording is answers.json.
-type Recording struct {
-	Comment    string          `json:"comment"`
-	RecordedAt time.Time       `json:"recorded_at"`
-	Server     json.RawMessage `json:"server"` // GET /api/0/info
-	Timezone   string          `json:"timezone"`
-	Host       string          `json:"host"`
-	Buckets    Buckets         `json:"buckets"`
-	Settings   json.RawMessage `json:"settings"` // GET /api/0/settings
-	Classes    json.RawMessage `json:"classes"`  // as passed to categorize()
-	Query      []string        `json:"query"`    // the statements POSTed for every period
-	Periods    []Answer        `json:"periods"`
-}
-
-// Buckets are the buckets the query reads.
-type Buckets struct {
-	Window string   `json:"window"`
-	AFK    string   `json:"afk"`
-	Web    []string `json:"web"`
-}
-
-// Answer is the query's answer for one period. Durations are seconds, as
-// the server returns them.
-type Answer struct {
-	Name  string    `json:"name"`
-	Start time.Time `json:"start"`
-	End   time.Time `json:"end"`
-	// Active is sum_durations(events): window time within not-AFK time.
-	Active float64 `json:"active"`
-	// Browser is sum_durations(browser_events); NotAFK sum_durations(not_afk).
-	Browser float64 `json:"browser"`
-	NotAFK  float64 `json:"not_afk"`
-	// AFK is the flooded AFK watcher's "afk" time.
-	AFK        float64    `json:"afk"`
-	Apps       []App      `json:"apps"`
-	Titles     []Title    `json:"titles"`
-	TitlesRest *Rest      `json:"titles_rest,omitempty"`
-	Categories []Category `json:"categories"`
-	Domains    []Domain   `json:"domains"`
-	QueryMS    int64      `json:"query_ms"`
-}
-
-// App is the time of one app.
-type App struct {
-	App      string  `json:"app"`
-	Duration float64 `json:"duration"`
-}
-
-// Title is the time of one app's window title.
-type Title struct {
-	App      string  `json:"app"`
-	Title    string  `json:"title"`
-	Duration float64 `json:"duration"`
-}
-
-// Domain is the time of one browser domain; nil for the time of tab
-// events without a $domain (aw-core's period_union clears the data of an
-// audible tab event it takes over on its own, in place).
-type Domain struct {
-	Domain   *string `json:"domain"`
-	Duration float64 `json:"duration"`
-}
-
-// Category is the time of one category ($category, a name list).
-type Category struct {
-	Category []string `json:"category"`
-	Duration float64  `json:"duration"`
-}
-
-// Rest is what was left out of a long list.
-type Rest struct {
-	Count    int     `json:"count"`
-	Duration float64 `json:"duration"`
-}
-
 func (r *recorder) run(out, tz, host string, titles int, insertDST bool, periods []string) error {
 	loc, err := time.LoadLocation(tz)
 	if err != nil {
@@ -187,7 +114,7 @@ func (r *recorder) run(out, tz, host string, titles int, insertDST bool, periods
 			return err
 		}
 	}
-	rec := Recording{
+	rec := realaw.Recording{
 		Comment:    "answers of a real aw-server to the web UI's canonical desktop query (scripts/realrecord); the oracle of the activity tests",
 		RecordedAt: time.Now().UTC().Truncate(time.Second),
 		Server:     rawInfo,
@@ -293,17 +220,17 @@ func parseTime(s string, loc *time.Location) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("time %q: want 2006-01-02T15:04 (local) or RFC 3339", s)
 }
 
-func (r *recorder) answer(p string, loc *time.Location, query []string, titles int) (Answer, error) {
+func (r *recorder) answer(p string, loc *time.Location, query []string, titles int) (realaw.Answer, error) {
 	name, start, end, err := parsePeriod(p, loc)
 	if err != nil {
-		return Answer{}, err
+		return realaw.Answer{}, err
 	}
 	body, err := marshal(map[string]any{
 		"timeperiods": []string{start.Format(time.RFC3339Nano) + "/" + end.Format(time.RFC3339Nano)},
 		"query":       query,
 	})
 	if err != nil {
-		return Answer{}, err
+		return realaw.Answer{}, err
 	}
 	t0 := time.Now()
 	var res []struct {
@@ -321,37 +248,37 @@ func (r *recorder) answer(p string, loc *time.Location, query []string, titles i
 		} `json:"browser"`
 	}
 	if err := r.do(http.MethodPost, "/api/0/query/", body, &res); err != nil {
-		return Answer{}, fmt.Errorf("period %s: %w", name, err)
+		return realaw.Answer{}, fmt.Errorf("period %s: %w", name, err)
 	}
 	if len(res) != 1 {
-		return Answer{}, fmt.Errorf("period %s: %d answers for one period", name, len(res))
+		return realaw.Answer{}, fmt.Errorf("period %s: %d answers for one period", name, len(res))
 	}
 	w := res[0].Window
-	a := Answer{Name: name, Start: start, End: end, Active: w.Duration, Browser: res[0].Browser.Duration,
+	a := realaw.Answer{Name: name, Start: start, End: end, Active: w.Duration, Browser: res[0].Browser.Duration,
 		NotAFK: w.NotAFK, AFK: w.AFK, QueryMS: time.Since(t0).Milliseconds()}
 	for _, e := range w.Apps {
-		a.Apps = append(a.Apps, App{App: e.str("app"), Duration: e.Duration})
+		a.Apps = append(a.Apps, realaw.App{App: e.str("app"), Duration: e.Duration})
 	}
 	for i, e := range w.Titles {
 		if titles > 0 && i >= titles {
 			if a.TitlesRest == nil {
-				a.TitlesRest = &Rest{}
+				a.TitlesRest = &realaw.Rest{}
 			}
 			a.TitlesRest.Count++
 			a.TitlesRest.Duration += e.Duration
 			continue
 		}
-		a.Titles = append(a.Titles, Title{App: e.str("app"), Title: e.str("title"), Duration: e.Duration})
+		a.Titles = append(a.Titles, realaw.Title{App: e.str("app"), Title: e.str("title"), Duration: e.Duration})
 	}
 	for _, e := range w.Categories {
 		var c []string
 		if err := json.Unmarshal(e.Data["$category"], &c); err != nil {
-			return Answer{}, fmt.Errorf("period %s: $category: %w", name, err)
+			return realaw.Answer{}, fmt.Errorf("period %s: $category: %w", name, err)
 		}
-		a.Categories = append(a.Categories, Category{Category: c, Duration: e.Duration})
+		a.Categories = append(a.Categories, realaw.Category{Category: c, Duration: e.Duration})
 	}
 	for _, e := range res[0].Browser.Domains {
-		d := Domain{Duration: e.Duration}
+		d := realaw.Domain{Duration: e.Duration}
 		if _, ok := e.Data["$domain"]; ok {
 			s := e.str("$domain")
 			d.Domain = &s

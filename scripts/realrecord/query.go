@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/awbridge/awbridge/internal/realaw"
 )
 
 // rule is a category's rule as the web UI sends it to categorize().
@@ -72,7 +74,7 @@ var browsers = []struct {
 // host with the Activity view's defaults, every statement ending in ";"
 // (the Python server joins the lines without a separator), its lists
 // uncut, plus the not-AFK and AFK totals.
-func desktopQuery(b Buckets, classes []byte) []string {
+func desktopQuery(b realaw.Buckets, classes []byte) []string {
 	q := []string{
 		fmt.Sprintf(`events = flood(query_bucket(%s));`, str(b.Window)),
 		fmt.Sprintf(`not_afk = flood(query_bucket(%s));`, str(b.AFK)),
