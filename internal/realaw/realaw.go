@@ -1,7 +1,7 @@
 // Package realaw owns the recordings of a real ActivityWatch server
 // (testdata/realaw, written by scripts/realrecord): their format, loading
-// their events into a server (the simulator, in tests), and comparing a
-// ranking with the recorded answers. The recordings are the oracle of the
+// their events into a server (the simulator, in tests), and comparing the
+// activity tools' answers with the recorded ones. The recordings are the oracle of the
 // activity tests: what the real aw-server answered to its web UI's
 // canonical desktop query, not what awbridge computes.
 package realaw
@@ -22,6 +22,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/awbridge/awbridge/activity"
 )
 
 // Recording is a folder's answers.json.
@@ -283,4 +285,62 @@ func CheckRanking(got []Entry, otherS float64, want map[string]float64, rest flo
 		}
 	}
 	return d
+}
+
+// CheckSummary compares an activity_summary of a recorded period, grouped
+// by group, with the recording: active time, the top ranking and the time
+// beyond it, and the category and domain rankings sent beside it, each
+// entry to within tol seconds. Tab time without a domain (Unnamed) has no
+// entry to compare on either side.
+func CheckSummary(s *activity.Summary, a Answer, group string, tol float64) Diff {
+	var d Diff
+	if !s.Period.Start.Equal(a.Start) || !s.Period.End.Equal(a.End) {
+		d.Problems = append(d.Problems, fmt.Sprintf("period %s .. %s, recorded %s .. %s", s.Period.Start, s.Period.End, a.Start, a.End))
+	}
+	if diff := s.ActiveS - a.Active; math.Abs(diff) > tol {
+		d.Problems = append(d.Problems, fmt.Sprintf("active_s %.1f, the real aw-server %.3f s (off by %.3f s)", s.ActiveS, a.Active, diff))
+	}
+	for _, c := range []struct {
+		what   string
+		got    []activity.Entry
+		group  string
+		otherS float64
+	}{
+		{"top", s.Top, group, s.OtherS},
+		{"categories", s.Categories, ByCategory, -1},
+		{"top_domains", s.TopDomains, ByDomain, -1},
+	} {
+		if c.what != "top" && c.group == group {
+			continue // top ranks them; the list beside it is left out
+		}
+		got := make([]Entry, len(c.got))
+		for i, e := range c.got {
+			got[i] = Entry{Key: e.Key, DurationS: e.DurationS}
+			if c.group == ByTitle {
+				got[i].Key = TitleKey(e.App, e.Key)
+			}
+		}
+		var rest float64
+		if c.group == ByTitle && a.TitlesRest != nil {
+			rest = a.TitlesRest.Duration
+		}
+		r := CheckRanking(got, c.otherS, a.Totals(c.group), rest, activity.MaxSummaryLimit, tol)
+		for _, p := range r.Problems {
+			d.Problems = append(d.Problems, c.what+": "+p)
+		}
+		d.Max = max(d.Max, r.Max)
+	}
+	return d
+}
+
+// FocusSeconds is the time of a timeline's focus blocks (every block but
+// the gaps), from their edges.
+func FocusSeconds(blocks []activity.Block) float64 {
+	var s float64
+	for _, b := range blocks {
+		if b.Gap == "" {
+			s += b.End.Sub(b.Start).Seconds()
+		}
+	}
+	return s
 }
