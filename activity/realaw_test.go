@@ -52,8 +52,8 @@ func realService(t *testing.T, name string) (*realaw.Recording, *activity.Servic
 	}
 	now = now.Add(24 * time.Hour)
 	clock := func() time.Time { return now }
-	sim := awsim.New(awsim.Options{Hostname: rec.Host, Now: clock})
-	if err := rec.Import(t.Context(), sim); err != nil {
+	sim, err := rec.Simulator(t.Context(), awsim.Options{Now: clock})
+	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(sim)

@@ -40,10 +40,10 @@ func TestActivitySummaryMatchesRealAW(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sim := awsim.New(awsim.Options{Hostname: rec.Host})
 			ctx, cancel := context.WithTimeout(context.Background(), faultCeiling)
 			defer cancel()
-			if err := rec.Import(ctx, sim); err != nil {
+			sim, err := rec.Simulator(ctx, awsim.Options{})
+			if err != nil {
 				t.Fatal(err)
 			}
 			srv := httptest.NewServer(sim)

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/awbridge/awbridge/activity"
+	"github.com/awbridge/awbridge/aw/awsim"
 )
 
 // Recording is a folder's answers.json.
@@ -155,6 +156,86 @@ func (a Answer) Unnamed() float64 {
 	return s
 }
 
+// QueryBody is the body of POST /api/0/query/ running query over
+// [start, end).
+func QueryBody(query []string, start, end time.Time) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // the query language reads strings, not HTML
+	err := enc.Encode(map[string]any{
+		"timeperiods": []string{start.Format(time.RFC3339Nano) + "/" + end.Format(time.RFC3339Nano)},
+		"query":       query,
+	})
+	return bytes.TrimSpace(b.Bytes()), err
+}
+
+// DecodeAnswer reads the server's answer to a recording's query for one
+// period into an Answer (without its name, period and timing); titles > 0
+// keeps that many titles and sums the rest.
+func DecodeAnswer(raw []byte, titles int) (Answer, error) {
+	type event struct {
+		Duration float64                    `json:"duration"`
+		Data     map[string]json.RawMessage `json:"data"`
+	}
+	str := func(e event, key string) string {
+		var s string
+		_ = json.Unmarshal(e.Data[key], &s)
+		return s
+	}
+	var res []struct {
+		Window struct {
+			Apps       []event `json:"app_events"`
+			Titles     []event `json:"title_events"`
+			Categories []event `json:"cat_events"`
+			NotAFK     float64 `json:"not_afk_duration"`
+			Duration   float64 `json:"duration"`
+			AFK        float64 `json:"afk_duration"`
+		} `json:"window"`
+		Browser struct {
+			Domains  []event `json:"domains"`
+			Duration float64 `json:"duration"`
+		} `json:"browser"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return Answer{}, err
+	}
+	if len(res) != 1 {
+		return Answer{}, fmt.Errorf("%d answers for one period", len(res))
+	}
+	w := res[0].Window
+	a := Answer{Active: w.Duration, Browser: res[0].Browser.Duration, NotAFK: w.NotAFK, AFK: w.AFK}
+	for _, e := range w.Apps {
+		a.Apps = append(a.Apps, App{App: str(e, "app"), Duration: e.Duration})
+	}
+	for i, e := range w.Titles {
+		if titles > 0 && i >= titles {
+			if a.TitlesRest == nil {
+				a.TitlesRest = &Rest{}
+			}
+			a.TitlesRest.Count++
+			a.TitlesRest.Duration += e.Duration
+			continue
+		}
+		a.Titles = append(a.Titles, Title{App: str(e, "app"), Title: str(e, "title"), Duration: e.Duration})
+	}
+	for _, e := range w.Categories {
+		var c []string
+		if err := json.Unmarshal(e.Data["$category"], &c); err != nil {
+			return Answer{}, fmt.Errorf("$category: %w", err)
+		}
+		a.Categories = append(a.Categories, Category{Category: c, Duration: e.Duration})
+	}
+	for _, e := range res[0].Browser.Domains {
+		d := Domain{Duration: e.Duration}
+		if _, ok := e.Data["$domain"]; ok {
+			s := str(e, "$domain")
+			d.Domain = &s
+		}
+		a.Domains = append(a.Domains, d)
+	}
+	return a, nil
+}
+
 // Location is the recording's time zone.
 func (r *Recording) Location() (*time.Location, error) { return time.LoadLocation(r.Timezone) }
 
@@ -213,6 +294,14 @@ func (r *Recording) Import(ctx context.Context, h http.Handler) error {
 		return fmt.Errorf("realaw: POST /api/0/import: %d %s", rec.Code, strings.TrimSpace(rec.Body.String()))
 	}
 	return nil
+}
+
+// Simulator is a simulator holding the recording's buckets and events:
+// opts with the recorded host as its hostname, loaded by Import.
+func (r *Recording) Simulator(ctx context.Context, opts awsim.Options) (*awsim.Server, error) {
+	opts.Hostname = r.Host
+	sim := awsim.New(opts)
+	return sim, r.Import(ctx, sim)
 }
 
 // Entry is one line of a ranking under test.

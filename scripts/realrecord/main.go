@@ -225,78 +225,21 @@ func (r *recorder) answer(p string, loc *time.Location, query []string, titles i
 	if err != nil {
 		return realaw.Answer{}, err
 	}
-	body, err := marshal(map[string]any{
-		"timeperiods": []string{start.Format(time.RFC3339Nano) + "/" + end.Format(time.RFC3339Nano)},
-		"query":       query,
-	})
+	body, err := realaw.QueryBody(query, start, end)
 	if err != nil {
 		return realaw.Answer{}, err
 	}
 	t0 := time.Now()
-	var res []struct {
-		Window struct {
-			Apps       []event `json:"app_events"`
-			Titles     []event `json:"title_events"`
-			Categories []event `json:"cat_events"`
-			NotAFK     float64 `json:"not_afk_duration"`
-			Duration   float64 `json:"duration"`
-			AFK        float64 `json:"afk_duration"`
-		} `json:"window"`
-		Browser struct {
-			Domains  []event `json:"domains"`
-			Duration float64 `json:"duration"`
-		} `json:"browser"`
-	}
-	if err := r.do(http.MethodPost, "/api/0/query/", body, &res); err != nil {
+	var raw json.RawMessage
+	if err := r.do(http.MethodPost, "/api/0/query/", body, &raw); err != nil {
 		return realaw.Answer{}, fmt.Errorf("period %s: %w", name, err)
 	}
-	if len(res) != 1 {
-		return realaw.Answer{}, fmt.Errorf("period %s: %d answers for one period", name, len(res))
+	a, err := realaw.DecodeAnswer(raw, titles)
+	if err != nil {
+		return realaw.Answer{}, fmt.Errorf("period %s: %w", name, err)
 	}
-	w := res[0].Window
-	a := realaw.Answer{Name: name, Start: start, End: end, Active: w.Duration, Browser: res[0].Browser.Duration,
-		NotAFK: w.NotAFK, AFK: w.AFK, QueryMS: time.Since(t0).Milliseconds()}
-	for _, e := range w.Apps {
-		a.Apps = append(a.Apps, realaw.App{App: e.str("app"), Duration: e.Duration})
-	}
-	for i, e := range w.Titles {
-		if titles > 0 && i >= titles {
-			if a.TitlesRest == nil {
-				a.TitlesRest = &realaw.Rest{}
-			}
-			a.TitlesRest.Count++
-			a.TitlesRest.Duration += e.Duration
-			continue
-		}
-		a.Titles = append(a.Titles, realaw.Title{App: e.str("app"), Title: e.str("title"), Duration: e.Duration})
-	}
-	for _, e := range w.Categories {
-		var c []string
-		if err := json.Unmarshal(e.Data["$category"], &c); err != nil {
-			return realaw.Answer{}, fmt.Errorf("period %s: $category: %w", name, err)
-		}
-		a.Categories = append(a.Categories, realaw.Category{Category: c, Duration: e.Duration})
-	}
-	for _, e := range res[0].Browser.Domains {
-		d := realaw.Domain{Duration: e.Duration}
-		if _, ok := e.Data["$domain"]; ok {
-			s := e.str("$domain")
-			d.Domain = &s
-		}
-		a.Domains = append(a.Domains, d)
-	}
+	a.Name, a.Start, a.End, a.QueryMS = name, start, end, time.Since(t0).Milliseconds()
 	return a, nil
-}
-
-type event struct {
-	Duration float64                    `json:"duration"`
-	Data     map[string]json.RawMessage `json:"data"`
-}
-
-func (e event) str(key string) string {
-	var s string
-	_ = json.Unmarshal(e.Data[key], &s)
-	return s
 }
 
 // export is the buckets with all their events, in aw-server's export
