@@ -377,8 +377,8 @@ func CheckRanking(got []Entry, otherS float64, want map[string]float64, rest flo
 }
 
 // CheckSummary compares an activity_summary of a recorded period, grouped
-// by group, with the recording: active time, the top ranking and the time
-// beyond it, and the category and domain rankings sent beside it, each
+// by group, with the recording: active time, AFK time (the AFK watcher's
+// "afk" events, flooded), the top ranking and the time beyond it, and the category and domain rankings sent beside it, each
 // entry to within tol seconds. Tab time without a domain (Unnamed) has no
 // entry to compare on either side.
 func CheckSummary(s *activity.Summary, a Answer, group string, tol float64) Diff {
@@ -388,6 +388,9 @@ func CheckSummary(s *activity.Summary, a Answer, group string, tol float64) Diff
 	}
 	if diff := s.ActiveS - a.Active; math.Abs(diff) > tol {
 		d.Problems = append(d.Problems, fmt.Sprintf("active_s %.1f, the real aw-server %.3f s (off by %.3f s)", s.ActiveS, a.Active, diff))
+	}
+	if diff := s.AFKS - a.AFK; math.Abs(diff) > tol {
+		d.Problems = append(d.Problems, fmt.Sprintf("afk_s %.1f, the real aw-server's flooded AFK time %.3f s (off by %.3f s)", s.AFKS, a.AFK, diff))
 	}
 	for _, c := range []struct {
 		what   string
