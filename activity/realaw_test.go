@@ -72,9 +72,9 @@ func realService(t *testing.T, name string) (*realaw.Recording, *activity.Servic
 
 // TestSummaryMatchesRealAW asks activity_summary for every recorded
 // period (explicit start and end), grouped by app, title, domain and
-// category at the largest limit: active time, each entry of the top
-// ranking and of the category and domain rankings beside it, and the time
-// beyond the limit equal what the real aw-server answered, to within
+// category at the largest limit: active time, AFK time, each entry of the
+// top ranking and of the category and domain rankings beside it, and the
+// time beyond the limit equal what the real aw-server answered, to within
 // realTolerance. Tab time whose data aw-core cleared (a null domain in
 // the recording) has no domain to compare and is left out on both sides.
 func TestSummaryMatchesRealAW(t *testing.T) {

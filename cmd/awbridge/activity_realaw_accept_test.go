@@ -27,8 +27,8 @@ import (
 // time zone (AWBRIDGE_TIMEZONE, the engine's default privacy) and asks
 // activity_summary for every recorded period by explicit start and end,
 // grouped by app, title, domain and category at the largest limit: active
-// time, every entry of the top ranking and of the category and domain
-// rankings beside it, and other_s match the real aw-server to within 1 s
+// and AFK time, every entry of the top ranking and of the category and
+// domain rankings beside it, and other_s match the real aw-server to within 1 s
 // per entry (awbridge rounds to 0.1 s; more is a different count of
 // time). Then the focus blocks of activity_timeline (min_block_s 0: see
 // foldingKeepsActiveTime in package activity) cover the recorded active
