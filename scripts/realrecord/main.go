@@ -30,18 +30,26 @@
 //	go run ./scripts/realrecord -url http://127.0.0.1:5632 -tz Etc/GMT+10 -out testdata/realaw/week \
 //	    -period day=2026-11-24T04:00/2026-11-25T04:00 \
 //	    -period afternoon=2026-11-25T13:00/2026-11-25T17:30 \
-//	    -period week=2026-11-21T04:00/2026-11-28T04:00
+//	    -period week=2026-11-21T04:00/2026-11-28T04:00 \
+//	    -period last_7d=2026-11-20T12:00/2026-11-27T12:00
 //
 // and a day with a daylight-saving change, written by this program into an
 // empty server first (-insert-dst: Europe/Berlin, 25 October 2026, when
 // clocks went back from 03:00 to 02:00):
 //
 //	go run ./scripts/realrecord -url http://127.0.0.1:5633 -insert-dst -tz Europe/Berlin -out testdata/realaw/dst \
-//	    -period day=2026-10-24T04:00/2026-10-25T04:00 ...
+//	    -period day=2026-10-24T04:00/2026-10-25T04:00 \
+//	    -period calendar_day=2026-10-25T00:00/2026-10-26T00:00 \
+//	    -period next_day=2026-10-25T04:00/2026-10-26T04:00 \
+//	    -period night=2026-10-25T01:30:00+02:00/2026-10-25T02:30:00+01:00 \
+//	    -period two_days=2026-10-24T04:00/2026-10-26T04:00
+//
+// (the week was filled by week.py --events 8000 --seed 1 into a fresh
+// server on port 5632, the DST day into another fresh one on 5633).
 //
 // A local start or end ("2026-10-25T02:30") is read in -tz; one with an
 // offset ("2026-10-25T02:30+01:00") names an instant on either side of a
-// change.
+// change (with seconds: 2026-10-25T02:30:00+01:00).
 package main
 
 import (
