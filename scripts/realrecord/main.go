@@ -47,9 +47,9 @@
 // (the week was filled by week.py --events 8000 --seed 1 into a fresh
 // server on port 5632, the DST day into another fresh one on 5633).
 //
-// A local start or end ("2026-10-25T02:30") is read in -tz; one with an
-// offset ("2026-10-25T02:30+01:00") names an instant on either side of a
-// change (with seconds: 2026-10-25T02:30:00+01:00).
+// A local start or end ("2026-10-25T02:30") is read in -tz; an RFC 3339
+// one ("2026-10-25T02:30:00+01:00") names an instant on either side of a
+// change.
 package main
 
 import (
