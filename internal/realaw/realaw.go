@@ -1,0 +1,438 @@
+// Package realaw owns the recordings of a real ActivityWatch server
+// (testdata/realaw, written by scripts/realrecord): their format, loading
+// their events into a server (the simulator, in tests), and comparing the
+// activity tools' answers with the recorded ones. The recordings are the oracle of the
+// activity tests: what the real aw-server answered to its web UI's
+// canonical desktop query, not what awbridge computes.
+package realaw
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/awbridge/awbridge/activity"
+	"github.com/awbridge/awbridge/aw/awsim"
+)
+
+// Recording is a folder's answers.json.
+type Recording struct {
+	Comment    string          `json:"comment"`
+	RecordedAt time.Time       `json:"recorded_at"`
+	Server     json.RawMessage `json:"server"` // GET /api/0/info
+	Timezone   string          `json:"timezone"`
+	Host       string          `json:"host"`
+	Buckets    Buckets         `json:"buckets"`
+	Settings   json.RawMessage `json:"settings"` // GET /api/0/settings
+	Classes    json.RawMessage `json:"classes"`  // as passed to categorize()
+	Query      []string        `json:"query"`    // the statements POSTed for every period
+	Periods    []Answer        `json:"periods"`
+
+	// Dir is the folder the recording was loaded from (not recorded).
+	Dir string `json:"-"`
+}
+
+// Buckets are the buckets the query reads.
+type Buckets struct {
+	Window string   `json:"window"`
+	AFK    string   `json:"afk"`
+	Web    []string `json:"web"`
+}
+
+// Answer is the query's answer for one period. Durations are seconds, as
+// the server returns them.
+type Answer struct {
+	Name  string    `json:"name"`
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+	// Active is sum_durations(events): window time within not-AFK time.
+	Active float64 `json:"active"`
+	// Browser is sum_durations(browser_events); NotAFK sum_durations(not_afk).
+	Browser float64 `json:"browser"`
+	NotAFK  float64 `json:"not_afk"`
+	// AFK is the flooded AFK watcher's "afk" time.
+	AFK        float64    `json:"afk"`
+	Apps       []App      `json:"apps"`
+	Titles     []Title    `json:"titles"`
+	TitlesRest *Rest      `json:"titles_rest,omitempty"`
+	Categories []Category `json:"categories"`
+	Domains    []Domain   `json:"domains"`
+	QueryMS    int64      `json:"query_ms"`
+}
+
+// App is the time of one app.
+type App struct {
+	App      string  `json:"app"`
+	Duration float64 `json:"duration"`
+}
+
+// Title is the time of one app's window title.
+type Title struct {
+	App      string  `json:"app"`
+	Title    string  `json:"title"`
+	Duration float64 `json:"duration"`
+}
+
+// Category is the time of one category ($category, a name list).
+type Category struct {
+	Category []string `json:"category"`
+	Duration float64  `json:"duration"`
+}
+
+// Domain is the time of one browser domain; nil for the time of tab
+// events without a $domain (aw-core's period_union clears the data of an
+// audible tab event it takes over on its own, in place).
+type Domain struct {
+	Domain   *string `json:"domain"`
+	Duration float64 `json:"duration"`
+}
+
+// Rest is what was left out of a long list.
+type Rest struct {
+	Count    int     `json:"count"`
+	Duration float64 `json:"duration"`
+}
+
+// Groupings of Totals, as activity_summary names them.
+const (
+	ByApp      = "app"
+	ByTitle    = "title"
+	ByDomain   = "domain"
+	ByCategory = "category"
+)
+
+// TitleKey is the key of an app's title in Totals(ByTitle).
+func TitleKey(app, title string) string { return app + "\x00" + title }
+
+// Totals are the recorded seconds of a grouping by key: apps, titles
+// (TitleKey), categories as the web UI shows them ("Work > Programming")
+// and domains; tab time without a domain is left out (see Unnamed). Titles
+// beyond a recording's cut are not in it (see Answer.TitlesRest).
+func (a Answer) Totals(group string) map[string]float64 {
+	m := map[string]float64{}
+	switch group {
+	case ByApp:
+		for _, e := range a.Apps {
+			m[e.App] += e.Duration
+		}
+	case ByTitle:
+		for _, e := range a.Titles {
+			m[TitleKey(e.App, e.Title)] += e.Duration
+		}
+	case ByCategory:
+		for _, e := range a.Categories {
+			m[strings.Join(e.Category, " > ")] += e.Duration
+		}
+	case ByDomain:
+		for _, e := range a.Domains {
+			if e.Domain != nil {
+				m[*e.Domain] += e.Duration
+			}
+		}
+	}
+	return m
+}
+
+// Unnamed is the recorded tab time without a domain.
+func (a Answer) Unnamed() float64 {
+	var s float64
+	for _, e := range a.Domains {
+		if e.Domain == nil {
+			s += e.Duration
+		}
+	}
+	return s
+}
+
+// QueryBody is the body of POST /api/0/query/ running query over
+// [start, end).
+func QueryBody(query []string, start, end time.Time) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // the query language reads strings, not HTML
+	err := enc.Encode(map[string]any{
+		"timeperiods": []string{start.Format(time.RFC3339Nano) + "/" + end.Format(time.RFC3339Nano)},
+		"query":       query,
+	})
+	return bytes.TrimSpace(b.Bytes()), err
+}
+
+// DecodeAnswer reads the server's answer to a recording's query for one
+// period into an Answer (without its name, period and timing); titles > 0
+// keeps that many titles and sums the rest.
+func DecodeAnswer(raw []byte, titles int) (Answer, error) {
+	type event struct {
+		Duration float64                    `json:"duration"`
+		Data     map[string]json.RawMessage `json:"data"`
+	}
+	str := func(e event, key string) string {
+		var s string
+		_ = json.Unmarshal(e.Data[key], &s)
+		return s
+	}
+	var res []struct {
+		Window struct {
+			Apps       []event `json:"app_events"`
+			Titles     []event `json:"title_events"`
+			Categories []event `json:"cat_events"`
+			NotAFK     float64 `json:"not_afk_duration"`
+			Duration   float64 `json:"duration"`
+			AFK        float64 `json:"afk_duration"`
+		} `json:"window"`
+		Browser struct {
+			Domains  []event `json:"domains"`
+			Duration float64 `json:"duration"`
+		} `json:"browser"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return Answer{}, err
+	}
+	if len(res) != 1 {
+		return Answer{}, fmt.Errorf("%d answers for one period", len(res))
+	}
+	w := res[0].Window
+	a := Answer{Active: w.Duration, Browser: res[0].Browser.Duration, NotAFK: w.NotAFK, AFK: w.AFK}
+	for _, e := range w.Apps {
+		a.Apps = append(a.Apps, App{App: str(e, "app"), Duration: e.Duration})
+	}
+	for i, e := range w.Titles {
+		if titles > 0 && i >= titles {
+			if a.TitlesRest == nil {
+				a.TitlesRest = &Rest{}
+			}
+			a.TitlesRest.Count++
+			a.TitlesRest.Duration += e.Duration
+			continue
+		}
+		a.Titles = append(a.Titles, Title{App: str(e, "app"), Title: str(e, "title"), Duration: e.Duration})
+	}
+	for _, e := range w.Categories {
+		var c []string
+		if err := json.Unmarshal(e.Data["$category"], &c); err != nil {
+			return Answer{}, fmt.Errorf("$category: %w", err)
+		}
+		a.Categories = append(a.Categories, Category{Category: c, Duration: e.Duration})
+	}
+	for _, e := range res[0].Browser.Domains {
+		d := Domain{Duration: e.Duration}
+		if _, ok := e.Data["$domain"]; ok {
+			s := str(e, "$domain")
+			d.Domain = &s
+		}
+		a.Domains = append(a.Domains, d)
+	}
+	return a, nil
+}
+
+// Location is the recording's time zone.
+func (r *Recording) Location() (*time.Location, error) { return time.LoadLocation(r.Timezone) }
+
+// Dir is the folder of the recordings, testdata/realaw at the module's
+// root, found from this file's place in the source tree.
+func Dir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "realaw")
+}
+
+// Load reads the recording of a folder of Dir ("week", "dst").
+func Load(name string) (*Recording, error) {
+	dir := filepath.Join(Dir(), name)
+	data, err := os.ReadFile(filepath.Join(dir, "answers.json"))
+	if err != nil {
+		return nil, err
+	}
+	var r Recording
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("realaw: %s: %w", name, err)
+	}
+	r.Dir = dir
+	return &r, nil
+}
+
+// Export is the recording's events.json.gz unpacked: aw-server's export
+// shape, {"buckets": {"<id>": {..., "events": [...]}}}.
+func (r *Recording) Export() ([]byte, error) {
+	f, err := os.Open(filepath.Join(r.Dir, "events.json.gz"))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(zr)
+}
+
+// Import loads the recording's buckets and events into an ActivityWatch
+// server (the simulator) through POST /api/0/import.
+func (r *Recording) Import(ctx context.Context, h http.Handler) error {
+	body, err := r.Export()
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1:5600/api/0/import", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		return fmt.Errorf("realaw: POST /api/0/import: %d %s", rec.Code, strings.TrimSpace(rec.Body.String()))
+	}
+	return nil
+}
+
+// Simulator is a simulator holding the recording's buckets and events:
+// opts with the recorded host as its hostname, loaded by Import.
+func (r *Recording) Simulator(ctx context.Context, opts awsim.Options) (*awsim.Server, error) {
+	opts.Hostname = r.Host
+	sim := awsim.New(opts)
+	return sim, r.Import(ctx, sim)
+}
+
+// Entry is one line of a ranking under test.
+type Entry struct {
+	Key       string
+	DurationS float64
+}
+
+// Diff is the outcome of CheckRanking.
+type Diff struct {
+	// Problems say where the ranking disagrees with the recording.
+	Problems []string
+	// Max is the largest difference of a shown entry, in seconds.
+	Max float64
+}
+
+// CheckRanking compares a ranking (largest first, cut to limit entries)
+// with recorded totals: every entry shown has its recorded time to within
+// tol seconds, none is shown twice, the entries are the largest (what is
+// left out is no larger than the smallest shown, to within tol), there are
+// min(limit, len(want)) of them, and, when otherS >= 0, it is the recorded
+// time of what was left out, to within tol. rest is recorded time known to
+// be beyond want's entries (Answer.TitlesRest), counted in otherS.
+func CheckRanking(got []Entry, otherS float64, want map[string]float64, rest float64, limit int, tol float64) Diff {
+	var d Diff
+	bad := func(format string, args ...any) { d.Problems = append(d.Problems, fmt.Sprintf(format, args...)) }
+	if n := min(limit, len(want)); len(got) != n {
+		bad("%d entries, want %d (limit %d, %d recorded)", len(got), n, limit, len(want))
+	}
+	seen := map[string]bool{}
+	smallest := math.Inf(1)
+	for i, e := range got {
+		w, ok := want[e.Key]
+		switch {
+		case seen[e.Key]:
+			bad("%q shown twice", e.Key)
+		case !ok:
+			bad("%q: %.1f s, not in the recording", e.Key, e.DurationS)
+		default:
+			diff := math.Abs(e.DurationS - w)
+			d.Max = max(d.Max, diff)
+			if diff > tol {
+				bad("%q: %.1f s, recorded %.3f s (off by %.3f s)", e.Key, e.DurationS, w, e.DurationS-w)
+			}
+		}
+		if i > 0 && e.DurationS > got[i-1].DurationS {
+			bad("%q (%.1f s) ranked below %q (%.1f s)", e.Key, e.DurationS, got[i-1].Key, got[i-1].DurationS)
+		}
+		seen[e.Key] = true
+		smallest = min(smallest, e.DurationS)
+	}
+	var left float64
+	keys := make([]string, 0, len(want))
+	for k := range want {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if seen[k] {
+			continue
+		}
+		left += want[k]
+		if want[k] > smallest+tol {
+			bad("%q (recorded %.3f s) left out, though %.1f s made the list", k, want[k], smallest)
+		}
+	}
+	if otherS >= 0 {
+		if diff := math.Abs(otherS - (left + rest)); diff > tol {
+			bad("other_s %.1f s, recorded %.3f s beyond the entries shown", otherS, left+rest)
+		}
+	}
+	return d
+}
+
+// CheckSummary compares an activity_summary of a recorded period, grouped
+// by group, with the recording: active time, AFK time (the AFK watcher's
+// "afk" events, flooded), the top ranking and the time beyond it, and the category and domain rankings sent beside it, each
+// entry to within tol seconds. Tab time without a domain (Unnamed) has no
+// entry to compare on either side.
+func CheckSummary(s *activity.Summary, a Answer, group string, tol float64) Diff {
+	var d Diff
+	if !s.Period.Start.Equal(a.Start) || !s.Period.End.Equal(a.End) {
+		d.Problems = append(d.Problems, fmt.Sprintf("period %s .. %s, recorded %s .. %s", s.Period.Start, s.Period.End, a.Start, a.End))
+	}
+	if diff := s.ActiveS - a.Active; math.Abs(diff) > tol {
+		d.Problems = append(d.Problems, fmt.Sprintf("active_s %.1f, the real aw-server %.3f s (off by %.3f s)", s.ActiveS, a.Active, diff))
+	}
+	if diff := s.AFKS - a.AFK; math.Abs(diff) > tol {
+		d.Problems = append(d.Problems, fmt.Sprintf("afk_s %.1f, the real aw-server's flooded AFK time %.3f s (off by %.3f s)", s.AFKS, a.AFK, diff))
+	}
+	for _, c := range []struct {
+		what   string
+		got    []activity.Entry
+		group  string
+		otherS float64
+	}{
+		{"top", s.Top, group, s.OtherS},
+		{"categories", s.Categories, ByCategory, -1},
+		{"top_domains", s.TopDomains, ByDomain, -1},
+	} {
+		if c.what != "top" && c.group == group {
+			continue // top ranks them; the list beside it is left out
+		}
+		got := make([]Entry, len(c.got))
+		for i, e := range c.got {
+			got[i] = Entry{Key: e.Key, DurationS: e.DurationS}
+			if c.group == ByTitle {
+				got[i].Key = TitleKey(e.App, e.Key)
+			}
+		}
+		var rest float64
+		if c.group == ByTitle && a.TitlesRest != nil {
+			rest = a.TitlesRest.Duration
+		}
+		r := CheckRanking(got, c.otherS, a.Totals(c.group), rest, activity.MaxSummaryLimit, tol)
+		for _, p := range r.Problems {
+			d.Problems = append(d.Problems, c.what+": "+p)
+		}
+		d.Max = max(d.Max, r.Max)
+	}
+	return d
+}
+
+// FocusSeconds is the time of a timeline's focus blocks (every block but
+// the gaps), from their edges.
+func FocusSeconds(blocks []activity.Block) float64 {
+	var s float64
+	for _, b := range blocks {
+		if b.Gap == "" {
+			s += b.End.Sub(b.Start).Seconds()
+		}
+	}
+	return s
+}

@@ -1,0 +1,353 @@
+// Command realrecord records a real ActivityWatch server's answers to its
+// web UI's canonical desktop query, and the raw events they come from, as
+// testdata: the oracle of awbridge's activity tests, which must not be
+// awbridge's own transforms (aw/transform) nor its simulator (aw/awsim).
+//
+// It needs a running aw-server (../shared/tools/realaw/start.sh runs the
+// real Python one from its public sources) holding one host's window, AFK
+// and browser buckets, and writes into -out:
+//
+//   - events.json.gz: the host's buckets as the server describes them
+//     (GET /api/0/buckets/<id>) with every event it returns (GET
+//     .../events, newest first, ids dropped), in the shape of aw-server's
+//     export, which POST /api/0/import reads back (into awsim in tests);
+//   - answers.json: the zone, the server's /api/0/info and settings, the
+//     categories and the query text sent, and per period (explicit start
+//     and end) what the query answered: active time (sum_durations of the
+//     events), time by app, by app and title, by category and by browser
+//     domain, browser time, not-AFK time.
+//
+// The query is the web UI's summary (aw-webui src/queries.ts,
+// fullDesktopQuery with canonicalEvents and browserEvents) with the
+// Activity view's defaults: AFK time filtered out, audible tabs count as
+// active, no always-active pattern, no stopwatch, no category filter, the
+// default categories (the classes setting unset). Its lists are not cut to
+// 100 entries as the web UI cuts them (titles beyond -titles, when given,
+// are summed).
+//
+// Record a week filled by week.py, days counted in its zone:
+//
+//	go run ./scripts/realrecord -url http://127.0.0.1:5632 -tz Etc/GMT+10 -out testdata/realaw/week \
+//	    -period day=2026-11-24T04:00/2026-11-25T04:00 \
+//	    -period afternoon=2026-11-25T13:00/2026-11-25T17:30 \
+//	    -period week=2026-11-21T04:00/2026-11-28T04:00 \
+//	    -period last_7d=2026-11-20T12:00/2026-11-27T12:00
+//
+// and a day with a daylight-saving change, written by this program into an
+// empty server first (-insert-dst: Europe/Berlin, 25 October 2026, when
+// clocks went back from 03:00 to 02:00):
+//
+//	go run ./scripts/realrecord -url http://127.0.0.1:5633 -insert-dst -tz Europe/Berlin -out testdata/realaw/dst \
+//	    -period day=2026-10-24T04:00/2026-10-25T04:00 \
+//	    -period calendar_day=2026-10-25T00:00/2026-10-26T00:00 \
+//	    -period next_day=2026-10-25T04:00/2026-10-26T04:00 \
+//	    -period night=2026-10-25T01:30:00+02:00/2026-10-25T02:30:00+01:00 \
+//	    -period two_days=2026-10-24T04:00/2026-10-26T04:00
+//
+// (the week was filled by week.py --events 8000 --seed 1 into a fresh
+// server on port 5632, the DST day into another fresh one on 5633).
+//
+// A local start or end ("2026-10-25T02:30") is read in -tz; an RFC 3339
+// one ("2026-10-25T02:30:00+01:00") names an instant on either side of a
+// change.
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/awbridge/awbridge/internal/realaw"
+)
+
+type periodFlags []string
+
+func (p *periodFlags) String() string     { return strings.Join(*p, ",") }
+func (p *periodFlags) Set(s string) error { *p = append(*p, s); return nil }
+
+func main() {
+	var periods periodFlags
+	base := flag.String("url", "", "the ActivityWatch server (http://127.0.0.1:5632)")
+	out := flag.String("out", "", "the folder to write events.json.gz and answers.json into")
+	tz := flag.String("tz", "", "the IANA time zone local times and days are in")
+	host := flag.String("host", "", "whose buckets (default: the server's hostname)")
+	titles := flag.Int("titles", 0, "how many titles to keep per period, longest first, the rest summed (0: all)")
+	insertDST := flag.Bool("insert-dst", false, "first write the daylight-saving day's events into the (empty) server")
+	flag.Var(&periods, "period", "name=start/end, repeatable")
+	flag.Parse()
+	if *base == "" || *out == "" || *tz == "" || len(periods) == 0 {
+		fmt.Fprintln(os.Stderr, "realrecord: -url, -out, -tz and at least one -period are needed")
+		os.Exit(2)
+	}
+	r := &recorder{base: strings.TrimRight(*base, "/"), http: &http.Client{Timeout: 10 * time.Minute}}
+	if err := r.run(*out, *tz, *host, *titles, *insertDST, periods); err != nil {
+		fmt.Fprintln(os.Stderr, "realrecord: "+err.Error())
+		os.Exit(1)
+	}
+}
+
+type recorder struct {
+	base string
+	http *http.Client
+}
+
+func (r *recorder) run(out, tz, host string, titles int, insertDST bool, periods []string) error {
+	loc, err := time.LoadLocation(tz)
+	if err != nil {
+		return err
+	}
+	var info struct {
+		Hostname string `json:"hostname"`
+	}
+	rawInfo, err := r.get("/api/0/info", &info)
+	if err != nil {
+		return err
+	}
+	if host == "" {
+		host = info.Hostname
+	}
+	if insertDST {
+		if err := r.insertDST(host); err != nil {
+			return err
+		}
+	}
+	rec := realaw.Recording{
+		Comment:    "answers of a real aw-server to the web UI's canonical desktop query (scripts/realrecord); the oracle of the activity tests",
+		RecordedAt: time.Now().UTC().Truncate(time.Second),
+		Server:     rawInfo,
+		Timezone:   tz,
+		Host:       host,
+	}
+	if rec.Settings, err = r.get("/api/0/settings", nil); err != nil {
+		return err
+	}
+	var buckets map[string]struct {
+		Type     string `json:"type"`
+		Hostname string `json:"hostname"`
+	}
+	if _, err := r.get("/api/0/buckets/", &buckets); err != nil {
+		return err
+	}
+	ids := make([]string, 0, len(buckets))
+	for id, b := range buckets {
+		if b.Hostname != host {
+			continue
+		}
+		ids = append(ids, id)
+		switch b.Type {
+		case "currentwindow":
+			rec.Buckets.Window = id
+		case "afkstatus":
+			rec.Buckets.AFK = id
+		case "web.tab.current":
+			rec.Buckets.Web = append(rec.Buckets.Web, id)
+		}
+	}
+	sort.Strings(ids)
+	sort.Strings(rec.Buckets.Web)
+	if rec.Buckets.Window == "" || rec.Buckets.AFK == "" {
+		return fmt.Errorf("host %q has no window or no AFK bucket", host)
+	}
+	if rec.Classes, err = marshal(defaultCategories()); err != nil {
+		return err
+	}
+	rec.Query = desktopQuery(rec.Buckets, rec.Classes)
+	for _, p := range periods {
+		a, err := r.answer(p, loc, rec.Query, titles)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "%s: %s .. %s: active %.1f s, %d apps, %d titles, %d categories, %d domains (%d ms)\n",
+			a.Name, a.Start, a.End, a.Active, len(a.Apps), len(a.Titles), len(a.Categories), len(a.Domains), a.QueryMS)
+		rec.Periods = append(rec.Periods, a)
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	events, err := r.export(ids)
+	if err != nil {
+		return err
+	}
+	var gz bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression) // no name, no time: the same bytes each run
+	if _, err := zw.Write(events); err != nil {
+		return err
+	}
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(out, "events.json.gz"), gz.Bytes(), 0o644); err != nil {
+		return err
+	}
+	answers, err := json.MarshalIndent(rec, "", " ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(out, "answers.json"), append(answers, '\n'), 0o644)
+}
+
+// parsePeriod reads name=start/end.
+func parsePeriod(s string, loc *time.Location) (name string, start, end time.Time, err error) {
+	name, span, ok := strings.Cut(s, "=")
+	a, b, ok2 := strings.Cut(span, "/")
+	if !ok || !ok2 || name == "" {
+		return "", start, end, fmt.Errorf("period %q: want name=start/end", s)
+	}
+	if start, err = parseTime(a, loc); err != nil {
+		return
+	}
+	if end, err = parseTime(b, loc); err != nil {
+		return
+	}
+	if !end.After(start) {
+		err = fmt.Errorf("period %q ends before it starts", s)
+	}
+	return
+}
+
+func parseTime(s string, loc *time.Location) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t.In(loc), nil
+	}
+	for _, layout := range []string{"2006-01-02T15:04:05", "2006-01-02T15:04"} {
+		if t, err := time.ParseInLocation(layout, s, loc); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("time %q: want 2006-01-02T15:04 (local) or RFC 3339", s)
+}
+
+func (r *recorder) answer(p string, loc *time.Location, query []string, titles int) (realaw.Answer, error) {
+	name, start, end, err := parsePeriod(p, loc)
+	if err != nil {
+		return realaw.Answer{}, err
+	}
+	body, err := realaw.QueryBody(query, start, end)
+	if err != nil {
+		return realaw.Answer{}, err
+	}
+	t0 := time.Now()
+	var raw json.RawMessage
+	if err := r.do(http.MethodPost, "/api/0/query/", body, &raw); err != nil {
+		return realaw.Answer{}, fmt.Errorf("period %s: %w", name, err)
+	}
+	a, err := realaw.DecodeAnswer(raw, titles)
+	if err != nil {
+		return realaw.Answer{}, fmt.Errorf("period %s: %w", name, err)
+	}
+	a.Name, a.Start, a.End, a.QueryMS = name, start, end, time.Since(t0).Milliseconds()
+	return a, nil
+}
+
+// export is the buckets with all their events, in aw-server's export
+// shape: {"buckets": {"<id>": {..., "events": [...]}}}.
+func (r *recorder) export(ids []string) ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString(`{"buckets": {`)
+	for i, id := range ids {
+		meta, err := r.get("/api/0/buckets/"+url.PathEscape(id), nil)
+		if err != nil {
+			return nil, err
+		}
+		var evs []map[string]json.RawMessage
+		if _, err := r.get("/api/0/buckets/"+url.PathEscape(id)+"/events?limit=-1", &evs); err != nil {
+			return nil, err
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(meta, &m); err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			b.WriteString(",")
+		}
+		k, _ := json.Marshal(id)
+		b.WriteString("\n" + string(k) + ": {")
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(&b, "%q: %s, ", k, m[k])
+		}
+		b.WriteString(`"events": [`)
+		for j, e := range evs {
+			if j > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, "\n{\"timestamp\": %s, \"duration\": %s, \"data\": %s}", e["timestamp"], e["duration"], e["data"])
+		}
+		b.WriteString("]}")
+		fmt.Fprintf(os.Stderr, "%s: %d events\n", id, len(evs))
+	}
+	b.WriteString("\n}}\n")
+	if !json.Valid(b.Bytes()) {
+		return nil, errors.New("the export is not valid JSON")
+	}
+	return b.Bytes(), nil
+}
+
+func (r *recorder) get(path string, v any) (json.RawMessage, error) {
+	var raw json.RawMessage
+	if err := r.do(http.MethodGet, path, nil, &raw); err != nil {
+		return nil, err
+	}
+	if v != nil {
+		if err := json.Unmarshal(raw, v); err != nil {
+			return nil, fmt.Errorf("GET %s: %w", path, err)
+		}
+	}
+	return raw, nil
+}
+
+func (r *recorder) do(method, path string, body []byte, v any) error {
+	req, err := http.NewRequest(method, r.base+path, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := r.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, bytes.TrimSpace(data[:min(len(data), 500)]))
+	}
+	if v == nil {
+		return nil
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	return nil
+}
+
+// marshal is JSON without HTML escapes (<, >, & as they are: the query
+// language reads strings, not HTML).
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSpace(b.Bytes()), nil
+}
