@@ -30,9 +30,9 @@ import (
 // and AFK time, every entry of the top ranking and of the category and
 // domain rankings beside it, and other_s match the real aw-server to within 1 s
 // per entry (awbridge rounds to 0.1 s; more is a different count of
-// time). Then the focus blocks of activity_timeline (min_block_s 0: see
-// foldingKeepsActiveTime in package activity) cover the recorded active
-// time to within 2 s.
+// time). Then the focus blocks of activity_timeline (the default
+// min_block_s: folding never moves active time into a gap) cover the
+// recorded active time to within 2 s.
 func TestActivitySummaryMatchesRealAW(t *testing.T) {
 	for _, name := range []string{"week", "dst"} {
 		t.Run(name, func(t *testing.T) {
@@ -78,7 +78,6 @@ func TestActivitySummaryMatchesRealAW(t *testing.T) {
 				}
 				t.Run(p.Name+"/timeline", func(t *testing.T) {
 					defer actBind(b, t)()
-					span["min_block_s"] = 0
 					blocks, _, _ := actTimelinePages(b, span, activity.MaxTimelineLimit)
 					focus := realaw.FocusSeconds(blocks)
 					if d := focus - p.Active; math.Abs(d) > 2 {
