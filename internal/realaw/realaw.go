@@ -159,14 +159,10 @@ func (a Answer) Unnamed() float64 {
 // QueryBody is the body of POST /api/0/query/ running query over
 // [start, end).
 func QueryBody(query []string, start, end time.Time) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false) // the query language reads strings, not HTML
-	err := enc.Encode(map[string]any{
+	return Marshal(map[string]any{
 		"timeperiods": []string{start.Format(time.RFC3339Nano) + "/" + end.Format(time.RFC3339Nano)},
 		"query":       query,
 	})
-	return bytes.TrimSpace(b.Bytes()), err
 }
 
 // DecodeAnswer reads the server's answer to a recording's query for one

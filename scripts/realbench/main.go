@@ -38,7 +38,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/awbridge/awbridge/aw/transform"
+	"github.com/awbridge/awbridge/activity"
+	"github.com/awbridge/awbridge/internal/realaw"
 )
 
 func main() {
@@ -63,9 +64,7 @@ type bench struct {
 	base, bin, tz string
 	runs          int
 	dir           string
-	buckets       []string // window, AFK, browser buckets, in that order
-	browsers      []transform.BrowserBucket
-	window, afk   string
+	sel           realaw.Buckets
 }
 
 func (b *bench) run(ctx context.Context, periods []string) error {
@@ -78,24 +77,27 @@ func (b *bench) run(ctx context.Context, periods []string) error {
 	if err := b.selectBuckets(ctx); err != nil {
 		return err
 	}
-	fmt.Printf("ActivityWatch %s, buckets %s; TZ=%s; median of %d runs\n\n", b.base, strings.Join(b.buckets, ", "), b.tz, b.runs)
-	fmt.Println("| period | events | raw fetch | awbridge cold | cold / raw | aw-server's canonical query |")
-	fmt.Println("|---|---:|---:|---:|---:|---:|")
+	fmt.Printf("ActivityWatch %s, buckets %s, %s, %s; TZ=%s; median of %d runs\n\n",
+		b.base, b.sel.Window, b.sel.AFK, strings.Join(b.sel.Web, ", "), b.tz, b.runs)
+	fmt.Println("| period | events | raw fetch | awbridge cold | cold / raw | aw-server's canonical query | apps, awbridge vs query |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---|")
 	for _, p := range periods {
 		var (
-			cold  []time.Duration
-			start string
-			end   string
+			cold []time.Duration
+			env  envelope
+			err  error
 		)
 		for range b.runs {
-			env, err := b.call(ctx, "", p)
-			if err != nil {
+			if env, err = b.call(ctx, "", p); err != nil {
 				return fmt.Errorf("%s cold: %w", p, err)
 			}
 			cold = append(cold, env.duration())
-			start, end = env.Result.Period.Start, env.Result.Period.End
 		}
-		var raw, query []time.Duration
+		start, end := env.Result.Period.Start, env.Result.Period.End
+		var (
+			raw, query []time.Duration
+			answer     realaw.Answer
+		)
 		events := 0
 		for range b.runs {
 			d, n, err := b.rawFetch(ctx, start, end)
@@ -103,14 +105,19 @@ func (b *bench) run(ctx context.Context, periods []string) error {
 				return fmt.Errorf("%s raw fetch: %w", p, err)
 			}
 			raw, events = append(raw, d), n
-			d, err = b.query(ctx, start, end)
-			if err != nil {
+			if d, answer, err = b.query(ctx, start, end); err != nil {
 				return fmt.Errorf("%s query: %w", p, err)
 			}
 			query = append(query, d)
 		}
+		agree := "agree"
+		if diff := realaw.CheckSummary(&env.Result, answer, realaw.ByApp, 1); len(diff.Problems) > 0 {
+			agree = fmt.Sprintf("DIFFER: %s", strings.Join(diff.Problems, "; "))
+		} else {
+			agree += fmt.Sprintf(" (largest difference %.2f s)", diff.Max)
+		}
 		c, r := median(cold), median(raw)
-		fmt.Printf("| %s | %d | %s | %s | %.2f | %s |\n", p, events, ms(r), ms(c), float64(c)/float64(r), ms(median(query)))
+		fmt.Printf("| %s | %d | %s | %s | %.2f | %s | %s |\n", p, events, ms(r), ms(c), float64(c)/float64(r), ms(median(query)), agree)
 	}
 	return b.serveWarm(ctx)
 }
@@ -156,12 +163,10 @@ func (b *bench) serveWarm(ctx context.Context) error {
 
 // envelope is what realbench reads of a tool's answer.
 type envelope struct {
-	Success    bool            `json:"success"`
-	DurationMs float64         `json:"duration_ms"`
-	Error      json.RawMessage `json:"error"`
-	Result     struct {
-		Period struct{ Start, End string } `json:"period"`
-	} `json:"result"`
+	Success    bool             `json:"success"`
+	DurationMs float64          `json:"duration_ms"`
+	Error      json.RawMessage  `json:"error"`
+	Result     activity.Summary `json:"result"`
 }
 
 func (e envelope) duration() time.Duration {
@@ -171,7 +176,7 @@ func (e envelope) duration() time.Duration {
 // call runs activity_summary for period through `awbridge call`: in
 // process without sock, else through the service at sock.
 func (b *bench) call(ctx context.Context, sock, period string) (envelope, error) {
-	args := []string{"call", "activity_summary", `{"period":"` + period + `"}`}
+	args := []string{"call", "activity_summary", fmt.Sprintf(`{"period":%q,"limit":%d}`, period, activity.MaxSummaryLimit)}
 	if sock == "" {
 		args = append(args, "--no-relay")
 	}
@@ -217,40 +222,34 @@ func (b *bench) selectBuckets(ctx context.Context) error {
 	if err := b.getJSON(ctx, "/api/0/buckets/", &buckets); err != nil {
 		return err
 	}
-	var web []string
 	for id, bk := range buckets {
 		if bk.Hostname != info.Hostname {
 			continue
 		}
 		switch bk.Type {
 		case "currentwindow":
-			b.window = id
+			b.sel.Window = id
 		case "afkstatus":
-			b.afk = id
+			b.sel.AFK = id
 		case "web.tab.current":
-			web = append(web, id)
+			b.sel.Web = append(b.sel.Web, id)
 		}
 	}
-	if b.window == "" || b.afk == "" {
+	if b.sel.Window == "" || b.sel.AFK == "" {
 		return fmt.Errorf("host %q has no window or AFK bucket", info.Hostname)
 	}
-	slices.Sort(web)
-	b.browsers = transform.BrowserBuckets(web)
-	b.buckets = []string{b.window, b.afk}
-	for _, bb := range b.browsers {
-		b.buckets = append(b.buckets, bb.BucketID)
-	}
+	slices.Sort(b.sel.Web)
 	return nil
 }
 
 // rawFetch reads every bucket's events within [start, end), one request
 // after another, and returns the time taken and the events read.
-func (b *bench) rawFetch(ctx context.Context, start, end string) (time.Duration, int, error) {
+func (b *bench) rawFetch(ctx context.Context, start, end time.Time) (time.Duration, int, error) {
 	t0 := time.Now()
 	n := 0
-	for _, id := range b.buckets {
+	for _, id := range append([]string{b.sel.Window, b.sel.AFK}, b.sel.Web...) {
 		var evs []json.RawMessage
-		q := url.Values{"start": {start}, "end": {end}}
+		q := url.Values{"start": {start.Format(time.RFC3339Nano)}, "end": {end.Format(time.RFC3339Nano)}}
 		if err := b.getJSON(ctx, "/api/0/buckets/"+url.PathEscape(id)+"/events?"+q.Encode(), &evs); err != nil {
 			return 0, 0, err
 		}
@@ -259,91 +258,40 @@ func (b *bench) rawFetch(ctx context.Context, start, end string) (time.Duration,
 	return time.Since(t0), n, nil
 }
 
-// query runs the web UI's canonical desktop query (by app, title,
-// category and domain, with ActivityWatch's default categories) over
-// [start, end) and returns the time the server took.
-func (b *bench) query(ctx context.Context, start, end string) (time.Duration, error) {
-	body, err := json.Marshal(map[string]any{"timeperiods": []string{start + "/" + end}, "query": b.queryLines()})
+// query runs the web UI's canonical desktop query (the recorder's, with
+// ActivityWatch's default categories) over [start, end) and returns the
+// time the server took and its answer.
+func (b *bench) query(ctx context.Context, start, end time.Time) (time.Duration, realaw.Answer, error) {
+	classes, err := realaw.Marshal(realaw.DefaultCategories())
 	if err != nil {
-		return 0, err
+		return 0, realaw.Answer{}, err
+	}
+	body, err := realaw.QueryBody(realaw.DesktopQuery(b.sel, classes), start, end)
+	if err != nil {
+		return 0, realaw.Answer{}, err
 	}
 	t0 := time.Now()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.base+"/api/0/query/", bytes.NewReader(body))
 	if err != nil {
-		return 0, err
+		return 0, realaw.Answer{}, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0, err
+		return 0, realaw.Answer{}, err
 	}
 	defer resp.Body.Close()
-	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
-		return 0, err
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, realaw.Answer{}, err
 	}
+	took := time.Since(t0)
 	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("query: %s", resp.Status)
+		return 0, realaw.Answer{}, fmt.Errorf("query: %s", resp.Status)
 	}
-	return time.Since(t0), nil
-}
-
-// queryLines is the canonical query: window events within not-AFK time
-// (audible tabs count as active), browser tabs only while their browser's
-// window has focus, merged by app, app and title, category and domain.
-// Every statement ends with ";": the Python server joins the lines.
-func (b *bench) queryLines() []string {
-	q := []string{
-		fmt.Sprintf("events = flood(query_bucket(%q));", b.window),
-		fmt.Sprintf("not_afk = flood(query_bucket(%q));", b.afk),
-		`not_afk = filter_keyvals(not_afk, "status", ["not-afk"]);`,
-		"browser_events = [];",
-	}
-	for i, bb := range b.browsers {
-		names, pattern, _ := transform.BrowserApps(bb.Browser)
-		apps, _ := json.Marshal(names)
-		v := fmt.Sprintf("b%d", i)
-		q = append(q,
-			fmt.Sprintf("%s = flood(query_bucket(%q));", v, bb.BucketID),
-			fmt.Sprintf(`%s_w = filter_keyvals(events, "app", %s);`, v, apps),
-			fmt.Sprintf(`%s_r = filter_keyvals_regex(events, "app", "%s");`, v, pattern),
-			fmt.Sprintf("%[1]s_w = sort_by_timestamp(concat(%[1]s_w, %[1]s_r));", v),
-			fmt.Sprintf("%[1]s = filter_period_intersect(%[1]s, %[1]s_w);", v),
-			fmt.Sprintf("%[1]s = split_url_events(%[1]s);", v),
-			fmt.Sprintf("browser_events = concat(browser_events, %s);", v),
-			"browser_events = sort_by_timestamp(browser_events);")
-	}
-	q = append(q,
-		`audible_events = filter_keyvals(browser_events, "audible", [true]);`,
-		"not_afk = period_union(not_afk, audible_events);",
-		"events = filter_period_intersect(events, not_afk);",
-		"events = categorize(events, "+classesForQuery()+");",
-		`title_events = sort_by_duration(merge_events_by_keys(events, ["app", "title"]));`,
-		`app_events = sort_by_duration(merge_events_by_keys(title_events, ["app"]));`,
-		`cat_events = sort_by_duration(merge_events_by_keys(events, ["$category"]));`,
-		"browser_events = split_url_events(browser_events);",
-		`domains = sort_by_duration(merge_events_by_keys(browser_events, ["$domain"]));`,
-		"duration = sum_durations(events);",
-		`RETURN = {"app_events": app_events, "title_events": title_events, "cat_events": cat_events, "domains": domains, "duration": duration};`)
-	return q
-}
-
-// classesForQuery writes ActivityWatch's default categories as the web UI
-// sends them to a query: [[name, rule], ...], rules without a regex left
-// out.
-func classesForQuery() string {
-	var out []any
-	for _, c := range transform.DefaultClasses() {
-		if c.Rule.Regex == "" {
-			continue
-		}
-		rule := map[string]any{"type": "regex", "regex": c.Rule.Regex}
-		if c.Rule.IgnoreCase {
-			rule["ignore_case"] = true
-		}
-		out = append(out, []any{c.Name, rule})
-	}
-	s, _ := json.Marshal(out)
-	return string(s)
+	a, err := realaw.DecodeAnswer(raw, 0)
+	a.Start, a.End = start, end
+	return took, a, err
 }
 
 func (b *bench) getJSON(ctx context.Context, path string, v any) error {

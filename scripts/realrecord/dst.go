@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"time"
+
+	"github.com/awbridge/awbridge/internal/realaw"
 )
 
 // dstSessions are the times someone sat at the computer around the change
@@ -144,11 +146,11 @@ func (r *recorder) insertDST(host string) error {
 		{"aw-watcher-web-chrome_" + host, "aw-client-web", "web.tab.current", web},
 	} {
 		path := "/api/0/buckets/" + url.PathEscape(b.id)
-		meta, _ := marshal(map[string]string{"client": b.client, "type": b.typ, "hostname": host})
+		meta, _ := realaw.Marshal(map[string]string{"client": b.client, "type": b.typ, "hostname": host})
 		if err := r.do("POST", path, meta, nil); err != nil {
 			return err
 		}
-		body, err := marshal(b.events)
+		body, err := realaw.Marshal(b.events)
 		if err != nil {
 			return err
 		}

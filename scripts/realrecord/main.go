@@ -159,10 +159,10 @@ func (r *recorder) run(out, tz, host string, titles int, insertDST bool, periods
 	if rec.Buckets.Window == "" || rec.Buckets.AFK == "" {
 		return fmt.Errorf("host %q has no window or no AFK bucket", host)
 	}
-	if rec.Classes, err = marshal(defaultCategories()); err != nil {
+	if rec.Classes, err = realaw.Marshal(realaw.DefaultCategories()); err != nil {
 		return err
 	}
-	rec.Query = desktopQuery(rec.Buckets, rec.Classes)
+	rec.Query = realaw.DesktopQuery(rec.Buckets, rec.Classes)
 	for _, p := range periods {
 		a, err := r.answer(p, loc, rec.Query, titles)
 		if err != nil {
@@ -338,16 +338,4 @@ func (r *recorder) do(method, path string, body []byte, v any) error {
 		return fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	return nil
-}
-
-// marshal is JSON without HTML escapes (<, >, & as they are: the query
-// language reads strings, not HTML).
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSpace(b.Bytes()), nil
 }

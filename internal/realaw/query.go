@@ -1,11 +1,10 @@
-package main
+package realaw
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
-
-	"github.com/awbridge/awbridge/internal/realaw"
 )
 
 // rule is a category's rule as the web UI sends it to categorize().
@@ -15,13 +14,13 @@ type rule struct {
 	IgnoreCase bool   `json:"ignore_case,omitempty"`
 }
 
-// defaultCategories are ActivityWatch's default categories (aw-webui
+// DefaultCategories are ActivityWatch's default categories (aw-webui
 // src/util/classes.ts, defaultCategories) as the web UI passes them to its
 // queries when the classes setting is unset: [name, rule] pairs in their
 // order, the "none" rules included (they match nothing), the Uncategorized
 // entry (rule type null) left out. Written from the web UI, not taken from
 // aw/transform's DefaultClasses: the tests check that list against this.
-func defaultCategories() [][2]any {
+func DefaultCategories() [][2]any {
 	re := func(regex string, ignoreCase bool) rule {
 		return rule{Type: "regex", Regex: regex, IgnoreCase: ignoreCase}
 	}
@@ -70,11 +69,11 @@ var browsers = []struct {
 	{"helium", []string{"net.imput.helium"}, `(?i)(helium)`},
 }
 
-// desktopQuery is the web UI's summary query (fullDesktopQuery) for one
+// DesktopQuery is the web UI's summary query (fullDesktopQuery) for one
 // host with the Activity view's defaults, every statement ending in ";"
 // (the Python server joins the lines without a separator), its lists
 // uncut, plus the not-AFK and AFK totals.
-func desktopQuery(b realaw.Buckets, classes []byte) []string {
+func DesktopQuery(b Buckets, classes []byte) []string {
 	q := []string{
 		fmt.Sprintf(`events = flood(query_bucket(%s));`, str(b.Window)),
 		fmt.Sprintf(`not_afk = flood(query_bucket(%s));`, str(b.AFK)),
@@ -93,7 +92,7 @@ func desktopQuery(b realaw.Buckets, classes []byte) []string {
 			continue
 		}
 		n := br.name
-		apps, _ := marshal(br.apps)
+		apps, _ := Marshal(br.apps)
 		q = append(q,
 			fmt.Sprintf(`events_%s = flood(query_bucket(%s));`, n, str(bucket)),
 			fmt.Sprintf(`window_%s = filter_keyvals(events, "app", %s);`, n, apps),
@@ -129,4 +128,16 @@ func desktopQuery(b realaw.Buckets, classes []byte) []string {
 func str(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// Marshal is JSON without HTML escapes (<, >, & as they are: the query
+// language reads strings, not HTML).
+func Marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSpace(b.Bytes()), nil
 }
