@@ -179,6 +179,8 @@ func TestActivityErrors(t *testing.T) {
 		out := down.Call(ctx, toolbus.Request{Name: tool})
 		if out.Err == nil || out.Err.Code != toolbus.CodeAwUnavailable || !out.Err.Retryable {
 			t.Errorf("%s with ActivityWatch down: %+v", tool, out.Err)
+		} else if !strings.Contains(out.Err.Hint, "running at http://127.0.0.1:1?") {
+			t.Errorf("%s with ActivityWatch down: the hint names no URL to check: %q", tool, out.Err.Hint)
 		}
 	}
 }

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/awbridge/awbridge/activity/activitytest"
+	"github.com/awbridge/awbridge/aw/awsim"
+)
+
+// TestHistoryFailsAloneThroughServe: a person runs the service against an
+// ActivityWatch that answers every read a frame makes and recent event
+// reads, but never finishes sending older days. `awbridge summary` for
+// the week fails in one line saying which day's events ActivityWatch took
+// too long to send (each such read sent once), and right after it
+// `awbridge nowframe` and `awbridge health` answer, ActivityWatch up.
+func TestHistoryFailsAloneThroughServe(t *testing.T) {
+	now := time.Now().UTC()
+	h := activitytest.Week(activitytest.WeekOptions{WindowEvents: 2000, Days: 8,
+		Start: time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC).AddDate(0, 0, -7)})
+	sim := awsim.New(awsim.Options{Hostname: h.Host})
+	if err := h.Load(t.Context(), sim); err != nil {
+		t.Fatal(err)
+	}
+	cutoff := now.Add(-36 * time.Hour)
+	var stalled atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/events") {
+			if start, err := time.Parse(time.RFC3339Nano, r.URL.Query().Get("start")); err == nil && start.Before(cutoff) {
+				stalled.Add(1)
+				<-r.Context().Done()
+				return
+			}
+		}
+		sim.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+
+	sock := filepath.Join(t.TempDir(), "awbridge", "awbridge.sock")
+	env := baseEnv(t, srv.URL, "AWBRIDGE_AW_HISTORY_TIMEOUT=400ms", "AWBRIDGE_TIMEZONE=UTC",
+		"AWBRIDGE_LOG_LEVEL=error", "AWBRIDGE_SOCKET="+sock)
+	startServe(t, env, sock)
+	run := func(args ...string) (int, string, string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), faultCeiling)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, binPath, args...)
+		cmd.Env = env
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode(), out.String(), errb.String()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return 0, out.String(), errb.String()
+	}
+
+	if code, out, errs := run("summary", "--period", "last_3h"); code != exitOK {
+		t.Fatalf("a recent period: exit %d\n%s%s", code, out, errs)
+	}
+	for i := range 2 {
+		before := stalled.Load()
+		code, out, errs := run("summary", "--period", "last_7d")
+		if code != exitDegraded || out != "" || strings.Count(errs, "\n") != 1 ||
+			!strings.HasPrefix(errs, "awbridge summary: ActivityWatch took longer than 400ms to send ") ||
+			!strings.Contains(errs, "'s window events") {
+			t.Fatalf("call %d: the week with old days stalled: exit %d\nstdout:\n%s\nstderr:\n%s", i, code, out, errs)
+		}
+		if n := stalled.Load() - before; n != 1 {
+			t.Errorf("call %d: %d stalled reads sent, want 1 (a read that timed out is not sent again)", i, n)
+		}
+		if code, out, errs := run("nowframe", "--json"); code != exitOK || !strings.Contains(out, `"aw_buckets":{`) {
+			t.Fatalf("call %d: nowframe right after: exit %d\n%s%s", i, code, out, errs)
+		}
+		if code, out, errs := run("health"); code != exitOK {
+			t.Fatalf("call %d: health right after: exit %d\n%s%s", i, code, out, errs)
+		}
+	}
+}
