@@ -3,10 +3,12 @@
 // Period: days in a time zone starting at ActivityWatch's start of day,
 // weeks at its start of week, correct across daylight-saving changes), the
 // raw window, AFK and browser events of one host for that period (Fetcher,
-// through the upstream breaker that frames use), and the tools' answers
-// (Service: Summary, Timeline, History).
+// through an upstream source of its own: a history read's deadline and
+// breaker are never the live frame's), and the tools' answers (Service:
+// Summary, Timeline, History).
 //
-// A Service reads a period by days, the buckets concurrently, keeping
+// A Service reads a period by days, a day of one bucket at a time (the
+// real aw-server answers one heavy read at a time), keeping
 // closed days (and the open day, read again only from a few minutes
 // before its last read) in a store bounded by bytes and age. It runs
 // ActivityWatch's canonical desktop query (aw/transform.Canonical) by

@@ -44,13 +44,14 @@ const (
 type FetcherOptions struct {
 	// AW reads ActivityWatch.
 	AW Reader
-	// Source guards ActivityWatch: its deadline, circuit breaker and last
-	// status. Pass the one frames use, so activity reads and frames share
-	// one breaker and health sees both. Each read (the server's metadata,
-	// and each piece of a period's events) is one call through it, so a
-	// server failing every read opens the circuit, while one bucket that
-	// keeps failing as the others answer does not (the server is up). nil:
-	// reads go straight to AW.
+	// Source guards ActivityWatch's history: its deadline, circuit breaker
+	// and last status. Give it one of its own, not the live frame's, so
+	// that a slow week never opens the frame's circuit nor shows in
+	// health. Each read (the server's metadata, and each piece of a
+	// period's events) is one call through it, so a server failing every
+	// read opens the circuit, while one bucket that keeps failing as the
+	// others answer does not (the server is up). nil: reads go straight to
+	// AW.
 	Source *upstream.Source
 	// Host is the configured host whose buckets to read ("" =
 	// ActivityWatch's own hostname, else the most recently updated), as

@@ -468,3 +468,57 @@ func TestAssemble(t *testing.T) {
 		})
 	}
 }
+
+// TestHeavyReadsOneAtATime: reads of more than an hour of events go to
+// ActivityWatch one at a time, across concurrent calls (the real Python
+// aw-server computes each answer under one interpreter lock: a second
+// read in flight only slows both, and the frame's reads wait behind
+// them), while short reads still go beside them.
+func TestHeavyReadsOneAtATime(t *testing.T) {
+	var (
+		mu                      sync.Mutex
+		heavy, maxHeavy, shorts int
+	)
+	wrap := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			q := r.URL.Query()
+			start, _ := time.Parse(time.RFC3339Nano, q.Get("start"))
+			end, _ := time.Parse(time.RFC3339Nano, q.Get("end"))
+			isHeavy := strings.HasSuffix(r.URL.Path, "/events") && end.Sub(start) > time.Hour
+			mu.Lock()
+			if isHeavy {
+				heavy++
+				maxHeavy = max(maxHeavy, heavy)
+			} else if strings.HasSuffix(r.URL.Path, "/events") {
+				shorts++
+			}
+			mu.Unlock()
+			if isHeavy {
+				time.Sleep(2 * time.Millisecond) // long enough for another to arrive
+			}
+			next.ServeHTTP(w, r)
+			mu.Lock()
+			if isHeavy {
+				heavy--
+			}
+			mu.Unlock()
+		})
+	}
+	env := newSimEnv(t, envOptions{week: smallWeek, wrap: wrap})
+	m, err := env.f.Meta(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			if _, err := env.f.Events(t.Context(), m, cutPeriod(t, env)); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if maxHeavy != 1 || shorts == 0 {
+		t.Errorf("%d heavy reads at once (want 1), %d short reads", maxHeavy, shorts)
+	}
+}
