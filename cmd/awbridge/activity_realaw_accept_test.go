@@ -12,9 +12,6 @@ import (
 	"context"
 	"math"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
@@ -48,14 +45,7 @@ func TestActivitySummaryMatchesRealAW(t *testing.T) {
 			}
 			srv := httptest.NewServer(sim)
 			t.Cleanup(srv.Close)
-			env := []string{"AWBRIDGE_TIMEZONE=" + rec.Timezone}
-			// The recordings' zones from Go's own database, so that the
-			// machine's (or its absence) does not matter.
-			zip := filepath.Join(runtime.GOROOT(), "lib", "time", "zoneinfo.zip")
-			if _, err := os.Stat(zip); err == nil {
-				env = append(env, "ZONEINFO="+zip)
-			}
-			b := actSession(t, actEnv(t, srv.URL, env...))
+			b := actSession(t, actEnv(t, srv.URL, "AWBRIDGE_TIMEZONE="+rec.Timezone))
 			for _, p := range rec.Periods {
 				if time.Now().Before(p.End) { // only on the day of a recording
 					t.Logf("%s: skipped: it ends in the future (%s), and the binary cuts a period at now", p.Name, p.End)
