@@ -147,3 +147,62 @@ func TestReviewRetryAfterIgnoresOpenHistoryCircuit(t *testing.T) {
 			*te.RetryAfterMs, te.Details["circuit"], after, again.Err.Code, again.Err.Message, *again.Err.RetryAfterMs)
 	}
 }
+
+// TestReviewCompactHistoryDropsTheNewestSwitches: nowframe_history ("what
+// was I just doing") answers the newest `limit` switches (default 50),
+// oldest first. In response_mode "compact" the bus caps the array at
+// toolbus.CompactLimit by keeping its first 10 items, so the answer holds
+// the 10 oldest of those 50 and {"_dropped": 40}: the 40 most recent
+// switches, the ones the question is about, are gone, and there is no
+// cursor to get them. This change fixed the same for activity_timeline
+// (compact pages of 10 with next_cursor) but not here. Expected: compact
+// keeps the newest switches (e.g. runHistory sets Limit to at most
+// CompactLimit in compact mode, as runTimeline does), so its last switch
+// is the normal answer's last.
+func TestReviewCompactHistoryDropsTheNewestSwitches(t *testing.T) {
+	hs := newHistoryServer(t)
+	hs.now = hs.h.End.Add(-2 * time.Hour) // within a session: many switches
+	e := hs.engine(t, 10*time.Second)
+	type answer struct {
+		Result struct {
+			Switches []map[string]any `json:"switches"`
+		} `json:"result"`
+	}
+	get := func(args string) answer {
+		t.Helper()
+		out := e.Call(context.Background(), toolbus.Request{Name: "nowframe_history", Args: json.RawMessage(args)})
+		if out.Err != nil {
+			t.Fatal(out.Err)
+		}
+		var a answer
+		if err := json.Unmarshal(out.Body, &a); err != nil {
+			t.Fatalf("%v: %.300s", err, out.Body)
+		}
+		return a
+	}
+	normal, compact := get(`{"minutes":240}`), get(`{"minutes":240,"response_mode":"compact"}`)
+	if len(normal.Result.Switches) <= toolbus.CompactLimit {
+		t.Fatalf("only %d switches: the test needs more than %d", len(normal.Result.Switches), toolbus.CompactLimit)
+	}
+	newest := normal.Result.Switches[len(normal.Result.Switches)-1]["at"]
+	var shown []any
+	for _, s := range compact.Result.Switches {
+		if at, ok := s["at"]; ok {
+			shown = append(shown, at)
+		} else {
+			shown = append(shown, s)
+		}
+	}
+	if !containsAt(compact.Result.Switches, newest) {
+		t.Errorf("compact nowframe_history lacks the newest switch (at %v); it shows %v", newest, shown)
+	}
+}
+
+func containsAt(sw []map[string]any, at any) bool {
+	for _, s := range sw {
+		if s["at"] == at {
+			return true
+		}
+	}
+	return false
+}
