@@ -455,20 +455,21 @@ func (f *Fetcher) readSpan(ctx context.Context, id string, span Span) ([]piece, 
 	return append(a, b...), 1 + na + nb, err
 }
 
-// bucketRead describes target tg: its newest event's end (the bucket
-// list's, or seen when that is later: the list may be some seconds old)
-// and whether that is stale at now.
+// bucketRead describes target tg: its newest event's end and whether that
+// is stale: seen (the newest event read) at now when it is the later, else
+// the bucket list's as of when the list was read (it may be reused for
+// some seconds: a watcher heartbeating since is not stale).
 func (f *Fetcher) bucketRead(m *Meta, tg target, now, seen time.Time) BucketRead {
 	br := BucketRead{ID: tg.id, Role: tg.role}
 	b, ok := m.Buckets[tg.id]
-	newest := b.LastUpdated
+	newest, at := b.LastUpdated, m.At
 	if seen.After(newest) {
-		newest = seen
+		newest, at = seen, now
 	}
 	if !ok || newest.IsZero() {
 		return br
 	}
-	age := max(0, now.Sub(newest))
+	age := max(0, at.Sub(newest))
 	ageS := math.Round(age.Seconds()*10) / 10
 	br.NewestEnd, br.AgeS = &newest, &ageS
 	limit := f.opts.Thresholds.Web

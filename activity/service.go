@@ -289,7 +289,9 @@ func (s *Service) loadInto(ctx context.Context, ld *periodEvents, in inputs, now
 // reading what the store lacks.
 func (s *Service) loadDay(ctx context.Context, key dayKey, d dayPlan, now time.Time) ([]ev, error) {
 	bd := s.store.day(key, d.full, now)
-	bd.mu.Lock()
+	if err := bd.hold(ctx); err != nil {
+		return nil, err
+	}
 	read, err := s.ensure(ctx, bd, d.need, now)
 	var evs []ev
 	if err == nil {
@@ -300,7 +302,7 @@ func (s *Service) loadDay(ctx context.Context, key dayKey, d dayPlan, now time.T
 		}
 	}
 	n := len(bd.events)
-	bd.mu.Unlock()
+	bd.release()
 	if read {
 		s.store.resize(key, bd, n, now)
 	}
@@ -319,7 +321,7 @@ func newestStart(evs []ev) int64 {
 
 // ensure reads what bd lacks of need: the part before what it holds, and
 // the part after what is final (re-reading the last Reread of it, joined
-// again at the cut). Called with bd.mu held.
+// again at the cut). Called with bd held.
 func (s *Service) ensure(ctx context.Context, bd *bucketDay, need span64, now time.Time) (read bool, err error) {
 	reread := s.opts.Reread.Microseconds()
 	nowUS := us(now)

@@ -1,6 +1,7 @@
 package activity
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -31,10 +32,13 @@ const (
 // read: the covered stretch [from, to) of the day, oldest first, clipped
 // to it, an event cut at a read's boundary joined again.
 type bucketDay struct {
-	mu     sync.Mutex // held while reading
+	// held has a token while a call reads the day: a call waiting for
+	// it can give up when its ctx ends (a read may wait for the heavy
+	// read in flight of another call).
+	held   chan struct{}
 	bucket string
 	day    span64
-	// covered, events and readAt change only under mu.
+	// covered, events and readAt change only while held.
 	covered bool
 	from    int64
 	to      int64
@@ -43,6 +47,23 @@ type bucketDay struct {
 	// Reread is taken as final.
 	readAt int64
 }
+
+// newBucketDay returns an empty bucketDay of bucket's day.
+func newBucketDay(bucket string, day span64) *bucketDay {
+	return &bucketDay{held: make(chan struct{}, 1), bucket: bucket, day: day}
+}
+
+// hold waits to read the day, until ctx ends; release ends the hold.
+func (b *bucketDay) hold(ctx context.Context) error {
+	select {
+	case b.held <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (b *bucketDay) release() { <-b.held }
 
 // trusted is how far the events read are final: to, or less where the
 // last read is too recent to exclude events arriving late or the newest
@@ -168,7 +189,7 @@ func (s *store) keeps(start int64, now time.Time) bool {
 // empty one when there is none and the day is kept.
 func (s *store) day(key dayKey, day span64, now time.Time) *bucketDay {
 	if !s.keeps(day.start, now) {
-		return &bucketDay{bucket: key.bucket, day: day}
+		return newBucketDay(key.bucket, day)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -177,7 +198,7 @@ func (s *store) day(key dayKey, day span64, now time.Time) *bucketDay {
 		d.used = s.tick
 		return d.b
 	}
-	b := &bucketDay{bucket: key.bucket, day: day}
+	b := newBucketDay(key.bucket, day)
 	s.days[key] = &storedDay{b: b, used: s.tick}
 	return b
 }

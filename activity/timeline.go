@@ -119,15 +119,23 @@ func (s *Service) Timeline(ctx context.Context, q TimelineQuery) (*Timeline, err
 
 // Shorten leaves out of tl what a compact answer does without: the folded
 // counts, and the fractions of a second of the blocks' bounds (each
-// bound is cut to its second, so the blocks stay contiguous; DurationS
-// keeps the exact length). Paging is unchanged: the cursor holds the
-// exact position.
+// bound is cut to its second, so the blocks stay contiguous, but never
+// out of the period; DurationS keeps the exact length). Paging is
+// unchanged: the cursor holds the exact position.
 func (tl *Timeline) Shorten() {
 	for i := range tl.Blocks {
 		b := &tl.Blocks[i]
 		b.Folded = 0
-		b.Start, b.End = b.Start.Truncate(time.Second), b.End.Truncate(time.Second)
+		b.Start, b.End = notBefore(b.Start.Truncate(time.Second), tl.Period.Start), notBefore(b.End.Truncate(time.Second), tl.Period.Start)
 	}
+}
+
+// notBefore is t, or floor when t is earlier.
+func notBefore(t, floor time.Time) time.Time {
+	if t.Before(floor) {
+		return floor
+	}
+	return t
 }
 
 // item is a window event of a unit; tabItem a tab event.

@@ -204,3 +204,20 @@ func TestToolResultsGolden(t *testing.T) {
 	out, _ := json.MarshalIndent(map[string]any{"summary": sum, "summary_titles": titles, "timeline": tl, "history": h}, "", "  ")
 	checkGolden(t, filepath.Join("testdata", "tools.golden.json"), append(out, '\n'))
 }
+
+// TestShortenKeepsBlocksInThePeriod: compact mode cuts the blocks' bounds
+// to the second, but a period starting within a second (last_2h at
+// 10:00:00.600) keeps its first block from starting before it.
+func TestShortenKeepsBlocksInThePeriod(t *testing.T) {
+	start := time.Date(2026, 11, 24, 10, 0, 0, 600e6, time.UTC)
+	tl := &Timeline{Period: Period{Start: start, End: start.Add(time.Hour)}, Blocks: []Block{
+		{Start: start, End: start.Add(90 * time.Second), DurationS: 90, Folded: 2},
+		{Start: start.Add(90 * time.Second), End: start.Add(time.Hour), DurationS: 3510},
+	}}
+	tl.Shorten()
+	b := tl.Blocks
+	if !b[0].Start.Equal(start) || !b[0].End.Equal(b[1].Start) || b[0].Folded != 0 ||
+		!b[1].Start.Equal(time.Date(2026, 11, 24, 10, 1, 30, 0, time.UTC)) {
+		t.Errorf("shortened blocks %+v", b)
+	}
+}

@@ -141,7 +141,7 @@ func table() []spec {
 		{
 			key: "activitywatch.history_timeout", env: "AWBRIDGE_AW_HISTORY_TIMEOUT", flag: "aw-history-timeout", kind: kindDuration,
 			doc: "deadline per read of stored events (a bucket's day) for the activity tools",
-			min: 1, max: int64(30 * time.Minute),
+			min: 1, max: int64(10 * time.Minute), // an activity call's own limit
 			field: func(c *Config) any { return &c.AW.HistoryTimeout },
 		},
 		{

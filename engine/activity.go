@@ -12,12 +12,31 @@ import (
 	"github.com/awbridge/awbridge/aw"
 	"github.com/awbridge/awbridge/nowframe"
 	"github.com/awbridge/awbridge/toolbus"
+	"github.com/awbridge/awbridge/upstream"
 )
 
 // activityTimeout bounds one activity call: a cold week from the real
 // Python aw-server takes seconds, a cold year minutes (each read has its
 // own deadline, activitywatch.history_timeout; the call reports progress).
 const activityTimeout = 10 * time.Minute
+
+// The tools that read ActivityWatch's history.
+const (
+	ToolSummary  = "activity_summary"
+	toolTimeline = "activity_timeline"
+	toolHistory  = "nowframe_history"
+)
+
+// ReadsHistory reports whether tool reads ActivityWatch's stored events:
+// one of its reads may take up to activitywatch.history_timeout without
+// reporting progress.
+func ReadsHistory(tool string) bool {
+	switch tool {
+	case ToolSummary, toolTimeline, toolHistory:
+		return true
+	}
+	return false
+}
 
 // initActivity builds the activity service: it reads ActivityWatch's
 // history through its own client and breaker (never the live frame's),
@@ -56,7 +75,7 @@ func intArg(call *toolbus.Call, name string) int {
 func (e *Engine) activityTools() []*toolbus.Tool {
 	return []*toolbus.Tool{
 		{
-			Name:  "activity_summary",
+			Name:  ToolSummary,
 			Title: "Where the time of a period went",
 			Description: "Where a period's time went, from ActivityWatch: active and AFK time, top apps, titles, " +
 				"domains or categories, switches, longest focus: \"what did I do today\", \"how long in Slack this week\".",
@@ -74,7 +93,7 @@ func (e *Engine) activityTools() []*toolbus.Tool {
 			Run: e.runSummary,
 		},
 		{
-			Name:  "activity_timeline",
+			Name:  toolTimeline,
 			Title: "What the person did when",
 			Description: "A period's focus blocks (app, title, domain, start, end) and AFK gaps, short ones folded: " +
 				"\"what was I doing between 2 and 4\". More: cursor=next_cursor.",
@@ -91,7 +110,7 @@ func (e *Engine) activityTools() []*toolbus.Tool {
 			Run: e.runTimeline,
 		},
 		{
-			Name:  "nowframe_history",
+			Name:  toolHistory,
 			Title: "What the person switched between recently",
 			Description: "Recent switches of app, title, tab or AFK state, from ActivityWatch, each with its length: " +
 				"\"what was I just doing\".",
@@ -138,11 +157,17 @@ func (e *Engine) runTimeline(ctx context.Context, call *toolbus.Call) (toolbus.R
 }
 
 func (e *Engine) runHistory(ctx context.Context, call *toolbus.Call) (toolbus.Result, error) {
-	h, err := e.activity.History(ctx, activity.HistoryQuery{
+	q := activity.HistoryQuery{
 		Minutes: intArg(call, "minutes"),
 		Period:  call.String("period", ""), Start: call.String("start", ""), End: call.String("end", ""),
 		Limit: intArg(call, "limit"), Progress: call.Progress,
-	})
+	}
+	if call.Compact {
+		// The newest switches, as many as the bus's cap on arrays keeps
+		// (it keeps an array's first: the oldest).
+		q.Limit = min(cmp.Or(q.Limit, activity.DefaultHistoryLimit), toolbus.CompactLimit)
+	}
+	h, err := e.activity.History(ctx, q)
 	return e.activityResult(ctx, h, err)
 }
 
@@ -172,6 +197,9 @@ func (e *Engine) activityResult(ctx context.Context, v any, err error) (toolbus.
 				hint = hintHistorySlow
 			}
 			ms := int64(1000)
+			if ue := new(upstream.Error); errors.As(err, &ue) && ue.RetryAfter > 0 {
+				ms = ue.RetryAfter.Milliseconds() // this failure opened the circuit
+			}
 			return toolbus.Result{Circuit: circuit}, (&toolbus.ToolError{Kind: toolbus.ExecutionError,
 				Code: toolbus.CodeAwEventsUnreadable, Retryable: true, Message: err.Error(), Hint: hint, RetryAfterMs: &ms,
 				Details: map[string]any{"source": e.histSrc.Name(), "circuit": circuit, "timed_out": re.TimedOut()}}).WithCause(err)

@@ -43,6 +43,20 @@ func classifyAW(err error) upstream.Class {
 	return upstream.Class{}
 }
 
+// classifyHistory sorts a failure of a history read as classifyAW does,
+// and marks the ones ActivityWatch answered (an HTTP status of its own, a
+// vanished bucket, a malformed or too large body) so they never open the
+// history's circuit: only a server that does not answer, or answers too
+// slowly, does.
+func classifyHistory(err error) upstream.Class {
+	c := classifyAW(err)
+	switch aw.KindOf(err) {
+	case aw.HTTPStatus, aw.NotFound, aw.Malformed, aw.TooLarge:
+		c.Answered = !c.Misconfigured
+	}
+	return c
+}
+
 // classifySidecar sorts a failure of the sidecar: a 401 or 403 is a
 // misconfiguration.
 func classifySidecar(err error) upstream.Class {

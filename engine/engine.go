@@ -117,7 +117,7 @@ func New(d Deps) (*Engine, error) {
 		return nil, fmt.Errorf("engine: activitywatch client: %w", err)
 	}
 	e.histSrc = upstream.New(upstream.Options{Name: "activitywatch history", Code: toolbus.CodeAwUnavailable,
-		Configured: true, Deadline: c.AW.HistoryTimeout, Now: d.Now, Classify: classifyAW, OnChange: e.logTransition})
+		Configured: true, Deadline: c.AW.HistoryTimeout, Now: d.Now, Classify: classifyHistory, OnChange: e.logTransition})
 
 	var sc *sidecar.Client
 	if c.Sidecar.URL != "" {

@@ -85,6 +85,12 @@ type Class struct {
 	// reachable: it does not count toward the breaker, and a half-open
 	// probe that meets it closes the circuit.
 	Misconfigured bool
+	// Answered says the source answered, with an error of its own (a
+	// 5xx, a malformed body): reported (Status.OK false, the call fails,
+	// retryable), but it proves the source reachable, so it does not count
+	// toward the breaker: one bucket or one day that keeps failing must
+	// not refuse every other read.
+	Answered bool
 }
 
 // Status is the last known state of a source. It is a value: safe to copy.
@@ -122,7 +128,8 @@ type Error struct {
 	// Misconfigured says the source refused us: a setting fixes it, not
 	// a retry (Class.Misconfigured).
 	Misconfigured bool
-	// RetryAfter is set when the circuit is open: when it will allow a probe.
+	// RetryAfter is set when the circuit is open (refusing the call, or
+	// opened by its failure): when it will allow a probe.
 	RetryAfter time.Duration
 	// Circuit is the breaker state after the call.
 	Circuit Circuit
@@ -349,8 +356,10 @@ func (s *Source) recordLocked(start, end time.Time, err error, timedOut bool, cl
 	}
 	s.successes = 0
 	s.last.OK = false
-	if class.Misconfigured {
-		// The source answered: it is reachable, only refusing us.
+	var retryAfter time.Duration
+	if class.Misconfigured || class.Answered {
+		// The source answered: it is reachable, only refusing us or
+		// failing this read.
 		s.state = Closed
 		s.failures = 0
 	} else {
@@ -358,10 +367,12 @@ func (s *Source) recordLocked(start, end time.Time, err error, timedOut bool, cl
 		if s.state == HalfOpen || s.failures >= s.opts.FailureThreshold {
 			s.state = Open
 			s.openedAt = end
+			retryAfter = s.opts.CoolDown
 		}
 	}
 	e := &Error{Source: s.opts.Name, Code: cmp.Or(class.Code, s.opts.Code), Hint: class.Hint,
-		Misconfigured: class.Misconfigured, Circuit: s.state, TimedOut: timedOut, Deadline: s.opts.Deadline, Err: err}
+		Misconfigured: class.Misconfigured, Circuit: s.state, TimedOut: timedOut, Deadline: s.opts.Deadline,
+		RetryAfter: retryAfter, Err: err}
 	s.last.Error, s.last.Code, s.last.Hint, s.last.Misconfigured = e.Error(), e.Code, e.Hint, e.Misconfigured
 	return e
 }

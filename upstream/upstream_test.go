@@ -269,3 +269,33 @@ func TestJoinSaysEachTextOnce(t *testing.T) {
 		t.Fatal("Join of nothing is not nil")
 	}
 }
+
+// errAnswered stands for a read the source answered with an error of its
+// own (a 500 for one bucket's day).
+var errAnswered = errors.New("answered 500")
+
+// A failure the source answered (Class.Answered) fails the call,
+// retryable, but never opens the circuit however often it happens; a
+// failure that opens the circuit says when it will allow a probe.
+func TestAnsweredFailuresDoNotOpenTheCircuit(t *testing.T) {
+	c := &clock{t: time.Now()}
+	s := New(Options{Name: "history", Code: "AwUnavailable", Configured: true, Now: c.now,
+		Classify: func(err error) Class { return Class{Answered: errors.Is(err, errAnswered)} }})
+	for i := range 10 {
+		var ue *Error
+		if err := s.Do(context.Background(), func(context.Context) error { return errAnswered }); !errors.As(err, &ue) ||
+			ue.Misconfigured || ue.Circuit != Closed || ue.RetryAfter != 0 {
+			t.Fatalf("answered failure %d: %#v", i+1, err)
+		}
+	}
+	for i := range 3 {
+		var ue *Error
+		err := s.Do(context.Background(), func(context.Context) error { return errors.New("connection refused") })
+		if !errors.As(err, &ue) {
+			t.Fatal(err)
+		}
+		if opened := i == 2; opened != (ue.Circuit == Open) || opened != (ue.RetryAfter == 10*time.Second) {
+			t.Errorf("failure %d: circuit %s, retry after %s", i+1, ue.Circuit, ue.RetryAfter)
+		}
+	}
+}

@@ -53,7 +53,13 @@ func (c engineCaller) ToolsList(context.Context) (json.RawMessage, error) {
 
 // serviceCaller is the running service as a caller: an mcp.Client, with
 // the terminal's sentences for an exchange that failed.
-type serviceCaller struct{ *mcp.Client }
+type serviceCaller struct {
+	*mcp.Client
+	// history bounds an exchange of a tool reading ActivityWatch's
+	// history: one of its reads may take activitywatch.history_timeout
+	// before it reports progress.
+	history time.Duration
+}
 
 // serviceTimeout bounds one exchange with the service: its sources'
 // deadlines (the service waits for them at most) and a margin.
@@ -62,7 +68,7 @@ func serviceTimeout(c config.Config) time.Duration {
 }
 
 func newServiceCaller(conn net.Conn, c config.Config) serviceCaller {
-	return serviceCaller{mcp.NewClient(conn, serviceTimeout(c))}
+	return serviceCaller{mcp.NewClient(conn, serviceTimeout(c)), max(serviceTimeout(c), c.AW.HistoryTimeout+3*time.Second)}
 }
 
 func (c serviceCaller) Close() { c.Client.Close() }
@@ -93,6 +99,10 @@ func (c serviceCaller) ToolsList(ctx context.Context) (json.RawMessage, error) {
 
 // Call performs req on the service.
 func (c serviceCaller) Call(ctx context.Context, req toolbus.Request) toolbus.Response {
+	if engine.ReadsHistory(req.Name) {
+		defer func(t time.Duration) { c.Timeout = t }(c.Timeout)
+		c.Timeout = c.history
+	}
 	out, err := c.Do(ctx, req)
 	if err != nil {
 		return toolbus.Response{Stage: toolbus.StageExecute, Err: &toolbus.ToolError{Kind: toolbus.ExecutionError,

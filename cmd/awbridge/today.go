@@ -20,7 +20,7 @@ import (
 )
 
 // summaryTool is the tool `awbridge today` and `awbridge summary` call.
-const summaryTool = "activity_summary"
+const summaryTool = engine.ToolSummary
 
 // summaryWidth is the width the summary is laid out for: a terminal's
 // 80 columns, less one (a line that fills the last column wraps on some
