@@ -628,3 +628,40 @@ func TestNowframeStaleSaysHowLongAndHowLongAgo(t *testing.T) {
 	}
 	t.Fatalf("a stale frame printed\n%q\nwant (about %s ago)\n%q", out.String(), agoNow, line)
 }
+
+// TestFlagsBeforeOrAfterArguments: flags may come before or after a
+// command's arguments, as people type them; "--" ends the flags, and an
+// argument too many is still refused. The service named here accepts and
+// never answers, so an answer proves --no-relay was obeyed wherever it
+// stood.
+func TestFlagsBeforeOrAfterArguments(t *testing.T) {
+	vars := cleanVars(t)
+	vars["AWBRIDGE_SOCKET"] = startMute(t).sock
+	for _, args := range [][]string{
+		{"call", "--no-relay", "system_health"},
+		{"call", "system_health", "{}", "--no-relay"},
+		{"call", "system_health", "--no-relay", "{}"},
+		{"call", "--aw-timeout", "200ms", "system_health", "--no-relay"},
+		{"call", "--no-relay", "--", "system_health", "{}"},
+	} {
+		code, out, errs := runIn(t, vars, false, args...)
+		if code == exitUsage || !strings.Contains(out, `"tool":"system_health"`) || !strings.Contains(out, `"served_by":"in-process"`) {
+			t.Errorf("awbridge %v: exit %d\nstdout: %s\nstderr: %s", args, code, out, errs)
+		}
+	}
+	for _, tt := range []struct {
+		args  []string
+		errln string
+	}{
+		{[]string{"call", "--no-relay"}, "awbridge call: name a tool, e.g. awbridge call help"},
+		{[]string{"call", "--no-relay", "help", "{}", "more"}, `awbridge call: unexpected argument "more"; run 'awbridge call --help'`},
+		{[]string{"call", "help", "{", "--no-relay"}, "awbridge call: JSON-ARGS is not valid JSON"},
+		{[]string{"tools", "extra", "--no-relay"}, `awbridge tools: unexpected argument "extra"; run 'awbridge tools --help'`},
+		{[]string{"health", "--", "--json"}, `awbridge health: unexpected argument "--json"; run 'awbridge health --help'`},
+	} {
+		code, out, errs := runIn(t, vars, false, tt.args...)
+		if code != exitUsage || errs != tt.errln+"\n" || out != "" {
+			t.Errorf("awbridge %v: exit %d\nstderr: %q\nwant:   %q\nstdout: %q", tt.args, code, errs, tt.errln+"\n", out)
+		}
+	}
+}
