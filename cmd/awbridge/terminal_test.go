@@ -665,3 +665,42 @@ func TestFlagsBeforeOrAfterArguments(t *testing.T) {
 		}
 	}
 }
+
+// TestToolsTableKeepsItsColumns: `awbridge tools` fits 80 columns (less
+// one) and every title starts in the same column, however long the
+// longest name; a name too long for the column puts its title on the next
+// line, and a long title wraps under its column.
+func TestToolsTableKeepsItsColumns(t *testing.T) {
+	code, out, errs := runIn(t, cleanVars(t), false, "tools", "--no-relay")
+	if code != exitOK || errs != "" {
+		t.Fatalf("tools: exit %d\n%s%s", code, out, errs)
+	}
+	checkTable := func(out string) {
+		t.Helper()
+		col := -1
+		for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+			if width(l) > summaryWidth {
+				t.Errorf("a line is %d columns wide:\n%s", width(l), l)
+			}
+			i := strings.Index(l, " ")
+			if i < 0 {
+				continue // a long name alone on its line
+			}
+			at := i + len(l[i:]) - len(strings.TrimLeft(l[i:], " "))
+			if col < 0 {
+				col = at
+			}
+			if at != col {
+				t.Errorf("a title starts in column %d, the first in %d:\n%s", at, col, out)
+			}
+		}
+	}
+	checkTable(out)
+	var b bytes.Buffer
+	printTools(&b, []byte(`{"tools":[{"name":"help","title":"Help: what awbridge can answer"},`+
+		`{"name":"activity_timeline","title":"What the person did when"},`+
+		`{"name":"an_extraordinarily_long_tool_name_from_a_plugin","title":"Its title"},`+
+		`{"name":"state","title":"A title long enough to need a second line in a table eighty columns wide, and a third"}]}`))
+	checkTable(b.String())
+	goldenFile(t, "tools.golden", b.String())
+}
