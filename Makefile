@@ -4,6 +4,11 @@ GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 BIN     := bin/awbridge
+# A static binary on Linux: the DNS resolver and the account lookups
+# awbridge needs have pure-Go forms, so nothing links libc (macOS binaries
+# always call libSystem; Windows has no libc to link). The tests build and
+# run the binary the same way. CGO_ENABLED=1 make ... links libc again.
+export CGO_ENABLED ?= 0
 
 .PHONY: build demo test vet bench fuzz soak cross clean conformance
 

@@ -13,25 +13,22 @@ import (
 func cmdCall(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "call")
 	noRelay := fs.Bool("no-relay", false, "call in this process even when the service runs")
-	if len(args) == 0 || args[0] == "" || args[0][0] == '-' {
-		if code := parse(fs, args); code >= 0 {
-			return code
-		}
+	l, log, code := prepareArgs(e, fs, args, 2)
+	if l == nil {
+		return code
+	}
+	if fs.NArg() == 0 || fs.Arg(0) == "" {
 		fmt.Fprintln(e.stderr, "awbridge call: name a tool, e.g. awbridge call help")
 		return exitUsage
 	}
-	name, rest := args[0], args[1:]
+	name := fs.Arg(0)
 	var raw json.RawMessage
-	if len(rest) > 0 && len(rest[0]) > 0 && rest[0][0] != '-' {
-		raw, rest = json.RawMessage(rest[0]), rest[1:]
+	if fs.NArg() > 1 {
+		raw = json.RawMessage(fs.Arg(1))
 		if !json.Valid(raw) {
 			fmt.Fprintln(e.stderr, "awbridge call: JSON-ARGS is not valid JSON")
 			return exitUsage
 		}
-	}
-	l, log, code := prepare(e, fs, rest)
-	if l == nil {
-		return code
 	}
 	c, via := openCaller(e, "call", l, log, engine.Deps{}, *noRelay)
 	if c == nil {

@@ -140,14 +140,21 @@ func acceptConfig(fs *flag.FlagSet) {
 	fs.String("config", "", "configuration file (accepted for uniformity; this command does not read it)")
 }
 
-// parse parses args; it returns an exit code >= 0 when the command must
-// stop: help shown (on stdout, exit 0), or a bad flag or an extra argument
-// (one line on stderr with the hint to run --help, exit 2).
+// parse parses args of a command that takes no positional argument; it
+// returns an exit code >= 0 when the command must stop: help shown (on
+// stdout, exit 0), or a bad flag or an extra argument (one line on stderr
+// with the hint to run --help, exit 2).
 func parse(fs *flag.FlagSet, args []string) int {
+	return parseArgs(fs, args, 0)
+}
+
+// parseArgs is parse for a command that takes up to most positional
+// arguments (fs.Args() after it), before, after or between its flags.
+func parseArgs(fs *flag.FlagSet, args []string, most int) int {
 	usage, out := fs.Usage, fs.Output()
 	fs.Usage = func() {}
 	fs.SetOutput(io.Discard)
-	err := fs.Parse(args)
+	err := fs.Parse(flagsFirst(fs, args))
 	fs.Usage = usage
 	fs.SetOutput(out)
 	hint := fmt.Sprintf("run 'awbridge %s --help'", fs.Name())
@@ -158,11 +165,48 @@ func parse(fs *flag.FlagSet, args []string) int {
 	case err != nil:
 		fmt.Fprintf(out, "awbridge %s: %s; %s\n", fs.Name(), oneLine(err.Error()), hint)
 		return exitUsage
-	case fs.NArg() > 0:
-		fmt.Fprintf(out, "awbridge %s: unexpected argument %q; %s\n", fs.Name(), clipLine(fs.Arg(0), 80), hint)
+	case fs.NArg() > most:
+		fmt.Fprintf(out, "awbridge %s: unexpected argument %q; %s\n", fs.Name(), clipLine(fs.Arg(most), 80), hint)
 		return exitUsage
 	}
 	return -1
+}
+
+// flagsFirst moves args's flags before its positional arguments, each
+// group in its order, so that flags may follow the arguments as people
+// type them (a FlagSet stops at the first non-flag). "--" ends the flags
+// and stays before the positional arguments; a flag of fs that takes a
+// value (not a bool flag, no "=") keeps the argument after it; "-" is an
+// argument.
+func flagsFirst(fs *flag.FlagSet, args []string) []string {
+	var flags, pos []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			pos = append(pos, args[i+1:]...)
+			i = len(args)
+		case len(a) < 2 || a[0] != '-':
+			pos = append(pos, a)
+		default:
+			flags = append(flags, a)
+			name := strings.TrimPrefix(a[1:], "-")
+			if f := fs.Lookup(name); f != nil && !isBoolFlag(f) && i+1 < len(args) {
+				i++
+				flags = append(flags, args[i])
+			}
+		}
+	}
+	if len(pos) == 0 {
+		return flags
+	}
+	return append(append(flags, "--"), pos...)
+}
+
+// isBoolFlag reports whether f takes no value (as the flag package tells).
+func isBoolFlag(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }
 
 // prepare binds the configuration flags on fs (after the command's own),
@@ -170,6 +214,12 @@ func parse(fs *flag.FlagSet, args []string) int {
 // command must stop with the returned code (help shown, bad flags, bad
 // configuration: one line on stderr).
 func prepare(e *env, fs *flag.FlagSet, args []string) (*config.Loaded, zerolog.Logger, int) {
+	return prepareArgs(e, fs, args, 0)
+}
+
+// prepareArgs is prepare for a command that takes up to most positional
+// arguments (fs.Args() after it; see parseArgs).
+func prepareArgs(e *env, fs *flag.FlagSet, args []string, most int) (*config.Loaded, zerolog.Logger, int) {
 	verbose := fs.Bool("v", false, "verbose: show informational and debug log lines on a terminal")
 	f := config.Bind(fs)
 	cenv := config.Env{Lookup: e.lookup, GOOS: runtime.GOOS}
@@ -180,7 +230,7 @@ func prepare(e *env, fs *flag.FlagSet, args []string) (*config.Loaded, zerolog.L
 		}
 		cf.Usage = "settings `file`; empty: none (env " + config.ConfigEnv + ", default " + def + ")"
 	}
-	if code := parse(fs, args); code >= 0 {
+	if code := parseArgs(fs, args, most); code >= 0 {
 		return nil, zerolog.Nop(), code
 	}
 	l, err := config.Load(cenv, f)

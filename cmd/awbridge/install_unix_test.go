@@ -3,12 +3,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"os/user"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -127,4 +129,35 @@ func TestClientsFindTheSystemService(t *testing.T) {
 		t.Fatal("the stdio relay did not find the system service")
 	}
 	conn.Close()
+}
+
+// TestSudoAccountFromTheNameServices: built without cgo (the Makefile's
+// static binary), os/user reads only /etc/passwd; the account that ran
+// sudo may live in LDAP, sssd or systemd-homed, so on Linux the lookup
+// asks `getent passwd`, which goes through the system's name services.
+// A fake getent stands for them here.
+func TestSudoAccountFromTheNameServices(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("getent is asked on Linux only")
+	}
+	dir := t.TempDir()
+	script := "#!/bin/sh\n[ \"$1\" = passwd ] && [ \"$2\" = awbridge-ldap-carol ] && " +
+		"echo 'awbridge-ldap-carol:*:71234:70001:Carol C,Room 1,,:/home/ldap/carol:/bin/bash' && exit 0\nexit 2\n"
+	if err := os.WriteFile(filepath.Join(dir, "getent"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir)
+	u, err := hostServiceDeps().lookupUser("awbridge-ldap-carol")
+	if err != nil {
+		t.Fatalf("an account only the name services know: %v", err)
+	}
+	want := user.User{Username: "awbridge-ldap-carol", Uid: "71234", Gid: "70001", Name: "Carol C", HomeDir: "/home/ldap/carol"}
+	if *u != want {
+		t.Fatalf("got %+v, want %+v", *u, want)
+	}
+	_, err = hostServiceDeps().lookupUser("awbridge-nobody-at-all")
+	var unknown user.UnknownUserError
+	if !errors.As(err, &unknown) {
+		t.Fatalf("an account nobody knows: %v, want user.UnknownUserError", err)
+	}
 }

@@ -62,9 +62,11 @@ type frameView struct {
 // printFrame writes what the person is doing now, plainly, in local times
 // (loc): the app and window title (privacy applied by the bridge), since
 // when, whether they are away, and the browser tab on a second line only
-// when the frame shows one. For example:
+// when the frame shows one. A stale event says how long it lasted and how
+// long ago it was seen. For example:
 //
 //	Code: main.go - awbridge (since 10:42, 3 min) - not away
+//	Code: main.go - awbridge (at 19:17 for 21 s, seen 2 h 16 min ago) - not away then - nothing new lately: ...
 func printFrame(w io.Writer, body []byte, loc *time.Location) {
 	var v frameView
 	if err := json.Unmarshal(body, &v); err != nil {
@@ -101,6 +103,7 @@ func printFrame(w io.Writer, body []byte, loc *time.Location) {
 func frameLine(n nowframe.Now, loc *time.Location) string {
 	var b strings.Builder
 	win := n.Window
+	winSeen := "" // how long ago the window was seen, when stale
 	switch {
 	case !win.Available:
 		b.WriteString("No focused window known (" + strings.ReplaceAll(cmp.Or(win.Reason, "no event"), "_", " ") + ")")
@@ -112,20 +115,36 @@ func frameLine(n nowframe.Now, loc *time.Location) string {
 		case win.Title != "":
 			b.WriteString(": " + clipLine(oneLine(win.Title), 160))
 		}
-		if t := win.EventTiming; t != nil && !t.Since.IsZero() {
+		switch t := win.EventTiming; {
+		case t == nil || t.Since.IsZero():
+		case t.Stale:
+			// The event ended long ago: how long it lasted and when it was
+			// seen, not a span running to now.
+			winSeen = seenAgo(t)
+			fmt.Fprintf(&b, " (at %s for %s, %s)", t.Since.In(loc).Format("15:04"), span(t.LastSeen.Sub(t.Since)), winSeen)
+		default:
 			fmt.Fprintf(&b, " (since %s, %s)", t.Since.In(loc).Format("15:04"), span(n.AsOf.Sub(t.Since)))
 		}
 	}
+	t := n.AFK.EventTiming
 	switch n.AFK.Status {
 	case "not-afk":
 		b.WriteString(" - not away")
 	case "afk":
 		b.WriteString(" - away")
-		if t := n.AFK.EventTiming; t != nil && !t.Since.IsZero() {
+		if t != nil && !t.Since.IsZero() {
 			b.WriteString(" since " + t.Since.In(loc).Format("15:04"))
 		}
 	default:
 		b.WriteString(" - away or not: unknown")
+		t = nil
+	}
+	switch {
+	case t == nil || !t.Stale:
+	case seenAgo(t) == winSeen:
+		b.WriteString(" then")
+	default:
+		b.WriteString(" (" + seenAgo(t) + ")")
 	}
 	if n.Stale {
 		b.WriteString(" - nothing new lately: the watchers stopped or the machine slept")
@@ -134,6 +153,16 @@ func frameLine(n nowframe.Now, loc *time.Location) string {
 		}
 	}
 	return b.String()
+}
+
+// seenAgo says how long ago a source's newest event ended, in days and
+// hours beyond a day.
+func seenAgo(t *nowframe.EventTiming) string {
+	d := time.Duration(t.AgeSeconds * float64(time.Second))
+	if d < 24*time.Hour {
+		return "seen " + span(d) + " ago"
+	}
+	return fmt.Sprintf("seen %d d %d h ago", int(d.Hours())/24, int(d.Hours())%24)
 }
 
 // span is a duration as a person says it: "40 s", "3 min", "2 h 5 min".

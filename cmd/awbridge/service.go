@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"os/user"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -53,9 +55,45 @@ func hostServiceDeps() serviceDeps {
 		platform:    install.Platform,
 		uid:         os.Getuid(),
 		dialTimeout: 500 * time.Millisecond,
-		lookupUser:  user.Lookup,
+		lookupUser:  lookupAccount,
 		currentUser: user.Current,
 	}
+}
+
+// lookupAccount is user.Lookup and, on Linux, for an account it does not
+// know, what `getent passwd` says: the binary is built without cgo, so
+// os/user reads only /etc/passwd, while the account that ran sudo may live
+// in LDAP, sssd or systemd-homed, which getent asks through the system's
+// name services. (On macOS os/user asks libSystem either way.)
+func lookupAccount(name string) (*user.User, error) {
+	u, err := user.Lookup(name)
+	var unknown user.UnknownUserError
+	if err == nil || !errors.As(err, &unknown) || runtime.GOOS != "linux" || name == "" || name[0] == '-' {
+		return u, err
+	}
+	out, gerr := exec.Command("getent", "passwd", name).Output()
+	if gerr != nil {
+		return nil, err
+	}
+	if pu, ok := passwdEntry(string(out), name); ok {
+		return pu, nil
+	}
+	return nil, err
+}
+
+// passwdEntry reads name's line of passwd(5) ("name:x:uid:gid:gecos:home:shell").
+func passwdEntry(line, name string) (*user.User, bool) {
+	f := strings.Split(strings.TrimSpace(line), ":")
+	if len(f) != 7 || f[0] != name || f[5] == "" {
+		return nil, false
+	}
+	for _, id := range f[2:4] {
+		if _, err := strconv.ParseUint(id, 10, 32); err != nil {
+			return nil, false
+		}
+	}
+	gecos, _, _ := strings.Cut(f[4], ",")
+	return &user.User{Username: f[0], Uid: f[2], Gid: f[3], Name: gecos, HomeDir: f[5]}, true
 }
 
 func cmdStart(ctx context.Context, e *env, args []string) int {

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/awbridge/awbridge/aw/awsim"
 	"github.com/awbridge/awbridge/config"
 	"github.com/awbridge/awbridge/health"
 	"github.com/awbridge/awbridge/health/protect"
@@ -335,7 +338,24 @@ func TestPrintFrameGolden(t *testing.T) {
 			n := base()
 			n.Stale = true
 			n.NewestEvent = &nowframe.NewestEvent{EndedAt: asOf.Add(-20 * time.Minute)}
+			n.Window.EventTiming = &nowframe.EventTiming{Since: asOf.Add(-20*time.Minute - 21*time.Second),
+				LastSeen: asOf.Add(-20 * time.Minute), AgeSeconds: 1200, Stale: true}
 			n.AFK = nowframe.AFK{Status: "unknown", Reason: "no_events"}
+			return n
+		}, "", ""},
+		{"stale: a 21 s window event seen 2 h 16 min ago, not away then", func() nowframe.Now {
+			n := base()
+			n.Stale = true
+			seen := asOf.Add(-2*time.Hour - 16*time.Minute)
+			n.NewestEvent = &nowframe.NewestEvent{EndedAt: seen}
+			n.Window.EventTiming = &nowframe.EventTiming{Since: seen.Add(-21 * time.Second), LastSeen: seen, AgeSeconds: 8160, Stale: true}
+			n.AFK.EventTiming = &nowframe.EventTiming{Since: seen.Add(-time.Hour), LastSeen: seen, AgeSeconds: 8160, Stale: true}
+			return n
+		}, "", ""},
+		{"away, the AFK watcher stale, the window fresh", func() nowframe.Now {
+			n := base()
+			n.AFK = nowframe.AFK{Status: "afk", EventTiming: &nowframe.EventTiming{Since: asOf.Add(-time.Hour),
+				LastSeen: asOf.Add(-50 * time.Minute), AgeSeconds: 3000, Stale: true}}
 			return n
 		}, "", ""},
 		{"no window watcher", func() nowframe.Now {
@@ -559,4 +579,128 @@ func TestDemoShowsTheNowPart(t *testing.T) {
 			t.Fatalf("demo output lacks %s:\n%s", want, out.String())
 		}
 	}
+}
+
+// TestNowframeStaleSaysHowLongAndHowLongAgo: a window event that lasted
+// 21 s and ended 2 h 15 min ago is printed with its length and how long
+// ago it was seen, not as "since 19:17, 2 h 16 min" (as if it were still
+// going on); so is the AFK state it last reported.
+func TestNowframeStaleSaysHowLongAndHowLongAgo(t *testing.T) {
+	sim := awsim.New(awsim.Options{Hostname: "vm"})
+	srv := httptest.NewServer(sim)
+	t.Cleanup(srv.Close)
+	now := time.Now().UTC()
+	start := now.Add(-(2*time.Hour + 15*time.Minute + 21*time.Second)).Truncate(time.Second)
+	post := func(path, body string) {
+		t.Helper()
+		resp, err := http.Post(srv.URL+"/api/0/buckets/"+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("POST %s: %s", path, resp.Status)
+		}
+	}
+	ts := start.Format(time.RFC3339)
+	post("aw-watcher-window_vm", `{"client":"aw-watcher-window","type":"currentwindow","hostname":"vm"}`)
+	post("aw-watcher-window_vm/events", `[{"timestamp":"`+ts+`","duration":21,"data":{"app":"Code","title":"main.go - awbridge"}}]`)
+	post("aw-watcher-afk_vm", `{"client":"aw-watcher-afk","type":"afkstatus","hostname":"vm"}`)
+	post("aw-watcher-afk_vm/events", `[{"timestamp":"`+ts+`","duration":21,"data":{"status":"not-afk"}}]`)
+
+	cmd := exec.Command(binPath, "nowframe")
+	cmd.Env = baseEnv(t, srv.URL, "TZ=UTC")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("nowframe: %v\n%s%s", err, out.String(), errb.String())
+	}
+	// The minute may turn while the command runs.
+	agoNow := span(time.Since(start.Add(21 * time.Second)))
+	var line string
+	for _, ago := range []string{"2 h 15 min", "2 h 16 min"} {
+		l := fmt.Sprintf("Code: main.go - awbridge (at %s for 21 s, seen %s ago) - not away then - nothing new lately: "+
+			"the watchers stopped or the machine slept (last seen %s)\n", start.Format("15:04"), ago, start.Add(21*time.Second).Format("15:04"))
+		if out.String() == l {
+			return
+		}
+		line = l
+	}
+	t.Fatalf("a stale frame printed\n%q\nwant (about %s ago)\n%q", out.String(), agoNow, line)
+}
+
+// TestFlagsBeforeOrAfterArguments: flags may come before or after a
+// command's arguments, as people type them; "--" ends the flags, and an
+// argument too many is still refused. The service named here accepts and
+// never answers, so an answer proves --no-relay was obeyed wherever it
+// stood.
+func TestFlagsBeforeOrAfterArguments(t *testing.T) {
+	vars := cleanVars(t)
+	vars["AWBRIDGE_SOCKET"] = startMute(t).sock
+	for _, args := range [][]string{
+		{"call", "--no-relay", "system_health"},
+		{"call", "system_health", "{}", "--no-relay"},
+		{"call", "system_health", "--no-relay", "{}"},
+		{"call", "--aw-timeout", "200ms", "system_health", "--no-relay"},
+		{"call", "--no-relay", "--", "system_health", "{}"},
+	} {
+		code, out, errs := runIn(t, vars, false, args...)
+		if code == exitUsage || !strings.Contains(out, `"tool":"system_health"`) || !strings.Contains(out, `"served_by":"in-process"`) {
+			t.Errorf("awbridge %v: exit %d\nstdout: %s\nstderr: %s", args, code, out, errs)
+		}
+	}
+	for _, tt := range []struct {
+		args  []string
+		errln string
+	}{
+		{[]string{"call", "--no-relay"}, "awbridge call: name a tool, e.g. awbridge call help"},
+		{[]string{"call", "--no-relay", "help", "{}", "more"}, `awbridge call: unexpected argument "more"; run 'awbridge call --help'`},
+		{[]string{"call", "help", "{", "--no-relay"}, "awbridge call: JSON-ARGS is not valid JSON"},
+		{[]string{"tools", "extra", "--no-relay"}, `awbridge tools: unexpected argument "extra"; run 'awbridge tools --help'`},
+		{[]string{"health", "--", "--json"}, `awbridge health: unexpected argument "--json"; run 'awbridge health --help'`},
+	} {
+		code, out, errs := runIn(t, vars, false, tt.args...)
+		if code != exitUsage || errs != tt.errln+"\n" || out != "" {
+			t.Errorf("awbridge %v: exit %d\nstderr: %q\nwant:   %q\nstdout: %q", tt.args, code, errs, tt.errln+"\n", out)
+		}
+	}
+}
+
+// TestToolsTableKeepsItsColumns: `awbridge tools` fits 80 columns (less
+// one) and every title starts in the same column, however long the
+// longest name; a name too long for the column puts its title on the next
+// line, and a long title wraps under its column.
+func TestToolsTableKeepsItsColumns(t *testing.T) {
+	code, out, errs := runIn(t, cleanVars(t), false, "tools", "--no-relay")
+	if code != exitOK || errs != "" {
+		t.Fatalf("tools: exit %d\n%s%s", code, out, errs)
+	}
+	checkTable := func(out string) {
+		t.Helper()
+		col := -1
+		for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+			if width(l) > summaryWidth {
+				t.Errorf("a line is %d columns wide:\n%s", width(l), l)
+			}
+			i := strings.Index(l, " ")
+			if i < 0 {
+				continue // a long name alone on its line
+			}
+			at := i + len(l[i:]) - len(strings.TrimLeft(l[i:], " "))
+			if col < 0 {
+				col = at
+			}
+			if at != col {
+				t.Errorf("a title starts in column %d, the first in %d:\n%s", at, col, out)
+			}
+		}
+	}
+	checkTable(out)
+	var b bytes.Buffer
+	printTools(&b, []byte(`{"tools":[{"name":"help","title":"Help: what awbridge can answer"},`+
+		`{"name":"activity_timeline","title":"What the person did when"},`+
+		`{"name":"an_extraordinarily_long_tool_name_from_a_plugin","title":"Its title"},`+
+		`{"name":"state","title":"A title long enough to need a second line in a table eighty columns wide, and a third"}]}`))
+	checkTable(b.String())
+	goldenFile(t, "tools.golden", b.String())
 }

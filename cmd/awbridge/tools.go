@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"strings"
 
 	"github.com/awbridge/awbridge/engine"
 )
@@ -30,14 +32,47 @@ func cmdTools(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stdout, string(list))
 		return exitOK
 	}
+	printTools(e.stdout, list)
+	return exitOK
+}
+
+// toolsNameMax is the widest name column of `awbridge tools`: a longer
+// name stands alone on its line, its title on the next.
+const toolsNameMax = 28
+
+// printTools writes the tools/list result as a table for 80 columns: the
+// names in one column as wide as the longest (up to toolsNameMax), the
+// titles beside them, wrapped under their column when long.
+func printTools(w io.Writer, list []byte) {
 	var v struct {
 		Tools []struct {
 			Name, Title string
 		} `json:"tools"`
 	}
 	_ = json.Unmarshal(list, &v)
+	nameW := 0
 	for _, t := range v.Tools {
-		fmt.Fprintf(e.stdout, "%-16s %s\n", t.Name, t.Title)
+		nameW = max(nameW, min(width(textOf(t.Name)), toolsNameMax))
 	}
-	return exitOK
+	indent := strings.Repeat(" ", nameW+1)
+	for _, t := range v.Tools {
+		name, title := textOf(t.Name), wrapWidth(textOf(t.Title), summaryWidth-nameW-1, "")
+		if width(name) > nameW {
+			fmt.Fprintln(w, fitWidth(name, summaryWidth))
+			name = ""
+		}
+		if len(title) == 0 {
+			if name != "" {
+				fmt.Fprintln(w, name)
+			}
+			continue
+		}
+		for i, l := range title {
+			if i == 0 && name != "" {
+				fmt.Fprintln(w, padWidth(name, nameW)+" "+l)
+				continue
+			}
+			fmt.Fprintln(w, indent+l)
+		}
+	}
 }
