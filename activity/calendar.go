@@ -2,7 +2,6 @@ package activity
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -40,12 +39,11 @@ func (z Zone) loc() *time.Location {
 }
 
 // LoadZone returns the zone of the activity.timezone setting: an IANA name,
-// or "" for the machine's local zone (time.Local), named after the TZ
-// variable or the /etc/localtime link when they name a zone the database
-// knows.
+// or "" for the machine's zone as it is now (MachineZone: a process that
+// runs for long follows it with a MachineZone instead).
 func LoadZone(name string) (Zone, error) {
 	if name == "" {
-		return Zone{Name: localZoneName(os.LookupEnv, os.Readlink), Loc: time.Local}, nil
+		return NewMachineZone(MachineZoneOptions{}).Zone(), nil
 	}
 	loc, err := time.LoadLocation(name)
 	if err != nil || name == "Local" {
@@ -54,28 +52,13 @@ func LoadZone(name string) (Zone, error) {
 	return Zone{Name: name, Loc: loc}, nil
 }
 
-// localZoneName names the zone time.Local was loaded from, as Go does: TZ
-// when set (empty is UTC, a leading ':' is dropped, a path is read), else
-// /etc/localtime. It returns "Local" when that gives no known zone name.
-func localZoneName(lookupEnv func(string) (string, bool), readlink func(string) (string, error)) string {
-	tz, ok := lookupEnv("TZ")
-	switch {
-	case ok && tz == "":
-		return "UTC"
-	case ok:
-		tz = strings.TrimPrefix(tz, ":")
-		if !strings.HasPrefix(tz, "/") {
-			return knownZone(tz)
-		}
-	default:
-		link, err := readlink("/etc/localtime")
-		if err != nil {
-			return "Local"
-		}
-		tz = link
-	}
-	// A path: the name is what follows "zoneinfo/".
-	if _, after, found := strings.Cut(tz, "zoneinfo/"); found {
+// zoneNameOfPath names the zone of a zone file's path (or link target) by
+// what follows "zoneinfo/" ("/usr/share/zoneinfo/Europe/Berlin",
+// "/var/db/timezone/zoneinfo/America/New_York",
+// "../usr/share/zoneinfo/Asia/Kolkata"), when the zone database knows that
+// name; else "Local".
+func zoneNameOfPath(path string) string {
+	if _, after, found := strings.Cut(path, "zoneinfo/"); found {
 		return knownZone(after)
 	}
 	return "Local"

@@ -203,6 +203,12 @@ type Period struct {
 	DurationS float64 `json:"duration_s"`
 	// Timezone is the zone's IANA name ("Local" when unknown).
 	Timezone string `json:"timezone"`
+	// UTCOffset is the zone's offset from UTC at Start ("+01:00";
+	// "Etc/GMT+9" is "-09:00").
+	UTCOffset string `json:"utc_offset"`
+	// UTCOffsetChanges are the changes of the offset within the period
+	// (daylight saving), oldest first, at most maxOffsetChanges.
+	UTCOffsetChanges []OffsetChange `json:"utc_offset_changes,omitempty"`
 	// DayStart is when days start, "HH:MM" local time.
 	DayStart string `json:"day_start"`
 	// DayStartSource is "activitywatch" (its startOfDay setting) or
@@ -238,7 +244,40 @@ func (c Calendar) span(label string, start, end time.Time, weekStart bool) Perio
 		p.WeekStart = c.WeekStart.String()
 	}
 	p.DurationS = p.End.Sub(p.Start).Seconds()
+	p.offsets()
 	return p
+}
+
+// OffsetChange is a change of the zone's UTC offset within a period.
+type OffsetChange struct {
+	// At is when the new offset starts, rendered with it.
+	At time.Time `json:"at"`
+	// UTCOffset is the new offset ("+02:00").
+	UTCOffset string `json:"utc_offset"`
+}
+
+// maxOffsetChanges bounds Period.UTCOffsetChanges: a year has two in
+// zones with daylight saving.
+const maxOffsetChanges = 8
+
+// offsets sets the offset at Start and its changes until End.
+func (p *Period) offsets() {
+	p.UTCOffset = UTCOffset(p.Start)
+	p.UTCOffsetChanges = nil
+	_, off := p.Start.Zone()
+	// Zone periods may also change only the abbreviation: bound the walk.
+	for t, i := p.Start, 0; i < 4*maxOffsetChanges && len(p.UTCOffsetChanges) < maxOffsetChanges; i++ {
+		_, next := t.ZoneBounds()
+		if next.IsZero() || !next.After(t) || !next.Before(p.End) {
+			return
+		}
+		next = next.In(p.Start.Location())
+		if _, o := next.Zone(); o != off {
+			p.UTCOffsetChanges = append(p.UTCOffsetChanges, OffsetChange{At: next, UTCOffset: UTCOffset(next)})
+			off = o
+		}
+		t = next
+	}
 }
 
 // Resolve places spec on the calendar at now: today is from the start of
@@ -295,5 +334,6 @@ func (c Calendar) Resolve(spec Spec, now time.Time) (Period, error) {
 	}
 	p.Start, p.End = p.Start.In(loc), p.End.In(loc)
 	p.DurationS = p.End.Sub(p.Start).Seconds()
+	p.offsets()
 	return p, nil
 }

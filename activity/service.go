@@ -35,6 +35,9 @@ type ServiceOptions struct {
 	Fetcher FetcherOptions
 	// Zone is the zone days are counted in (activity.timezone).
 	Zone Zone
+	// Zones, when set, is asked for the zone at each call instead of Zone
+	// (the machine's zone, followed: MachineZone.Zone).
+	Zones func() Zone
 	// Privacy are the frames' privacy settings, applied to every event
 	// shown.
 	Privacy nowframe.Privacy
@@ -473,7 +476,7 @@ func (s *Service) prepare(ctx context.Context, resolve resolver, fn Progress) (*
 		return nil, err
 	}
 	now := s.now()
-	p, err := resolve(m.Calendar(s.opts.Zone), now)
+	p, err := resolve(m.Calendar(s.zone()), now)
 	if err != nil {
 		return nil, err
 	}

@@ -38,20 +38,38 @@ func ReadsHistory(tool string) bool {
 	return false
 }
 
+// zoneOf is the zone of the activity.timezone setting name, or when
+// unset the machine's (d.MachineZone, by default followed while the
+// process runs: activity.MachineZone).
+func zoneOf(name string, d Deps) (func() activity.Zone, error) {
+	if name != "" {
+		zone, err := activity.LoadZone(name)
+		if err != nil {
+			return nil, fmt.Errorf("engine: activity.timezone: %w", err)
+		}
+		return func() activity.Zone { return zone }, nil
+	}
+	if d.MachineZone != nil {
+		return d.MachineZone, nil
+	}
+	return activity.NewMachineZone(activity.MachineZoneOptions{Now: d.Now}).Zone, nil
+}
+
+// frameZone is the zone a frame built at t names: the activity tools'.
+func (e *Engine) frameZone(t time.Time) nowframe.Zone {
+	z := e.zone()
+	return nowframe.Zone{Name: z.Name, UTCOffset: z.OffsetAt(t)}
+}
+
 // initActivity builds the activity service: it reads ActivityWatch's
 // history through its own client and breaker (never the live frame's),
-// in the configured zone, with the frames' privacy.
-func (e *Engine) initActivity(privacy nowframe.Privacy) error {
+// in the zone of the call (e.zone), with the frames' privacy.
+func (e *Engine) initActivity(privacy nowframe.Privacy) {
 	c := e.deps.Config
-	zone, err := activity.LoadZone(c.Activity.Timezone)
-	if err != nil {
-		return fmt.Errorf("engine: activity.timezone: %w", err)
-	}
 	e.activity = activity.NewService(activity.ServiceOptions{
 		Fetcher: activity.FetcherOptions{AW: e.awHist, Source: e.histSrc, Host: c.AW.Host, Now: e.deps.Now},
-		Zone:    zone, Privacy: privacy, MetaTTL: c.Poll.BucketListTTL,
+		Zones:   e.zone, Privacy: privacy, MetaTTL: c.Poll.BucketListTTL,
 	})
-	return nil
 }
 
 // periodParams are the period arguments the activity tools share

@@ -38,6 +38,11 @@ type Deps struct {
 	Version string
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// MachineZone is the machine's time zone at the time of a call
+	// (default: an activity.MachineZone, which follows TZ and
+	// /etc/localtime while the process runs); activity.timezone, when
+	// set, is used instead.
+	MachineZone func() activity.Zone
 	// Transport is the HTTP transport for both upstreams (default: the
 	// clients' own).
 	Transport http.RoundTripper
@@ -71,6 +76,9 @@ type Engine struct {
 	poller  *nowframe.Poller
 	// activity answers the activity tools from ActivityWatch's history.
 	activity *activity.Service
+	// zone is the zone of the person's local time at the time of a call:
+	// activity.timezone, else the machine's, followed.
+	zone func() activity.Zone
 	// artifacts is the artifact store Run prunes (disabled without a
 	// usable context root).
 	artifacts *artifacts.Store
@@ -148,9 +156,12 @@ func New(d Deps) (*Engine, error) {
 		}
 		return out, rep.Redacted, rep.Bounded
 	}
+	if e.zone, err = zoneOf(c.Activity.Timezone, d); err != nil {
+		return nil, err
+	}
 	bopts := nowframe.Options{
 		AW: awc, AWSource: e.awSrc, SidecarSource: e.scSrc, Host: c.AW.Host,
-		Privacy: privacy, Now: d.Now,
+		Privacy: privacy, Now: d.Now, Zone: e.frameZone,
 		// Every frame is redacted once, when it is rendered, not per call.
 		Redact: redactOnce,
 	}
@@ -184,9 +195,7 @@ func New(d Deps) (*Engine, error) {
 	var poller *nowframe.Poller
 	bopts.OnFrame = func(f *nowframe.Frame) { poller.Observe(f) }
 	e.builder = nowframe.NewBuilder(bopts)
-	if err := e.initActivity(privacy); err != nil {
-		return nil, err
-	}
+	e.initActivity(privacy)
 	poller = nowframe.NewPoller(e.builder, nowframe.PollerOptions{Now: d.Now, Interval: c.Poll.Interval,
 		IdleInterval: c.Poll.IdleInterval, ActiveFor: c.Poll.ActiveFor, BucketListTTL: c.Poll.BucketListTTL})
 	e.poller = poller

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/awbridge/awbridge/activity"
 	"github.com/awbridge/awbridge/config"
 	"github.com/awbridge/awbridge/internal/awfixture"
 	"github.com/awbridge/awbridge/toolbus"
@@ -40,7 +41,9 @@ func fixtureEngine(t *testing.T, edit func(*config.Config)) (*Engine, *awfixture
 		edit(&c)
 	}
 	now := awfixture.T.Add(time.Second)
-	e, err := New(Deps{Config: c, Logger: zerolog.Nop(), Version: "test", Now: func() time.Time { return now }})
+	// The golden files name the zone: the same on every machine.
+	utc := func() activity.Zone { return activity.Zone{Name: "UTC", Loc: time.UTC} }
+	e, err := New(Deps{Config: c, Logger: zerolog.Nop(), Version: "test", Now: func() time.Time { return now }, MachineZone: utc})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -115,11 +115,14 @@ func (e *Engine) runGetState(ctx context.Context, call *toolbus.Call) (toolbus.R
 	type state struct {
 		Info    *aw.Info             `json:"info"`
 		Buckets map[string]aw.Bucket `json:"buckets"`
+		// Timezone turns the buckets' UTC times into the person's local
+		// time.
+		Timezone nowframe.Zone `json:"timezone"`
 	}
 	if call.MaxAgeMs > 0 {
-		if f := e.builder.Latest(); f != nil && f.Info != nil && f.Buckets != nil &&
+		if f := e.builder.Latest(); f != nil && f.Info != nil && f.Buckets != nil && f.Zone != nil &&
 			f.Age(e.deps.Now()) <= time.Duration(call.MaxAgeMs)*time.Millisecond {
-			b, err := json.Marshal(state{f.Info, f.Buckets})
+			b, err := json.Marshal(state{f.Info, f.Buckets, *f.Zone})
 			return toolbus.Result{Body: b, CacheHit: true, Circuit: e.awSrc.Circuit().String()}, err
 		}
 	}
@@ -139,7 +142,7 @@ func (e *Engine) runGetState(ctx context.Context, call *toolbus.Call) (toolbus.R
 	if err != nil {
 		return toolbus.Result{Circuit: circuit}, e.upstreamError(err)
 	}
-	b, err := json.Marshal(state{&info, buckets})
+	b, err := json.Marshal(state{&info, buckets, e.frameZone(e.deps.Now())})
 	return toolbus.Result{Body: b, Circuit: circuit}, err
 }
 

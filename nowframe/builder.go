@@ -41,6 +41,9 @@ type Options struct {
 	BucketsTTL time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Zone, when set, is the zone the person's local time is in at t: the
+	// frame says it beside its UTC timestamp (nil: the frame has none).
+	Zone func(t time.Time) Zone
 	// Redact, when set, redacts each frame's JSON once, when it is
 	// rendered, and returns where it changed it (paths, never values).
 	Redact func(frame []byte) (out []byte, redacted, bounded []string)
@@ -282,6 +285,10 @@ func (b *Builder) build(ctx context.Context, cause string) *Frame {
 	}
 	if scErr != nil {
 		f.Probe = nil
+	}
+	if b.opts.Zone != nil {
+		z := b.opts.Zone(now)
+		f.Zone = &z
 	}
 	f.Now = ComputeNow(Input{
 		Now: now, Selection: part.sel, Window: part.window, AFK: part.afk, Web: part.web,

@@ -28,16 +28,28 @@ type Sources struct {
 	Sidecar       SourceReport `json:"sidecar"`
 }
 
+// Zone is a time zone as a frame names it: what a reader needs to turn
+// the frame's UTC times into the person's local time.
+type Zone struct {
+	// Name is the IANA name ("Europe/Berlin"), "Local" when unknown.
+	Name string `json:"name"`
+	// UTCOffset is the zone's offset at the frame's timestamp ("+01:00";
+	// "Etc/GMT+9" is "-09:00").
+	UTCOffset string `json:"utc_offset"`
+}
+
 // Frame is one assembled nowframe. Immutable once built: share it freely.
 type Frame struct {
 	// Version increases with every frame the builder makes.
 	Version   uint64
 	Timestamp time.Time
-	Info      *aw.Info
-	Buckets   map[string]aw.Bucket
-	Probe     json.RawMessage
-	Now       Now
-	Sources   Sources
+	// Zone is the person's zone at Timestamp; nil when not known.
+	Zone    *Zone
+	Info    *aw.Info
+	Buckets map[string]aw.Bucket
+	Probe   json.RawMessage
+	Now     Now
+	Sources Sources
 	// Redactions and Bounded list where the frame was redacted and where a
 	// long string was bounded (paths, never values).
 	Redactions, Bounded []string
@@ -60,6 +72,15 @@ func (f *Frame) Age(t time.Time) time.Duration { return t.Sub(f.Timestamp) }
 func (f *Frame) render(redact func([]byte) (out []byte, redacted, bounded []string)) error {
 	head := []byte(`{"timestamp":`)
 	head = jsonw.AppendString(head, f.Timestamp.UTC().Format(time.RFC3339Nano))
+	if f.Zone != nil {
+		// Beside the UTC timestamp, in both modes: what turns the frame's
+		// times into the person's local time ("since 14:05").
+		head = append(head, `,"timezone":{"name":`...)
+		head = jsonw.AppendString(head, f.Zone.Name)
+		head = append(head, `,"utc_offset":`...)
+		head = jsonw.AppendString(head, f.Zone.UTCOffset)
+		head = append(head, '}')
+	}
 	head = append(head, `,"reason":`...)
 	rest := struct {
 		AWInfo    *aw.Info                  `json:"aw_info"`

@@ -141,11 +141,15 @@ func TestToolsListBudget(t *testing.T) {
 	checkPublishedValues(t, "2026-07-28", modern["2"].Result)
 }
 
+// longZone is one of the longest names in the zone database.
+const longZone = "America/Argentina/Buenos_Aires"
+
 // TestNowframeAnswerBudget measures the text content of real nowframe_build
 // answers over stdio, against the recorded aw-server (a stale frame whose
 // host was picked from the latest bucket: the longest notes) and against
 // the simulator with its probe sidecar (a live frame with a probe payload),
-// in ai and compact modes, and fails over budget. It also checks what each
+// in ai and compact modes, in a zone with a long name, and fails over
+// budget. It also checks what each
 // mode keeps.
 func TestNowframeAnswerBudget(t *testing.T) {
 	recorded, _ := recordedAW(t)
@@ -158,8 +162,9 @@ func TestNowframeAnswerBudget(t *testing.T) {
 		name string
 		env  []string
 	}{
-		{"recorded", baseEnv(t, recorded.URL, "AWBRIDGE_RELAY=0")},
-		{"simulator", baseEnv(t, simSrv.URL, "AWBRIDGE_RELAY=0", "AWBRIDGE_SIDECAR_URL="+simSrv.URL)},
+		// One of the longest zone names: frames name the zone.
+		{"recorded", baseEnv(t, recorded.URL, "AWBRIDGE_RELAY=0", "TZ="+longZone)},
+		{"simulator", baseEnv(t, simSrv.URL, "AWBRIDGE_RELAY=0", "AWBRIDGE_SIDECAR_URL="+simSrv.URL, "TZ="+longZone)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := replies(t, tc.env, []string{initialize20251125, `{"jsonrpc":"2.0","method":"notifications/initialized"}`,
@@ -172,10 +177,10 @@ func TestNowframeAnswerBudget(t *testing.T) {
 				keep, absent []string
 			}{
 				{"2", "ai", budgetNowframeAI,
-					[]string{`"aw_info":`, `"aw_buckets":`, `"omni_probe":`, `"now":`, `"sources":`, `"notes":`, `"trace":`, `"policy":`},
+					[]string{`"timezone":{"name":`, `"utc_offset":`, `"aw_info":`, `"aw_buckets":`, `"omni_probe":`, `"now":`, `"sources":`, `"notes":`, `"trace":`, `"policy":`},
 					[]string{`"action":null`, `,"error":null,`, `"parent_span_id":null`, `"next_actions":[]`, `"redactions":[]`}},
 				{"3", "compact", budgetNowframeCompac,
-					[]string{`"timestamp":`, `"reason":"mcp"`, `"now":{`, `"summary":`, `"stale":`, `"window":{`, `"afk":{`, `"status":"`, `"sources":{"activitywatch":{`},
+					[]string{`"timestamp":`, `"timezone":{"name":`, `"utc_offset":`, `"reason":"mcp"`, `"now":{`, `"summary":`, `"stale":`, `"window":{`, `"afk":{`, `"status":"`, `"sources":{"activitywatch":{`},
 					[]string{`"aw_info"`, `"aw_buckets"`, `"omni_probe"`, `"selection"`, `"notes"`, `"policy"`}},
 			} {
 				var res struct {

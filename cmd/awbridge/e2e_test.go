@@ -95,6 +95,8 @@ func baseEnv(t testing.TB, awURL string, extra ...string) []string {
 		"AWBRIDGE_LOG_LEVEL=warn",
 		// No service answers here unless a test starts one.
 		"AWBRIDGE_SOCKET=" + filepath.Join(home, "no-service.sock"),
+		// Answers name the machine's zone: the same one on every machine.
+		"TZ=UTC",
 	}
 	return append(env, extra...)
 }
