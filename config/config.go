@@ -147,6 +147,10 @@ type Server struct {
 	// HTTPToken is "file" (default: a bearer token in
 	// <state_dir>/http-token, made at first start) or "none".
 	HTTPToken string `toml:"http_token"`
+	// HTTPRetry is how often serve tries again to listen on HTTP when its
+	// port was in use at start (default 30s); the Unix socket serves
+	// meanwhile.
+	HTTPRetry time.Duration `toml:"http_retry"`
 }
 
 // Paths are the folders awbridge writes to.
@@ -195,6 +199,7 @@ func Defaults() Config {
 			MaxLineBytes:   1 << 20,
 			MaxInFlight:    1024,
 			HTTPToken:      "file",
+			HTTPRetry:      30 * time.Second,
 			MaxConnections: 64,
 			Relay:          "auto",
 		},

@@ -180,7 +180,7 @@ func TestFullFile(t *testing.T) {
 			Timeout: 750 * time.Millisecond, HistoryTimeout: 45 * time.Second, MaxBodyBytes: 16 << 20,
 		},
 		Sidecar: Sidecar{URL: "https://127.0.0.1:8788/base", Timeout: 3 * time.Second, MaxBodyBytes: 65536},
-		Server:  Server{MaxLineBytes: 2 << 20, MaxInFlight: 64, HTTP: "127.0.0.1:5680", HTTPToken: "none", Relay: "never", MaxConnections: 8},
+		Server:  Server{MaxLineBytes: 2 << 20, MaxInFlight: 64, HTTP: "127.0.0.1:5680", HTTPToken: "none", HTTPRetry: 5 * time.Second, Relay: "never", MaxConnections: 8},
 		Paths:   Paths{ContextRoot: "/srv/context", StateDir: "/home/tester/state"},
 		Log:     Log{Level: "debug"},
 		Privacy: Privacy{MaxTitleLength: 120, ExcludeApps: "Signal, KeePassXC", TitleRules: "# client names\nAcme Corp => [client]\n",

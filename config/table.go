@@ -203,6 +203,12 @@ func table() []spec {
 			field: func(c *Config) any { return &c.Server.HTTPToken },
 		},
 		{
+			key: "server.http_retry", env: "AWBRIDGE_HTTP_RETRY", kind: kindDuration,
+			doc: "how often serve tries the HTTP port again when it was in use at start (the socket serves meanwhile)",
+			min: int64(100 * time.Millisecond), max: int64(time.Hour),
+			field: func(c *Config) any { return &c.Server.HTTPRetry },
+		},
+		{
 			key: "paths.context_root", env: "AWBRIDGE_CONTEXT_ROOT", flag: "context-root", kind: kindPath, optional: true,
 			lowEnv: []string{"SF_CONTEXT_REPO_ROOT", "SENTRYFROGG_CONTEXT_REPO_ROOT"},
 			doc:    "artifact root; empty: no artifacts; below the file, SF_CONTEXT_REPO_ROOT then SENTRYFROGG_CONTEXT_REPO_ROOT",

@@ -69,6 +69,7 @@ func TestNames(t *testing.T) {
 		"server.relay":                  {"AWBRIDGE_RELAY", ""},
 		"server.http":                   {"AWBRIDGE_HTTP", "http"},
 		"server.http_token":             {"AWBRIDGE_HTTP_TOKEN", ""},
+		"server.http_retry":             {"AWBRIDGE_HTTP_RETRY", ""},
 		"protect.files":                 {"AWBRIDGE_PROTECT_FILES", ""},
 		"protect.env":                   {"AWBRIDGE_PROTECT_ENV", ""},
 		"limits.max_string_bytes":       {"AWBRIDGE_MAX_STRING_BYTES", ""},

@@ -55,6 +55,10 @@ type Deps struct {
 	// Protect checks the protected environment for health (nil: not
 	// configured).
 	Protect func() protect.Result
+	// Checks, when set, adds checks of whoever runs the engine to health
+	// at each refresh (serve's HTTP endpoint); they count like preflight's.
+	// It must be cheap and safe for concurrent use.
+	Checks func() []health.Check
 }
 
 // Engine is the process's core. Safe for concurrent use; Close it once.
@@ -347,17 +351,20 @@ func (e *Engine) Close() {
 func (e *Engine) ToolsList(version string) json.RawMessage { return e.bus.ToolsList(version) }
 
 // liveChecks are the health checks of the running engine: artifact writes
-// failing (a context root that filled up or turned read-only mid-run).
+// failing (a context root that filled up or turned read-only mid-run),
+// then Deps.Checks.
 func (e *Engine) liveChecks() []health.Check {
-	bus := e.liveBus.Load()
-	if bus == nil {
-		return nil
+	var out []health.Check
+	if bus := e.liveBus.Load(); bus != nil {
+		if failing, n := bus.ArtifactWritesFailing(); failing {
+			out = append(out, health.Check{Name: "artifact_writes", OK: false,
+				Detail: fmt.Sprintf("%d writes failed since the last success: the context root is full or not writable; calls go on without artifacts", n)})
+		}
 	}
-	if failing, n := bus.ArtifactWritesFailing(); failing {
-		return []health.Check{{Name: "artifact_writes", OK: false,
-			Detail: fmt.Sprintf("%d writes failed since the last success: the context root is full or not writable; calls go on without artifacts", n)}}
+	if e.deps.Checks != nil {
+		out = append(out, e.deps.Checks()...)
 	}
-	return nil
+	return out
 }
 
 // Health returns the health report (see health.Checker for freshness).

@@ -208,6 +208,9 @@ func checkProblem(ch health.Check, v healthView, set func(key, env, to string) s
 		return fmt.Sprintf("The context root is not usable (%s): make it a folder of yours that only you can write, or %s", d, set("paths.context_root", "AWBRIDGE_CONTEXT_ROOT", "to another folder"))
 	case "artifact_writes":
 		return fmt.Sprintf("Artifact writes are failing (%s): free space on the context root's disk or make it writable", d)
+	case httpCheck:
+		return fmt.Sprintf("The HTTP endpoint is not served (%s): the Unix socket and 'awbridge stdio' still work; on a shared machine prefer them, or %s",
+			d, set("server.http", "AWBRIDGE_HTTP", "to a port only you use"))
 	case "socket_path":
 		return fmt.Sprintf("The service's socket folder is not usable (%s): set XDG_RUNTIME_DIR or AWBRIDGE_SOCKET to a folder only you can write", d)
 	}

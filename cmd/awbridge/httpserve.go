@@ -18,10 +18,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/awbridge/awbridge/config"
+	"github.com/awbridge/awbridge/health"
 	"github.com/awbridge/awbridge/internal/atomicfile"
 	"github.com/awbridge/awbridge/mcp"
 )
@@ -47,11 +50,21 @@ var errNotLoopback = errors.New("the HTTP endpoint listens on loopback only (127
 // resolver says); anything else, an empty HOST included, is refused with
 // errNotLoopback. PORT 0 picks a free port.
 func listenHTTP(addr string) (net.Listener, error) {
+	ta, err := loopbackAddr(addr)
+	if err != nil {
+		return nil, err
+	}
+	return listenLoopback(addr, ta)
+}
+
+// loopbackAddr is the address listenHTTP listens on for addr.
+func loopbackAddr(addr string) (*net.TCPAddr, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, fmt.Errorf("http address %q: want HOST:PORT, e.g. 127.0.0.1:8765: %w", addr, err)
 	}
-	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 0 || n > 65535 {
 		return nil, fmt.Errorf("http address %q: port must be a number from 0 to 65535", addr)
 	}
 	if strings.EqualFold(host, "localhost") {
@@ -61,15 +74,51 @@ func listenHTTP(addr string) (net.Listener, error) {
 	if ip == nil || !ip.IsLoopback() {
 		return nil, fmt.Errorf("http address %q: %w", addr, errNotLoopback)
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(ip.String(), port))
+	return &net.TCPAddr{IP: ip, Port: n}, nil
+}
+
+// listenLoopback listens on ta, loopbackAddr's answer for addr.
+func listenLoopback(addr string, ta *net.TCPAddr) (net.Listener, error) {
+	ln, err := net.Listen("tcp", ta.String())
 	if err != nil {
 		return nil, fmt.Errorf("http address %q: %w", addr, err)
 	}
-	if ta, ok := ln.Addr().(*net.TCPAddr); !ok || !ta.IP.IsLoopback() {
+	if got, ok := ln.Addr().(*net.TCPAddr); !ok || !got.IP.IsLoopback() {
 		ln.Close()
 		return nil, fmt.Errorf("http address %q: %w", addr, errNotLoopback)
 	}
 	return ln, nil
+}
+
+// addrInUse reports whether a listen failed because another socket holds
+// the address (Windows says so with WSAEADDRINUSE, 10048, which is not
+// Go's syscall.EADDRINUSE there).
+func addrInUse(err error) bool {
+	var errno syscall.Errno
+	return errors.Is(err, syscall.EADDRINUSE) ||
+		(runtime.GOOS == "windows" && errors.As(err, &errno) && errno == 10048)
+}
+
+// portHolder is who listens on the HTTP port serve could not listen on,
+// as far as this machine tells (findPortHolder: Linux only).
+type portHolder struct {
+	known bool
+	uid   int
+}
+
+// foreign reports whether the holder may be someone else than the user
+// serve runs as: another user, or not known. A bearer token a client sent
+// there may be in someone else's hands.
+func (h portHolder) foreign() bool { return !h.known || h.uid != os.Getuid() }
+
+func (h portHolder) String() string {
+	switch {
+	case !h.known:
+		return "a process awbridge cannot identify (possibly another user)"
+	case h.uid == os.Getuid():
+		return "another process of this user"
+	}
+	return fmt.Sprintf("another user (uid %d)", h.uid)
 }
 
 // httpAllowedHosts are the Host header values a loopback listener answers
@@ -98,13 +147,28 @@ func httpAllowedHosts(ln net.Listener) []string {
 // creating stateDir 0700 if needed. A file others may read is refused
 // rather than trusted.
 func loadOrCreateToken(stateDir string) (string, error) {
+	return writeToken(stateDir, false)
+}
+
+// rotateToken replaces the token in <stateDir>/http-token with a new one,
+// whatever the file held, and returns it: written to a temporary file
+// (0600), then renamed into place, so a reader sees the old token or the
+// new one, and a symbolic link at that path is replaced, never followed.
+func rotateToken(stateDir string) (string, error) {
+	return writeToken(stateDir, true)
+}
+
+// writeToken is loadOrCreateToken, or with replace rotateToken.
+func writeToken(stateDir string, replace bool) (string, error) {
 	if stateDir == "" {
 		return "", errors.New("http token: no state folder configured")
 	}
 	path := filepath.Join(stateDir, httpTokenFile)
-	tok, err := readToken(path)
-	if err == nil || !errors.Is(err, fs.ErrNotExist) {
-		return tok, err
+	if !replace {
+		tok, err := readToken(path)
+		if err == nil || !errors.Is(err, fs.ErrNotExist) {
+			return tok, err
+		}
 	}
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {
 		return "", fmt.Errorf("http token: %w", err)
@@ -113,9 +177,9 @@ func loadOrCreateToken(stateDir string) (string, error) {
 	if _, err := rand.Read(raw[:]); err != nil {
 		return "", fmt.Errorf("http token: %w", err)
 	}
-	tok = hex.EncodeToString(raw[:])
-	if err := atomicfile.Write(path, []byte(tok+"\n"), atomicfile.Options{NoReplace: true}); err != nil {
-		if errors.Is(err, fs.ErrExist) {
+	tok := hex.EncodeToString(raw[:])
+	if err := atomicfile.Write(path, []byte(tok+"\n"), atomicfile.Options{NoReplace: !replace}); err != nil {
+		if !replace && errors.Is(err, fs.ErrExist) {
 			return readToken(path) // another first start won
 		}
 		return "", fmt.Errorf("http token: %w", err)
@@ -343,5 +407,192 @@ func (c *connCap) track(conn net.Conn, state http.ConnState) {
 	default:
 		c.clock++
 		st.state, st.busy, st.since = state, false, c.clock
+	}
+}
+
+// httpCheck names health's check of serve's HTTP endpoint.
+const httpCheck = "http_endpoint"
+
+// httpEndpoint is serve's HTTP endpoint from start-up to shutdown. When
+// server.http's port is in use at start, serve goes on with the Unix
+// socket alone and tries the port again every server.http_retry; health's
+// http_endpoint check says why HTTP is not served (so health is degraded:
+// the person asked for HTTP). Clients of the endpoint may have sent their
+// bearer token to whoever holds the port, so when that may be another user
+// (another uid, or a holder this machine does not name) the token file is
+// replaced at once (the old token then works nowhere, even after a
+// restart), and once more when serve finally listens (the file's token
+// may have gone there meanwhile). A holder of this same user is left the
+// token: it can read the file anyway.
+//
+// Check is safe for concurrent use; Run is called at most once, Close
+// after Run returned (or instead of it).
+type httpEndpoint struct {
+	addr     string       // server.http as configured
+	ta       *net.TCPAddr // where it listens
+	useToken bool         // server.http_token = "file"
+	stateDir string
+	retry    time.Duration
+	log      zerolog.Logger
+
+	ln      net.Listener // nil while the port is held
+	token   string
+	foreign bool   // a holder that may be another user was seen since the token was last replaced
+	holder  string // the holder last told about
+	off     bool   // HTTP stays off: the token could not be replaced
+
+	mu    sync.Mutex
+	check health.Check
+}
+
+// openHTTP listens on c.Server.HTTP and reads (or makes) the token. A port
+// in use is no error: the endpoint then waits for it in Run. An address
+// that is not loopback, another failure to listen, or an unusable token
+// file is an error (a setting to fix).
+func openHTTP(c config.Config, log zerolog.Logger) (*httpEndpoint, error) {
+	ta, err := loopbackAddr(c.Server.HTTP)
+	if err != nil {
+		return nil, err
+	}
+	h := &httpEndpoint{addr: c.Server.HTTP, ta: ta, useToken: c.Server.HTTPToken != "none",
+		stateDir: c.Paths.StateDir, retry: c.Server.HTTPRetry, log: log}
+	if h.retry <= 0 {
+		h.retry = config.Defaults().Server.HTTPRetry
+	}
+	h.ln, err = listenLoopback(h.addr, ta)
+	if err != nil && !addrInUse(err) {
+		return nil, err
+	}
+	if h.ln == nil {
+		h.held(findPortHolder(ta.IP, ta.Port))
+	}
+	if h.useToken && h.token == "" && !h.off {
+		if h.token, err = loadOrCreateToken(h.stateDir); err != nil {
+			h.Close()
+			return nil, err
+		}
+	}
+	if h.ln != nil {
+		h.setCheck(true, "serving on "+h.ln.Addr().String())
+	}
+	return h, nil
+}
+
+// held is told who holds the port (at start, and at each try after):
+// it replaces the token when that may be another user, and says so in
+// health and, when it changed, in the log.
+func (h *httpEndpoint) held(holder portHolder) {
+	replaced := false
+	if holder.foreign() && h.useToken && !h.foreign && !h.off {
+		h.foreign = true
+		tok, err := rotateToken(h.stateDir)
+		if err != nil {
+			h.stayOff(fmt.Errorf("%s is in use by %s, and the token could not be replaced: %w", h.ta, holder, err))
+			return
+		}
+		h.token, replaced = tok, true
+	}
+	note := "no token is required (server.http_token = \"none\")"
+	switch {
+	case !h.useToken:
+	case h.foreign:
+		note = "the token was replaced, so one sent there works nowhere; it is replaced again when the port frees"
+	default:
+		note = "the token is kept (that user can read it anyway)"
+	}
+	h.setCheck(false, fmt.Sprintf("%s is in use by %s: HTTP is not served (the Unix socket is); %s; trying again every %v",
+		h.ta, holder, note, h.retry))
+	if who := holder.String(); who != h.holder || replaced {
+		h.holder = who
+		h.log.Warn().Str("http", h.ta.String()).Str("holder", who).Bool("token_replaced", replaced).
+			Dur("retry", h.retry).Msg("HTTP port in use: serving the Unix socket only, trying the port again")
+	}
+}
+
+// stayOff keeps HTTP off for this run: the token that may have reached
+// another user could not be replaced, and serving it would let them in.
+func (h *httpEndpoint) stayOff(why error) {
+	h.off = true
+	h.setCheck(false, why.Error()+"; HTTP stays off until serve restarts (delete "+
+		filepath.Join(h.stateDir, httpTokenFile)+" to get a new token)")
+	h.log.Error().Err(why).Msg("HTTP stays off")
+}
+
+func (h *httpEndpoint) setCheck(ok bool, detail string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.check = health.Check{Name: httpCheck, OK: ok, Detail: detail}
+}
+
+// Checks is health's view of the endpoint (engine.Deps.Checks).
+func (h *httpEndpoint) Checks() []health.Check {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return []health.Check{h.check}
+}
+
+// Run serves HTTP until ctx ends: at once when serve listens, or once the
+// port is free. handler builds the endpoint's transport for its listener
+// and token.
+func (h *httpEndpoint) Run(ctx context.Context, handler func(ln net.Listener, token string) *mcp.HTTPTransport, maxConns int) {
+	if h.ln == nil {
+		if h.off {
+			return
+		}
+		ln := h.wait(ctx)
+		if ln == nil {
+			return
+		}
+		if h.foreign {
+			tok, err := rotateToken(h.stateDir)
+			if err != nil {
+				ln.Close()
+				h.stayOff(fmt.Errorf("%s is free again, but the token could not be replaced: %w", h.ta, err))
+				return
+			}
+			h.token, h.foreign = tok, false
+		}
+		h.ln = ln
+	}
+	h.setCheck(true, "serving on "+h.ln.Addr().String())
+	h.log.Info().Str("http", h.ln.Addr().String()).Bool("token", h.token != "").Msg("serving HTTP")
+	if err := serveHTTP(ctx, h.ln, handler(h.ln, h.token), maxConns, h.log); err != nil {
+		h.setCheck(false, "the HTTP endpoint failed: "+err.Error()+"; the Unix socket serves")
+		h.log.Error().Err(err).Msg("HTTP endpoint failed")
+	}
+}
+
+// wait tries the port every h.retry until it listens (the listener) or
+// ctx ends (nil).
+func (h *httpEndpoint) wait(ctx context.Context) net.Listener {
+	t := time.NewTicker(h.retry)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		ln, err := listenLoopback(h.addr, h.ta)
+		switch {
+		case err == nil:
+			h.log.Info().Str("http", h.ta.String()).Bool("token_replaced", h.foreign).Msg("the HTTP port is free again")
+			return ln
+		case addrInUse(err):
+			if h.held(findPortHolder(h.ta.IP, h.ta.Port)); h.off {
+				return nil
+			}
+		default:
+			h.setCheck(false, fmt.Sprintf("%s cannot be listened on (%s): HTTP is not served (the Unix socket is); trying again every %v",
+				h.ta, oneLine(err.Error()), h.retry))
+			h.log.Debug().Err(err).Msg("HTTP port: trying again")
+		}
+	}
+}
+
+// Close closes the listener if Run did not serve it.
+func (h *httpEndpoint) Close() {
+	if h.ln != nil {
+		h.ln.Close()
 	}
 }

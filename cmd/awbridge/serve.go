@@ -63,22 +63,19 @@ func serveOn(ctx context.Context, e *env, l *config.Loaded, log zerolog.Logger, 
 		return exitUsage
 	}
 	defer ln.Close()
-	var httpLn net.Listener
-	token := ""
+	// HTTP, when asked for: a port held by someone else keeps the socket
+	// serving (see httpEndpoint).
+	var web *httpEndpoint
+	deps := engine.Deps{SocketPath: path}
 	if l.Config.Server.HTTP != "" {
-		if httpLn, err = listenHTTP(l.Config.Server.HTTP); err != nil {
+		if web, err = openHTTP(l.Config, log); err != nil {
 			fmt.Fprintln(e.stderr, "awbridge serve: "+oneLine(err.Error()))
 			return exitUsage
 		}
-		defer httpLn.Close()
-		if l.Config.Server.HTTPToken != "none" {
-			if token, err = loadOrCreateToken(l.Config.Paths.StateDir); err != nil {
-				fmt.Fprintln(e.stderr, "awbridge serve: "+oneLine(err.Error()))
-				return exitUsage
-			}
-		}
+		defer web.Close()
+		deps.Checks = web.Checks
 	}
-	eng := startEngine(e, "serve", l, log, engine.Deps{SocketPath: path})
+	eng := startEngine(e, "serve", l, log, deps)
 	if eng == nil {
 		return exitUsage
 	}
@@ -101,27 +98,24 @@ func serveOn(ctx context.Context, e *env, l *config.Loaded, log zerolog.Logger, 
 	case <-ctx.Done():
 	}
 	warm.Stop()
-	if httpLn != nil {
-		h := srv.HTTPHandler(mcp.HTTPOptions{
-			Token:        token,
-			AllowedHosts: httpAllowedHosts(httpLn),
-			Health:       eng.HealthJSON, // redacted as system.health is
-			Nowframe: func(ctx context.Context) []byte {
-				out := eng.Call(ctx, toolbus.Request{Direct: true, Name: "nowframe.build",
-					Args: json.RawMessage(`{"reason":"http","max_age_ms":2000}`)})
-				if out.Err != nil {
-					return nil // 503
-				}
-				return out.Body
-			},
-			Logger: log,
-		})
-		log.Info().Str("http", httpLn.Addr().String()).Bool("token", token != "").Msg("serving HTTP")
-		wg.Go(func() {
-			if err := serveHTTP(ctx, httpLn, h, l.Config.Server.MaxConnections, log); err != nil {
-				log.Error().Err(err).Msg("HTTP endpoint failed")
-			}
-		})
+	if web != nil {
+		handler := func(ln net.Listener, token string) *mcp.HTTPTransport {
+			return srv.HTTPHandler(mcp.HTTPOptions{
+				Token:        token,
+				AllowedHosts: httpAllowedHosts(ln),
+				Health:       eng.HealthJSON, // redacted as system.health is
+				Nowframe: func(ctx context.Context) []byte {
+					out := eng.Call(ctx, toolbus.Request{Direct: true, Name: "nowframe.build",
+						Args: json.RawMessage(`{"reason":"http","max_age_ms":2000}`)})
+					if out.Err != nil {
+						return nil // 503
+					}
+					return out.Body
+				},
+				Logger: log,
+			})
+		}
+		wg.Go(func() { web.Run(ctx, handler, l.Config.Server.MaxConnections) })
 	}
 	notifyReady(e, log)
 	err = srv.ServeListener(ctx, ln)

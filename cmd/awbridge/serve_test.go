@@ -635,25 +635,13 @@ func TestServeChecksTheSocketItServesOn(t *testing.T) {
 	// The default socket would be below a file: its folder cannot exist.
 	env := baseEnv(t, srv.URL, "AWBRIDGE_SOCKET=/dev/null/awbridge.sock")
 	startServe(t, env, sock)
-	got := socketCall(t, sock, `{"jsonrpc":"2.0","id":1,"method":"system.health"}`)
-	var reply struct {
-		Result struct {
-			Status    string `json:"status"`
-			Preflight []struct {
-				Name, Detail string
-				OK           bool
-			} `json:"preflight"`
-		} `json:"result"`
-	}
-	if err := json.Unmarshal([]byte(got[0]), &reply); err != nil {
-		t.Fatalf("%v: %s", err, got[0])
-	}
-	for _, c := range reply.Result.Preflight {
+	status, checks := healthOver(t, sock)
+	for _, c := range checks {
 		if c.Name == "socket_path" && !c.OK {
 			t.Fatalf("health checks the default socket, not the one served: %+v", c)
 		}
 	}
-	if reply.Result.Status != "healthy" {
-		t.Fatalf("status %q: %s", reply.Result.Status, got[0])
+	if status != "healthy" {
+		t.Fatalf("status %q: %+v", status, checks)
 	}
 }
