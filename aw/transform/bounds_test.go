@@ -1,11 +1,14 @@
 package transform
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // classesSetting is a classes setting of n rules, rule i's regex being
@@ -48,5 +51,55 @@ func TestParseClassesBounds(t *testing.T) {
 				t.Errorf("%d classes, %v", len(cs), err)
 			}
 		})
+	}
+}
+
+// stopAfter is a context whose Err is nil for its first n calls and
+// Canceled after: a caller cancelled while the work is under way.
+type stopAfter struct {
+	context.Context
+	n, calls atomic.Int64
+}
+
+func (c *stopAfter) Err() error {
+	if c.calls.Add(1) > c.n.Load() {
+		return context.Canceled
+	}
+	return nil
+}
+
+func (c *stopAfter) Deadline() (time.Time, bool) { return time.Time{}, false }
+
+// TestCanonicalStopsCategorizing: a call cancelled while thousands of
+// titles are categorized by a thousand rules stops at the next title, with
+// the context's error and no result, instead of finishing the period.
+func TestCanonicalStopsCategorizing(t *testing.T) {
+	cs, err := ParseClasses(classesSetting(MaxClasses, func(i int) string { return fmt.Sprintf("(proj|task)-%d\\b", i) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const titles = 3000
+	var in Input
+	for i := range titles {
+		in.Window = append(in.Window, Event[Fields]{ID: int64(i + 1), Start: int64(i) * Second, Duration: Second,
+			Data: Strs("app", "Code", "title", fmt.Sprintf("file%d.go - task-%d - Code", i, i%2000))})
+	}
+	in.AFK = []Event[Fields]{{ID: 1, Start: 0, Duration: titles * Second, Data: Strs("status", "not-afk")}}
+	ctx := &stopAfter{Context: context.Background()}
+	ctx.n.Store(10)
+	res, err := CanonicalContext(ctx, in, Options{Classes: cs})
+	if !errors.Is(err, context.Canceled) || res.Events != nil {
+		t.Fatalf("%d events, %v; want none and Canceled", len(res.Events), err)
+	}
+	if n := ctx.calls.Load(); n != 11 {
+		t.Errorf("the context was checked %d times; want 11: once per title until it ended", n)
+	}
+	// Not cancelled, the same call categorizes every title (a hundred of
+	// them here: all 3,000 take seconds).
+	ctx.n.Store(1 << 40)
+	in.Window = in.Window[:100]
+	res, err = CanonicalContext(ctx, in, Options{Classes: cs})
+	if err != nil || len(res.Events) != 100 {
+		t.Fatalf("%d events, %v", len(res.Events), err)
 	}
 }
