@@ -1,6 +1,7 @@
 package activity
 
 import (
+	"context"
 	"regexp"
 	"slices"
 	"strings"
@@ -211,9 +212,14 @@ type computeInput struct {
 }
 
 // computeUnit runs ActivityWatch's canonical computation over the input
-// and cuts the result to span.
-func computeUnit(in computeInput, span span64, opt transform.Options, pr *privacyRules) *unitResult {
-	res := transform.Canonical(transform.Input{Window: in.window, AFK: in.afk, Browsers: in.browsers}, opt)
+// and cuts the result to span. It fails with ctx's error when ctx ends
+// while the events are categorized (a classes setting of many rules over
+// thousands of titles takes seconds).
+func computeUnit(ctx context.Context, in computeInput, span span64, opt transform.Options, pr *privacyRules) (*unitResult, error) {
+	res, err := transform.CanonicalContext(ctx, transform.Input{Window: in.window, AFK: in.afk, Browsers: in.browsers}, opt)
+	if err != nil {
+		return nil, err
+	}
 	u := &unitResult{span: span}
 	u.events = clipEvents(res.Events, span)
 	u.tabs = clipEvents(res.Browser, span)
@@ -278,7 +284,7 @@ func computeUnit(in computeInput, span span64, opt transform.Options, pr *privac
 	}
 	u.withholdUnderHiddenTabs()
 	u.aggregate()
-	return u
+	return u, nil
 }
 
 // withholdUnderHiddenTabs withholds the title of every window event that

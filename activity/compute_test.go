@@ -1,6 +1,7 @@
 package activity
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -20,7 +21,7 @@ func TestUnitsWithMargins(t *testing.T) {
 		afk:    []ev{{ID: 1, Start: 0, Duration: 200 * s, Data: transform.Strs("status", "not-afk")}},
 	}
 	pr := &privacyRules{}
-	whole := computeUnit(in, span64{0, 200 * s}, transform.Options{}, pr).agg.apps
+	whole := mustCompute(t, in, span64{0, 200 * s}, pr).agg.apps
 	if whole[gkey{a: "A"}] != 103*s || whole[gkey{a: "B"}] != 97*s {
 		t.Fatalf("whole: %v", whole)
 	}
@@ -49,13 +50,13 @@ func TestUnitsWithMargins(t *testing.T) {
 		return out
 	}
 	b := 101 * s
-	withMargins := sum(computeUnit(cut(0, b+margin), span64{0, b}, transform.Options{}, pr).agg.apps,
-		computeUnit(cut(b-margin, 200*s), span64{b, 200 * s}, transform.Options{}, pr).agg.apps)
+	withMargins := sum(mustCompute(t, cut(0, b+margin), span64{0, b}, pr).agg.apps,
+		mustCompute(t, cut(b-margin, 200*s), span64{b, 200 * s}, pr).agg.apps)
 	if withMargins[gkey{a: "A"}] != whole[gkey{a: "A"}] || withMargins[gkey{a: "B"}] != whole[gkey{a: "B"}] {
 		t.Errorf("units with margins: %v, the whole: %v", withMargins, whole)
 	}
-	alone := sum(computeUnit(cut(0, b), span64{0, b}, transform.Options{}, pr).agg.apps,
-		computeUnit(cut(b, 200*s), span64{b, 200 * s}, transform.Options{}, pr).agg.apps)
+	alone := sum(mustCompute(t, cut(0, b), span64{0, b}, pr).agg.apps,
+		mustCompute(t, cut(b, 200*s), span64{b, 200 * s}, pr).agg.apps)
 	if alone[gkey{a: "A"}] == whole[gkey{a: "A"}] {
 		t.Errorf("units alone match the whole too: the test no longer shows what margins are for")
 	}
@@ -107,4 +108,14 @@ func TestPlan(t *testing.T) {
 	if len(gotU) != 2+7 || last != (u{"25T10:00", "25T10:30", false, true, false}) {
 		t.Errorf("units: %+v", gotU)
 	}
+}
+
+// mustCompute is computeUnit with the default options and no deadline.
+func mustCompute(t *testing.T, in computeInput, span span64, pr *privacyRules) *unitResult {
+	t.Helper()
+	u, err := computeUnit(context.Background(), in, span, transform.Options{}, pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }

@@ -682,7 +682,10 @@ func (c *computer) work() {
 				ci.browsers = append(ci.browsers, transform.Browser{Name: c.in.browsers[t], Events: evs})
 			}
 		}
-		r := computeUnit(ci, u.span, c.in.opt, c.s.pr)
+		r, err := computeUnit(c.ctx, ci, u.span, c.in.opt, c.s.pr)
+		if err != nil {
+			continue // ctx ended: the caller returns its error
+		}
 		c.mu.Lock()
 		failed := false
 		for d, dp := range c.ld.days {

@@ -37,17 +37,7 @@ func hostileActivity(t *testing.T) *Engine {
 	sim := awsim.New(awsim.Options{Hostname: hostileHost, Now: func() time.Time { return now }})
 	srv := httptest.NewServer(sim)
 	t.Cleanup(srv.Close)
-	post := func(path, body string) {
-		t.Helper()
-		resp, err := http.Post(srv.URL+path, "application/json", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("POST %s: %s", path, resp.Status)
-		}
-	}
+	post := poster(t, srv.URL)
 	host, _ := json.Marshal(hostileHost)
 	for id, typ := range map[string]string{"aw-watcher-window_h": aw.TypeWindow, "aw-watcher-afk_h": aw.TypeAFK, "aw-watcher-web-chrome_h": aw.TypeWeb} {
 		post("/api/0/buckets/"+id, fmt.Sprintf(`{"client":"test","type":%q,"hostname":%s}`, typ, host))
@@ -83,6 +73,22 @@ func hostileActivity(t *testing.T) *Engine {
 	}
 	t.Cleanup(e.Close)
 	return e
+}
+
+// poster returns a function that POSTs JSON to the ActivityWatch at base
+// and fails the test unless it answers 200.
+func poster(t *testing.T, base string) func(path, body string) {
+	return func(path, body string) {
+		t.Helper()
+		resp, err := http.Post(base+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("POST %s: %s", path, resp.Status)
+		}
+	}
 }
 
 // TestActivityUntrustedTextStaysData plants the hostile and private

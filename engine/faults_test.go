@@ -321,8 +321,9 @@ func TestCallerDeadlineIsNotTheSourcesFault(t *testing.T) {
 }
 
 // Events from the future (the watcher's clock runs ahead of this
-// machine's): the frame clamps them to as_of, flags them with the skew,
-// and says so in a note; ActivityWatch counts as working.
+// machine's): an event that starts ahead is never now; one that ends
+// ahead is clamped to as_of and flagged with the skew; notes say both;
+// ActivityWatch counts as working.
 func TestEventsFromTheFuture(t *testing.T) {
 	xs, err := awfixture.Load()
 	if err != nil {
@@ -333,7 +334,8 @@ func TestEventsFromTheFuture(t *testing.T) {
 	c := config.Defaults()
 	c.AW.URL = srv.URL
 	// Two minutes before the capture: the newest window event (T-89 s to
-	// T-1 s) lies 31 to 119 s ahead.
+	// T-1 s) lies 31 to 119 s ahead; the one before it (T-180 s to T-90 s)
+	// ends 30 s ahead.
 	now := awfixture.T.Add(-2 * time.Minute)
 	e, err := New(Deps{Config: c, Logger: zerolog.Nop(), Version: "test", Now: func() time.Time { return now }})
 	if err != nil {
@@ -363,12 +365,14 @@ func TestEventsFromTheFuture(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := f.Now.Window
-	if !f.Sources["activitywatch"].OK || w.App != "Google-chrome" || !w.Clamped || w.Skew != 119 ||
-		!w.LastSeen.Equal(f.Now.AsOf) || !w.Since.Equal(f.Now.AsOf) || w.Age != 0 {
+	if !f.Sources["activitywatch"].OK || w.App != "Code" || !w.Clamped || w.Skew != 30 ||
+		!w.LastSeen.Equal(f.Now.AsOf) || !w.Since.Equal(awfixture.T.Add(-3*time.Minute)) || w.Age != 0 {
 		t.Fatalf("frame with events ahead of the clock: %s", out.Body)
 	}
-	if !strings.Contains(strings.Join(f.Now.Notes, "\n"), "clamped to as_of") {
-		t.Fatalf("no note about the clamping: %q", f.Now.Notes)
+	for _, note := range []string{"clamped to as_of", "never shown as now"} {
+		if !strings.Contains(strings.Join(f.Now.Notes, "\n"), note) {
+			t.Fatalf("no note says %q: %q", note, f.Now.Notes)
+		}
 	}
 }
 

@@ -336,6 +336,33 @@ func report(src *upstream.Source, err error) SourceReport {
 // eventsLimit is how many of the newest events are read per bucket.
 const eventsLimit = 2
 
+// readNewest reads the newest events of a bucket: the eventsLimit newest,
+// and when every one of them starts beyond the future tolerance (events
+// dated ahead, which ActivityWatch lists first for as long as they exist),
+// the newest up to now plus the tolerance as well, so the current event is
+// found however many future ones there are. The future events read first
+// are kept, for the frame to flag them (ComputeNow never takes them as
+// now).
+func (b *Builder) readNewest(ctx context.Context, id string) ([]aw.Event, error) {
+	evs, err := b.opts.AW.Events(ctx, id, aw.EventQuery{Limit: eventsLimit})
+	if err != nil || len(evs) < eventsLimit {
+		return evs, err
+	}
+	limit := b.opts.Now().Add(DefaultThresholds().FutureTolerance)
+	for _, e := range evs {
+		if !e.Timestamp.After(limit) {
+			return evs, nil
+		}
+	}
+	// aw-server leaves out the events that start after end and clips
+	// those that end after it.
+	cur, err := b.opts.AW.Events(ctx, id, aw.EventQuery{Limit: eventsLimit, End: limit})
+	if err != nil {
+		return nil, err
+	}
+	return append(cur, evs...), nil
+}
+
 // fetchAW reads info, the bucket list and the newest events of the
 // selected buckets. While reusing (SetReuse), a cached info and bucket
 // list that selected a window bucket cost only the event reads; without a
@@ -409,7 +436,7 @@ func (b *Builder) fetchEvents(ctx context.Context, sel Selection, into *awPart) 
 		errs []error
 	)
 	get := func(id string, dst *[]aw.Event) {
-		evs, err := b.opts.AW.Events(ctx, id, aw.EventQuery{Limit: eventsLimit})
+		evs, err := b.readNewest(ctx, id)
 		mu.Lock()
 		defer mu.Unlock()
 		if err != nil {

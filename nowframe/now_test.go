@@ -292,25 +292,27 @@ func TestNowGolden(t *testing.T) {
 		},
 		{
 			// The events as recorded up to T, read at T-100s: as if the
-			// watchers' clock ran 100 s ahead of ours. The newest events
-			// start and end in the future.
+			// watchers' clock ran 100 s ahead of ours. The newest window
+			// event starts in the future: it is left out (flagged), and
+			// the one before it, which ends in the future, is clamped.
 			name:  "future_event",
 			world: func() world { return base.clone() },
 			now:   T.Add(-100 * time.Second),
 			check: func(t *testing.T, n Now, js []byte) {
 				now := T.Add(-100 * time.Second)
 				is(t, "window clamped", n.Window.FutureClamped, true)
-				is(t, "window skew", n.Window.FutureSkewSeconds, 99.0)
-				is(t, "window since", n.Window.Since, now)
+				is(t, "window skew", n.Window.FutureSkewSeconds, 10.0)
+				is(t, "window since", n.Window.Since, T.Add(-180*time.Second))
 				is(t, "window last seen", n.Window.LastSeen, now)
 				is(t, "window age", n.Window.AgeSeconds, 0.0)
 				is(t, "afk clamped", n.AFK.FutureClamped, true)
 				is(t, "afk skew", n.AFK.FutureSkewSeconds, 100.0)
 				is(t, "afk since kept", n.AFK.Since, T.Add(-25*time.Minute))
-				is(t, "browser clamped", n.Browser.FutureClamped, true)
 				is(t, "newest age", n.NewestEvent.AgeSeconds, 0.0)
 				is(t, "stale", n.Stale, false)
+				is(t, "future buckets", strings.Join(n.FutureBuckets, " "), webTH+" "+winTH)
 				hasNote(t, n, noteFuture)
+				hasNote(t, n, noteFutureLeftOut)
 			},
 		},
 		{

@@ -1,6 +1,7 @@
 package transform
 
 import (
+	"context"
 	"regexp"
 	"slices"
 	"strings"
@@ -144,6 +145,15 @@ type Result struct {
 // window that touches no other active time) loses its data, as aw-core
 // clears it in place. The input is not changed.
 func Canonical(in Input, opt Options) Result {
+	r, _ := CanonicalContext(context.Background(), in, opt)
+	return r
+}
+
+// CanonicalContext is Canonical, stopping with ctx's error (and no result)
+// when ctx ends while the window events are categorized: ctx is checked
+// before each distinct event's categories are sought, which costs every
+// rule's match (up to MaxClasses rules for each of thousands of titles).
+func CanonicalContext(ctx context.Context, in Input, opt Options) (Result, error) {
 	pulse := opt.Pulsetime
 	if pulse == 0 {
 		pulse = DefaultPulsetime
@@ -196,6 +206,9 @@ func Canonical(in Input, opt Options) Result {
 			c, ok = memo[&f.kv[0]]
 		}
 		if !ok {
+			if err := ctx.Err(); err != nil {
+				return Result{}, err
+			}
 			c = classes.Categorize(f)
 			if f.Len() > 0 {
 				memo[&f.kv[0]] = c
@@ -203,7 +216,7 @@ func Canonical(in Input, opt Options) Result {
 		}
 		events[i].Data = f.WithClass(c)
 	}
-	return Result{Events: events, NotAFK: notAFK, Browser: browser, Classes: classes}
+	return Result{Events: events, NotAFK: notAFK, Browser: browser, Classes: classes}, nil
 }
 
 // regexOn is filter_keyvals_regex's test of the value under key, with

@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -89,13 +91,15 @@ func Load() (map[string]*Exchange, error) {
 type Server struct {
 	mu     sync.Mutex
 	routes map[string]func(w http.ResponseWriter, r *http.Request)
+	// all are the "_all" recordings by path, for end=...&limit=N.
+	all map[string]*Exchange
 	// Hits counts requests per path.
 	hits map[string]int
 }
 
 // NewServer serves the GET exchanges of xs.
 func NewServer(xs map[string]*Exchange) *Server {
-	s := &Server{routes: map[string]func(http.ResponseWriter, *http.Request){}, hits: map[string]int{}}
+	s := &Server{routes: map[string]func(http.ResponseWriter, *http.Request){}, hits: map[string]int{}, all: map[string]*Exchange{}}
 	names := make([]string, 0, len(xs))
 	for n := range xs {
 		names = append(names, n)
@@ -122,6 +126,7 @@ func NewServer(xs map[string]*Exchange) *Server {
 			for _, lim := range []int{1, 2, 3} {
 				s.routes[fmt.Sprintf("GET %s?limit=%d", path, lim)] = ReplayEvents(x, lim)
 			}
+			s.all[path] = x
 		}
 	}
 	return s
@@ -147,6 +152,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	h := s.routes[key]
 	s.hits[r.URL.Path]++
+	if x := s.all[r.URL.Path]; h == nil && x != nil {
+		h = replayUntil(x, r.URL.Query())
+	}
 	s.mu.Unlock()
 	if h == nil {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -167,6 +175,48 @@ func Replay(x *Exchange) func(http.ResponseWriter, *http.Request) {
 		}
 		w.WriteHeader(x.Status)
 		fmt.Fprint(w, x.BodyRaw)
+	}
+}
+
+// replayUntil answers "?end=...&limit=N" (the query the bridge sends
+// when the newest events start in the future) from an "_all" recording as
+// aw-server does: events that start after end (rounded down to the
+// millisecond, plus 1 ms) are left out, those that end after it are
+// clipped, newest first. It returns nil for any other query.
+func replayUntil(x *Exchange, q url.Values) func(http.ResponseWriter, *http.Request) {
+	n, err := strconv.Atoi(q.Get("limit"))
+	end, terr := time.Parse(time.RFC3339Nano, q.Get("end"))
+	if len(q) != 2 || err != nil || n <= 0 || terr != nil {
+		return nil
+	}
+	end = end.Truncate(time.Millisecond).Add(time.Millisecond)
+	var evs []struct {
+		ID        int64           `json:"id"`
+		Timestamp time.Time       `json:"timestamp"`
+		Duration  float64         `json:"duration"`
+		Data      json.RawMessage `json:"data"`
+	}
+	_ = json.Unmarshal(x.Body, &evs)
+	var out []json.RawMessage
+	for _, e := range evs {
+		if len(out) == n || e.Timestamp.After(end) {
+			continue
+		}
+		if e.Timestamp.Add(time.Duration(e.Duration * float64(time.Second))).After(end) {
+			e.Duration = end.Sub(e.Timestamp).Seconds()
+		}
+		b, _ := json.Marshal(map[string]any{"id": e.ID, "timestamp": e.Timestamp.UTC().Format("2006-01-02T15:04:05.000000") + "+00:00",
+			"duration": e.Duration, "data": e.Data})
+		out = append(out, b)
+	}
+	body, _ := json.Marshal(out)
+	if out == nil {
+		body = []byte("[]")
+	}
+	return func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(body)
+		w.Write([]byte("\n"))
 	}
 }
 
