@@ -3,9 +3,11 @@ package mcp
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -20,7 +22,8 @@ var ErrAlreadyServing = errors.New("another awbridge already answers on this soc
 // and returns once all are done.
 //
 // At most Options.MaxConnections connections are served at once; one more
-// gets a single JSON-RPC error line and is closed.
+// gets a single JSON-RPC error line and is closed, by a Refuser: the accept
+// loop never writes, so a refused peer that does not read cannot stall it.
 func (srv *Server) ServeListener(ctx context.Context, ln net.Listener) error {
 	slots := make(chan struct{}, srv.maxConns)
 	var (
@@ -29,6 +32,8 @@ func (srv *Server) ServeListener(ctx context.Context, ln net.Listener) error {
 	)
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	var refusals Refuser
+	defer refusals.Wait()
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
 	for {
@@ -60,9 +65,7 @@ func (srv *Server) ServeListener(ctx context.Context, ln net.Listener) error {
 				srv.log.Warn().Int("max_connections", srv.maxConns).Int("refused", refused).Msg("mcp: connections refused: too many")
 				refused, warnedAt = 0, time.Now()
 			}
-			conn.SetWriteDeadline(time.Now().Add(time.Second))
-			conn.Write(tooManyConnections(srv.maxConns))
-			conn.Close()
+			refusals.Refuse(conn, tooManyConnections(srv.maxConns))
 			continue
 		}
 		wg.Go(func() {
@@ -74,6 +77,51 @@ func (srv *Server) ServeListener(ctx context.Context, ln net.Listener) error {
 		})
 	}
 }
+
+// Bounds of a Refuser: how many refusals are written at once, and how long
+// each may take (written, then the peer's bytes drained until it closes).
+const (
+	maxRefusals  = 16
+	refusalGrace = time.Second
+)
+
+// Refuser answers connections over a cap with a last message, each in a
+// goroutine of its own, never in the accept loop: a peer that does not
+// read would stall accepting for as long as the write may take. At most
+// maxRefusals are written at once, each within refusalGrace; beyond that a
+// connection is closed without a word (a flood gets no answer, and costs
+// neither goroutines nor descriptors). The zero value is ready; Refuse is
+// called from one goroutine (the accept loop), Wait once it is done.
+type Refuser struct {
+	wg     sync.WaitGroup
+	active atomic.Int32
+}
+
+// Refuse writes msg to conn and closes it, or closes it at once when
+// maxRefusals are being written already. The write is followed by a
+// half-close and a short drain of what the peer sent, so that its unread
+// request does not turn the close into a reset that loses msg.
+func (r *Refuser) Refuse(conn net.Conn, msg []byte) {
+	if r.active.Add(1) > maxRefusals {
+		r.active.Add(-1)
+		conn.Close()
+		return
+	}
+	r.wg.Go(func() {
+		defer r.active.Add(-1)
+		defer conn.Close()
+		conn.SetDeadline(time.Now().Add(refusalGrace))
+		if _, err := conn.Write(msg); err != nil {
+			return
+		}
+		if cw, ok := conn.(interface{ CloseWrite() error }); ok && cw.CloseWrite() == nil {
+			io.Copy(io.Discard, io.LimitReader(conn, 64<<10))
+		}
+	})
+}
+
+// Wait waits for the refusals being written.
+func (r *Refuser) Wait() { r.wg.Wait() }
 
 // refusedWarnEvery spaces the warnings about refused connections.
 const refusedWarnEvery = time.Minute

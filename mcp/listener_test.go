@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 
 	"github.com/rs/zerolog"
 )
@@ -78,4 +79,62 @@ func (l *syncLog) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// chanListener is a net.Listener handing out the connections sent on c.
+type chanListener struct {
+	c      chan net.Conn
+	closed chan struct{}
+	once   sync.Once
+}
+
+func newChanListener(n int) *chanListener {
+	return &chanListener{c: make(chan net.Conn, n), closed: make(chan struct{})}
+}
+
+func (l *chanListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.c:
+		return c, nil
+	case <-l.closed:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *chanListener) Close() error {
+	l.once.Do(func() { close(l.closed) })
+	return nil
+}
+
+func (l *chanListener) Addr() net.Addr { return &net.UnixAddr{Name: "chan", Net: "unix"} }
+
+// A refused peer that never reads does not stall the accept loop (review
+// of issue 16): the refusals are written beside it, and ServeListener
+// waits for them before it returns.
+func TestServeListenerRefusesWithoutStalling(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const refused = 10
+		srv := NewServer(newGate(), Options{MaxConnections: 1})
+		ln := newChanListener(refused + 1)
+		var peers []net.Conn
+		for range refused + 1 {
+			server, peer := net.Pipe() // a write blocks until the peer reads: it never does
+			ln.c <- server
+			peers = append(peers, peer)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error)
+		go func() { done <- srv.ServeListener(ctx, ln) }()
+		synctest.Wait()
+		if left := len(ln.c); left != 0 {
+			t.Errorf("%d connections still wait to be accepted: the loop stalls on a refusal", left)
+		}
+		cancel()
+		for _, p := range peers {
+			p.Close()
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	})
 }

@@ -9,6 +9,8 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/awbridge/awbridge/internal/jsonw"
 )
@@ -27,7 +29,18 @@ type RelayOptions struct {
 	// no failover; the session goes on without a server (every later call
 	// gets the retryable error).
 	Fallback func(ctx context.Context, r io.Reader, w io.Writer) error
+	// FirstReply bounds the wait for the service's first line, counted
+	// from the first call sent to it (default DefaultRelayFirstReply, the
+	// terminal commands' bound): a service that accepts and never answers
+	// is then dropped and the session fails over as when it goes away.
+	// Once the service has said anything it is alive, and its calls are
+	// bounded by its own deadlines (a week's history may take longer).
+	FirstReply time.Duration
 }
+
+// DefaultRelayFirstReply is RelayOptions.FirstReply's default: the
+// terminal commands' bound of an exchange with the service.
+const DefaultRelayFirstReply = 5 * time.Second
 
 // Bounds of a relay session.
 const (
@@ -71,12 +84,19 @@ func serviceGoneReply(id []byte) []byte {
 // its resources/subscribe are replayed to it with their replies swallowed;
 // modern requests need nothing (they are stateless).
 //
+// A service that accepts and never answers is the same: when it has said
+// nothing within opts.FirstReply of the first call sent to it, the relay
+// drops its connection and fails over.
+//
 // When ctx is cancelled (SIGTERM) the relay stops reading the client and
 // drops the service connection: the calls it owed get the retryable error,
 // and no fallback starts. It returns the fallback's error, if one ran.
 func Relay(ctx context.Context, conn net.Conn, in io.Reader, out io.Writer, opts RelayOptions) error {
 	if opts.MaxLineBytes <= 0 {
 		opts.MaxLineBytes = DefaultMaxLineBytes
+	}
+	if opts.FirstReply <= 0 {
+		opts.FirstReply = DefaultRelayFirstReply
 	}
 	name, version := opts.ServerName, opts.ServerVersion
 	if name == "" {
@@ -105,6 +125,7 @@ func Relay(ctx context.Context, conn net.Conn, in io.Reader, out io.Writer, opts
 	defer stop()
 
 	r.wg.Go(func() { r.pumpService() })
+	defer r.stopSilence()
 	r.readClient(in)
 
 	// The client's input ended (or SIGTERM): let the service, or the
@@ -160,6 +181,12 @@ type relay struct {
 	writing     string
 	writingLeft bool
 	left        *owed // the call left to the writer
+	// heard is set by the service's first line; until then silence, armed
+	// by the first call sent, drops a service that does not answer.
+	heard   bool
+	silence *time.Timer
+	// heardAny mirrors heard for the pump, without mu.
+	heardAny atomic.Bool
 }
 
 // owed is a call the service owes: its raw id (n times, for a client that
@@ -328,6 +355,7 @@ func (r *relay) track(line []byte) bool {
 		r.note(m)
 		r.owe(m.id, m.method == "subscriptions/listen" && modernRequest(m))
 		r.writing = idKey(m.id)
+		r.armSilence()
 		return true
 	case '[':
 		// A batch is answered element by element only in a 2025-03-26
@@ -349,9 +377,52 @@ func (r *relay) track(line []byte) bool {
 				tracked = true
 			}
 		}
+		if tracked {
+			r.armSilence()
+		}
 		return tracked
 	}
 	return false
+}
+
+// armSilence starts the wait for the service's first line, once, when a
+// call is sent before the service said anything. Called with mu held.
+func (r *relay) armSilence() {
+	if r.heard || r.silence != nil {
+		return
+	}
+	r.silence = time.AfterFunc(r.opts.FirstReply, func() {
+		r.mu.Lock()
+		silent := !r.heard && !r.gone
+		r.mu.Unlock()
+		if silent {
+			// As if the service went away: pumpService's read fails, it
+			// answers what the service owed and starts the fallback.
+			r.conn.Close()
+		}
+	})
+}
+
+// hear notes a line from the service: it is alive.
+func (r *relay) hear() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.heard {
+		r.heard = true
+		r.heardAny.Store(true)
+		if r.silence != nil {
+			r.silence.Stop()
+		}
+	}
+}
+
+// stopSilence stops the wait for the service's first line.
+func (r *relay) stopSilence() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.silence != nil {
+		r.silence.Stop()
+	}
 }
 
 // owe records a call the service owes.
@@ -553,6 +624,9 @@ func (r *relay) pump(src io.Reader, service bool) {
 		line, tooLong, err := lr.next()
 		if err != nil {
 			return
+		}
+		if service && !r.heardAny.Load() {
+			r.hear()
 		}
 		if tooLong {
 			if id := idFromPrefix(line); service && id != nil {

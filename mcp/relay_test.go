@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 )
 
 // fakeService is the service's end of a relay's connection: it hands each
@@ -56,6 +57,29 @@ func inProcess(seen *[]string, mu *sync.Mutex) func(ctx context.Context, r io.Re
 	}
 }
 
+// relayTest is a Relay between a fake service and a client pipe, failing
+// over to inProcess.
+type relayTest struct {
+	svcEnd net.Conn
+	svc    *fakeService
+	inW    *io.PipeWriter
+	out    syncBuf
+	done   chan error // Relay's result
+
+	mu     sync.Mutex
+	fbSeen []string // the lines the fallback was sent
+}
+
+func startRelayWithFallback() *relayTest {
+	svcEnd, relayEnd := net.Pipe()
+	inR, inW := io.Pipe()
+	rt := &relayTest{svcEnd: svcEnd, svc: newFakeService(svcEnd), inW: inW, done: make(chan error)}
+	go func() {
+		rt.done <- Relay(context.Background(), relayEnd, inR, &rt.out, RelayOptions{Fallback: inProcess(&rt.fbSeen, &rt.mu)})
+	}()
+	return rt
+}
+
 // replyIDsOf counts the replies on out by raw id.
 func replyIDsOf(t *testing.T, out string) (map[string]int, map[string]string) {
 	t.Helper()
@@ -81,16 +105,8 @@ func replyIDsOf(t *testing.T, out string) (map[string]int, map[string]string) {
 // initialize and subscription replayed and their replies swallowed.
 func TestRelayFailoverAnswersEachCallOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		svcEnd, relayEnd := net.Pipe()
-		svc := newFakeService(svcEnd)
-		inR, inW := io.Pipe()
-		var out syncBuf
-		var mu sync.Mutex
-		var fbSeen []string
-		done := make(chan error)
-		go func() {
-			done <- Relay(context.Background(), relayEnd, inR, &out, RelayOptions{Fallback: inProcess(&fbSeen, &mu)})
-		}()
+		rt := startRelayWithFallback()
+		svcEnd, svc, inW, out, done := rt.svcEnd, rt.svc, rt.inW, &rt.out, rt.done
 		modern := `"_meta":{"` + MetaProtocolVersion + `":"` + ModernVersion + `","` + MetaClientCapabilities + `":{}}`
 		big := `{"jsonrpc":"2.0","id":"big","method":"tools/call","params":{"name":"ok","arguments":{"pad":"` + strings.Repeat("x", 70<<10) + `"}}}`
 		send := []string{
@@ -148,8 +164,9 @@ func TestRelayFailoverAnswersEachCallOnce(t *testing.T) {
 		if !strings.Contains(last[`5`], `"resultType":"complete"`) || !strings.Contains(last[`4`], `"isError":false`) {
 			t.Errorf("after the failover: %s\n%s", last[`4`], last[`5`])
 		}
-		mu.Lock()
-		defer mu.Unlock()
+		rt.mu.Lock()
+		defer rt.mu.Unlock()
+		fbSeen := rt.fbSeen
 		if len(fbSeen) < 2 || !strings.Contains(fbSeen[0], `"id":`+relayReplayID+`,"method":"initialize","params":{"protocolVersion":"2025-03-26"}`) ||
 			!strings.Contains(fbSeen[1], `"method":"resources/subscribe","params":{"uri":"awbridge://health"}`) {
 			t.Errorf("the fallback was told: %q", fbSeen)
@@ -241,4 +258,45 @@ func (s *syncBuf) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestRelayFailsOverWhenTheServiceNeverAnswers: a service that accepts and
+// reads but never answers is given DefaultRelayFirstReply for its first
+// line; then the relay fails over as on EOF: each owed call is answered
+// once with the retryable error, and the next calls go to the fallback.
+func TestRelayFailsOverWhenTheServiceNeverAnswers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := startRelayWithFallback()
+		svc, inW, out, done := rt.svc, rt.inW, &rt.out, rt.done
+		defer rt.svcEnd.Close()
+		io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`+"\n")
+		io.WriteString(inW, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ok"}}`+"\n")
+		synctest.Wait()
+		if len(svc.lines) != 2 {
+			t.Fatalf("the service was sent %d lines", len(svc.lines))
+		}
+		time.Sleep(DefaultRelayFirstReply + time.Second)
+		synctest.Wait()
+		n, last := replyIDsOf(t, out.String())
+		for _, id := range []string{`1`, `2`} {
+			if n[id] != 1 || !strings.Contains(last[id], `"retryable":true`) {
+				t.Errorf("id %s answered %d times (%s) by a silent service's deadline", id, n[id], last[id])
+			}
+		}
+		io.WriteString(inW, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"ok"}}`+"\n")
+		inW.Close()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		n, last = replyIDsOf(t, out.String())
+		if n[`1`] != 1 || n[`2`] != 1 || n[`3`] != 1 || !strings.Contains(last[`3`], `"isError":false`) {
+			t.Errorf("answers %v; the call after the failover: %s", n, last[`3`])
+		}
+		rt.mu.Lock()
+		defer rt.mu.Unlock()
+		fbSeen := rt.fbSeen
+		if len(fbSeen) == 0 || !strings.Contains(fbSeen[0], `"method":"initialize","params":{"protocolVersion":"2025-06-18"}`) {
+			t.Errorf("the fallback was told: %q", fbSeen)
+		}
+	})
 }

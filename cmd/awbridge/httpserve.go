@@ -250,6 +250,7 @@ func serveCapped(ctx context.Context, capped *connCap, h *mcp.HTTPTransport, log
 	}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(capped) }()
+	defer capped.refuse.Wait()
 
 	var serveErr error
 	select {
@@ -289,14 +290,32 @@ const capWarnEvery = time.Minute
 // connection over the cap takes the place of the connection that has
 // waited longest without a request of the token's holder in progress
 // (idle, still sending its headers, or handling a request without the
-// token, a body that never comes included), which is closed; when every
-// connection is busy with the holder's requests the new one is closed at
-// once. Nothing waits: no goroutine and no file beyond the cap, so neither
-// idle connections nor stalled requests can starve a real caller.
+// token, a body that never comes included), which is closed. Nothing
+// waits: no goroutine and no file beyond the cap, so neither idle
+// connections nor stalled requests can starve a real caller.
+//
+// Another local user can still churn connections (thousands a second):
+// each new one would close the holder's fresh connection before its
+// request is read, or its keep-alive connection between two requests
+// (issue 16: 23-46 % and ~60 % of the holder's requests failed). So the
+// serving user's own connections are preferred: ones whose peer runs as
+// this process's user (on Linux the kernel says who owns the other end of
+// a loopback connection: mcp.LoopbackPeerUID, one netlink lookup of ~7 us,
+// asked only once half the cap is in use) and ones that have carried the
+// token (everywhere, for keep-alive connections). A new connection closes
+// the longest-waiting idle connection that is not preferred; only a
+// preferred one may close a preferred one, or anyone once the preferred
+// hold more than half the cap (the other half stays open to other
+// connections, /healthz included). When no connection may be closed, the
+// new one gets a minimal 503 with Retry-After: 1 (written by a Refuser,
+// beside the accept loop) and is closed.
 type connCap struct {
 	net.Listener
-	max int
-	log zerolog.Logger
+	max     int
+	log     zerolog.Logger
+	ownUID  int                               // this process's user
+	peerUID func(net.Conn) (uid int, ok bool) // who opened a connection; mcp.LoopbackPeerUID
+	refuse  mcp.Refuser
 
 	mu       sync.Mutex
 	clock    uint64 // bumped at each state change: orders "waited longest"
@@ -307,9 +326,10 @@ type connCap struct {
 
 // capConn is what connCap knows of one open connection.
 type capConn struct {
-	state http.ConnState
-	busy  bool   // handling a request that carries the token (trust)
-	since uint64 // clock when it last changed state
+	state     http.ConnState
+	busy      bool   // handling a request that carries the token (trust)
+	preferred bool   // the serving user's, or it has carried the token
+	since     uint64 // clock when it last changed state
 }
 
 // connKey is the context key of a request's connection (connContext).
@@ -319,7 +339,7 @@ func newConnCap(ln net.Listener, maxConns int, log zerolog.Logger) *connCap {
 	if maxConns <= 0 {
 		maxConns = defaultHTTPConns
 	}
-	return &connCap{Listener: ln, max: maxConns, log: log, conns: map[net.Conn]*capConn{}}
+	return &connCap{Listener: ln, max: maxConns, log: log, ownUID: os.Getuid(), peerUID: mcp.LoopbackPeerUID, conns: map[net.Conn]*capConn{}}
 }
 
 // Accept returns the next connection, making room for it or refusing it.
@@ -332,37 +352,74 @@ func (c *connCap) Accept() (net.Conn, error) {
 		if c.admit(conn) {
 			return conn, nil
 		}
+		c.refuse.Refuse(conn, overCapReply)
 	}
 }
 
-// admit registers conn, closing the longest-waiting connection that is not
-// busy when at the cap, or closes conn itself when every connection is.
+// overCapReply answers a connection beyond the cap when every connection
+// under it is busy, or preferred: its request was not read, so the
+// JSON-RPC error has id null.
+var overCapReply = func() []byte {
+	const body = `{"jsonrpc":"2.0","id":null,"error":{"code":-32006,"message":"service unavailable: too many connections; retry",` +
+		`"data":{"kind":"PolicyError","code":"ConcurrencyLimited","retryable":true,"retry_after_ms":1000}}}`
+	return []byte("HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: application/json\r\n" +
+		"Cache-Control: no-store\r\nConnection: close\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body)
+}()
+
+// admit registers conn, closing the longest-waiting connection it may
+// close when at the cap; false when there is none (conn is not kept).
 func (c *connCap) admit(conn net.Conn) bool {
+	c.mu.Lock()
+	near := len(c.conns) >= c.max/2
+	c.mu.Unlock()
+	preferred := false
+	if near {
+		// Outside the lock: the lookup is a system call. Only Accept adds
+		// connections, so the count has not grown meanwhile.
+		uid, ok := c.peerUID(conn)
+		preferred = ok && uid == c.ownUID
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.clock++
-	admitted := true
 	if len(c.conns) >= c.max {
-		var victim net.Conn
-		var oldest uint64
-		for vc, st := range c.conns {
-			if !st.busy && (victim == nil || st.since < oldest) {
-				victim, oldest = vc, st.since
-			}
-		}
-		if victim != nil {
-			delete(c.conns, victim)
-			victim.Close()
-		} else {
-			conn.Close()
-			admitted = false
-		}
+		victim := c.victimLocked(preferred)
 		c.overLocked()
+		if victim == nil {
+			return false
+		}
+		delete(c.conns, victim)
+		victim.Close()
 	}
-	if admitted {
-		c.conns[conn] = &capConn{state: http.StateNew, since: c.clock}
+	c.conns[conn] = &capConn{state: http.StateNew, preferred: preferred, since: c.clock}
+	return true
+}
+
+// victimLocked is the connection a new one (preferred or not) may close:
+// the longest-waiting one that is not busy, not preferred first.
+func (c *connCap) victimLocked(preferred bool) net.Conn {
+	var other, pref net.Conn
+	var otherSince, prefSince uint64
+	nPref := 0
+	for vc, st := range c.conns {
+		if st.preferred {
+			nPref++
+		}
+		switch {
+		case st.busy:
+		case !st.preferred && (other == nil || st.since < otherSince):
+			other, otherSince = vc, st.since
+		case st.preferred && (pref == nil || st.since < prefSince):
+			pref, prefSince = vc, st.since
+		}
 	}
-	return admitted
+	switch {
+	case other != nil:
+		return other
+	case preferred || nPref > c.max/2:
+		return pref
+	}
+	return nil
 }
 
 // overLocked counts a connection closed over the cap and warns at most
@@ -371,7 +428,7 @@ func (c *connCap) overLocked() {
 	c.over++
 	if now := time.Now(); now.Sub(c.warnedAt) >= capWarnEvery {
 		c.log.Warn().Int("max_connections", c.max).Int("closed", c.over).
-			Msg("HTTP connections over the cap: the longest idle or unauthenticated ones (or, all busy, the new ones) were closed")
+			Msg("HTTP connections over the cap: the longest idle or unauthenticated ones (or, none closable, the new ones with 503) were closed")
 		c.warnedAt, c.over = now, 0
 	}
 }
@@ -383,13 +440,13 @@ func (c *connCap) connContext(ctx context.Context, conn net.Conn) context.Contex
 }
 
 // trust marks the connection of the request of ctx busy until the
-// request ends: the request carries the token.
+// request ends, and preferred from now on: the request carries the token.
 func (c *connCap) trust(ctx context.Context) {
 	conn, _ := ctx.Value(connKey{}).(net.Conn)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if st, ok := c.conns[conn]; ok && st.state == http.StateActive {
-		st.busy = true
+		st.busy, st.preferred = true, true
 	}
 }
 

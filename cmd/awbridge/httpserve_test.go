@@ -273,6 +273,12 @@ func startHTTP(t *testing.T, tr *mcp.HTTPTransport, ln net.Listener, maxConns in
 func startCapped(t *testing.T, tr *mcp.HTTPTransport, ln net.Listener, maxConns int) (string, *connCap) {
 	t.Helper()
 	capped := newConnCap(ln, maxConns, zerolog.Nop())
+	return serveCapTest(t, tr, capped), capped
+}
+
+// serveCapTest serves tr behind capped until the test ends.
+func serveCapTest(t *testing.T, tr *mcp.HTTPTransport, capped *connCap) string {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- serveCapped(ctx, capped, tr, zerolog.Nop()) }()
@@ -282,7 +288,7 @@ func startCapped(t *testing.T, tr *mcp.HTTPTransport, ln net.Listener, maxConns 
 			t.Errorf("serveHTTP: %v", err)
 		}
 	})
-	return "http://" + ln.Addr().String(), capped
+	return "http://" + capped.Addr().String()
 }
 
 // active counts the connections handling a request.
@@ -439,7 +445,7 @@ func TestServeHTTPStalledBodiesDoNotStarve(t *testing.T) {
 }
 
 // When every connection under the cap is busy (open GET streams), a new
-// connection is closed at once rather than queued.
+// connection is answered 503 with Retry-After at once rather than queued.
 func TestServeHTTPRefusesBeyondTheCapWhenAllBusy(t *testing.T) {
 	const maxConns = 2
 	ln, err := listenHTTP("127.0.0.1:0")
@@ -478,9 +484,120 @@ func TestServeHTTPRefusesBeyondTheCapWhenAllBusy(t *testing.T) {
 			t.Fatalf("GET stream %d", stream.StatusCode)
 		}
 	}
-	if res, err := freshClient().Get(base + mcp.PathHealth); err == nil {
+	// Beyond them: a minimal 503 with Retry-After (issue 16: the modern
+	// era's caps could never answer it, the connection was reset first).
+	for i := range 3 {
+		res, err := freshClient().Get(base + mcp.PathHealth)
+		if err != nil {
+			t.Fatalf("connection %d beyond %d busy ones: %v", i, maxConns, err)
+		}
+		body, _ := io.ReadAll(res.Body)
 		res.Body.Close()
-		t.Fatalf("a connection beyond %d busy ones was served: %d", maxConns, res.StatusCode)
+		if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") != "1" ||
+			!strings.Contains(string(body), `"code":-32006`) || !json.Valid(body) {
+			t.Fatalf("connection %d beyond %d busy ones: %d, Retry-After %q, %s", i, maxConns, res.StatusCode, res.Header.Get("Retry-After"), body)
+		}
+	}
+}
+
+// Another local user churning connections (issue 16: ~5,000 a second)
+// fails none of the token holder's requests, fresh or keep-alive: the
+// serving user's connections, and those that carried the token, are not
+// closed to make room for the churner's. The churner dials from
+// 127.0.0.2, which the cap's lookup takes for another user's (the real
+// lookup is mcp.LoopbackPeerUID's test). The figures are counts, not times.
+func TestServeHTTPChurnDoesNotFailTheHolder(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("dials from 127.0.0.2: Linux answers on all of 127/8")
+	}
+	const maxConns, requests = 8, 100
+	ln, err := listenHTTP("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := mcp.NewServer(pingBackend{}, mcp.Options{}).HTTPHandler(mcp.HTTPOptions{
+		Token: "serve-http-test-token", AllowedHosts: httpAllowedHosts(ln),
+	})
+	capped := newConnCap(ln, maxConns, zerolog.Nop())
+	churnIP := net.IPv4(127, 0, 0, 2)
+	capped.peerUID = func(c net.Conn) (int, bool) {
+		if c.RemoteAddr().(*net.TCPAddr).IP.Equal(churnIP) {
+			return capped.ownUID + 1, true
+		}
+		return capped.ownUID, true
+	}
+	base := serveCapTest(t, tr, capped)
+
+	stop := make(chan struct{})
+	var churned atomic.Int64
+	var churners sync.WaitGroup
+	open := make(chan struct{}, 256) // the churner's descriptors
+	for range 4 {
+		churners.Go(func() {
+			d := net.Dialer{LocalAddr: &net.TCPAddr{IP: churnIP}}
+			for {
+				select {
+				case <-stop:
+					return
+				case open <- struct{}{}:
+				}
+				c, err := d.Dial("tcp", ln.Addr().String())
+				if err != nil {
+					<-open
+					continue
+				}
+				churned.Add(1)
+				churners.Go(func() { // idle until the server closes it
+					defer func() { <-open }()
+					c.SetReadDeadline(time.Now().Add(10 * time.Second))
+					io.Copy(io.Discard, c)
+					c.Close()
+				})
+			}
+		})
+	}
+	defer func() { close(stop); churners.Wait() }()
+	waitUntil(t, "the churn to fill the cap", func() bool { return churned.Load() > 4*maxConns })
+
+	call := func(c *http.Client) error {
+		req, _ := http.NewRequest(http.MethodPost, base+mcp.PathMCP, strings.NewReader(
+			`{"jsonrpc":"2.0","id":7,"method":"server/discover","params":{"_meta":{"`+mcp.MetaProtocolVersion+`":"`+mcp.ModernVersion+
+				`","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"0"}}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Method", "server/discover")
+		req.Header.Set(mcp.HeaderProtocolVersion, mcp.ModernVersion)
+		req.Header.Set("Authorization", "Bearer serve-http-test-token")
+		res, err := c.Do(req)
+		if err != nil {
+			return err
+		}
+		defer res.Body.Close()
+		if _, err := io.ReadAll(res.Body); err != nil {
+			return err
+		}
+		if res.StatusCode != http.StatusOK {
+			return errors.New(res.Status)
+		}
+		return nil
+	}
+	fresh, kept := freshClient(), &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+	var failedFresh, failedKept int
+	var lastErr error
+	for range requests {
+		if err := call(fresh); err != nil {
+			failedFresh, lastErr = failedFresh+1, err
+		}
+		if err := call(kept); err != nil {
+			failedKept, lastErr = failedKept+1, err
+		}
+	}
+	t.Logf("%d connections churned; failed: %d of %d fresh, %d of %d keep-alive requests", churned.Load(), failedFresh, requests, failedKept, requests)
+	if failedFresh+failedKept > 0 {
+		t.Errorf("under churn %d of %d fresh and %d of %d keep-alive requests failed, the last: %v", failedFresh, requests, failedKept, requests, lastErr)
+	}
+	if n := capped.open(); n > maxConns {
+		t.Errorf("%d connections open, cap %d", n, maxConns)
 	}
 }
 

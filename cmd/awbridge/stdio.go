@@ -75,6 +75,7 @@ func cmdStdio(ctx context.Context, e *env, args []string) int {
 		warnOtherAW(ctx, e, l)
 		err = mcp.Relay(ctx, conn, in, out, mcp.RelayOptions{
 			MaxLineBytes: l.Config.Server.MaxLineBytes, ServerName: "awbridge", ServerVersion: e.version, Fallback: inProcess,
+			FirstReply: serviceTimeout(l.Config), // as the terminal commands wait for the service
 		})
 	} else {
 		err = inProcess(ctx, in, out)
