@@ -21,6 +21,10 @@ const (
 	fileVersion  = 1
 	tempPattern  = FileName + ".tmp-*"
 	corruptInfix = ".corrupt-"
+	// staleTempAge is how old a temp file must be for Open to remove it:
+	// a younger one may be another process's write in progress, which
+	// takes well under a second even for the largest file.
+	staleTempAge = 5 * time.Minute
 )
 
 // writeLocked replaces the state file with the persistent scope as it will
@@ -360,11 +364,16 @@ func (s *Store) onlyStateFiles() bool {
 	return true
 }
 
-// removeStaleTemps removes temp files a crash left behind.
+// removeStaleTemps removes temp files a crash left behind: those older
+// than staleTempAge. A younger one may be another process's write in
+// progress, about to be renamed over the state file. Remove never follows
+// a link.
 func (s *Store) removeStaleTemps() {
 	names, _ := filepath.Glob(filepath.Join(s.dir, tempPattern))
 	for _, n := range names {
-		_ = os.Remove(n)
+		if fi, err := os.Lstat(n); err == nil && time.Since(fi.ModTime()) > staleTempAge {
+			_ = os.Remove(n)
+		}
 	}
 }
 
