@@ -461,3 +461,34 @@ func TestAtomicWrites(t *testing.T) {
 		}
 	}
 }
+
+// Another program replaces state.json with something that is not a state
+// document while a store runs: reads keep the view they had; the next
+// change keeps the junk aside (as Open does) and writes the view with the
+// change, so neither the junk nor the view is lost.
+func TestFileCorruptedMidRun(t *testing.T) {
+	s, dir := persistentStore(t, Options{})
+	if _, err := s.Set("a", json.RawMessage(`1`), ScopePersistent); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, FileName)
+	if err := os.WriteFile(path, []byte("junk"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := mustGet(t, s, "a", ScopePersistent); v != "1" {
+		t.Fatalf("a = %s after the file was corrupted", v)
+	}
+	if _, err := s.Set("b", json.RawMessage(`2`), ScopePersistent); err != nil {
+		t.Fatal(err)
+	}
+	if got := dumpFile(t, dir); !sameEntries(got, map[string]string{"a": "1", "b": "2"}) {
+		t.Fatalf("the file holds %v, want a and b", got)
+	}
+	aside, _ := filepath.Glob(path + corruptInfix + "*")
+	if len(aside) != 1 {
+		t.Fatalf("kept aside: %v, want one file", aside)
+	}
+	if got, _ := os.ReadFile(aside[0]); string(got) != "junk" {
+		t.Fatalf("%s holds %q", aside[0], got)
+	}
+}
