@@ -51,3 +51,16 @@ func BenchmarkSetPersistent(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkGetPersistent reads a persistent value that no other process
+// changed: the store checks the file is unchanged before answering.
+func BenchmarkGetPersistent(b *testing.B) {
+	s, _ := persistentStore(b, Options{})
+	s.Set("k", benchValue, ScopePersistent)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, ok, err := s.Get("k", ScopeAny); !ok || err != nil {
+			b.Fatal(ok, err)
+		}
+	}
+}

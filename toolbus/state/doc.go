@@ -19,8 +19,16 @@
 //
 // A Store is safe for concurrent use by many goroutines; readers never see a
 // half-applied change, and a persistent change is visible to readers only
-// once it is durable. One process owns a state dir: two processes sharing
-// one never corrupt the file (every write replaces it whole, by rename), but
-// the last writer wins and neither sees the other's changes until it
-// reopens the store.
+// once it is durable.
+//
+// Several processes may share a state dir (two `awbridge stdio` without a
+// service). Each change takes an advisory lock on Dir/state.json.lock
+// (flock; LockFileEx on Windows), re-reads state.json if another process
+// replaced it since, applies only the keys it changes and replaces the
+// file, then releases the lock: no confirmed write of any process is lost.
+// A read looks at the file's identity, size and modification time (one
+// Lstat) and re-reads it, under the lock, only when it changed, so it sees
+// every change another process confirmed. Open removes only temp files
+// older than a few minutes: a younger one may be another process's write
+// in progress. The lock file stays (empty, 0600).
 package state

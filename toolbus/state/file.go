@@ -21,11 +21,67 @@ const (
 	fileVersion  = 1
 	tempPattern  = FileName + ".tmp-*"
 	corruptInfix = ".corrupt-"
+	// lockName is the file every process locks around reading and
+	// replacing the state file. It stays empty and is never removed: a
+	// process could otherwise lock a file already unlinked while another
+	// locks its replacement.
+	lockName = FileName + ".lock"
+	// staleTempAge is how old a temp file must be for Open to remove it:
+	// a younger one may be another process's write in progress, which
+	// takes well under a second even for the largest file.
+	staleTempAge = 5 * time.Minute
 )
+
+// diskStamp identifies the version of the state file the persistent view
+// was last read from or written as: every write puts a new file in place
+// (by rename), so another version is another file, or one of another
+// size or modification time. fi is nil when there was no file; bad says
+// the file was not a valid state document (it is then kept aside before
+// the next write replaces it).
+type diskStamp struct {
+	fi  fs.FileInfo
+	bad bool
+}
+
+// changedSince reports whether the file fi (from Lstat) is another version
+// than d. A nil d (never read) is always another.
+func (d *diskStamp) changedSince(fi fs.FileInfo) bool {
+	return d == nil || d.fi == nil || fi.Size() != d.fi.Size() || !fi.ModTime().Equal(d.fi.ModTime()) || !sameFile(fi, d.fi)
+}
+
+// lock takes the state dir's lock file, waiting while another process
+// (or another Store) holds it, and returns the function that releases
+// it. It is held only around reading and replacing the state file. The
+// lock file is created 0600 and never opened through a symbolic link.
+func (s *Store) lock() (unlock func(), err error) {
+	name := filepath.Join(s.dir, lockName)
+	f, err := os.OpenFile(name, os.O_RDONLY|os.O_CREATE|oNoFollow, 0o600)
+	if err != nil {
+		return nil, &StorageError{Op: "lock", Path: name, Err: err}
+	}
+	fi, err := f.Stat()
+	if err == nil {
+		var lfi fs.FileInfo
+		if lfi, err = os.Lstat(name); err == nil && (lfi.Mode()&fs.ModeSymlink != 0 || !os.SameFile(lfi, fi)) {
+			err = ErrSymlink // Windows has no O_NOFOLLOW
+		} else if err == nil && !fi.Mode().IsRegular() {
+			err = errNotRegular
+		}
+	}
+	if err == nil {
+		err = lockFile(f)
+	}
+	if err != nil {
+		f.Close()
+		return nil, &StorageError{Op: "lock", Path: name, Err: err}
+	}
+	return func() { f.Close() }, nil
+}
 
 // writeLocked replaces the state file with the persistent scope as it will
 // be after a change: entries for which skip reports true are left out and
-// add, if not nil, is written under addKey. The caller holds wmu. Keys are
+// add, if not nil, is written under addKey. The caller holds wmu and the
+// lock, and has brought the view up to date (syncLocked). Keys are
 // validated ASCII without characters JSON escapes, so they are written as
 // they are.
 func (s *Store) writeLocked(skip func(string) bool, addKey string, add *entry) error {
@@ -69,11 +125,15 @@ func (s *Store) writeLocked(skip func(string) bool, addKey string, add *entry) e
 		return bw.Flush()
 	})
 	var ae *atomicfile.Error
+	if err == nil || errors.As(err, &ae) && ae.Op == atomicfile.OpSyncDir {
+		s.noteWritten()
+	}
 	if errors.As(err, &ae) {
 		// A leftover temp file is removed at the next Open. After a failed
 		// folder sync the new file is in place but may not survive a
-		// crash: the Store keeps its old view, and the next write
-		// rewrites the whole file from that view.
+		// crash: the Store keeps its old view (the file is noted as
+		// its own, not read back), and the next write rewrites the
+		// whole file from that view.
 		op := ae.Op
 		if op == atomicfile.OpCreate {
 			op = "create temp file in"
@@ -100,16 +160,28 @@ func (s *Store) readCap() int64 {
 	return 2*int64(s.o.MaxScopeBytes) + 256*int64(s.o.MaxEntries) + 1<<20
 }
 
-// load prepares the state dir and loads the state file into s.pers.
+// load prepares the state dir and loads the state file, if there is one,
+// into s.pers, holding the lock (or without it, with a warning, where the
+// lock file cannot be created: a read-only state dir).
 func (s *Store) load() (warnings []string, err error) {
 	warnings, err = s.prepareDir()
 	if err != nil {
 		return warnings, err
 	}
 	s.removeStaleTemps()
+	if _, err := os.Lstat(s.path); errors.Is(err, fs.ErrNotExist) {
+		s.disk.Store(&diskStamp{}) // nothing to read: no lock file yet
+		return warnings, nil
+	}
+	if unlock, err := s.lock(); err != nil {
+		warnings = append(warnings, fmt.Sprintf("state file %s read without its lock (%v): changes will fail until the lock file can be made", s.path, err))
+	} else {
+		defer unlock()
+	}
 
 	f, fi, err := openNoFollow(s.path, false)
 	if errors.Is(err, fs.ErrNotExist) {
+		s.disk.Store(&diskStamp{})
 		return warnings, nil
 	}
 	if err != nil {
@@ -126,35 +198,140 @@ func (s *Store) load() (warnings []string, err error) {
 			warnings = append(warnings, fmt.Sprintf("state file %s is readable by others (mode %04o) and belongs to another user; left as it is until the next write replaces it", s.path, fi.Mode().Perm()))
 		}
 	}
-	data, err := io.ReadAll(io.LimitReader(f, s.readCap()+1))
+	m, reason, over, err := s.readDoc(f)
 	if err != nil {
-		return warnings, &StorageError{Op: "read", Path: s.path, Err: err}
+		return warnings, err
 	}
-	var reason string
-	if int64(len(data)) > s.readCap() {
-		reason = fmt.Sprintf("larger than %d bytes", s.readCap())
-	} else {
-		var over bool
-		reason, over = s.parse(data)
-		if reason == "" {
-			if over {
-				warnings = append(warnings, fmt.Sprintf("state file %s holds more than the configured limits allow; it is loaded whole, and persistent writes that would grow it are refused until entries are removed", s.path))
-			}
-			return warnings, nil
+	if reason == "" {
+		if over {
+			warnings = append(warnings, fmt.Sprintf("state file %s holds more than the configured limits allow; it is loaded whole, and persistent writes that would grow it are refused until entries are removed", s.path))
 		}
+		s.pers = m
+		s.disk.Store(&diskStamp{fi: fi})
+		return warnings, nil
 	}
 	aside, err := s.keepAside()
 	if err != nil {
 		return warnings, err
 	}
+	s.disk.Store(&diskStamp{})
 	warnings = append(warnings, fmt.Sprintf("state file %s is not a valid state document (%s); kept it as %s and started with an empty persistent scope", s.path, reason, aside))
 	return warnings, nil
 }
 
-// parse decodes a state document into s.pers. It returns why the document
-// is not valid ("" when it is; s.pers is untouched then) and whether it
-// exceeds the configured limits. Reasons never quote keys or values.
-func (s *Store) parse(data []byte) (reason string, over bool) {
+// readDoc reads and parses the open state file: the entries, or why the
+// file is not a valid state document, and whether it exceeds the limits.
+// Only a failed read is an error.
+func (s *Store) readDoc(f *os.File) (m scopeMap, reason string, over bool, err error) {
+	data, err := io.ReadAll(io.LimitReader(f, s.readCap()+1))
+	if err != nil {
+		return m, "", false, &StorageError{Op: "read", Path: s.path, Err: err}
+	}
+	if int64(len(data)) > s.readCap() {
+		return m, fmt.Sprintf("larger than %d bytes", s.readCap()), false, nil
+	}
+	m, reason, over = s.parse(data)
+	return m, reason, over, nil
+}
+
+// syncLocked brings the persistent view up to what the state file holds
+// when the file is another version than the one the view was last read
+// from or written as: another process (or Store) wrote it. The caller
+// holds wmu and the lock. A missing file leaves the view as it is (the
+// next write puts it back whole); so does a file that is not a valid
+// state document, which a write (forWrite) first keeps aside, as Open
+// does, so no one's data is overwritten unseen.
+func (s *Store) syncLocked(forWrite bool) error {
+	d := s.disk.Load()
+	fi, err := os.Lstat(s.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return &StorageError{Op: "stat", Path: s.path, Err: err}
+	}
+	if !d.changedSince(fi) && !(forWrite && d.bad) {
+		return nil
+	}
+	f, fi, err := openNoFollow(s.path, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return &StorageError{Op: "open", Path: s.path, Err: err}
+	}
+	m, reason, _, err := s.readDoc(f)
+	f.Close()
+	if err != nil {
+		return err
+	}
+	if reason != "" {
+		if !forWrite {
+			s.disk.Store(&diskStamp{fi: fi, bad: true})
+			return nil
+		}
+		if _, err := s.keepAside(); err != nil {
+			return err
+		}
+		s.disk.Store(&diskStamp{})
+		return nil
+	}
+	s.mu.Lock()
+	s.pers = m
+	s.mu.Unlock()
+	s.disk.Store(&diskStamp{fi: fi})
+	return nil
+}
+
+// noteWritten records the state file this store just put in place as the
+// version its view matches. The caller holds the lock.
+func (s *Store) noteWritten() {
+	fi, err := os.Lstat(s.path)
+	if err != nil {
+		s.disk.Store(nil) // unknown: the next read looks again
+		return
+	}
+	s.disk.Store(&diskStamp{fi: fi})
+}
+
+// lockAndSync takes the lock for a change and brings the view up to date
+// with the file. The caller holds wmu and calls unlock once done.
+func (s *Store) lockAndSync() (unlock func(), err error) {
+	unlock, err = s.lock()
+	if err != nil {
+		return nil, err
+	}
+	if err := s.syncLocked(true); err != nil {
+		unlock()
+		return nil, err
+	}
+	return unlock, nil
+}
+
+// refresh makes a read see what other processes wrote: when the state file
+// is another version than the view's (one Lstat, the only cost when
+// nothing changed), it re-reads it under the lock. Failures leave the
+// view as it is; the next change reports them.
+func (s *Store) refresh() {
+	fi, err := os.Lstat(s.path)
+	if err != nil || !s.disk.Load().changedSince(fi) {
+		return
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.closed.Load() {
+		return
+	}
+	if unlock, err := s.lock(); err == nil {
+		defer unlock()
+	} // else read without it: a rename never tears the file
+	_ = s.syncLocked(false)
+}
+
+// parse decodes a state document. It returns its entries, or why the
+// document is not valid ("" when it is), and whether it exceeds the
+// configured limits. Reasons never quote keys or values.
+func (s *Store) parse(data []byte) (m scopeMap, reason string, over bool) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var doc fileDoc
@@ -162,39 +339,39 @@ func (s *Store) parse(data []byte) (reason string, over bool) {
 		var se *json.SyntaxError
 		switch {
 		case errors.As(err, &se):
-			return fmt.Sprintf("not JSON: syntax error at byte %d", se.Offset), false
+			return m, fmt.Sprintf("not JSON: syntax error at byte %d", se.Offset), false
 		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-			return "not JSON: empty or cut short", false
+			return m, "not JSON: empty or cut short", false
 		default:
-			return "not the shape of a state document", false
+			return m, "not the shape of a state document", false
 		}
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return "data after the document", false
+		return m, "data after the document", false
 	}
 	if doc.Version != fileVersion {
-		return fmt.Sprintf("version %d, want %d", doc.Version, fileVersion), false
+		return m, fmt.Sprintf("version %d, want %d", doc.Version, fileVersion), false
 	}
 	if doc.Entries == nil {
-		return "no entries object", false
+		return m, "no entries object", false
 	}
-	m := scopeMap{m: make(map[string]*entry, len(doc.Entries))}
+	m = scopeMap{m: make(map[string]*entry, len(doc.Entries))}
 	for k, fe := range doc.Entries {
 		if k == "" || validKeyChars(k) >= 0 {
-			return "an entry has an invalid key", false
+			return m, "an entry has an invalid key", false
 		}
 		if len(fe.Value) == 0 {
-			return "an entry has no value", false
+			return m, "an entry has no value", false
 		}
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, fe.Value); err != nil {
-			return "an entry has an invalid value", false
+			return m, "an entry has an invalid value", false
 		}
 		e := &entry{value: buf.Bytes()}
 		if fe.UpdatedAt != "" {
 			t, err := time.Parse(time.RFC3339Nano, fe.UpdatedAt)
 			if err != nil {
-				return "an entry has an invalid updated_at", false
+				return m, "an entry has an invalid updated_at", false
 			}
 			e.updated = t
 			e.ts = t.UTC().Format(time.RFC3339Nano)
@@ -208,7 +385,7 @@ func (s *Store) parse(data []byte) (reason string, over bool) {
 		over = true
 	}
 	s.pers = m
-	return "", over
+	return m, "", over
 }
 
 // keepAside renames the state file to state.json.corrupt-<UTC timestamp>
@@ -345,7 +522,7 @@ func CheckFile(dir string) error {
 }
 
 // onlyStateFiles reports whether the state dir holds nothing but the state
-// file, its temp files and corrupted files kept aside.
+// file, its lock and temp files and corrupted files kept aside.
 func (s *Store) onlyStateFiles() bool {
 	ents, err := os.ReadDir(s.dir)
 	if err != nil {
@@ -353,18 +530,23 @@ func (s *Store) onlyStateFiles() bool {
 	}
 	for _, e := range ents {
 		n := e.Name()
-		if n != FileName && !strings.HasPrefix(n, FileName+corruptInfix) && !strings.HasPrefix(n, FileName+".tmp-") && !awbridgeFile(n) {
+		if n != FileName && n != lockName && !strings.HasPrefix(n, FileName+corruptInfix) && !strings.HasPrefix(n, FileName+".tmp-") && !awbridgeFile(n) {
 			return false
 		}
 	}
 	return true
 }
 
-// removeStaleTemps removes temp files a crash left behind.
+// removeStaleTemps removes temp files a crash left behind: those older
+// than staleTempAge. A younger one may be another process's write in
+// progress, about to be renamed over the state file. Remove never follows
+// a link.
 func (s *Store) removeStaleTemps() {
 	names, _ := filepath.Glob(filepath.Join(s.dir, tempPattern))
 	for _, n := range names {
-		_ = os.Remove(n)
+		if fi, err := os.Lstat(n); err == nil && time.Since(fi.ModTime()) > staleTempAge {
+			_ = os.Remove(n)
+		}
 	}
 }
 

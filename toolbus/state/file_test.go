@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/awbridge/awbridge/internal/atomicfile"
 )
@@ -280,14 +281,43 @@ func TestOverLimitFileLoads(t *testing.T) {
 	}
 }
 
+// Open removes temp files a crash left behind, but only stale ones: a
+// fresh temp file is another process's write in progress (it renames it
+// over state.json in a moment), and a file of another name is not ours.
 func TestStaleTempsRemoved(t *testing.T) {
 	dir := stateDir(t)
-	stale := filepath.Join(dir, FileName+".tmp-123")
-	os.WriteFile(stale, []byte("half"), 0o600)
-	s := open(t, Options{Dir: dir})
-	_ = s
-	if _, err := os.Stat(stale); !errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("stale temp file still there: %v", err)
+	old := time.Now().Add(-staleTempAge - time.Minute)
+	tests := []struct {
+		name     string
+		age      time.Time // zero: just written
+		wantGone bool
+	}{
+		{FileName + ".tmp-111", old, true},
+		{FileName + ".tmp-222", time.Time{}, false},
+		{FileName + ".tmp-333", time.Now().Add(-staleTempAge / 2), false},
+		{"other.tmp-444", old, false},
+	}
+	for _, tt := range tests {
+		p := filepath.Join(dir, tt.name)
+		if err := os.WriteFile(p, []byte("half"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if !tt.age.IsZero() {
+			if err := os.Chtimes(p, tt.age, tt.age); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	s, _, err := Open(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, tt := range tests {
+		_, err := os.Stat(filepath.Join(dir, tt.name))
+		if gone := errors.Is(err, fs.ErrNotExist); gone != tt.wantGone {
+			t.Errorf("%s: removed %v, want %v (%v)", tt.name, gone, tt.wantGone, err)
+		}
 	}
 }
 
@@ -429,5 +459,36 @@ func TestAtomicWrites(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// Another program replaces state.json with something that is not a state
+// document while a store runs: reads keep the view they had; the next
+// change keeps the junk aside (as Open does) and writes the view with the
+// change, so neither the junk nor the view is lost.
+func TestFileCorruptedMidRun(t *testing.T) {
+	s, dir := persistentStore(t, Options{})
+	if _, err := s.Set("a", json.RawMessage(`1`), ScopePersistent); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, FileName)
+	if err := os.WriteFile(path, []byte("junk"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := mustGet(t, s, "a", ScopePersistent); v != "1" {
+		t.Fatalf("a = %s after the file was corrupted", v)
+	}
+	if _, err := s.Set("b", json.RawMessage(`2`), ScopePersistent); err != nil {
+		t.Fatal(err)
+	}
+	if got := dumpFile(t, dir); !sameEntries(got, map[string]string{"a": "1", "b": "2"}) {
+		t.Fatalf("the file holds %v, want a and b", got)
+	}
+	aside, _ := filepath.Glob(path + corruptInfix + "*")
+	if len(aside) != 1 {
+		t.Fatalf("kept aside: %v, want one file", aside)
+	}
+	if got, _ := os.ReadFile(aside[0]); string(got) != "junk" {
+		t.Fatalf("%s holds %q", aside[0], got)
 	}
 }

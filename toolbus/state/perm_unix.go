@@ -19,3 +19,6 @@ func ownedByMe(fi fs.FileInfo) bool {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	return ok && int(st.Uid) == os.Geteuid()
 }
+
+// sameFile reports whether two infos describe one file (device and inode).
+func sameFile(a, b fs.FileInfo) bool { return os.SameFile(a, b) }

@@ -105,14 +105,17 @@ type Store struct {
 	path string
 
 	// mu guards both maps for readers. Session changes hold it for
-	// writing. Persistent changes hold wmu across the disk write and take
-	// mu for writing only to apply a change that is already durable, so
-	// the holder of wmu may read pers without mu.
+	// writing. Persistent changes hold wmu, then the lock (the lock file,
+	// shared with other processes) across reading and replacing the
+	// file, and take mu for writing only to install a view read from
+	// the file or a change that is already durable, so the holder of wmu
+	// may read pers without mu. Order: wmu, lock, mu.
 	mu   sync.RWMutex
 	sess scopeMap
 	pers scopeMap
 
 	wmu    sync.Mutex
+	disk   atomic.Pointer[diskStamp] // the file version pers matches; written under the lock
 	closed atomic.Bool
 }
 
@@ -194,8 +197,9 @@ func (s *Store) writeScope(op string, sc Scope) (Scope, error) {
 }
 
 // Get returns a copy of the value under key. ScopeAny (or "") looks in the
-// session scope first, then the persistent one; from says where it was
-// found. A missing key is ok=false with a nil error.
+// session scope first, then the persistent one, which reflects every
+// change other processes made to the state file (see refresh); from says
+// where it was found. A missing key is ok=false with a nil error.
 func (s *Store) Get(key string, scope Scope) (value json.RawMessage, from Scope, ok bool, err error) {
 	if s.closed.Load() {
 		return nil, "", false, ErrClosed
@@ -206,14 +210,22 @@ func (s *Store) Get(key string, scope Scope) (value json.RawMessage, from Scope,
 	if err := s.checkKey(key); err != nil {
 		return nil, "", false, err
 	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
 	if scope != ScopePersistent {
-		if e := s.sess.m[key]; e != nil {
-			return bytes.Clone(e.value), ScopeSession, true, nil
+		s.mu.RLock()
+		e := s.sess.m[key]
+		var v []byte
+		if e != nil {
+			v = bytes.Clone(e.value)
+		}
+		s.mu.RUnlock()
+		if e != nil {
+			return v, ScopeSession, true, nil
 		}
 	}
-	if scope != ScopeSession {
+	if scope != ScopeSession && s.Persistent() {
+		s.refresh()
+		s.mu.RLock()
+		defer s.mu.RUnlock()
 		if e := s.pers.m[key]; e != nil {
 			return bytes.Clone(e.value), ScopePersistent, true, nil
 		}
@@ -278,7 +290,9 @@ func (s *Store) fits(sm *scopeMap, sc Scope, k string, n int) error {
 
 // Set stores value (one JSON document) under key, replacing any value of
 // that scope. scope is ScopeSession (also for "") or ScopePersistent; a
-// persistent Set returns only once the state file holding it is durable.
+// persistent Set holds the state dir's lock while it re-reads the file
+// (keeping what other processes wrote) and replaces it, and returns only
+// once the state file holding it is durable.
 // Errors: *KeyError, *ValueError, *LimitError, *ScopeError,
 // ErrPersistentDisabled, *StorageError (then nothing changed), ErrClosed.
 func (s *Store) Set(key string, value json.RawMessage, scope Scope) (Entry, error) {
@@ -325,6 +339,11 @@ func (s *Store) Set(key string, value json.RawMessage, scope Scope) (Entry, erro
 	if s.closed.Load() {
 		return Entry{}, ErrClosed
 	}
+	unlock, err := s.lockAndSync()
+	if err != nil {
+		return Entry{}, err
+	}
+	defer unlock()
 	if err := s.fits(&s.pers, scope, key, len(v)); err != nil {
 		return Entry{}, err
 	}
@@ -350,6 +369,9 @@ func (s *Store) List(prefix string, scope Scope) ([]Entry, error) {
 	}
 	if err := checkKey(prefix, s.o.MaxKeyBytes, true); err != nil {
 		return nil, err
+	}
+	if scope != ScopeSession && s.Persistent() {
+		s.refresh()
 	}
 	s.mu.RLock()
 	var out []Entry
@@ -411,6 +433,11 @@ func (s *Store) remove(op string, scope Scope, match func(string) bool) (int, er
 		if s.closed.Load() {
 			return 0, ErrClosed
 		}
+		unlock, err := s.lockAndSync()
+		if err != nil {
+			return 0, err
+		}
+		defer unlock()
 		var gone []string
 		for k := range s.pers.m {
 			if match(k) {
@@ -451,6 +478,9 @@ func (s *Store) Dump(scope Scope) (map[Scope]map[string]json.RawMessage, error) 
 	scope, err := s.readScope("dump", scope)
 	if err != nil {
 		return nil, err
+	}
+	if scope != ScopeSession && s.Persistent() {
+		s.refresh()
 	}
 	out := make(map[Scope]map[string]json.RawMessage, 2)
 	s.mu.RLock()
