@@ -165,7 +165,7 @@ func (f *Fetcher) Meta(ctx context.Context) (*Meta, error) {
 		return nil, err
 	}
 	m.At = f.opts.Now()
-	m.Selection = nowframe.SelectBuckets(f.opts.Host, &m.Info, m.Buckets)
+	m.Selection = nowframe.SelectBuckets(f.opts.Host, &m.Info, m.Buckets, m.At)
 	return m, nil
 }
 

@@ -414,7 +414,7 @@ func (b *Builder) fetchAll(ctx context.Context) (awPart, error) {
 		b.sel.Store(nil)
 		return part, upstream.Join(infoErr, bErr)
 	}
-	part.sel = SelectBuckets(b.opts.Host, part.info, part.buckets)
+	part.sel = SelectBuckets(b.opts.Host, part.info, part.buckets, b.opts.Now())
 	b.sel.Store(&cachedSelection{sel: part.sel, at: b.opts.Now()})
 	if useEarly && earlyErr == nil && sameSelection(cached.sel, part.sel) {
 		part.window, part.afk, part.web = early.window, early.afk, early.web

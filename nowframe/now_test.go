@@ -131,7 +131,7 @@ func (w world) add(b aw.Bucket, evs ...aw.Event) {
 // input reads the world like the builder: select, then the 2 newest
 // events of each selected bucket.
 func (w world) input(configured string, now time.Time) Input {
-	sel := SelectBuckets(configured, w.info, w.buckets)
+	sel := SelectBuckets(configured, w.info, w.buckets, now)
 	newest2 := func(evs []aw.Event) []aw.Event {
 		evs = slices.Clone(evs)
 		slices.SortStableFunc(evs, func(a, b aw.Event) int { return b.Timestamp.Compare(a.Timestamp) })

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/awbridge/awbridge/aw"
 )
@@ -70,14 +71,20 @@ func newerBucket(a, b aw.Bucket) int {
 // ActivityWatch's own hostname (info.Hostname), else those of the host of
 // the most recently updated window or AFK bucket. info and buckets may be
 // nil. Hostnames match exactly, else case-insensitively. When the host has
-// no web bucket, web buckets of the legacy host "unknown" are used. Pure
-// and safe for concurrent use.
-func SelectBuckets(configuredHost string, info *aw.Info, buckets map[string]aw.Bucket) Selection {
+// no web bucket, web buckets of the legacy host "unknown" are used. A
+// bucket updated beyond now (and the future tolerance) ranks as never
+// updated: an event dated 2099 in a bucket anyone created must not make it
+// the one read. Pure and safe for concurrent use.
+func SelectBuckets(configuredHost string, info *aw.Info, buckets map[string]aw.Bucket, now time.Time) Selection {
 	byHost := make(map[string]*hostBuckets)
 	var latest *aw.Bucket
+	future := now.Add(DefaultThresholds().FutureTolerance)
 	for id, b := range buckets {
 		if b.ID == "" {
 			b.ID = id
+		}
+		if b.LastUpdated.After(future) {
+			b.LastUpdated = time.Time{}
 		}
 		hb := byHost[b.Hostname]
 		if hb == nil {

@@ -100,7 +100,7 @@ func TestSelectBucketsFixtures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := SelectBuckets(tt.configured, tt.info, buckets)
+			got := SelectBuckets(tt.configured, tt.info, buckets, time.Now())
 			note := got.Note
 			got.Note = ""
 			if !selectionEqual(got, tt.want) {
@@ -253,7 +253,7 @@ func TestSelectBucketsRules(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			// Map order must not matter.
 			for range 5 {
-				got := SelectBuckets(tt.configured, tt.info, maps.Clone(tt.buckets))
+				got := SelectBuckets(tt.configured, tt.info, maps.Clone(tt.buckets), time.Now())
 				note := got.Note
 				got.Note = ""
 				want := tt.want
@@ -277,5 +277,27 @@ func TestSelectBucketsRules(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSelectIgnoresBucketsUpdatedInTheFuture: anyone may create a second
+// window bucket for the host and date an event 2099 in it; its
+// last_updated must not make it the bucket read (nor its host the one
+// chosen), while the real bucket heartbeats now.
+func TestSelectIgnoresBucketsUpdatedInTheFuture(t *testing.T) {
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	far := time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)
+	buckets := map[string]aw.Bucket{
+		"aw-watcher-window_me":  bucket("aw-watcher-window_me", aw.TypeWindow, "me", now.Add(-time.Second)),
+		"aw-watcher-afk_me":     bucket("aw-watcher-afk_me", aw.TypeAFK, "me", now.Add(-time.Second)),
+		"aw-watcher-window_evi": bucket("aw-watcher-window_evi", aw.TypeWindow, "me", far),
+		"aw-watcher-window_x":   bucket("aw-watcher-window_x", aw.TypeWindow, "other", far),
+		"aw-watcher-afk_x":      bucket("aw-watcher-afk_x", aw.TypeAFK, "other", far),
+	}
+	for _, info := range []*aw.Info{{Hostname: "me"}, nil} {
+		got := SelectBuckets("", info, buckets, now)
+		if got.Host != "me" || got.Window != "aw-watcher-window_me" {
+			t.Errorf("info %v: selected %s's %s, want me's aw-watcher-window_me", info, got.Host, got.Window)
+		}
 	}
 }
