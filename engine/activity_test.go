@@ -37,17 +37,7 @@ func hostileActivity(t *testing.T) *Engine {
 	sim := awsim.New(awsim.Options{Hostname: hostileHost, Now: func() time.Time { return now }})
 	srv := httptest.NewServer(sim)
 	t.Cleanup(srv.Close)
-	post := func(path, body string) {
-		t.Helper()
-		resp, err := http.Post(srv.URL+path, "application/json", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("POST %s: %s", path, resp.Status)
-		}
-	}
+	post := func(path, body string) { t.Helper(); postSim(t, srv.URL, path, body) }
 	host, _ := json.Marshal(hostileHost)
 	for id, typ := range map[string]string{"aw-watcher-window_h": aw.TypeWindow, "aw-watcher-afk_h": aw.TypeAFK, "aw-watcher-web-chrome_h": aw.TypeWeb} {
 		post("/api/0/buckets/"+id, fmt.Sprintf(`{"client":"test","type":%q,"hostname":%s}`, typ, host))
@@ -83,6 +73,19 @@ func hostileActivity(t *testing.T) *Engine {
 	}
 	t.Cleanup(e.Close)
 	return e
+}
+
+// postSim POSTs body to the simulator at url: a bucket or its events.
+func postSim(t *testing.T, url, path, body string) {
+	t.Helper()
+	resp, err := http.Post(url+path, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST %s: %s", path, resp.Status)
+	}
 }
 
 // TestActivityUntrustedTextStaysData plants the hostile and private
