@@ -9,6 +9,9 @@ import (
 )
 
 // SourceReport is one source's part in a frame.
+//
+// A source the person never configured is {"configured":false} alone:
+// its other members would say nothing.
 type SourceReport struct {
 	Configured bool    `json:"configured"`
 	OK         bool    `json:"ok"`
@@ -20,6 +23,15 @@ type SourceReport struct {
 	// the source worked.
 	Code    string `json:"code,omitempty"`
 	Circuit string `json:"circuit"`
+}
+
+// MarshalJSON renders r; an unconfigured source as {"configured":false}.
+func (r SourceReport) MarshalJSON() ([]byte, error) {
+	if !r.Configured {
+		return []byte(`{"configured":false}`), nil
+	}
+	type plain SourceReport
+	return json.Marshal(plain(r))
 }
 
 // Sources reports every source of a frame.

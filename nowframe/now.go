@@ -392,6 +392,7 @@ type computation struct {
 	userExcluded     bool // an app of privacy.exclude_apps has focus
 	vault            bool // the focused tab is a password manager's
 	showTab          bool // the tab's url and title are shown
+	urlCut           bool // the URL shown lost a query, fragment or credentials
 	webEvents        bool // some web bucket has events
 	anyStale         bool // a reported source is stale
 	clamped          bool // a reported event was clamped
@@ -489,6 +490,7 @@ func (c *computation) browser(b *Browser) {
 	default:
 		c.showTab = true
 		b.URL = rewrite(SanitizeURL(rawURL), c.in.Privacy.URLRules, SanitizeURL)
+		c.urlCut = b.URL != "" && SanitizeURL(rawURL) != rawURL
 		if b.URL == "" && strings.TrimSpace(rawURL) != "" {
 			b.URLRedacted, b.Reason = true, ReasonURLUnparseable
 		}
@@ -612,7 +614,7 @@ func (c *computation) notes(n *Now, afkShort string) {
 	if b.MatchesWindow != nil && !*b.MatchesWindow {
 		note(noteTabLags)
 	}
-	if b.URL != "" {
+	if c.urlCut {
 		note(noteURLStripped)
 	}
 	if b.BucketMatch == "fallback" && c.showTab {

@@ -127,11 +127,13 @@ func (p Privacy) maxTitle() int {
 }
 
 // SanitizeTitle makes an untrusted title safe to show: it removes terminal
-// escape sequences and every invisible character (invisible.Strip:
+// escape sequences and every invisible character (invisible.StripAt:
 // control characters, format characters such as bidi overrides,
-// zero-width spaces, the BOM and tag characters, default-ignorables such
-// as variation selectors and Hangul fillers, noncharacters; the joiners
-// and emoji presentation selectors stay), replaces invalid UTF-8
+// zero-width spaces, the BOM and tag characters, a joiner between two
+// letters, default-ignorables such as variation selectors and Hangul
+// fillers, noncharacters; the emoji presentation selectors and the
+// joiners in place, inside an emoji ZWJ sequence or a Persian or Indic
+// word, stay), replaces invalid UTF-8
 // with U+FFFD, turns every run of whitespace (tabs and line breaks
 // included) into one space, trims, and caps the result at max runes
 // (DefaultMaxTitleLength when max <= 0) followed by "…" when cut. Its
@@ -221,7 +223,7 @@ func sanitizeTitle(s string, max int, mark bool) string {
 		case unicode.IsSpace(r):
 			space = true
 			continue
-		case invisible.Strip(r):
+		case invisible.Strip(r) && invisible.StripAt(s, i-size, r, size):
 			gap = true
 			continue
 		}
@@ -233,7 +235,8 @@ func sanitizeTitle(s string, max int, mark bool) string {
 	if !cut {
 		return b.String()
 	}
-	return strings.TrimRight(b.String(), " ") + "…"
+	// A joiner cut off from what it joined is out of place.
+	return strings.TrimRight(b.String(), " \u200c\u200d") + "…"
 }
 
 // skipEscape skips an escape sequence whose ESC precedes s[i].

@@ -27,6 +27,12 @@ func TestSanitizeTitle(t *testing.T) {
 		{"bidi isolates and marks", "a\u2066b\u2067c\u2068d\u2069e\u200ef\u200fg\u061ch\u202ai\u202bj\u202ck\u202dl", 0, "abcdefghijkl"},
 		{"zero width and BOM", "\ufeffpay\u200bpal.com\u2060", 0, "paypal.com"},
 		{"joiners and emoji presentation kept", "👩\u200d💻 ❤\ufe0f 1\ufe0f\u20e3 \u0645\u200c\u06cc", 0, "👩\u200d💻 ❤\ufe0f 1\ufe0f\u20e3 \u0645\u200c\u06cc"},
+		{"emoji ZWJ sequences kept whole", "👨\u200d👩\u200d👧\u200d👦 🧑🏽\u200d🚀 🏳\ufe0f\u200d🌈 🤦🏼\u200d♀\ufe0f", 0, "👨\u200d👩\u200d👧\u200d👦 🧑🏽\u200d🚀 🏳\ufe0f\u200d🌈 🤦🏼\u200d♀\ufe0f"},
+		{"joiner between letters (the real aw-server's title)", "zero\u200dwidth - Notes", 0, "zerowidth - Notes"},
+		{"non-joiner between Latin letters", "pass\u200cword", 0, "password"},
+		{"Hindi non-joiner after a virama kept", "क्\u200cष", 0, "क्\u200cष"},
+		{"joiners at the edges and by spaces", "\u200dtitle \u200c👩\u200d", 0, "title 👩"},
+		{"cap does not end in a joiner", "👩\u200d💻", 2, "👩…"},
 		{"default-ignorables", "a\u034fb\u115f\u1160c\u3164d\uffa0e\u17b4\u17b5f\u180b\u180e\u180fg", 0, "abcdefg"},
 		{"other variation selectors (smuggled bytes)", "😀\ufe00\ufe0d\U000E0100\U000E01EF!", 0, "😀!"},
 		{"noncharacters", "a\ufdd0b\uffffc", 0, "abc"},
@@ -79,8 +85,8 @@ func checkTitle(t *testing.T, got string, max int) {
 	if n := utf8.RuneCountInString(got); n > max+1 {
 		t.Fatalf("%d runes, max %d+1: %q", n, max, got)
 	}
-	for _, r := range got {
-		if invisible.Strip(r) || (r != ' ' && unicode.IsSpace(r)) {
+	for i, r := range got {
+		if invisible.StripAt(got, i, r, utf8.RuneLen(r)) || (r != ' ' && unicode.IsSpace(r)) {
 			t.Fatalf("hidden rune %U in %q", r, got)
 		}
 	}

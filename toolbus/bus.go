@@ -112,6 +112,9 @@ func New(opts Options, tools ...*Tool) (*Bus, error) {
 		if len(t.ResultSchema) > 0 && !json.Valid(t.ResultSchema) {
 			return nil, fmt.Errorf("toolbus: the result schema of %s is not valid JSON", t.Name)
 		}
+		if !actionEnum(t.Params) {
+			return nil, fmt.Errorf("toolbus: %s's action argument has no enum: the envelope echoes it", t.Name)
+		}
 		timeout := t.Timeout
 		if timeout <= 0 {
 			timeout = opts.Timeout
@@ -303,6 +306,17 @@ func (b *Bus) redactError(te *ToolError) *ToolError {
 		c.Details = details
 	}
 	return &c
+}
+
+// actionEnum reports whether a tool's action argument, if it has one,
+// allows only listed values: the envelope's action echoes it unredacted.
+func actionEnum(params []Param) bool {
+	for _, p := range params {
+		if p.Name == argAction && len(p.Enum) == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func (r *run) fail(stage Stage, te *ToolError) bool {

@@ -81,8 +81,8 @@ func TestCallEnvelope(t *testing.T) {
 			if e.Tool != tt.tool || e.Status != tt.status || e.Success != (tt.status == "Ok") || e.DurationMs == nil {
 				t.Fatalf("envelope = %s", r.Body)
 			}
-			if want := strings.TrimPrefix(tt.result, "null"); string(e.Result) != want { // a failure has no result member
-				t.Fatalf("result = %s, want %s", e.Result, want)
+			if string(e.Result) != tt.result { // a failure's result is null
+				t.Fatalf("result = %s, want %s", e.Result, tt.result)
 			}
 			if tt.code != "" {
 				if e.Error == nil || e.Error.Code != tt.code || e.Error.Retryable != (tt.status == "Retryable") {
@@ -201,4 +201,75 @@ func FuzzDecodeArgs(f *testing.F) {
 			}
 		}
 	})
+}
+
+// seedMembers are the members of the tool bus v1 envelope (seed 000).
+var seedMembers = []string{"success", "tool", "action", "result", "duration_ms", "trace", "artifact_uri_context", "artifact_uri_json"}
+
+// TestEnvelopeCarriesSeedMembers: the default envelope has every member
+// of seed 000, null when empty; action is the tool's action argument;
+// compact leaves the null ones out.
+func TestEnvelopeCarriesSeedMembers(t *testing.T) {
+	p := newPipeline(t, nil)
+	off := testBus(t) // no artifacts: null URIs
+	for _, tc := range []struct {
+		name       string
+		bus        *Bus
+		tool, args string
+		want       map[string]string // member -> its JSON in ai mode, "" for any but null
+	}{
+		{"no action", off, "echo_reason", `{}`,
+			map[string]string{"action": "null", "artifact_uri_context": "null", "artifact_uri_json": "null", "result": ""}},
+		{"failure", off, "down", `{}`,
+			map[string]string{"action": "null", "result": "null", "artifact_uri_json": "null"}},
+		{"state action", p.bus, "state", `{"action":"list","trace_id":"t","span_id":"s1"}`,
+			map[string]string{"action": `"list"`, "artifact_uri_context": `"artifact://runs/t/tool_calls/s1.context"`,
+				"artifact_uri_json": `"artifact://runs/t/tool_calls/s1/result.json"`}},
+		{"artifacts action", p.bus, "artifacts", `{"action":"list","trace":"t","trace_id":"t","span_id":"s2"}`,
+			map[string]string{"action": `"list"`, "result": ""}},
+		{"bad action is not echoed", p.bus, "state", `{"action":"get\u001b[31m"}`,
+			map[string]string{"action": "null", "result": "null", "artifact_uri_json": "null"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, mode := range []string{"ai", "compact"} {
+				if mode == "compact" && tc.name == "bad action is not echoed" {
+					continue // arguments that fail validation set no response_mode
+				}
+				var args map[string]any
+				if err := json.Unmarshal([]byte(tc.args), &args); err != nil {
+					t.Fatal(err)
+				}
+				if mode == "compact" {
+					args["response_mode"] = mode
+					if sp, ok := args["span_id"].(string); ok {
+						args["span_id"] = sp + "c"
+					}
+				}
+				r := tc.bus.Call(context.Background(), Request{Name: tc.tool, Args: mustJSON(args)})
+				var env map[string]json.RawMessage
+				if err := json.Unmarshal(r.Body, &env); err != nil {
+					t.Fatalf("%s: %v\n%s", mode, err, r.Body)
+				}
+				for _, k := range seedMembers {
+					got, ok := env[k]
+					want, pinned := tc.want[k]
+					switch {
+					case mode == "compact":
+						if string(got) == "null" {
+							t.Errorf("compact: %s is null, want it left out:\n%s", k, r.Body)
+						}
+						if k == "action" && pinned && want != "null" && string(got) != want {
+							t.Errorf("compact: action = %s, want %s", got, want)
+						}
+					case !ok:
+						t.Errorf("ai: no %s member:\n%s", k, r.Body)
+					case pinned && want == "" && string(got) == "null":
+						t.Errorf("ai: %s is null:\n%s", k, r.Body)
+					case pinned && want != "" && string(got) != want:
+						t.Errorf("ai: %s = %s, want %s", k, got, want)
+					}
+				}
+			}
+		})
+	}
 }

@@ -9,12 +9,16 @@ import (
 )
 
 // envelope renders the tool bus envelope of a call as one JSON
-// object, appended as bytes: it is on every call's path. Members that
-// would be null or an empty list are left out (action, error on success,
-// result on failure, parent_span_id, artifact URIs not written,
-// redactions, bounded, next_actions): the model reads every byte. Compact
-// mode also leaves out attempts, policy and a false cache_hit, and
-// compacts the result.
+// object, appended as bytes: it is on every call's path. The members of
+// the tool bus v1 envelope (seed 000: success, tool, action, result,
+// duration_ms, trace, artifact_uri_context, artifact_uri_json) are always
+// there in the default mode, null when empty; the result is left out only
+// when the caller's output spec asked for that (missing "undefined"). The
+// other members are left out when they would be null or an empty list
+// (error on success, parent_span_id, redactions, bounded, next_actions):
+// the model reads every byte. Compact mode also leaves out the null ones
+// of seed 000, attempts, policy and a false cache_hit, and compacts the
+// result.
 func (b *Bus) envelope(r *run) []byte {
 	c := r.opt.compact
 	status := "Ok"
@@ -33,6 +37,7 @@ func (b *Bus) envelope(r *run) []byte {
 	dst = strconv.AppendBool(dst, r.err == nil)
 	dst = append(dst, `,"tool":`...)
 	dst = jsonw.AppendString(dst, r.req.Name)
+	dst = appendOrNull(dst, `,"action":`, r.call.String(argAction, ""), c)
 	dst = append(dst, `,"status":"`...)
 	dst = append(dst, status...)
 	dst = append(dst, '"')
@@ -42,6 +47,8 @@ func (b *Bus) envelope(r *run) []byte {
 	case r.err == nil:
 		dst = append(dst, `,"result":`...)
 		dst = append(dst, result...)
+	case !c:
+		dst = append(dst, `,"result":null`...)
 	}
 	if r.err != nil {
 		dst = append(dst, `,"error":`...)
@@ -62,8 +69,8 @@ func (b *Bus) envelope(r *run) []byte {
 		dst = jsonw.AppendString(dst, *p)
 	}
 	dst = append(dst, '}')
-	dst = appendURI(dst, `,"artifact_uri_context":`, r.uriContext)
-	dst = appendURI(dst, `,"artifact_uri_json":`, r.uriJSON)
+	dst = appendOrNull(dst, `,"artifact_uri_context":`, r.uriContext, c)
+	dst = appendOrNull(dst, `,"artifact_uri_json":`, r.uriJSON, c)
 	if r.artifactFailed {
 		dst = append(dst, `,"artifact_write_failed":true`...)
 	}
@@ -88,12 +95,17 @@ func (b *Bus) envelope(r *run) []byte {
 	return append(dst, '}')
 }
 
-func appendURI(dst []byte, key, uri string) []byte {
-	if uri == "" {
-		return dst
+// appendOrNull appends the member key with the string s, or null when s
+// is empty; in compact mode an empty s leaves the member out.
+func appendOrNull(dst []byte, key, s string, compact bool) []byte {
+	if s == "" {
+		if compact {
+			return dst
+		}
+		return append(append(dst, key...), "null"...)
 	}
 	dst = append(dst, key...)
-	return jsonw.AppendString(dst, uri)
+	return jsonw.AppendString(dst, s)
 }
 
 func appendPaths(dst []byte, key string, paths []string) []byte {

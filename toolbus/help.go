@@ -8,16 +8,18 @@ import (
 )
 
 // compactDrops says what response_mode compact leaves out (help repeats it).
-const compactDrops = "compact also leaves out attempts, policy and a false cache_hit from the envelope, and from the result " +
+const compactDrops = "compact also leaves out attempts, policy, a false cache_hit and the null action, result and artifact URIs " +
+	"from the envelope, and from the result " +
 	"every null, empty string, empty object and empty array; arrays longer than 10 keep their first 10 items and end with " +
 	"{\"_dropped\": N}. A tool may answer a shorter result of its own in compact mode (nowframe_build: what the person " +
 	"is doing, its freshness and each source's status, without bucket listings, server info, probe payload or notes; " +
 	"activity_timeline: pages of at most 10 blocks with next_cursor, bounds to the second, no folded counts)."
 
 // aiMode says what response_mode ai (the default) answers (help repeats it).
-const aiMode = "the envelope (default): success, tool, status, result, error (on failure), duration_ms, trace, attempts, " +
-	"policy, cache_hit, and when they apply artifact URIs, redactions, bounded, stored and next_actions; members that would be " +
-	"null or an empty list are left out."
+const aiMode = "the envelope (default): success, tool, action, status, result, error (on failure), duration_ms, trace, " +
+	"artifact_uri_context, artifact_uri_json, attempts, policy, cache_hit, and when they apply redactions, bounded, stored and " +
+	"next_actions. The members of the tool bus v1 envelope (action: the tool's action argument; result; the artifact URIs) " +
+	"are null when empty; the others that would be null or an empty list are left out."
 
 // helpTool is the built-in help (the call a client makes first): an
 // overview and the tool list; one tool's description, fields and example;

@@ -91,8 +91,11 @@ func envelopeSchema(result json.RawMessage) map[string]any {
 			"cache_hit":            map[string]any{"type": "boolean"},
 			"next_actions":         map[string]any{"type": "array"},
 		},
-		// Members that are null or empty are left out (compact mode also
-		// leaves out more, and output.missing "undefined" the result).
+		// Seed 000's members (action, result, the artifact URIs) are always
+		// there in the default mode, null when empty, but compact mode leaves
+		// the null ones out (and output.missing "undefined" the result), so
+		// they are not required; the other members are left out when null
+		// or empty.
 		"required": []string{"success", "tool", "status", "duration_ms", "trace"},
 		"$defs":    map[string]any{"result": result},
 	}

@@ -26,6 +26,10 @@ const (
 	argDeadline     = "deadline"
 	argTimeoutMs    = "timeout_ms"
 	argWait         = "wait"
+	// argAction is not common: a tool whose arguments include it (state,
+	// artifacts) names what the call does, and the envelope's action
+	// (seed 000) echoes it.
+	argAction = "action"
 )
 
 // Response modes.

@@ -177,11 +177,12 @@ func TestNowframeAnswerBudget(t *testing.T) {
 				keep, absent []string
 			}{
 				{"2", "ai", budgetNowframeAI,
-					[]string{`"timezone":{"name":`, `"utc_offset":`, `"aw_info":`, `"aw_buckets":`, `"omni_probe":`, `"now":`, `"sources":`, `"notes":`, `"trace":`, `"policy":`},
-					[]string{`"action":null`, `,"error":null,`, `"parent_span_id":null`, `"next_actions":[]`, `"redactions":[]`}},
+					[]string{`"timezone":{"name":`, `"utc_offset":`, `"aw_info":`, `"aw_buckets":`, `"omni_probe":`, `"now":`, `"sources":`, `"notes":`, `"trace":`, `"policy":`,
+						`"action":null`, `"artifact_uri_context":null`, `"artifact_uri_json":null`}, // seed 000's members, null when empty
+					[]string{`,"error":null,`, `"parent_span_id":null`, `"next_actions":[]`, `"redactions":[]`}},
 				{"3", "compact", budgetNowframeCompac,
 					[]string{`"timestamp":`, `"timezone":{"name":`, `"utc_offset":`, `"reason":"mcp"`, `"now":{`, `"summary":`, `"stale":`, `"window":{`, `"afk":{`, `"status":"`, `"sources":{"activitywatch":{`},
-					[]string{`"aw_info"`, `"aw_buckets"`, `"omni_probe"`, `"selection"`, `"notes"`, `"policy"`}},
+					[]string{`"aw_info"`, `"aw_buckets"`, `"omni_probe"`, `"selection"`, `"notes"`, `"policy"`, `:null`}},
 			} {
 				var res struct {
 					Content []struct {

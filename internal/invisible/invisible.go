@@ -21,18 +21,21 @@
 //
 // Together that is Default_Ignorable_Code_Point plus Cc and Cf, and a
 // little more. Strip reports those a cleaner removes; Kept those it keeps
-// although they are invisible: tab and newline (text layout), the zero-
-// width joiner and non-joiner (emoji sequences and several scripts need
-// them) and the text and emoji presentation selectors U+FE0E and U+FE0F
-// (❤️, 1️⃣ and most ZWJ sequences need U+FE0F). The other variation
+// although they are invisible: tab and newline (text layout) and the
+// text and emoji presentation selectors U+FE0E and U+FE0F (❤️, 1️⃣ and
+// most ZWJ sequences need U+FE0F). The zero-width joiner and non-joiner
+// are removed too, unless they sit where they join (an emoji ZWJ
+// sequence; letters of a script that writes with the non-joiner): only
+// their neighbours tell, so cleaners ask StripAt, which knows that rule
+// (joiner.go), and Strip alone answers true for them. The other variation
 // selectors are removed: together they have 256 values, enough to hide a
 // byte after every visible character ("emoji smuggling"), whereas what
 // is kept hides at most one bit per character, and their loss only
 // changes a glyph's variant (a kanji's form, a Mongolian letter's shape),
 // not what the text says.
 //
-// Hidden reports both: secret matching reads a text without them, so no
-// invisible character, kept or not, splits a secret.
+// Hidden reports both, joiners included: secret matching reads a text
+// without them, so no invisible character, kept or not, splits a secret.
 package invisible
 
 import "unicode"
@@ -68,7 +71,9 @@ func strip(r rune) bool {
 		switch {
 		case 0x2070 <= r && r < 0xfdd0:
 			return r == 0x3164
-		case r == 0x200c || r == 0x200d || r == 0xfe0e || r == 0xfe0f:
+		case r == 0x200c || r == 0x200d: // out of place; StripAt keeps them in place
+			return true
+		case r == 0xfe0e || r == 0xfe0f:
 			return false
 		case 0x2010 <= r && r <= 0x2027 || 0x2030 <= r && r <= 0x205f: // dashes, quotes, marks
 			return false
@@ -83,16 +88,17 @@ func strip(r rune) bool {
 	return r < 0xe1000 || r&0xfffe == 0xfffe
 }
 
-// Kept reports the invisible characters a cleaner keeps: tab, newline,
-// the joiners U+200C and U+200D, and the presentation selectors U+FE0E
-// and U+FE0F.
+// Kept reports the invisible characters a cleaner always keeps: tab,
+// newline and the presentation selectors U+FE0E and U+FE0F (the joiners
+// only in place: see StripAt).
 func Kept(r rune) bool {
-	return r == '\t' || r == '\n' || r&^1 == 0x200c || r&^1 == 0xfe0e
+	return r == '\t' || r == '\n' || r&^1 == 0xfe0e
 }
 
 // Hidden reports the characters secret matching looks through: those a
-// cleaner removes and the joiners and presentation selectors it keeps.
-// Tab and newline are not hidden: they separate words.
+// cleaner removes, the joiners (even where StripAt keeps them) and the
+// presentation selectors. Tab and newline are not hidden: they separate
+// words.
 func Hidden(r rune) bool {
-	return Strip(r) || r&^1 == 0x200c || r&^1 == 0xfe0e
+	return Strip(r) || r&^1 == 0xfe0e
 }

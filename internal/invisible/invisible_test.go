@@ -37,9 +37,14 @@ func TestDefaultIgnorablesAreInvisible(t *testing.T) {
 			t.Errorf("%U: Strip %v, Hidden %v, want both", r, Strip(r), Hidden(r))
 		}
 	}
-	for _, r := range []rune{0x200c, 0x200d, 0xfe0e, 0xfe0f} {
+	for _, r := range []rune{0xfe0e, 0xfe0f} {
 		if Strip(r) || !Hidden(r) {
 			t.Errorf("%U: Strip %v, Hidden %v, want kept and hidden", r, Strip(r), Hidden(r))
+		}
+	}
+	for _, r := range []rune{0x200c, 0x200d} { // kept only in place: StripAt
+		if !Strip(r) || !Hidden(r) || Kept(r) {
+			t.Errorf("%U: Strip %v, Hidden %v, Kept %v, want stripped out of place and hidden", r, Strip(r), Hidden(r), Kept(r))
 		}
 	}
 }

@@ -21,7 +21,10 @@ func TestClean(t *testing.T) {
 		{"tag characters (invisible ASCII)", "hi\U000E0049\U000E0067\U000E006E", "hi"},
 		{"line and paragraph separators", "a\u2028b\u2029c", "abc"},
 		{"soft hyphen", "co\u00adoperate", "cooperate"},
-		{"joiners kept for emoji and scripts", "👩\u200d💻 \u200c", "👩\u200d💻 \u200c"},
+		{"joiners kept for emoji and scripts", "👩\u200d💻 👨\u200d👩\u200d👧 🏳\ufe0f\u200d🌈 می\u200cخواهم", "👩\u200d💻 👨\u200d👩\u200d👧 🏳\ufe0f\u200d🌈 می\u200cخواهم"},
+		{"joiner between letters (the real aw-server's title)", "zero\u200dwidth", "zerowidth"},
+		{"non-joiner between Latin letters", "zero\u200cwidth", "zerowidth"},
+		{"joiners out of place", "\u200c👩\u200d \u200d💻 a\u200d👩", "👩 💻 a👩"},
 		{"emoji presentation selectors kept", "❤\ufe0f 1\ufe0f\u20e3 ☺\ufe0e", "❤\ufe0f 1\ufe0f\u20e3 ☺\ufe0e"},
 		{"default-ignorables", "a\u034fb\u115f\u1160c\u3164d\uffa0e\u17b4\u17b5f\u180b\u180e\u180fg", "abcdefg"},
 		{"other variation selectors (smuggled bytes)", "😀\ufe00\ufe0d\U000E0100\U000E01EF!", "😀!"},
@@ -148,11 +151,11 @@ func assertClean(t *testing.T, v any) {
 
 // The fast paths of unsafeRune agree with its definition for every rune:
 // control, format and default-ignorable characters, the separators and
-// noncharacters, less tab, newline, the joiners and the presentation
-// selectors.
+// noncharacters, less tab, newline and the presentation selectors. The
+// joiners count as unsafe alone: only in place (unsafeAt) are they kept.
 func TestUnsafeRuneMatchesItsDefinition(t *testing.T) {
 	for r := rune(0); r <= unicode.MaxRune; r++ {
-		kept := r == '\t' || r == '\n' || r == 0x200c || r == 0x200d || r == 0xfe0e || r == 0xfe0f
+		kept := r == '\t' || r == '\n' || r == 0xfe0e || r == 0xfe0f
 		want := !kept && (unicode.IsControl(r) || unicode.Is(unicode.Cf, r) ||
 			unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) || unicode.Is(unicode.Variation_Selector, r) ||
 			r == 0x2028 || r == 0x2029 || 0xfdd0 <= r && r <= 0xfdef || r&0xfffe == 0xfffe)

@@ -248,9 +248,9 @@ func scan[T string | []byte](r *Redactor, s T, tab *[256]uint8) (res scanResult)
 			switch {
 			case !ok:
 				res |= scanBadUTF8
-			case unsafeRune(c):
+			case unsafeRune(c) && unsafeAt(s, i, c, size): // Strip inlined first: the hot path
 				res |= scanUnsafe
-			case invisible.Kept(c): // a joiner or presentation selector
+			case invisible.Kept(c) || invisible.Joiner(c): // a presentation selector or a joiner in place
 				res |= scanSecret
 			}
 			i += size - 1
