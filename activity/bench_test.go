@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -220,4 +221,44 @@ func mustSpec(b *testing.B, period string) Spec {
 		b.Fatal(err)
 	}
 	return s
+}
+
+// BenchmarkWarmWeekRevalidate is a repeated this_week in serve over the
+// generated week (50,000 window events, six closed days kept), with the
+// requests each call sends: within Revalidate of the last check (what
+// almost every call is), and with a check on every call (Revalidate
+// 1 ns; nothing changed: one count per bucket), the cost a call pays once
+// every Revalidate.
+func BenchmarkWarmWeekRevalidate(b *testing.B) {
+	var requests atomic.Int64
+	env := newSimEnv(b, envOptions{client: aw.Options{MaxBodyBytes: 64 << 20},
+		wrap: func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				requests.Add(1)
+				next.ServeHTTP(w, r)
+			})
+		}})
+	clk := &clock{t: env.now}
+	ctx := context.Background()
+	q := SummaryQuery{Period: "this_week"}
+	for _, bc := range []struct {
+		name  string
+		every time.Duration
+	}{{"within-interval", 0}, {"check-every-call", time.Nanosecond}} {
+		b.Run(bc.name, func(b *testing.B) {
+			s := newService(b, env, clk, ServiceOptions{Revalidate: bc.every, MetaTTL: time.Hour})
+			if _, err := s.Summary(ctx, q); err != nil {
+				b.Fatal(err)
+			}
+			requests.Store(0)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := s.Summary(ctx, q); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(requests.Load())/float64(b.N), "requests/op")
+		})
+	}
 }

@@ -56,6 +56,10 @@ type ServiceOptions struct {
 	// late (default 3 min). Data older than that is final; a day is closed
 	// Reread after its end.
 	Reread time.Duration
+	// Revalidate is how long a kept closed day is trusted after its last
+	// read or check before the next call that needs it asks the server's
+	// event count again (see revalidate; default 5 min, negative: never).
+	Revalidate time.Duration
 }
 
 // Service answers the activity tools from ActivityWatch's stored events:
@@ -482,6 +486,7 @@ func (s *Service) prepare(ctx context.Context, resolve resolver, fn Progress) (*
 	}
 	in, notes := s.inputsOf(m)
 	days, plans := s.plan(p, now)
+	s.revalidate(ctx, m, in, days, now)
 	prog := &progress{fn: fn, total: float64(len(days) + len(plans))}
 	ld := newPeriodEvents(in, days)
 	c := s.newComputer(ctx, in, ld, plans, now, prog)

@@ -46,6 +46,18 @@ type bucketDay struct {
 	// readAt is when [.., to) was last read: data older than readAt -
 	// Reread is taken as final.
 	readAt int64
+	// checkedAt is when the server last confirmed a complete day (see
+	// revalidate); count, when counted, is the server's count of the
+	// day's events then.
+	checkedAt int64
+	count     int64
+	counted   bool
+}
+
+// forget drops what b read (the server's copy changed): the next read
+// reads it whole. Called with b held.
+func (b *bucketDay) forget() {
+	b.covered, b.from, b.to, b.events, b.readAt = false, 0, 0, nil, 0
 }
 
 // newBucketDay returns an empty bucketDay of bucket's day.
@@ -157,9 +169,22 @@ type store struct {
 	mu    sync.Mutex
 	days  map[dayKey]*storedDay
 	units map[unitKey]*storedUnit
-	bytes int64
-	tick  int64
+	// ranges are the server's event counts of runs of complete days, as
+	// last confirmed (see revalidate).
+	ranges map[rangeKey]int64
+	bytes  int64
+	tick   int64
 }
+
+// rangeKey names a bucket's stretch of whole days.
+type rangeKey struct {
+	bucket  string
+	created int64
+	span    span64
+}
+
+// maxRanges bounds the ranges kept: a few periods' runs per bucket.
+const maxRanges = 256
 
 type storedDay struct {
 	b     *bucketDay
@@ -174,7 +199,8 @@ type storedUnit struct {
 }
 
 func newStore(maxBytes int64, maxAge time.Duration) *store {
-	return &store{maxBytes: maxBytes, maxAge: maxAge, days: map[dayKey]*storedDay{}, units: map[unitKey]*storedUnit{}}
+	return &store{maxBytes: maxBytes, maxAge: maxAge, days: map[dayKey]*storedDay{}, units: map[unitKey]*storedUnit{},
+		ranges: map[rangeKey]int64{}}
 }
 
 // enabled reports whether the store keeps anything.
@@ -201,6 +227,57 @@ func (s *store) day(key dayKey, day span64, now time.Time) *bucketDay {
 	b := newBucketDay(key.bucket, day)
 	s.days[key] = &storedDay{b: b, used: s.tick}
 	return b
+}
+
+// peekDay returns the stored bucketDay of key, or nil.
+func (s *store) peekDay(key dayKey) *bucketDay {
+	if !s.enabled() {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if d, ok := s.days[key]; ok {
+		return d.b
+	}
+	return nil
+}
+
+// rangeCount returns the count last confirmed for k.
+func (s *store) rangeCount(k rangeKey) (int64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, ok := s.ranges[k]
+	return n, ok
+}
+
+// setRangeCount records the count confirmed for k.
+func (s *store) setRangeCount(k rangeKey, n int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.ranges) >= maxRanges {
+		clear(s.ranges)
+	}
+	s.ranges[k] = n
+}
+
+// dropUnits drops the units whose computation saw any of day (their span
+// and margins): a day whose events changed.
+func (s *store) dropUnits(day span64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, u := range s.units {
+		lo, hi := k.span.start, k.span.end
+		if k.before {
+			lo -= margin
+		}
+		if k.after {
+			hi += margin
+		}
+		if lo < day.end && day.start < hi {
+			s.bytes -= u.bytes
+			delete(s.units, k)
+		}
+	}
 }
 
 // resize records b's new size (after a read) and evicts what exceeds the
@@ -266,6 +343,11 @@ func (s *store) evict(now time.Time) {
 		if k.span.start < oldest {
 			s.bytes -= u.bytes
 			delete(s.units, k)
+		}
+	}
+	for k := range s.ranges {
+		if k.span.start < oldest {
+			delete(s.ranges, k)
 		}
 	}
 	for s.bytes > s.maxBytes {

@@ -587,6 +587,30 @@ func (c *Client) Events(ctx context.Context, bucketID string, q EventQuery) ([]E
 	return events, nil
 }
 
+// EventCount returns GET /api/0/buckets/<id>/events/count?start&end (zero
+// times are left out): how many stored events the bucket holds in the
+// range, a plain integer. aw-server (peewee) counts the events overlapping
+// [start, end], both ends included; aw-server-rust ignores start and end
+// and counts the whole bucket. An unknown bucket is a NotFound error.
+func (c *Client) EventCount(ctx context.Context, bucketID string, start, end time.Time) (int64, error) {
+	if err := validateBucketID(bucketID); err != nil {
+		return 0, &Error{Op: "event count", Kind: InvalidArgument, Err: err}
+	}
+	query, err := EventQuery{Start: start, End: end}.encode()
+	if err != nil {
+		return 0, &Error{Op: "event count", Kind: InvalidArgument, Err: err}
+	}
+	body, err := c.get(ctx, "event count", "/api/0/buckets/"+url.PathEscape(bucketID)+"/events/count", query)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(body)), 10, 64)
+	if err != nil || n < 0 {
+		return 0, malformed("event count", fmt.Errorf("not a count: %.40q", body))
+	}
+	return n, nil
+}
+
 // encode returns the query string in the order aw-client uses: start, end,
 // limit.
 func (q EventQuery) encode() (string, error) {

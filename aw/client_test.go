@@ -259,6 +259,43 @@ func TestEventsFixtures(t *testing.T) {
 	}
 }
 
+// TestEventCountFixtures: the count endpoint as the real aw-server answers
+// it (a plain integer), with and without a range, sent in the fixtures'
+// exact form.
+func TestEventCountFixtures(t *testing.T) {
+	window := "aw-watcher-window_testhost"
+	for _, tt := range []struct {
+		fixture    string
+		start, end time.Time
+		want       int64
+	}{
+		{fixture: "eventcount_window", want: 11},
+		{fixture: "eventcount_window_start_end", start: captureT.Add(-30 * time.Minute), end: captureT.Add(-10 * time.Minute), want: 3},
+	} {
+		t.Run(tt.fixture, func(t *testing.T) {
+			f := loadFixture(t, tt.fixture)
+			fs := newFixtureServer(t, f)
+			c := fixtureClient(t, fs, Options{})
+			n, err := c.EventCount(testCtx(t), window, tt.start, tt.end)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n != tt.want {
+				t.Errorf("count %d, want %d", n, tt.want)
+			}
+			if reqs := fs.requests(); len(reqs) != 1 || reqs[0].RequestURI != f.Request.Path {
+				t.Errorf("requests %+v, want exactly %s", reqs, f.Request.Path)
+			}
+		})
+	}
+	fs := newFixtureServer(t, loadFixture(t, "events_unknown_bucket_404"))
+	fs.fixtures[0].Request.Path = "/api/0/buckets/aw-watcher-window_nosuchhost/events/count"
+	c := fixtureClient(t, fs, Options{})
+	if _, err := c.EventCount(testCtx(t), "aw-watcher-window_nosuchhost", time.Time{}, time.Time{}); KindOf(err) != NotFound {
+		t.Errorf("unknown bucket: %v, want NotFound", err)
+	}
+}
+
 func TestEventsFractionalTimestamps(t *testing.T) {
 	f := loadFixture(t, "events_fractional_timestamps")
 	fs := newFixtureServer(t, f)
