@@ -10,7 +10,9 @@
 // A Service reads a period by days, a day of one bucket at a time (the
 // real aw-server answers one heavy read at a time), keeping
 // closed days (and the open day, read again only from a few minutes
-// before its last read) in a store bounded by bytes and age. It runs
+// before its last read) in a store bounded by bytes and age; a kept day
+// is checked again at most every few minutes, by counting its events on
+// the server (a deletion in the web UI reads the day anew). It runs
 // ActivityWatch's canonical desktop query (aw/transform.Canonical) by
 // units, a closed day or an hour of the open day, each over its own time
 // and a margin of the time around it, cut to the unit: flooding and the
