@@ -413,7 +413,8 @@ feed:
 // readSpan reads one bucket's events within span in one call through the
 // source; an answer over the body limit halves the span (down to
 // MinSplit) and reads each half. It returns the pieces in time order and
-// how many reads it made.
+// how many reads it made. The events returned are charged to the budget
+// ctx carries (the caller refunds them); running out of it fails the read.
 func (f *Fetcher) readSpan(ctx context.Context, id string, span Span) ([]piece, int, error) {
 	var (
 		evs      []aw.Event
@@ -444,6 +445,10 @@ func (f *Fetcher) readSpan(ctx context.Context, id string, span Span) ([]piece, 
 		return nil, 1, err
 	}
 	if !tooLarge {
+		if err := budgetOf(ctx).charge(len(evs)); err != nil {
+			budgetOf(ctx).refund(len(evs))
+			return nil, 1, err
+		}
 		return []piece{{span: span, events: evs}}, 1, nil
 	}
 	mid := span.Start.Add(span.Duration() / 2).Truncate(time.Millisecond)
@@ -452,7 +457,11 @@ func (f *Fetcher) readSpan(ctx context.Context, id string, span Span) ([]piece, 
 		return nil, 1 + na, err
 	}
 	b, nb, err := f.readSpan(ctx, id, Span{Start: mid, End: span.End})
-	return append(a, b...), 1 + na + nb, err
+	if err != nil {
+		budgetOf(ctx).refund(pieceEvents(a))
+		return nil, 1 + na + nb, err
+	}
+	return append(a, b...), 1 + na + nb, nil
 }
 
 // bucketRead describes target tg: its newest event's end and whether that
