@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/awbridge/awbridge/aw"
 )
 
 // TestDensePeriodRefused: a period holding more events than a call may
@@ -137,5 +139,23 @@ func TestDaysLetGo(t *testing.T) {
 	}
 	if read == 0 || b.held.Load() != 0 {
 		t.Errorf("%d events read, %d still counted", read, b.held.Load())
+	}
+}
+
+// TestPieceTooLarge: a day whose smallest piece (22.5 min) still exceeds
+// the body limit (2 KiB here) fails as too large, naming the piece's span
+// (a *TooLargeError under the *ReadError), not as an unanswered read.
+func TestPieceTooLarge(t *testing.T) {
+	env := newSimEnv(t, envOptions{week: smallWeek, client: aw.Options{MaxBodyBytes: 2 << 10}})
+	clk := &clock{t: env.h.End.Add(time.Hour)}
+	s := newService(t, env, clk, ServiceOptions{})
+	_, err := s.Summary(context.Background(), SummaryQuery{Period: "yesterday"})
+	var (
+		tle *TooLargeError
+		re  *ReadError
+	)
+	if !errors.As(err, &re) || !errors.As(err, &tle) || tle.Span.Duration() >= 2*DefaultMinSplit ||
+		!strings.Contains(err.Error(), "activitywatch.max_body_bytes") || aw.KindOf(err) != aw.TooLarge {
+		t.Fatalf("a piece over the body limit: %v", err)
 	}
 }

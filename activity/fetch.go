@@ -240,6 +240,24 @@ func (e *ReadError) TimedOut() bool {
 	return errors.As(e.Err, &ue) && ue.TimedOut
 }
 
+// TooLargeError is a piece of a day, split down to MinSplit, whose answer
+// still exceeds the client's body limit (activitywatch.max_body_bytes):
+// anything can store that many events in so short a time. Asking again
+// does not help; a period leaving that time out, or a larger limit, does.
+type TooLargeError struct {
+	// Span is the piece's.
+	Span Span
+	Err  error
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("its events from %s to %s are more than the body limit (activitywatch.max_body_bytes) allows in so short a piece: %v",
+		e.Span.Start.Format(time.RFC3339), e.Span.End.Format(time.RFC3339), e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *TooLargeError) Unwrap() error { return e.Err }
+
 func roleNoun(role string) string {
 	switch role {
 	case RoleWindow:
@@ -440,6 +458,9 @@ func (f *Fetcher) readSpan(ctx context.Context, id string, span Span) ([]piece, 
 	})
 	if heavy {
 		<-f.heavy // released before the halves are read
+	}
+	if aw.KindOf(err) == aw.TooLarge {
+		return nil, 1, &TooLargeError{Span: span, Err: err}
 	}
 	if err != nil {
 		return nil, 1, err

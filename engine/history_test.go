@@ -269,3 +269,25 @@ func TestHistoryTooDenseIsAContractError(t *testing.T) {
 		t.Fatalf("too dense: %#v", err)
 	}
 }
+
+// TestHistoryPieceTooLarge: when even the smallest piece of a day (22.5
+// min) holds more than activitywatch.max_body_bytes of events, the call
+// fails as too large, naming the piece, not retryable, never asking
+// whether ActivityWatch runs; frames still answer.
+func TestHistoryPieceTooLarge(t *testing.T) {
+	hs := newHistoryServer(t)
+	c := config.Defaults()
+	c.AW.URL, c.AW.MaxBodyBytes = hs.url, 2<<10
+	c.Activity.Timezone = "UTC"
+	e, err := New(Deps{Config: c, Logger: zerolog.Nop(), Version: "test", Now: func() time.Time { return hs.now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	out := e.Call(context.Background(), toolbus.Request{Name: "activity_summary", Args: json.RawMessage(`{"period":"yesterday"}`)})
+	te := out.Err
+	if te == nil || te.Code != toolbus.CodeAwEventsUnreadable || te.Retryable || te.Details["too_large"] != true ||
+		!strings.Contains(te.Hint, "max_body_bytes") || strings.Contains(te.Message+te.Hint, "running") {
+		t.Fatalf("a piece over the body limit: %+v", te)
+	}
+}
