@@ -21,6 +21,11 @@
 // final unit is kept. The frames' privacy (nowframe.Privacy) applies to
 // every app, title, URL and domain shown.
 //
+// Anything can write to ActivityWatch, so a call's memory is bounded by
+// the events it holds (a day's go once its units are computed; a period
+// holding more than ServiceOptions.MaxEvents at once is a *DenseError),
+// and only MaxCalls calls read and compute at once.
+//
 // Times are never read from the wall clock inside the package: callers
 // pass now (a clock function or an instant).
 package activity

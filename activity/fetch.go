@@ -240,6 +240,24 @@ func (e *ReadError) TimedOut() bool {
 	return errors.As(e.Err, &ue) && ue.TimedOut
 }
 
+// TooLargeError is a piece of a day, split down to MinSplit, whose answer
+// still exceeds the client's body limit (activitywatch.max_body_bytes):
+// anything can store that many events in so short a time. Asking again
+// does not help; a period leaving that time out, or a larger limit, does.
+type TooLargeError struct {
+	// Span is the piece's.
+	Span Span
+	Err  error
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("its events from %s to %s are more than the body limit (activitywatch.max_body_bytes) allows in so short a piece: %v",
+		e.Span.Start.Format(time.RFC3339), e.Span.End.Format(time.RFC3339), e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *TooLargeError) Unwrap() error { return e.Err }
+
 func roleNoun(role string) string {
 	switch role {
 	case RoleWindow:
@@ -413,7 +431,8 @@ feed:
 // readSpan reads one bucket's events within span in one call through the
 // source; an answer over the body limit halves the span (down to
 // MinSplit) and reads each half. It returns the pieces in time order and
-// how many reads it made.
+// how many reads it made. The events returned are charged to the budget
+// ctx carries (the caller refunds them); running out of it fails the read.
 func (f *Fetcher) readSpan(ctx context.Context, id string, span Span) ([]piece, int, error) {
 	var (
 		evs      []aw.Event
@@ -440,10 +459,17 @@ func (f *Fetcher) readSpan(ctx context.Context, id string, span Span) ([]piece, 
 	if heavy {
 		<-f.heavy // released before the halves are read
 	}
+	if aw.KindOf(err) == aw.TooLarge {
+		return nil, 1, &TooLargeError{Span: span, Err: err}
+	}
 	if err != nil {
 		return nil, 1, err
 	}
 	if !tooLarge {
+		if err := budgetOf(ctx).charge(len(evs)); err != nil {
+			budgetOf(ctx).refund(len(evs))
+			return nil, 1, err
+		}
 		return []piece{{span: span, events: evs}}, 1, nil
 	}
 	mid := span.Start.Add(span.Duration() / 2).Truncate(time.Millisecond)
@@ -452,7 +478,11 @@ func (f *Fetcher) readSpan(ctx context.Context, id string, span Span) ([]piece, 
 		return nil, 1 + na, err
 	}
 	b, nb, err := f.readSpan(ctx, id, Span{Start: mid, End: span.End})
-	return append(a, b...), 1 + na + nb, err
+	if err != nil {
+		budgetOf(ctx).refund(pieceEvents(a))
+		return nil, 1 + na + nb, err
+	}
+	return append(a, b...), 1 + na + nb, nil
 }
 
 // bucketRead describes target tg: its newest event's end and whether that

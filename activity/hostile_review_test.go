@@ -2,6 +2,7 @@ package activity
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 )
@@ -99,6 +100,9 @@ func TestReviewOneMalformedEventFailsThePeriod(t *testing.T) {
 	for _, c := range []struct{ name, bad string }{
 		{"negative duration", ev1(m(20), -300, `{"app":"Evil","title":"b"}`)},
 		{"data not an object", ev1(m(20), 60, `"just a string"`)},
+		// aw-server stores and serves data of any nesting; the whole
+		// answer used to break the decoder's depth bound (64).
+		{"data nested 70 levels", ev1(m(20), 60, strings.Repeat(`{"a":`, 70)+`1`+strings.Repeat(`}`, 70))},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -108,12 +112,14 @@ func TestReviewOneMalformedEventFailsThePeriod(t *testing.T) {
 			insert(t, env, "aw-watcher-window_testhost",
 				ev1(m(0), 600, `{"app":"Code","title":"a"}`), c.bad, ev1(m(30), 600, `{"app":"Code","title":"a"}`))
 			s := reviewService(env, clk, ServiceOptions{})
-			sum, err := s.Summary(ctx, SummaryQuery{Period: "today"})
-			if err != nil {
-				t.Fatalf("one malformed stored event fails today's summary: %v", err)
-			}
-			if got := got(sum.Top, false)["Code"]; got < 1200 {
-				t.Errorf("Code: %v s, want at least 1200 s", got)
+			for _, p := range []string{"today", "last_366d"} {
+				sum, err := s.Summary(ctx, SummaryQuery{Period: p})
+				if err != nil {
+					t.Fatalf("one malformed stored event fails %s's summary: %v", p, err)
+				}
+				if got := got(sum.Top, false)["Code"]; got < 1200 {
+					t.Errorf("%s: Code: %v s, want at least 1200 s", p, got)
+				}
 			}
 		})
 	}

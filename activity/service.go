@@ -60,6 +60,15 @@ type ServiceOptions struct {
 	// read or check before the next call that needs it asks the server's
 	// event count again (see revalidate; default 5 min, negative: never).
 	Revalidate time.Duration
+	// MaxEvents bounds the raw events one call holds at once, over all its
+	// buckets (default DefaultMaxEvents, 2,000,000): a period holding more
+	// fails with a *DenseError. A day's events are let go once every unit
+	// reading them is computed.
+	MaxEvents int
+	// MaxCalls bounds the calls reading and computing at once (default
+	// DefaultMaxCalls, 2); the others wait their turn, until their ctx
+	// ends, saying so through their Progress.
+	MaxCalls int
 }
 
 // Service answers the activity tools from ActivityWatch's stored events:
@@ -80,6 +89,8 @@ type Service struct {
 	classes classesMemo
 	// cachedMeta is the last metadata read (see meta).
 	cachedMeta *Meta
+	// calls holds a token per call reading or computing (MaxCalls).
+	calls chan struct{}
 }
 
 type classesMemo struct {
@@ -105,8 +116,14 @@ func NewService(opts ServiceOptions) *Service {
 	if opts.MetaTTL == 0 {
 		opts.MetaTTL = DefaultMetaTTL
 	}
+	if opts.MaxEvents <= 0 {
+		opts.MaxEvents = DefaultMaxEvents
+	}
+	if opts.MaxCalls <= 0 {
+		opts.MaxCalls = DefaultMaxCalls
+	}
 	s := &Service{opts: opts, f: NewFetcher(opts.Fetcher), pr: &privacyRules{p: opts.Privacy},
-		store: newStore(opts.CacheBytes, time.Duration(opts.CacheDays)*24*time.Hour)}
+		store: newStore(opts.CacheBytes, time.Duration(opts.CacheDays)*24*time.Hour), calls: make(chan struct{}, opts.MaxCalls)}
 	_, _ = rand.Read(s.key[:]) // never fails (crypto/rand)
 	return s
 }
@@ -251,20 +268,33 @@ func (s *Service) plan(p Period, now time.Time) ([]dayPlan, []unitPlan) {
 	return days, units
 }
 
-func newPeriodEvents(in inputs, days []dayPlan) *periodEvents {
-	ld := &periodEvents{days: days, events: make([][][]ev, len(in.targets)), failed: make([]error, len(in.targets))}
+func newPeriodEvents(in inputs, days []dayPlan, b *budget) *periodEvents {
+	n := len(in.targets)
+	ld := &periodEvents{days: days, events: make([][][]ev, n), counts: make([][]int, n), ends: make([][]int64, n),
+		failed: make([]error, n), budget: b}
 	for t := range ld.events {
-		ld.events[t] = make([][]ev, len(days))
+		ld.events[t], ld.counts[t], ld.ends[t] = make([][]ev, len(days)), make([]int, len(days)), make([]int64, len(days))
 	}
 	return ld
 }
 
 // periodEvents is what one call read: each target's events of each day within
-// the period, oldest first.
+// the period, oldest first, until the day is let go (release).
 type periodEvents struct {
 	days   []dayPlan
-	events [][][]ev // [target][day]
-	failed []error  // per target: a web bucket that could not be read
+	events [][][]ev  // [target][day]
+	counts [][]int   // [target][day]: how many events were read
+	ends   [][]int64 // [target][day]: the newest one's end (0: none)
+	failed []error   // per target: a web bucket that could not be read
+	budget *budget   // counts the events held
+}
+
+// release lets day d's events go: every unit reading them is computed.
+func (ld *periodEvents) release(d int) {
+	for t := range ld.events {
+		ld.budget.refund(len(ld.events[t][d]))
+		ld.events[t][d] = nil
+	}
 }
 
 // load makes sure every target's events of every day are read, reading
@@ -280,8 +310,9 @@ func (s *Service) loadInto(ctx context.Context, ld *periodEvents, in inputs, now
 		if err != nil {
 			return &ReadError{Role: tg.role, Day: days[d].date, Err: err}
 		}
-		ld.events[t][d] = evs // each (target, day) has its own slot
-		return nil
+		// Each (target, day) has its own slot.
+		ld.events[t][d], ld.counts[t][d], ld.ends[t][d] = evs, len(evs), newestEnd(evs)
+		return ld.budget.charge(len(evs))
 	}, func(ctx context.Context, d int, failed bool) {
 		prog.step(1, "reading ActivityWatch's events by day")
 		if onDay != nil && ctx.Err() == nil {
@@ -376,6 +407,7 @@ func (s *Service) read(ctx context.Context, bucket string, sp span64) ([]ev, err
 	if err != nil {
 		return nil, err
 	}
+	defer budgetOf(ctx).refund(pieceEvents(pieces)) // the caller counts what it keeps
 	return decodePieces(pieces, sp), nil
 }
 
@@ -407,6 +439,7 @@ func decodePieces(pieces []piece, sp span64) []ev {
 		} else {
 			out = stitch(out, part, lo)
 		}
+		pieces[k].events = nil // decoded: let the answer go
 	}
 	return out
 }
@@ -486,12 +519,23 @@ func (s *Service) prepare(ctx context.Context, resolve resolver, fn Progress) (*
 	}
 	in, notes := s.inputsOf(m)
 	days, plans := s.plan(p, now)
-	s.revalidate(ctx, m, in, days, now)
 	prog := &progress{fn: fn, total: float64(len(days) + len(plans))}
-	ld := newPeriodEvents(in, days)
-	c := s.newComputer(ctx, in, ld, plans, now, prog)
-	err = s.loadInto(ctx, ld, in, now, prog, c.dayDone)
+	if err := s.turn(ctx, prog); err != nil {
+		return nil, err
+	}
+	defer func() { <-s.calls }()
+	s.revalidate(ctx, m, in, days, now)
+	call, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	b := &budget{max: int64(s.opts.MaxEvents), cancel: cancel}
+	call = withBudget(call, b)
+	ld := newPeriodEvents(in, days, b)
+	c := s.newComputer(call, in, ld, plans, now, prog)
+	err = s.loadInto(call, ld, in, now, prog, c.dayDone)
 	units := c.finish()
+	if context.Cause(call) == errTooDense && ctx.Err() == nil {
+		return nil, &DenseError{Start: p.Start, End: p.End, Max: s.opts.MaxEvents}
+	}
 	if err != nil {
 		if aw.KindOf(err) == aw.NotFound {
 			s.forgetMeta(m) // a bucket vanished (maybe to be created again)
@@ -505,7 +549,7 @@ func (s *Service) prepare(ctx context.Context, resolve resolver, fn Progress) (*
 		source: Source{Host: m.Selection.Host, HostSource: m.Selection.HostSource, Note: m.Selection.Note, Buckets: []BucketRead{}},
 		fresh:  Freshness{AsOf: now.In(p.Start.Location())}}
 	for t, tg := range in.targets {
-		br := s.f.bucketRead(m, tg, now, newestEnd(ld.events[t]))
+		br := s.f.bucketRead(m, tg, now, lastEnd(ld.ends[t]))
 		if br.NewestEnd != nil {
 			t := br.NewestEnd.In(p.Start.Location())
 			br.NewestEnd = &t
@@ -514,8 +558,8 @@ func (s *Service) prepare(ctx context.Context, resolve resolver, fn Progress) (*
 			br.Unreadable = true
 			pr.notes = appendNote(pr.notes, "a browser bucket could not be read: its tabs are missing")
 		}
-		for _, evs := range ld.events[t] {
-			br.Events += len(evs)
+		for _, n := range ld.counts[t] {
+			br.Events += n
 		}
 		if br.Stale {
 			pr.fresh.StaleWatchers = append(pr.fresh.StaleWatchers, tg.id)
@@ -526,6 +570,24 @@ func (s *Service) prepare(ctx context.Context, resolve resolver, fn Progress) (*
 		pr.notes = appendNote(pr.notes, p.Note)
 	}
 	return pr, nil
+}
+
+// turn waits until fewer than MaxCalls calls read or compute, or ctx ends,
+// saying so through prog while it waits; the caller gives its turn back
+// (<-s.calls).
+func (s *Service) turn(ctx context.Context, prog *progress) error {
+	select {
+	case s.calls <- struct{}{}:
+		return nil
+	default:
+	}
+	prog.step(0, "waiting for another activity call to finish")
+	select {
+	case s.calls <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // meta returns the server's info, bucket list and settings, read again
@@ -559,19 +621,22 @@ func (s *Service) forgetMeta(m *Meta) {
 	}
 }
 
-// newestEnd is the end of the newest of a target's events by day (zero when
-// there are none).
-func newestEnd(days [][]ev) time.Time {
+// newestEnd is the end of the newest of evs (0 when there are none).
+func newestEnd(evs []ev) int64 {
+	var end int64
+	for _, e := range evs[max(0, len(evs)-overlapLookback):] {
+		end = max(end, e.End())
+	}
+	return end
+}
+
+// lastEnd is the end of the newest of a target's events by day (zero when
+// there are none), from the ends of each day's.
+func lastEnd(days []int64) time.Time {
 	for d := len(days) - 1; d >= 0; d-- {
-		evs := days[d]
-		if len(evs) == 0 {
-			continue
+		if days[d] != 0 {
+			return time.UnixMicro(days[d])
 		}
-		var end int64
-		for _, e := range evs[max(0, len(evs)-overlapLookback):] {
-			end = max(end, e.End())
-		}
-		return time.UnixMicro(end)
 	}
 	return time.Time{}
 }
@@ -602,6 +667,8 @@ type computer struct {
 	mu        sync.Mutex
 	wait      []int   // per unit: its days not yet read
 	byDay     [][]int // per day: the units reading it
+	readers   []int   // per day: the units reading it not yet computed
+	read      []bool  // per day: read (every target's)
 	dayFailed []bool  // per day: a read failed (its units are not kept)
 	queue     chan int
 	wg        sync.WaitGroup
@@ -611,6 +678,7 @@ func (s *Service) newComputer(ctx context.Context, in inputs, ld *periodEvents, 
 	c := &computer{s: s, ctx: ctx, in: in, ld: ld, plans: plans, now: now, prog: prog,
 		out: make([]*unitResult, len(plans)), excluded: make([]bool, len(in.targets)),
 		wait: make([]int, len(plans)), byDay: make([][]int, len(ld.days)), dayFailed: make([]bool, len(ld.days)),
+		readers: make([]int, len(ld.days)), read: make([]bool, len(ld.days)),
 		queue: make(chan int, len(plans))}
 	for t, b := range in.browsers {
 		c.excluded[t] = b != "" && s.pr.browserExcluded(b)
@@ -627,6 +695,7 @@ func (s *Service) newComputer(ctx context.Context, in inputs, ld *periodEvents, 
 			if dp.need.start < u.margin.end && u.margin.start < dp.need.end {
 				c.wait[i]++
 				c.byDay[d] = append(c.byDay[d], i)
+				c.readers[d]++
 			}
 		}
 	}
@@ -644,14 +713,34 @@ func (c *computer) final(u unitPlan) bool {
 	return u.whole && u.margin.end+c.s.opts.Reread.Microseconds() <= us(c.now)
 }
 
-// dayDone is told a day was read: the units waiting for it alone start.
+// dayDone is told a day was read: the units waiting for it alone start;
+// a day no unit reads (they were kept) is let go.
 func (c *computer) dayDone(d int, failed bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.dayFailed[d] = c.dayFailed[d] || failed
+	c.read[d] = true
+	if c.readers[d] == 0 {
+		c.ld.release(d)
+	}
 	for _, i := range c.byDay[d] {
 		if c.wait[i]--; c.wait[i] == 0 {
 			c.queue <- i
+		}
+	}
+}
+
+// unitDone is told unit i is computed (or given up): the days it alone
+// still needed are let go.
+func (c *computer) unitDone(i int) {
+	u := c.plans[i]
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for d, dp := range c.ld.days {
+		if dp.need.start < u.margin.end && u.margin.start < dp.need.end {
+			if c.readers[d]--; c.readers[d] == 0 && c.read[d] {
+				c.ld.release(d)
+			}
 		}
 	}
 }
@@ -666,43 +755,49 @@ func (c *computer) finish() []*unitResult {
 
 func (c *computer) work() {
 	for i := range c.queue {
-		if c.ctx.Err() != nil {
-			continue
-		}
-		u := c.plans[i]
-		ci := computeInput{}
-		for t, tg := range c.in.targets {
-			evs := c.ld.gather(t, u.margin.start, u.margin.end)
-			switch tg.role {
-			case RoleWindow:
-				ci.window = evs
-			case RoleAFK:
-				ci.afk = evs
-			default:
-				if c.excluded[t] {
-					for k := range evs {
-						evs[k].Data = evs[k].Data.With(excludedMark, "1")
-					}
-				}
-				ci.browsers = append(ci.browsers, transform.Browser{Name: c.in.browsers[t], Events: evs})
-			}
-		}
-		r, err := computeUnit(c.ctx, ci, u.span, c.in.opt, c.s.pr)
-		if err != nil {
-			continue // ctx ended: the caller returns its error
-		}
-		c.mu.Lock()
-		failed := false
-		for d, dp := range c.ld.days {
-			if dp.need.start < u.margin.end && u.margin.start < dp.need.end && c.dayFailed[d] {
-				failed = true
-			}
-		}
-		c.mu.Unlock()
-		if c.final(u) && !failed {
-			c.s.store.putUnit(c.key(u), r, c.now)
-		}
-		c.out[i] = r
-		c.prog.step(1, "computing the period")
+		c.compute(i)
+		c.unitDone(i)
 	}
+}
+
+// compute computes unit i, once its days are read.
+func (c *computer) compute(i int) {
+	if c.ctx.Err() != nil {
+		return
+	}
+	u := c.plans[i]
+	ci := computeInput{}
+	for t, tg := range c.in.targets {
+		evs := c.ld.gather(t, u.margin.start, u.margin.end)
+		switch tg.role {
+		case RoleWindow:
+			ci.window = evs
+		case RoleAFK:
+			ci.afk = evs
+		default:
+			if c.excluded[t] {
+				for k := range evs {
+					evs[k].Data = evs[k].Data.With(excludedMark, "1")
+				}
+			}
+			ci.browsers = append(ci.browsers, transform.Browser{Name: c.in.browsers[t], Events: evs})
+		}
+	}
+	r, err := computeUnit(c.ctx, ci, u.span, c.in.opt, c.s.pr)
+	if err != nil {
+		return // ctx ended: the caller returns its error
+	}
+	c.mu.Lock()
+	failed := false
+	for d, dp := range c.ld.days {
+		if dp.need.start < u.margin.end && u.margin.start < dp.need.end && c.dayFailed[d] {
+			failed = true
+		}
+	}
+	c.mu.Unlock()
+	if c.final(u) && !failed {
+		c.s.store.putUnit(c.key(u), r, c.now)
+	}
+	c.out[i] = r
+	c.prog.step(1, "computing the period")
 }

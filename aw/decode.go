@@ -132,6 +132,12 @@ func decodeEvents(body []byte) ([]Event, error) { return decodeEventList(body, f
 // decodeEventList is decodeEvents that, with skip, leaves out the elements
 // that are not well-formed events instead of failing.
 func decodeEventList(body []byte, skip bool) ([]Event, error) {
+	if skip && !jsonw.DepthWithin(body, maxJSONDepth) {
+		// aw-server stores and serves data of any nesting: leave out the
+		// events nesting too deep (elements of the array deeper than the
+		// bound allows) rather than the whole read.
+		body = shallowElements(body, maxJSONDepth-1)
+	}
 	if err := checkJSON(body); err != nil {
 		return nil, err
 	}
@@ -166,6 +172,34 @@ func decodeEventList(body []byte, skip bool) ([]Event, error) {
 		slices.SortStableFunc(events, newestFirst)
 	}
 	return events, nil
+}
+
+// shallowElements returns a JSON array of the elements of the array body
+// that nest at most limit deep, in order. It walks body with the
+// non-recursive scanner, so any nesting is safe; a body that is not an
+// array closed by its last byte is returned as is (checkJSON refuses it).
+func shallowElements(body []byte, limit int) []byte {
+	arr := jsonw.TrimSpace(body)
+	if len(arr) < 2 || arr[0] != '[' || arr[len(arr)-1] != ']' {
+		return body
+	}
+	out := make([]byte, 0, len(arr))
+	out = append(out, '[')
+	end := 1 // offset after the last element seen
+	jsonw.EachElement(arr, func(_ int, v []byte) bool {
+		end = cap(arr) - cap(v) + len(v) // v is arr[start:end]
+		if jsonw.DepthWithin(v, limit) {
+			if len(out) > 1 {
+				out = append(out, ',')
+			}
+			out = append(out, v...)
+		}
+		return true
+	})
+	if jsonw.SkipSpace(arr, end) != len(arr)-1 {
+		return body // not a well-closed array: let checkJSON say so
+	}
+	return append(out, ']')
 }
 
 func decodeEvent(v gjson.Result) (Event, error) {

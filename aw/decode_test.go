@@ -328,3 +328,27 @@ func TestSkipMalformedEvents(t *testing.T) {
 		t.Fatal("an object passed as a list of events")
 	}
 }
+
+// TestSkipDeepEvents: aw-server stores and serves an event whose data
+// nests 70 levels; a history read leaves out that event alone (the whole
+// body used to fail the depth bound), a strict read still fails, and a
+// body that is not a closed array still fails either way.
+func TestSkipDeepEvents(t *testing.T) {
+	deep := strings.Repeat(`{"a":`, 70) + `1` + strings.Repeat(`}`, 70)
+	body := []byte(` [{"id":3,"timestamp":"2026-03-24T09:30:00+00:00","duration":60,"data":{"app":"Code"}},` +
+		`{"id":2,"timestamp":"2026-03-24T09:20:00+00:00","duration":60,"data":` + deep + `} ,` +
+		`{"id":1,"timestamp":"2026-03-24T09:10:00+00:00","duration":60,"data":{"k":"[{\"]"}},` +
+		`{"id":0,"timestamp":"2026-03-24T09:00:00+00:00","duration":60,"data":{"app":"Code"}}] `)
+	if _, err := decodeEventList(body, false); err == nil {
+		t.Fatal("a 70-level event passed the strict decoder")
+	}
+	evs, err := decodeEventList(body, true)
+	if err != nil || len(evs) != 3 || evs[0].Str("app") != "Code" || evs[2].Str("app") != "Code" {
+		t.Fatalf("skipping: %v, %+v", err, evs)
+	}
+	for _, bad := range []string{`[` + deep, `[{"data":` + deep + `}`, `[` + deep + `] x`, `{"a":` + deep + `}`} {
+		if _, err := decodeEventList([]byte(bad), true); err == nil {
+			t.Errorf("%.20q... passed", bad)
+		}
+	}
+}

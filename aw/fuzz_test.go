@@ -340,3 +340,19 @@ func hasDupKey(b []byte) bool {
 	}
 	return walk()
 }
+
+// FuzzDecodeEventsSkip: the history decoder (skipping malformed and too
+// deeply nested events) never panics, whatever the nesting, and keeps
+// every event of a body the strict decoder accepts.
+func FuzzDecodeEventsSkip(f *testing.F) {
+	deep := strings.Repeat(`{"a":`, 70) + `1` + strings.Repeat(`}`, 70)
+	f.Add([]byte(`[{"timestamp":"2026-11-22T01:35:20+00:00","duration":1,"data":` + deep + `},{"timestamp":"2026-11-22T01:35:20+00:00","duration":1,"data":{}}]`))
+	f.Add([]byte(`[` + strings.Repeat("[", 100) + `,{}]`))
+	f.Add([]byte(`[{"timestamp":"2026-11-22T01:35:20+00:00","duration":1,"data":{"k":"]}"}}]`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		got, err := decodeEventList(body, true)
+		if strict, serr := decodeEventList(body, false); serr == nil && (err != nil || len(got) != len(strict)) {
+			t.Fatalf("strict decoding gives %d events, skipping %d (%v)", len(strict), len(got), err)
+		}
+	})
+}

@@ -190,7 +190,8 @@ func (e *Engine) runHistory(ctx context.Context, call *toolbus.Call) (toolbus.Re
 }
 
 // activityResult renders an activity result, or types its error: a bad
-// argument is a ContractError InvalidArgument naming the argument;
+// argument, or a period holding more events than a call reads, is a
+// ContractError InvalidArgument naming the argument;
 // ActivityWatch failing is classified as for frames (AwUnavailable, ...);
 // the call's own end is left to the bus (Timeout, Cancelled). The body is
 // redacted and bounded by the bus, as every result.
@@ -199,12 +200,19 @@ func (e *Engine) activityResult(ctx context.Context, v any, err error) (toolbus.
 	if err != nil {
 		var (
 			se *activity.SpecError
+			de *activity.DenseError
 			re *activity.ReadError
 		)
 		switch {
 		case errors.As(err, &se):
 			return toolbus.Result{}, &toolbus.ToolError{Kind: toolbus.ContractError, Code: toolbus.CodeInvalidArgument,
 				Message: se.Error(), Details: map[string]any{"argument": se.Arg}}
+		case errors.As(err, &de):
+			// More events than a call holds (anything can write them):
+			// a shorter period answers, asking again does not.
+			return toolbus.Result{Circuit: circuit}, &toolbus.ToolError{Kind: toolbus.ContractError, Code: toolbus.CodeInvalidArgument,
+				Message: de.Error(), Hint: "ask a shorter period (a day, or some hours of it)",
+				Details: map[string]any{"argument": "period", "max_events": de.Max}}
 		case ctx.Err() != nil:
 			return toolbus.Result{Circuit: circuit}, ctx.Err()
 		case errors.As(err, &re) && answered(re):
@@ -213,6 +221,13 @@ func (e *Engine) activityResult(ctx context.Context, v any, err error) (toolbus.
 			hint := hintHistoryFailed
 			if re.TimedOut() {
 				hint = hintHistorySlow
+			}
+			if tle := new(activity.TooLargeError); errors.As(err, &tle) {
+				// Asking again reads the same too many events.
+				return toolbus.Result{Circuit: circuit}, (&toolbus.ToolError{Kind: toolbus.ExecutionError,
+					Code: toolbus.CodeAwEventsUnreadable, Message: err.Error(), Hint: hintHistoryTooLarge,
+					Details: map[string]any{"source": e.histSrc.Name(), "too_large": true,
+						"start": tle.Span.Start, "end": tle.Span.End}}).WithCause(err)
 			}
 			ms := int64(1000)
 			if ue := new(upstream.Error); errors.As(err, &ue) && ue.RetryAfter > 0 {

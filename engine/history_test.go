@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/awbridge/awbridge/activity"
 	"github.com/awbridge/awbridge/activity/activitytest"
 	"github.com/awbridge/awbridge/aw/awsim"
 	"github.com/awbridge/awbridge/config"
@@ -249,5 +252,42 @@ func TestHistoryRepeatedCallReadsOnlyTheTail(t *testing.T) {
 	}
 	if len(hs.requests) > 4 {
 		t.Errorf("a repeated call made %d reads: %v", len(hs.requests), hs.requests)
+	}
+}
+
+// TestHistoryTooDenseIsAContractError: a period holding more events than
+// a call reads is the caller's to shorten: a ContractError naming the
+// period, never AwUnavailable nor "is ActivityWatch running?".
+func TestHistoryTooDenseIsAContractError(t *testing.T) {
+	e := newHistoryServer(t).engine(t, 10*time.Second)
+	de := &activity.DenseError{Start: time.Date(2026, 3, 23, 4, 0, 0, 0, time.UTC), End: time.Date(2026, 3, 24, 4, 0, 0, 0, time.UTC),
+		Max: activity.DefaultMaxEvents}
+	_, err := e.activityResult(context.Background(), nil, fmt.Errorf("wrapped: %w", de))
+	var te *toolbus.ToolError
+	if !errors.As(err, &te) || te.Kind != toolbus.ContractError || te.Retryable || !strings.Contains(te.Message, "period too dense") ||
+		te.Details["argument"] != "period" || strings.Contains(te.Message+te.Hint, "running") {
+		t.Fatalf("too dense: %#v", err)
+	}
+}
+
+// TestHistoryPieceTooLarge: when even the smallest piece of a day (22.5
+// min) holds more than activitywatch.max_body_bytes of events, the call
+// fails as too large, naming the piece, not retryable, never asking
+// whether ActivityWatch runs; frames still answer.
+func TestHistoryPieceTooLarge(t *testing.T) {
+	hs := newHistoryServer(t)
+	c := config.Defaults()
+	c.AW.URL, c.AW.MaxBodyBytes = hs.url, 2<<10
+	c.Activity.Timezone = "UTC"
+	e, err := New(Deps{Config: c, Logger: zerolog.Nop(), Version: "test", Now: func() time.Time { return hs.now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	out := e.Call(context.Background(), toolbus.Request{Name: "activity_summary", Args: json.RawMessage(`{"period":"yesterday"}`)})
+	te := out.Err
+	if te == nil || te.Code != toolbus.CodeAwEventsUnreadable || te.Retryable || te.Details["too_large"] != true ||
+		!strings.Contains(te.Hint, "max_body_bytes") || strings.Contains(te.Message+te.Hint, "running") {
+		t.Fatalf("a piece over the body limit: %+v", te)
 	}
 }

@@ -1,0 +1,161 @@
+package activity
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/awbridge/awbridge/aw"
+)
+
+// TestDensePeriodRefused: a period holding more events than a call may
+// hold (a smaller bound here: 500 for a week of 6,000 window events) fails
+// with a *DenseError naming the period and asking a shorter one, and lets
+// a period within the bound answer.
+func TestDensePeriodRefused(t *testing.T) {
+	env := newSimEnv(t, envOptions{week: smallWeek})
+	clk := &clock{t: env.h.End.Add(time.Hour)}
+	s := newService(t, env, clk, ServiceOptions{MaxEvents: 500})
+	ctx := context.Background()
+	_, err := s.Summary(ctx, SummaryQuery{Period: "last_7d"})
+	var de *DenseError
+	if !errors.As(err, &de) || de.Max != 500 || !strings.Contains(err.Error(), "period too dense") ||
+		!strings.Contains(err.Error(), "ask a shorter period") || !de.End.After(de.Start) {
+		t.Fatalf("a week of 6,000 events with a bound of 500: %v", err)
+	}
+	if _, err := s.Summary(ctx, SummaryQuery{Period: "last_1h"}); err != nil {
+		t.Fatalf("an hour within the bound: %v", err)
+	}
+}
+
+// TestCallsTakeTurns: beyond MaxCalls (1 here) a call waits for the one
+// computing, saying so through its progress, and gives up when its ctx
+// ends; once the first is done the next one runs.
+func TestCallsTakeTurns(t *testing.T) {
+	block, blocked := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	wrap := func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasSuffix(r.URL.Path, "/events") {
+				once.Do(func() { close(blocked) })
+				<-block
+			}
+			h.ServeHTTP(w, r)
+		})
+	}
+	env := newSimEnv(t, envOptions{week: smallWeek, wrap: wrap})
+	unblock := sync.OnceFunc(func() { close(block) })
+	t.Cleanup(unblock) // before the server closes
+	clk := &clock{t: env.h.End.Add(time.Hour)}
+	s := newService(t, env, clk, ServiceOptions{MaxCalls: 1})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	first := make(chan error, 1)
+	go func() {
+		_, err := s.Summary(ctx, SummaryQuery{Period: "yesterday"})
+		first <- err
+	}()
+	<-blocked // the first call is reading
+	waiting := make(chan struct{})
+	var wonce sync.Once
+	wctx, wcancel := context.WithCancel(ctx)
+	second := make(chan error, 1)
+	go func() {
+		_, err := s.Summary(wctx, SummaryQuery{Period: "yesterday", Progress: func(_, _ float64, msg string) {
+			if strings.Contains(msg, "waiting for another activity call") {
+				wonce.Do(func() { close(waiting) })
+			}
+		}})
+		second <- err
+	}()
+	select {
+	case <-waiting:
+	case <-ctx.Done():
+		t.Fatal("the second call never waited for the first")
+	}
+	wcancel()
+	if err := <-second; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the waiting call, cancelled: %v", err)
+	}
+	unblock()
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Summary(ctx, SummaryQuery{Period: "yesterday"}); err != nil {
+		t.Fatalf("after the first: %v", err)
+	}
+}
+
+// TestDaysLetGo: once a call's units are computed, no day's raw events
+// are held by it any more (each went as the last unit reading it was
+// computed), and the budget counts none.
+func TestDaysLetGo(t *testing.T) {
+	env := newSimEnv(t, envOptions{week: smallWeek})
+	clk := &clock{t: env.h.End.Add(time.Hour)}
+	s := newService(t, env, clk, ServiceOptions{CacheBytes: -1})
+	ctx := context.Background()
+	m, err := s.f.Meta(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := clk.now()
+	spec, err := ParseSpec("last_7d", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := m.Calendar(s.opts.Zone).Resolve(spec, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, _ := s.inputsOf(m)
+	days, plans := s.plan(p, now)
+	b := &budget{max: 1 << 40, cancel: func(error) {}}
+	ld := newPeriodEvents(in, days, b)
+	c := s.newComputer(ctx, in, ld, plans, now, nil)
+	if err := s.loadInto(withBudget(ctx, b), ld, in, now, nil, c.dayDone); err != nil {
+		t.Fatal(err)
+	}
+	units, read := c.finish(), 0
+	for t := range ld.counts {
+		for d := range ld.counts[t] {
+			read += ld.counts[t][d]
+		}
+	}
+	for _, u := range units {
+		if u == nil {
+			t.Fatal("a unit was not computed")
+		}
+	}
+	for tg := range ld.events {
+		for d, evs := range ld.events[tg] {
+			if evs != nil {
+				t.Errorf("target %d day %d: %d events still held", tg, d, len(evs))
+			}
+		}
+	}
+	if read == 0 || b.held.Load() != 0 {
+		t.Errorf("%d events read, %d still counted", read, b.held.Load())
+	}
+}
+
+// TestPieceTooLarge: a day whose smallest piece (22.5 min) still exceeds
+// the body limit (2 KiB here) fails as too large, naming the piece's span
+// (a *TooLargeError under the *ReadError), not as an unanswered read.
+func TestPieceTooLarge(t *testing.T) {
+	env := newSimEnv(t, envOptions{week: smallWeek, client: aw.Options{MaxBodyBytes: 2 << 10}})
+	clk := &clock{t: env.h.End.Add(time.Hour)}
+	s := newService(t, env, clk, ServiceOptions{})
+	_, err := s.Summary(context.Background(), SummaryQuery{Period: "yesterday"})
+	var (
+		tle *TooLargeError
+		re  *ReadError
+	)
+	if !errors.As(err, &re) || !errors.As(err, &tle) || tle.Span.Duration() >= 2*DefaultMinSplit ||
+		!strings.Contains(err.Error(), "activitywatch.max_body_bytes") || aw.KindOf(err) != aw.TooLarge {
+		t.Fatalf("a piece over the body limit: %v", err)
+	}
+}
