@@ -31,6 +31,7 @@ import (
 	"github.com/awbridge/awbridge/aw/awsim"
 	"github.com/awbridge/awbridge/internal/awfixture"
 	"github.com/awbridge/awbridge/internal/tmpfstest"
+	"github.com/awbridge/awbridge/toolbus/artifacts"
 )
 
 // faultCeiling bounds every wait of these tests: generous, never a timing
@@ -477,6 +478,12 @@ func checkNothingTorn(t *testing.T, skip []string, dirs ...string) int {
 					t.Errorf("%s is not valid UTF-8", path)
 				}
 			case strings.Contains(name, ".corrupt-"), name == "http-token":
+			case name == artifacts.PruneStamp:
+				// Empty until a pass ends, then the date of the last one.
+				when, ok := strings.CutPrefix(string(data), "last prune pass ended ")
+				if _, err := time.Parse(time.RFC3339+"\n", when); len(data) > 0 && (!ok || err != nil) {
+					t.Errorf("%s is torn: %q", path, data)
+				}
 			default:
 				t.Errorf("unexpected file %s", path)
 			}
