@@ -86,8 +86,10 @@ type Engine struct {
 	// artifacts is the artifact store (disabled without a usable context
 	// root), pruned by the pass New starts and by Run.
 	artifacts *artifacts.Store
-	// stopPrune cancels the prune pass New started, which closes
-	// pruneDone when it ends (both nil when none started).
+	// The prune pass New started waits for pruneStartDelay or for Close
+	// closing pruneNow; stopPrune cancels it, and it closes pruneDone
+	// when it ends (all nil when none started).
+	pruneNow  chan struct{}
 	stopPrune context.CancelFunc
 	pruneDone chan struct{}
 	// warmMaxAge is nowframe_build's default max_age_ms while the poller
@@ -236,16 +238,24 @@ func New(d Deps) (*Engine, error) {
 // startPrune starts one prune pass in the background, if one is due
 // (artifacts.PruneIfDue: at most once per PruneEvery across the processes
 // sharing the context root), so that every process that writes artifacts
-// (serve, a stdio session, a terminal command) bounds them without
-// delaying its first answer. Close waits for it.
+// (serve, a stdio session, a terminal command) bounds them. It begins
+// pruneStartDelay later, or at Close when that comes first: a session's
+// first answers, and a terminal command's output, do not share the
+// process with it (a stdio session runs on one P). Close waits for it.
 func (e *Engine) startPrune() {
 	if !e.pruning() {
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	e.stopPrune, e.pruneDone = cancel, make(chan struct{})
+	e.pruneNow, e.stopPrune, e.pruneDone = make(chan struct{}), cancel, make(chan struct{})
 	go func() {
 		defer close(e.pruneDone)
+		t := time.NewTimer(pruneStartDelay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-e.pruneNow:
+		}
 		e.prune(ctx)
 	}()
 }
@@ -336,6 +346,10 @@ const PruneEvery = 10 * time.Minute
 // one may have been another process's.
 const pruneCheckEvery = PruneEvery / 4
 
+// pruneStartDelay is how long after New its prune pass begins, unless
+// Close comes first.
+const pruneStartDelay = time.Second
+
 // pruneCloseWait bounds how long Close waits for a prune pass to end
 // before it cancels it (a cancelled pass is run again by the next process).
 const pruneCloseWait = 2 * time.Second
@@ -379,10 +393,12 @@ func (e *Engine) prune(ctx context.Context) {
 // it at start, so the first system.health finds the answer ready).
 func (e *Engine) Prime(ctx context.Context) { e.health.Prime(ctx) }
 
-// Close waits for background work (a health refresh, a prune pass: at
-// most pruneCloseWait, then it is cancelled) to end and flushes state.
+// Close waits for background work (a health refresh, a prune pass: run
+// now if it has not begun, awaited at most pruneCloseWait, then cancelled)
+// to end and flushes state.
 func (e *Engine) Close() {
 	if e.pruneDone != nil {
+		close(e.pruneNow)
 		select {
 		case <-e.pruneDone:
 		case <-time.After(pruneCloseWait):

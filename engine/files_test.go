@@ -34,10 +34,25 @@ func (downTransport) RoundTrip(*http.Request) (*http.Response, error) {
 	return nil, errors.New("connection refused")
 }
 
+// pruneEngine is an engine with the default artifact limits on root, no
+// state file and ActivityWatch down.
+func pruneEngine(t *testing.T, root string) *Engine {
+	t.Helper()
+	c := config.Defaults()
+	c.Paths.ContextRoot = root
+	c.Paths.StateDir = ""
+	e, err := New(Deps{Config: c, Logger: zerolog.Nop(), Version: "test", Transport: downTransport{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
 // Every engine prunes the artifacts when it starts (the pass New starts)
 // and serve's loop (Engine.Run) then every PruneEvery: a run older than
-// artifacts.max_age planted while it runs is gone once the stamp of the
-// last pass is PruneEvery old, not before; a run written now stays.
+// artifacts.max_age planted while it runs is gone at the first check
+// (every pruneCheckEvery) once the stamp of the last pass is PruneEvery
+// old, not before; a run written now stays.
 func TestRunPrunesArtifactsPeriodically(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		root := t.TempDir()
@@ -45,30 +60,25 @@ func TestRunPrunesArtifactsPeriodically(t *testing.T) {
 		artifactstest.PlantRun(t, root, "old-at-start", 4, now.Add(-8*24*time.Hour))
 		artifactstest.PlantRun(t, root, "young", 4, now.Add(-time.Hour))
 
-		c := config.Defaults()
-		c.Paths.ContextRoot = root
-		c.Paths.StateDir = ""
-		e, err := New(Deps{Config: c, Logger: zerolog.Nop(), Version: "test", Transport: downTransport{}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		e := pruneEngine(t, root)
 		defer e.Close()
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error, 1)
 		go func() { done <- e.Run(ctx) }()
 
-		synctest.Wait() // New's pass is done; Run waits for its tick
+		time.Sleep(pruneStartDelay) // the bubble's clock: no real wait
+		synctest.Wait()             // New's pass is done; Run waits for its tick
 		if got := artifactstest.Runs(t, root); !slices.Equal(got, []string{"young"}) {
 			t.Fatalf("runs after start %v, want the old one pruned", got)
 		}
 
 		artifactstest.PlantRun(t, root, "old-later", 4, time.Now().Add(-8*24*time.Hour))
-		time.Sleep(PruneEvery - time.Second) // the bubble's clock: no real wait
+		time.Sleep(PruneEvery - time.Second) // a check, the stamp not yet PruneEvery old
 		synctest.Wait()
 		if got := artifactstest.Runs(t, root); !slices.Equal(got, []string{"old-later", "young"}) {
 			t.Fatalf("runs before the tick %v, want the new old run still there", got)
 		}
-		time.Sleep(time.Second)
+		time.Sleep(pruneCheckEvery) // the next check
 		synctest.Wait()
 		if got := artifactstest.Runs(t, root); !slices.Equal(got, []string{"young"}) {
 			t.Fatalf("runs after the tick %v, want the old run pruned", got)
@@ -77,6 +87,26 @@ func TestRunPrunesArtifactsPeriodically(t *testing.T) {
 		cancel()
 		if err := <-done; err != nil {
 			t.Fatal(err)
+		}
+	})
+}
+
+// The pass New starts leaves the process to its first answers: it begins
+// pruneStartDelay later, or when Close comes first, which waits for it
+// (a short-lived terminal command prunes as it exits).
+func TestPrunePassBeginsAfterItsDelayOrAtClose(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		root := t.TempDir()
+		artifactstest.PlantRun(t, root, "old", 4, time.Now().Add(-8*24*time.Hour))
+		e := pruneEngine(t, root)
+		time.Sleep(pruneStartDelay - time.Millisecond)
+		synctest.Wait()
+		if got := artifactstest.Runs(t, root); !slices.Equal(got, []string{"old"}) {
+			t.Fatalf("runs %v before the delay, want the pass not begun", got)
+		}
+		e.Close()
+		if got := artifactstest.Runs(t, root); len(got) != 0 {
+			t.Fatalf("runs %v after Close, want the pass done", got)
 		}
 	})
 }
