@@ -55,8 +55,10 @@ type Poll struct {
 	BucketListTTL time.Duration `toml:"bucket_list_ttl"`
 }
 
-// Artifacts bounds what the context root keeps: serve prunes whole run
-// folders, at start and every 10 minutes, oldest first.
+// Artifacts bounds what the context root keeps: every process that runs an
+// engine (serve, stdio without a service, a terminal command) prunes whole
+// run folders, oldest first, when it starts, at most once every 10 minutes
+// between them; serve again every 10 minutes.
 type Artifacts struct {
 	// MaxAge is how long a run's artifacts are kept after it was last
 	// written (default 168h, 7 days); 0: no age limit.

@@ -283,13 +283,13 @@ func table() []spec {
 		},
 		{
 			key: "artifacts.max_age", env: "AWBRIDGE_ARTIFACTS_MAX_AGE", kind: kindDuration,
-			doc: "serve removes runs' artifacts last written longer ago than this (e.g. 168h); 0: no age limit",
+			doc: "runs' artifacts last written longer ago than this are removed (e.g. 168h); 0: no age limit",
 			min: 0, max: int64(10 * 365 * 24 * time.Hour),
 			field: func(c *Config) any { return &c.Artifacts.MaxAge },
 		},
 		{
 			key: "artifacts.max_bytes", env: "AWBRIDGE_ARTIFACTS_MAX_BYTES", kind: kindBytes,
-			doc: "serve removes the oldest runs' artifacts while all together take more than this; 0: no size limit",
+			doc: "the oldest runs' artifacts are removed while all together take more than this; 0: no size limit",
 			min: 0, max: 1 << 40,
 			field: func(c *Config) any { return &c.Artifacts.MaxBytes },
 		},

@@ -83,9 +83,15 @@ type Engine struct {
 	// zone is the zone of the person's local time at the time of a call:
 	// activity.timezone, else the machine's, followed.
 	zone func() activity.Zone
-	// artifacts is the artifact store Run prunes (disabled without a
-	// usable context root).
+	// artifacts is the artifact store (disabled without a usable context
+	// root), pruned by the pass New starts and by Run.
 	artifacts *artifacts.Store
+	// The prune pass New started waits for pruneStartDelay or for Close
+	// closing pruneNow; stopPrune cancels it, and it closes pruneDone
+	// when it ends (all nil when none started).
+	pruneNow  chan struct{}
+	stopPrune context.CancelFunc
+	pruneDone chan struct{}
 	// warmMaxAge is nowframe_build's default max_age_ms while the poller
 	// runs (0: build fresh unless the caller says otherwise).
 	warmMaxAge atomic.Int64
@@ -225,7 +231,38 @@ func New(d Deps) (*Engine, error) {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	e.liveBus.Store(e.bus)
+	e.startPrune()
 	return e, nil
+}
+
+// startPrune starts one prune pass in the background, if one is due
+// (artifacts.PruneIfDue: at most once per PruneEvery across the processes
+// sharing the context root), so that every process that writes artifacts
+// (serve, a stdio session, a terminal command) bounds them. It begins
+// pruneStartDelay later, or at Close when that comes first: a session's
+// first answers, and a terminal command's output, do not share the
+// process with it (a stdio session runs on one P). Close waits for it.
+func (e *Engine) startPrune() {
+	if !e.pruning() {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	e.pruneNow, e.stopPrune, e.pruneDone = make(chan struct{}), cancel, make(chan struct{})
+	go func() {
+		defer close(e.pruneDone)
+		t := time.NewTimer(pruneStartDelay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-e.pruneNow:
+		}
+		e.prune(ctx)
+	}()
+}
+
+// pruning says whether the artifacts are bounded at all.
+func (e *Engine) pruning() bool {
+	return e.artifacts.Enabled() && (e.deps.Config.Artifacts.MaxAge > 0 || e.deps.Config.Artifacts.MaxBytes > 0)
 }
 
 // openState opens the one state store of the process. A state dir that
@@ -282,10 +319,11 @@ func attemptTimeout(deadline time.Duration) time.Duration {
 // while someone is subscribed to a resource or a call came in within
 // poll.active_for, else every poll.idle_interval; a change feed; and
 // nowframe_build answering from the warm frame when it is young enough
-// (2 s by default; an older one is built afresh). It
-// also prunes the artifacts (artifacts.max_age, artifacts.max_bytes) at
-// once and every PruneEvery. The service runs it; a stdio session without
-// a service does not.
+// (2 s by default; an older one is built afresh). It also prunes the
+// artifacts (artifacts.max_age, artifacts.max_bytes) every PruneEvery, the
+// pass New started having done it once; a pass another process ran in the
+// meantime counts. The service runs it; a stdio session without a service
+// does not (its engine prunes once, when New starts it).
 func (e *Engine) Run(ctx context.Context) error {
 	e.warmMaxAge.Store(2000)
 	defer e.warmMaxAge.Store(0)
@@ -293,42 +331,61 @@ func (e *Engine) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
-	if e.artifacts.Enabled() && (e.deps.Config.Artifacts.MaxAge > 0 || e.deps.Config.Artifacts.MaxBytes > 0) {
+	if e.pruning() {
 		wg.Go(func() { e.pruneArtifacts(ctx) })
 	}
 	return e.poller.Run(ctx)
 }
 
-// PruneEvery is how often Run prunes the artifacts after the first time.
-// A prune walks the run folders' metadata only (no file is read).
+// PruneEvery is how often the artifacts are pruned, by whichever process
+// sharing the context root comes first. A pass walks the run folders'
+// metadata only (no file is read).
 const PruneEvery = 10 * time.Minute
 
-// pruneArtifacts prunes now and every PruneEvery until ctx ends, logging
-// what it removed (counts only: run names come from callers).
+// pruneCheckEvery is how often Run checks whether a pass is due: the last
+// one may have been another process's.
+const pruneCheckEvery = PruneEvery / 4
+
+// pruneStartDelay is how long after New its prune pass begins, unless
+// Close comes first.
+const pruneStartDelay = time.Second
+
+// pruneCloseWait bounds how long Close waits for a prune pass to end
+// before it cancels it (a cancelled pass is run again by the next process).
+const pruneCloseWait = 2 * time.Second
+
+// pruneArtifacts runs a pass whenever one is due until ctx ends.
 func (e *Engine) pruneArtifacts(ctx context.Context) {
-	prune := func() {
-		st, err := e.artifacts.Prune(ctx)
-		switch {
-		case ctx.Err() != nil:
-		case err != nil:
-			e.log.Warn().Err(err).Msg("artifacts: not pruned")
-		case st.Failed > 0:
-			e.log.Warn().Int("removed_runs", st.Removed).Int("failed_runs", st.Failed).Msg("artifacts: some runs could not be pruned")
-		case st.Removed > 0:
-			e.log.Info().Int("removed_runs", st.Removed).Int64("freed_bytes", st.RemovedBytes).
-				Int("kept_runs", st.Runs-st.Removed).Int64("kept_bytes", st.Bytes-st.RemovedBytes).Msg("artifacts pruned")
-		}
-	}
-	prune()
-	t := time.NewTicker(PruneEvery)
+	t := time.NewTicker(pruneCheckEvery)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			prune()
+			e.prune(ctx)
 		}
+	}
+}
+
+// prune runs a pass if one is due, logging what it removed (counts only:
+// run names come from callers).
+func (e *Engine) prune(ctx context.Context) {
+	st, ran, err := e.artifacts.PruneIfDue(ctx, PruneEvery)
+	switch {
+	case ctx.Err() != nil && ran:
+		e.log.Debug().Int("removed_runs", st.Removed).Msg("artifacts: prune pass stopped before its end; the next one goes on")
+	case ctx.Err() != nil:
+	case err != nil:
+		e.log.Warn().Err(err).Msg("artifacts: not pruned")
+	case !ran:
+	case st.Failed > 0:
+		e.log.Warn().Int("removed_runs", st.Removed).Int("failed_runs", st.Failed).Msg("artifacts: some runs could not be pruned")
+	case st.Removed > 0:
+		e.log.Info().Int("removed_runs", st.Removed).Int64("freed_bytes", st.RemovedBytes).
+			Int("kept_runs", st.Runs-st.Removed).Int64("kept_bytes", st.Bytes-st.RemovedBytes).Msg("artifacts pruned")
+	default:
+		e.log.Debug().Int("kept_runs", st.Runs).Int64("kept_bytes", st.Bytes).Msg("artifacts: nothing to prune")
 	}
 }
 
@@ -336,9 +393,20 @@ func (e *Engine) pruneArtifacts(ctx context.Context) {
 // it at start, so the first system.health finds the answer ready).
 func (e *Engine) Prime(ctx context.Context) { e.health.Prime(ctx) }
 
-// Close waits for background work (a health refresh) to end and flushes
-// state.
+// Close waits for background work (a health refresh, a prune pass: run
+// now if it has not begun, awaited at most pruneCloseWait, then cancelled)
+// to end and flushes state.
 func (e *Engine) Close() {
+	if e.pruneDone != nil {
+		close(e.pruneNow)
+		select {
+		case <-e.pruneDone:
+		case <-time.After(pruneCloseWait):
+			e.stopPrune()
+			<-e.pruneDone
+		}
+		e.stopPrune()
+	}
 	e.builder.Close()
 	e.health.Close()
 	if err := e.state.Close(); err != nil {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/awbridge/awbridge/config"
 	"github.com/awbridge/awbridge/health"
+	"github.com/awbridge/awbridge/internal/artifactstest"
 	"github.com/awbridge/awbridge/internal/awfixture"
 	"github.com/awbridge/awbridge/toolbus"
 )
@@ -33,83 +34,79 @@ func (downTransport) RoundTrip(*http.Request) (*http.Response, error) {
 	return nil, errors.New("connection refused")
 }
 
-// plantRun writes one run folder as the store lays it out, every file and
-// folder last modified at mtime.
-func plantRun(t *testing.T, root, trace string, mtime time.Time) {
+// pruneEngine is an engine with the default artifact limits on root, no
+// state file and ActivityWatch down.
+func pruneEngine(t *testing.T, root string) *Engine {
 	t.Helper()
-	calls := filepath.Join(root, "artifacts", "runs", trace, "tool_calls")
-	if err := os.MkdirAll(filepath.Join(calls, "s"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	paths := []string{filepath.Join(calls, "s.context"), filepath.Join(calls, "s", "result.json")}
-	for _, p := range paths {
-		if err := os.WriteFile(p, []byte("{}"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, p := range append(paths, filepath.Join(calls, "s"), calls, filepath.Dir(calls)) {
-		if err := os.Chtimes(p, mtime, mtime); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-func runsIn(t *testing.T, root string) []string {
-	t.Helper()
-	ents, err := os.ReadDir(filepath.Join(root, "artifacts", "runs"))
+	c := config.Defaults()
+	c.Paths.ContextRoot = root
+	c.Paths.StateDir = ""
+	e, err := New(Deps{Config: c, Logger: zerolog.Nop(), Version: "test", Transport: downTransport{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
-	for _, e := range ents {
-		out = append(out, e.Name())
-	}
-	slices.Sort(out)
-	return out
+	return e
 }
 
-// serve's loop (Engine.Run) prunes the artifacts when it starts and then
-// every PruneEvery: a run older than artifacts.max_age planted while it
-// runs is gone after the next tick, not before; a run written now stays.
+// Every engine prunes the artifacts when it starts (the pass New starts)
+// and serve's loop (Engine.Run) then every PruneEvery: a run older than
+// artifacts.max_age planted while it runs is gone at the first check
+// (every pruneCheckEvery) once the stamp of the last pass is PruneEvery
+// old, not before; a run written now stays.
 func TestRunPrunesArtifactsPeriodically(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		root := t.TempDir()
 		now := time.Now() // the bubble's clock
-		plantRun(t, root, "old-at-start", now.Add(-8*24*time.Hour))
-		plantRun(t, root, "young", now.Add(-time.Hour))
+		artifactstest.PlantRun(t, root, "old-at-start", 4, now.Add(-8*24*time.Hour))
+		artifactstest.PlantRun(t, root, "young", 4, now.Add(-time.Hour))
 
-		c := config.Defaults()
-		c.Paths.ContextRoot = root
-		c.Paths.StateDir = ""
-		e, err := New(Deps{Config: c, Logger: zerolog.Nop(), Version: "test", Transport: downTransport{}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		e := pruneEngine(t, root)
 		defer e.Close()
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error, 1)
 		go func() { done <- e.Run(ctx) }()
 
-		synctest.Wait() // the first prune is done; Run waits for its tick
-		if got := runsIn(t, root); !slices.Equal(got, []string{"young"}) {
+		time.Sleep(pruneStartDelay) // the bubble's clock: no real wait
+		synctest.Wait()             // New's pass is done; Run waits for its tick
+		if got := artifactstest.Runs(t, root); !slices.Equal(got, []string{"young"}) {
 			t.Fatalf("runs after start %v, want the old one pruned", got)
 		}
 
-		plantRun(t, root, "old-later", time.Now().Add(-8*24*time.Hour))
-		time.Sleep(PruneEvery - time.Second) // the bubble's clock: no real wait
+		artifactstest.PlantRun(t, root, "old-later", 4, time.Now().Add(-8*24*time.Hour))
+		time.Sleep(PruneEvery - time.Second) // a check, the stamp not yet PruneEvery old
 		synctest.Wait()
-		if got := runsIn(t, root); !slices.Equal(got, []string{"old-later", "young"}) {
+		if got := artifactstest.Runs(t, root); !slices.Equal(got, []string{"old-later", "young"}) {
 			t.Fatalf("runs before the tick %v, want the new old run still there", got)
 		}
-		time.Sleep(time.Second)
+		time.Sleep(pruneCheckEvery) // the next check
 		synctest.Wait()
-		if got := runsIn(t, root); !slices.Equal(got, []string{"young"}) {
+		if got := artifactstest.Runs(t, root); !slices.Equal(got, []string{"young"}) {
 			t.Fatalf("runs after the tick %v, want the old run pruned", got)
 		}
 
 		cancel()
 		if err := <-done; err != nil {
 			t.Fatal(err)
+		}
+	})
+}
+
+// The pass New starts leaves the process to its first answers: it begins
+// pruneStartDelay later, or when Close comes first, which waits for it
+// (a short-lived terminal command prunes as it exits).
+func TestPrunePassBeginsAfterItsDelayOrAtClose(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		root := t.TempDir()
+		artifactstest.PlantRun(t, root, "old", 4, time.Now().Add(-8*24*time.Hour))
+		e := pruneEngine(t, root)
+		time.Sleep(pruneStartDelay - time.Millisecond)
+		synctest.Wait()
+		if got := artifactstest.Runs(t, root); !slices.Equal(got, []string{"old"}) {
+			t.Fatalf("runs %v before the delay, want the pass not begun", got)
+		}
+		e.Close()
+		if got := artifactstest.Runs(t, root); len(got) != 0 {
+			t.Fatalf("runs %v after Close, want the pass done", got)
 		}
 	})
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/awbridge/awbridge/aw/awsim"
 	"github.com/awbridge/awbridge/internal/awfixture"
 	"github.com/awbridge/awbridge/internal/tmpfstest"
+	"github.com/awbridge/awbridge/toolbus/artifacts"
 )
 
 // faultCeiling bounds every wait of these tests: generous, never a timing
@@ -465,6 +466,14 @@ func checkNothingTorn(t *testing.T, skip []string, dirs ...string) int {
 			if name == "state.json.lock" { // the state dir's lock: no data
 				if len(data) != 0 {
 					t.Errorf("%s holds %d bytes, want none", path, len(data))
+				}
+				return nil
+			}
+			if name == artifacts.PruneStamp { // not a call's: not counted
+				// Empty until a pass ends, then the date of the last one.
+				when, ok := strings.CutPrefix(string(data), "last prune pass ended ")
+				if _, err := time.Parse(time.RFC3339+"\n", when); len(data) > 0 && (!ok || err != nil) {
+					t.Errorf("%s is torn: %q", path, data)
 				}
 				return nil
 			}

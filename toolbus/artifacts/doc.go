@@ -24,6 +24,9 @@
 // then the oldest while all of them take more than Options.MaxBytes; a run
 // written in the last PruneGrace always stays. It reads metadata only,
 // through an os.Root on artifacts/runs, and never follows a link.
+// Store.PruneIfDue runs it at most once per interval across the processes
+// sharing the root: the stamp artifacts/.pruned says when a pass last
+// ended, and a lock on it claims the next one.
 //
 // The package does not redact or bound what it is given, except for the
 // .context renderer's own limits: callers pass values already redacted.

@@ -140,6 +140,79 @@ func (s *Store) Prune(ctx context.Context) (PruneStats, error) {
 	return st, nil
 }
 
+// PruneStamp is the file, in the root's artifacts folder, whose
+// modification time is when the last complete prune pass ended (its text
+// says the same for a person): every process sharing the root reads it, so
+// that they prune at most once per interval between them. An empty stamp
+// has seen no complete pass yet.
+const PruneStamp = ".pruned"
+
+// PruneIfDue runs Prune unless a pass ended less than every ago, by any
+// process sharing the root (PruneStamp says when), and says whether it ran.
+// The pass is claimed with an exclusive, non-blocking lock on the stamp
+// (flock; where there is none, the claim is best effort), held until it
+// ends: a process that finds the lock held, or the stamp young once it
+// holds it, does nothing, so two processes starting together prune once.
+// The stamp is created empty (mode FileMode, never through a link) when
+// missing, and dated with the clock's time when a pass ends; a pass that
+// ctx cancelled leaves it as it was, so the next process prunes. A stamp
+// dated in the future counts as old (the clock went back). Nothing is
+// created, and nothing runs, while there is no artifacts folder, without
+// limits, or for a disabled Store.
+func (s *Store) PruneIfDue(ctx context.Context, every time.Duration) (st PruneStats, ran bool, err error) {
+	if !s.Enabled() || (s.o.MaxAge <= 0 && s.o.MaxBytes <= 0) {
+		return st, false, nil
+	}
+	if err := checkRoot(s.o.FS, s.root); err != nil {
+		return st, false, err
+	}
+	art := filepath.Join(s.root, "artifacts")
+	if !s.plainDir(art) {
+		return st, false, nil
+	}
+	path := filepath.Join(art, PruneStamp)
+	f, err := openStamp(path)
+	if err != nil {
+		return st, false, fmt.Errorf("artifacts: prune stamp: %w", err)
+	}
+	defer f.Close() // and the lock with it
+	locked, err := tryLock(f)
+	if err != nil || !locked { // !locked: another pass is running
+		return st, false, err
+	}
+	// Read once the lock is ours: a pass may have ended meanwhile.
+	fi, err := f.Stat()
+	if err != nil {
+		return st, false, fmt.Errorf("artifacts: prune stamp: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return st, false, fmt.Errorf("artifacts: prune stamp: %s is not a regular file", path)
+	}
+	if age := s.o.Now().Sub(fi.ModTime()); fi.Size() > 0 && age >= 0 && age < every {
+		return st, false, nil
+	}
+	st, err = s.Prune(ctx)
+	if ctx.Err() != nil {
+		return st, true, err
+	}
+	if serr := dateStamp(f, path, s.o.Now()); serr != nil && err == nil {
+		err = fmt.Errorf("artifacts: prune stamp: %w", serr)
+	}
+	return st, true, err
+}
+
+// dateStamp writes t into the stamp as text and as its modification time.
+func dateStamp(f *os.File, path string, t time.Time) error {
+	text := []byte("last prune pass ended " + t.UTC().Format(time.RFC3339) + "\n")
+	if _, err := f.WriteAt(text, 0); err != nil {
+		return err
+	}
+	if err := f.Truncate(int64(len(text))); err != nil {
+		return err
+	}
+	return touchStamp(f, path, t)
+}
+
 // measure adds up the regular files below the run folder dir and finds
 // the newest modification time of its files and folders, without following
 // symbolic links (an entry's info is its own, from Lstat). It reads

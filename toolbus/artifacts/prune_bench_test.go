@@ -28,3 +28,21 @@ func BenchmarkPruneNothingToDo(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPruneIfDueNotDue is what a process pays at start when another
+// pass ended less than the interval ago: open, lock and stat the stamp.
+func BenchmarkPruneIfDueNotDue(b *testing.B) {
+	root := b.TempDir()
+	s := newStore(b, Options{Root: root, MaxAge: time.Hour})
+	if _, _, err := s.WriteCall("run", "call", []byte("[LEGEND]\n"), []byte(`{}`)); err != nil {
+		b.Fatal(err)
+	}
+	if _, ran, err := s.PruneIfDue(b.Context(), time.Hour); !ran || err != nil {
+		b.Fatal(ran, err)
+	}
+	for b.Loop() {
+		if _, ran, err := s.PruneIfDue(b.Context(), time.Hour); ran || err != nil {
+			b.Fatal(ran, err)
+		}
+	}
+}

@@ -9,48 +9,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/awbridge/awbridge/internal/artifactstest"
 )
 
-// plantRun writes a run folder as the Store lays it out, with one .context
-// file and one result.json of size bytes between them, every file and
-// folder last modified at mtime.
-func plantRun(t *testing.T, root, trace string, size int, mtime time.Time) {
-	t.Helper()
-	calls := filepath.Join(root, "artifacts", "runs", trace, "tool_calls")
-	span := filepath.Join(calls, "s1")
-	if err := os.MkdirAll(span, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	ctxFile := filepath.Join(calls, "s1.context")
-	jsonFile := filepath.Join(span, "result.json")
-	if err := os.WriteFile(ctxFile, make([]byte, size/2), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(jsonFile, make([]byte, size-size/2), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	// Deepest first: writing in a folder changes its time.
-	for _, p := range []string{ctxFile, jsonFile, span, calls, filepath.Dir(calls)} {
-		if err := os.Chtimes(p, mtime, mtime); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-// runsLeft lists the run folders (and anything else) in artifacts/runs.
-func runsLeft(t *testing.T, root string) []string {
-	t.Helper()
-	ents, err := os.ReadDir(filepath.Join(root, "artifacts", "runs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, e := range ents {
-		out = append(out, e.Name())
-	}
-	slices.Sort(out)
-	return out
-}
+var (
+	plantRun = artifactstest.PlantRun
+	runsLeft = artifactstest.Runs
+)
 
 // Artifacts are bounded: whole runs go, by age and then oldest first by
 // total size, and a run written in the last minutes stays whatever the
