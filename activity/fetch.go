@@ -240,24 +240,6 @@ func (e *ReadError) TimedOut() bool {
 	return errors.As(e.Err, &ue) && ue.TimedOut
 }
 
-// TooLargeError is a piece of a day, split down to MinSplit, whose answer
-// still exceeds the client's body limit (activitywatch.max_body_bytes):
-// anything can store that many events in so short a time. Asking again
-// does not help; a period leaving that time out, or a larger limit, does.
-type TooLargeError struct {
-	// Span is the piece's.
-	Span Span
-	Err  error
-}
-
-func (e *TooLargeError) Error() string {
-	return fmt.Sprintf("its events from %s to %s are more than the body limit (activitywatch.max_body_bytes) allows in so short a piece: %v",
-		e.Span.Start.Format(time.RFC3339), e.Span.End.Format(time.RFC3339), e.Err)
-}
-
-// Unwrap returns the cause.
-func (e *TooLargeError) Unwrap() error { return e.Err }
-
 func roleNoun(role string) string {
 	switch role {
 	case RoleWindow:
@@ -273,6 +255,11 @@ func roleNoun(role string) string {
 type piece struct {
 	span   Span
 	events []aw.Event
+	// unread says ActivityWatch's answer for span stayed over the body
+	// limit (activitywatch.max_body_bytes) at MinSplit: anything can store
+	// that many events in so short a time. The span is left out, with a
+	// note, rather than fail the period.
+	unread bool
 }
 
 // target is one bucket to read.
@@ -435,8 +422,8 @@ feed:
 // ctx carries (the caller refunds them); running out of it fails the read.
 func (f *Fetcher) readSpan(ctx context.Context, id string, span Span) ([]piece, int, error) {
 	var (
-		evs      []aw.Event
-		tooLarge bool
+		evs              []aw.Event
+		tooLarge, unread bool
 	)
 	heavy := span.Duration() > heavySpan
 	if heavy {
@@ -448,9 +435,10 @@ func (f *Fetcher) readSpan(ctx context.Context, id string, span Span) ([]piece, 
 	}
 	err := f.do(ctx, func(ctx context.Context) error {
 		got, err := f.opts.AW.Events(ctx, id, aw.EventQuery{Start: span.Start, End: span.End, SkipMalformed: true})
-		if aw.KindOf(err) == aw.TooLarge && span.Duration() >= 2*f.opts.MinSplit {
-			// The server answered; our limit refused it. Not a failure.
-			tooLarge = true
+		if aw.KindOf(err) == aw.TooLarge {
+			// The server answered; our limit refused it. Not a failure:
+			// halve the span, or leave it out once it is MinSplit short.
+			tooLarge, unread = span.Duration() >= 2*f.opts.MinSplit, span.Duration() < 2*f.opts.MinSplit
 			return nil
 		}
 		evs = got
@@ -459,11 +447,11 @@ func (f *Fetcher) readSpan(ctx context.Context, id string, span Span) ([]piece, 
 	if heavy {
 		<-f.heavy // released before the halves are read
 	}
-	if aw.KindOf(err) == aw.TooLarge {
-		return nil, 1, &TooLargeError{Span: span, Err: err}
-	}
 	if err != nil {
 		return nil, 1, err
+	}
+	if unread {
+		return []piece{{span: span, unread: true}}, 1, nil
 	}
 	if !tooLarge {
 		if err := budgetOf(ctx).charge(len(evs)); err != nil {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
 	"sync"
@@ -440,20 +442,20 @@ func TestAssemble(t *testing.T) {
 		want   []aw.Event
 	}{
 		{"an event cut by the split is whole again",
-			[]piece{{a, []aw.Event{ev(id(2), 40, 10.001), ev(id(1), 0, 40)}}, {b, []aw.Event{ev(id(3), 60, 40.001), ev(id(2), 50, 10)}}},
+			[]piece{{span: a, events: []aw.Event{ev(id(2), 40, 10.001), ev(id(1), 0, 40)}}, {span: b, events: []aw.Event{ev(id(3), 60, 40.001), ev(id(2), 50, 10)}}},
 			[]aw.Event{ev(id(1), 0, 40), ev(id(2), 40, 20), ev(id(3), 60, 40)}},
 		{"without ids the parts stay apart",
-			[]piece{{a, []aw.Event{ev(nil, 40, 10.001)}}, {b, []aw.Event{ev(nil, 50, 10)}}},
+			[]piece{{span: a, events: []aw.Event{ev(nil, 40, 10.001)}}, {span: b, events: []aw.Event{ev(nil, 50, 10)}}},
 			[]aw.Event{ev(nil, 40, 10), ev(nil, 50, 10)}},
 		{"different ids stay apart",
-			[]piece{{a, []aw.Event{ev(id(1), 40, 10.001)}}, {b, []aw.Event{ev(id(2), 50, 10)}}},
+			[]piece{{span: a, events: []aw.Event{ev(id(1), 40, 10.001)}}, {span: b, events: []aw.Event{ev(id(2), 50, 10)}}},
 			[]aw.Event{ev(id(1), 40, 10), ev(id(2), 50, 10)}},
 		{"the period clips both ends; events only touching it are dropped",
-			[]piece{{Span{Start: at(-10), End: at(50)}, []aw.Event{ev(id(2), -5, 10), ev(id(1), -10, 5)}},
-				{Span{Start: at(50), End: at(110)}, []aw.Event{ev(id(4), 100, 10), ev(id(3), 95, 10)}}},
+			[]piece{{span: Span{Start: at(-10), End: at(50)}, events: []aw.Event{ev(id(2), -5, 10), ev(id(1), -10, 5)}},
+				{span: Span{Start: at(50), End: at(110)}, events: []aw.Event{ev(id(4), 100, 10), ev(id(3), 95, 10)}}},
 			[]aw.Event{ev(id(2), 0, 5), ev(id(3), 95, 5)}},
 		{"an event without duration counts where it starts",
-			[]piece{{a, []aw.Event{ev(id(1), 50, 0), ev(id(9), 0, 0)}}, {b, []aw.Event{ev(id(1), 50, 0)}}},
+			[]piece{{span: a, events: []aw.Event{ev(id(1), 50, 0), ev(id(9), 0, 0)}}, {span: b, events: []aw.Event{ev(id(1), 50, 0)}}},
 			[]aw.Event{ev(id(9), 0, 0), ev(id(1), 50, 0)}},
 	}
 	for _, tt := range tests {
@@ -496,12 +498,18 @@ func TestHeavyReadsOneAtATime(t *testing.T) {
 			if isHeavy {
 				time.Sleep(2 * time.Millisecond) // long enough for another to arrive
 			}
-			next.ServeHTTP(w, r)
+			// The read ends before its answer leaves: once the client has
+			// it, the next may come at once.
+			rec := httptest.NewRecorder()
+			next.ServeHTTP(rec, r)
 			mu.Lock()
 			if isHeavy {
 				heavy--
 			}
 			mu.Unlock()
+			maps.Copy(w.Header(), rec.Header())
+			w.WriteHeader(rec.Code)
+			_, _ = w.Write(rec.Body.Bytes())
 		})
 	}
 	env := newSimEnv(t, envOptions{week: smallWeek, wrap: wrap})

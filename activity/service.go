@@ -271,9 +271,10 @@ func (s *Service) plan(p Period, now time.Time) ([]dayPlan, []unitPlan) {
 func newPeriodEvents(in inputs, days []dayPlan, b *budget) *periodEvents {
 	n := len(in.targets)
 	ld := &periodEvents{days: days, events: make([][][]ev, n), counts: make([][]int, n), ends: make([][]int64, n),
-		failed: make([]error, n), budget: b}
+		holes: make([][][]span64, n), failed: make([]error, n), budget: b}
 	for t := range ld.events {
 		ld.events[t], ld.counts[t], ld.ends[t] = make([][]ev, len(days)), make([]int, len(days)), make([]int64, len(days))
+		ld.holes[t] = make([][]span64, len(days))
 	}
 	return ld
 }
@@ -282,11 +283,12 @@ func newPeriodEvents(in inputs, days []dayPlan, b *budget) *periodEvents {
 // the period, oldest first, until the day is let go (release).
 type periodEvents struct {
 	days   []dayPlan
-	events [][][]ev  // [target][day]
-	counts [][]int   // [target][day]: how many events were read
-	ends   [][]int64 // [target][day]: the newest one's end (0: none)
-	failed []error   // per target: a web bucket that could not be read
-	budget *budget   // counts the events held
+	holes  [][][]span64 // [target][day]: stretches left out (too many events)
+	events [][][]ev     // [target][day]
+	counts [][]int      // [target][day]: how many events were read
+	ends   [][]int64    // [target][day]: the newest one's end (0: none)
+	failed []error      // per target: a web bucket that could not be read
+	budget *budget      // counts the events held
 }
 
 // release lets day d's events go: every unit reading them is computed.
@@ -306,12 +308,12 @@ func (s *Service) loadInto(ctx context.Context, ld *periodEvents, in inputs, now
 	days := ld.days
 	errs, err := readTargetDays(ctx, in.targets, len(days), s.f.opts.Parallel, func(ctx context.Context, t, d int) error {
 		tg := in.targets[t]
-		evs, err := s.loadDay(ctx, dayKey{tg.id, in.created[t], days[d].full.start}, days[d], now)
+		evs, holes, err := s.loadDay(ctx, dayKey{tg.id, in.created[t], days[d].full.start}, days[d], now)
 		if err != nil {
 			return &ReadError{Role: tg.role, Day: days[d].date, Err: err}
 		}
 		// Each (target, day) has its own slot.
-		ld.events[t][d], ld.counts[t][d], ld.ends[t][d] = evs, len(evs), newestEnd(evs)
+		ld.events[t][d], ld.counts[t][d], ld.ends[t][d], ld.holes[t][d] = evs, len(evs), newestEnd(evs), holes
 		return ld.budget.charge(len(evs))
 	}, func(ctx context.Context, d int, failed bool) {
 		prog.step(1, "reading ActivityWatch's events by day")
@@ -325,26 +327,41 @@ func (s *Service) loadInto(ctx context.Context, ld *periodEvents, in inputs, now
 
 // loadDay returns one bucket's events of one day within the period,
 // reading what the store lacks.
-func (s *Service) loadDay(ctx context.Context, key dayKey, d dayPlan, now time.Time) ([]ev, error) {
+func (s *Service) loadDay(ctx context.Context, key dayKey, d dayPlan, now time.Time) ([]ev, []span64, error) {
 	bd := s.store.day(key, d.full, now)
 	if err := bd.hold(ctx); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	read, err := s.ensure(ctx, bd, d.need, now)
-	var evs []ev
+	var (
+		evs   []ev
+		holes []span64
+	)
 	if err == nil {
 		if d.need == d.full && bd.complete(s.opts.Reread.Microseconds()) {
 			evs = bd.events // final: never changed again
 		} else {
 			evs = sliceEvents(bd.events, d.need.start, d.need.end)
 		}
+		holes = clipSpans(bd.holes, d.need)
 	}
 	n := len(bd.events)
 	bd.release()
 	if read {
 		s.store.resize(key, bd, n, now)
 	}
-	return evs, err
+	return evs, holes, err
+}
+
+// clipSpans returns the parts of spans within sp, in a new slice.
+func clipSpans(spans []span64, sp span64) []span64 {
+	var out []span64
+	for _, h := range spans {
+		if c := (span64{max(h.start, sp.start), min(h.end, sp.end)}); c.start < c.end {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // newestStart is the start of the newest of evs (in time order but for
@@ -364,20 +381,20 @@ func (s *Service) ensure(ctx context.Context, bd *bucketDay, need span64, now ti
 	reread := s.opts.Reread.Microseconds()
 	nowUS := us(now)
 	if !bd.covered {
-		evs, err := s.read(ctx, bd.bucket, need)
+		evs, holes, err := s.read(ctx, bd.bucket, need)
 		if err != nil {
 			return false, err
 		}
-		bd.covered, bd.from, bd.to, bd.events, bd.readAt = true, need.start, need.end, evs, nowUS
+		bd.covered, bd.from, bd.to, bd.events, bd.readAt, bd.holes = true, need.start, need.end, evs, nowUS, holes
 		return true, nil
 	}
 	if need.start < bd.from {
-		evs, err := s.read(ctx, bd.bucket, span64{need.start, bd.from})
+		evs, holes, err := s.read(ctx, bd.bucket, span64{need.start, bd.from})
 		if err != nil {
 			return false, err
 		}
 		bd.events = stitch(evs, bd.events, bd.from)
-		bd.from, read = need.start, true
+		bd.from, bd.holes, read = need.start, append(holes, bd.holes...), true
 	}
 	if trusted := bd.trusted(reread); need.end > trusted {
 		cut := trusted - trusted%int64(time.Millisecond/time.Microsecond)
@@ -390,25 +407,34 @@ func (s *Service) ensure(ctx context.Context, bd *bucketDay, need span64, now ti
 		}
 		cut = max(cut, bd.from)
 		end := max(need.end, bd.to)
-		evs, err := s.read(ctx, bd.bucket, span64{cut, end})
+		evs, holes, err := s.read(ctx, bd.bucket, span64{cut, end})
 		if err != nil {
 			return read, err
 		}
 		bd.events = stitch(truncateAt(bd.events, cut), evs, cut)
+		bd.holes = append(clipSpans(bd.holes, span64{bd.from, cut}), holes...)
 		bd.to, bd.readAt, read = end, nowUS, true
 	}
 	return read, nil
 }
 
-// read reads one bucket's events within sp, decoded, oldest first.
-func (s *Service) read(ctx context.Context, bucket string, sp span64) ([]ev, error) {
+// read reads one bucket's events within sp, decoded, oldest first, and
+// the stretches left out because ActivityWatch holds too many events there
+// (piece.unread), clipped to sp.
+func (s *Service) read(ctx context.Context, bucket string, sp span64) ([]ev, []span64, error) {
 	span := Span{Start: time.UnixMicro(sp.start), End: time.UnixMicro(sp.end)}
 	pieces, _, err := s.f.readSpan(ctx, bucket, span)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer budgetOf(ctx).refund(pieceEvents(pieces)) // the caller counts what it keeps
-	return decodePieces(pieces, sp), nil
+	var holes []span64
+	for _, pc := range pieces {
+		if pc.unread {
+			holes = append(holes, clipSpans([]span64{spanOf(pc.span)}, sp)...)
+		}
+	}
+	return decodePieces(pieces, sp), holes, nil
 }
 
 // decodePieces decodes the pieces of one read (in time order, each newest
@@ -561,6 +587,9 @@ func (s *Service) prepare(ctx context.Context, resolve resolver, fn Progress) (*
 		for _, n := range ld.counts[t] {
 			br.Events += n
 		}
+		for _, n := range holeNotes(tg.role, slices.Concat(ld.holes[t]...), p.Start.Location()) {
+			pr.notes = appendNote(pr.notes, n)
+		}
 		if br.Stale {
 			pr.fresh.StaleWatchers = append(pr.fresh.StaleWatchers, tg.id)
 		}
@@ -639,6 +668,35 @@ func lastEnd(days []int64) time.Time {
 		}
 	}
 	return time.Time{}
+}
+
+// maxHoleNotes bounds the notes on stretches left out, per bucket.
+const maxHoleNotes = 3
+
+// holeNotes says which stretches of a bucket were left out (holes, in time
+// order): ActivityWatch holds more of its events there than awbridge reads
+// in so short a time. Touching stretches are one; beyond maxHoleNotes, one
+// note counts the rest.
+func holeNotes(role string, holes []span64, loc *time.Location) []string {
+	var joined []span64
+	for _, h := range holes {
+		if n := len(joined); n > 0 && joined[n-1].end >= h.start {
+			joined[n-1].end = max(joined[n-1].end, h.end)
+			continue
+		}
+		joined = append(joined, h)
+	}
+	var notes []string
+	for i, h := range joined {
+		if i == maxHoleNotes {
+			notes = append(notes, fmt.Sprintf("%d more stretches of %s are left out for the same reason", len(joined)-i, roleNoun(role)))
+			break
+		}
+		start, end := time.UnixMicro(h.start).In(loc), time.UnixMicro(h.end).In(loc)
+		notes = append(notes, fmt.Sprintf("ActivityWatch holds more %s from %s to %s than awbridge reads in so short a time "+
+			"(activitywatch.max_body_bytes): that time is left out", roleNoun(role), start.Format("Mon 2 Jan 15:04:05"), end.Format("Mon 2 Jan 15:04:05")))
+	}
+	return notes
 }
 
 func appendNote(notes []string, n string) []string {

@@ -46,6 +46,9 @@ type bucketDay struct {
 	// readAt is when [.., to) was last read: data older than readAt -
 	// Reread is taken as final.
 	readAt int64
+	// holes are the stretches whose events ActivityWatch holds too many
+	// of to read (see piece.unread), in time order: left out.
+	holes []span64
 	// checkedAt is when the server last confirmed a complete day (see
 	// revalidate); count, when counted, is the server's count of the
 	// day's events then.

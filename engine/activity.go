@@ -222,13 +222,6 @@ func (e *Engine) activityResult(ctx context.Context, v any, err error) (toolbus.
 			if re.TimedOut() {
 				hint = hintHistorySlow
 			}
-			if tle := new(activity.TooLargeError); errors.As(err, &tle) {
-				// Asking again reads the same too many events.
-				return toolbus.Result{Circuit: circuit}, (&toolbus.ToolError{Kind: toolbus.ExecutionError,
-					Code: toolbus.CodeAwEventsUnreadable, Message: err.Error(), Hint: hintHistoryTooLarge,
-					Details: map[string]any{"source": e.histSrc.Name(), "too_large": true,
-						"start": tle.Span.Start, "end": tle.Span.End}}).WithCause(err)
-			}
 			ms := int64(1000)
 			if ue := new(upstream.Error); errors.As(err, &ue) && ue.RetryAfter > 0 {
 				ms = ue.RetryAfter.Milliseconds() // this failure opened the circuit

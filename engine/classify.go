@@ -23,8 +23,6 @@ const (
 		"(the frame's parts from it say unreadable): see ActivityWatch's own log"
 	hintHistorySlow = "ActivityWatch answers, but slowly for this much history: the days read are kept, so asking again " +
 		"reads only the rest; or ask for a shorter period, or raise activitywatch.history_timeout (AWBRIDGE_AW_HISTORY_TIMEOUT)"
-	hintHistoryTooLarge = "ActivityWatch stores more events in this short time than activitywatch.max_body_bytes lets awbridge read " +
-		"(anything on this machine can write them): ask a period that leaves this time out, or raise the limit"
 	hintHistoryFailed = "ActivityWatch answers, but failed to send these events: see ActivityWatch's own log; " +
 		"a period without that day may work"
 )
