@@ -1,10 +1,16 @@
+//go:build unix
+
 package state
 
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestReviewSyncInstallsViewUnderMu: review of issue 16. When another
@@ -49,4 +55,57 @@ func TestReviewSyncInstallsViewUnderMu(t *testing.T) {
 	if ents, err := a.List("", ScopePersistent); err != nil || len(ents) != 201 {
 		t.Errorf("a sees %d entries, %v; want 201", len(ents), err)
 	}
+}
+
+// TestReviewReadWaitsForeverOnHeldLock: review of issue 16. A read
+// (Get of the persistent scope) whose view is stale takes wmu and then
+// waits for state.json.lock with a blocking flock, without any bound:
+// while another process holds the lock (stopped with SIGSTOP or Ctrl-Z
+// inside a write, stuck in fsync on a failing disk), every state_get,
+// state_list and state_dump of the service hangs, holding wmu, and
+// Store.Close (engine Close, serve's shutdown) hangs behind it. refresh
+// itself says a rename never tears the file, so a read needs no lock:
+// fix by reading without it (or LOCK_NB and read unlocked), and bound
+// the wait of changes (return a retryable StorageError).
+func TestReviewReadWaitsForeverOnHeldLock(t *testing.T) {
+	a, dir := persistentStore(t, Options{})
+	b := open(t, Options{Dir: dir})
+	if _, err := a.Set("k", json.RawMessage(`1`), ScopePersistent); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Set("k", json.RawMessage(`22`), ScopePersistent); err != nil {
+		t.Fatal(err)
+	}
+	// Another process holds the lock (here: a separate open file
+	// description of the lock file, as another process's would be).
+	f, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string, 1)
+	go func() {
+		v, _, _, _ := a.Get("k", ScopePersistent)
+		got <- string(v)
+	}()
+	select {
+	case v := <-got:
+		if v != "22" {
+			t.Errorf("Get = %s, want 22", v)
+		}
+	case <-time.After(2 * time.Second):
+		t.Errorf("Get of the persistent scope still waiting after 2 s while another process holds the lock")
+		closed := make(chan struct{})
+		go func() { a.Close(); close(closed) }()
+		select {
+		case <-closed:
+		case <-time.After(time.Second):
+			t.Errorf("Close hangs too (behind the read holding wmu)")
+		}
+	}
+	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	<-got
 }
