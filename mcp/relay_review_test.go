@@ -1,80 +1,48 @@
 package mcp
 
 import (
-	"context"
-	"encoding/json"
 	"io"
-	"net"
 	"strings"
 	"testing"
 	"testing/synctest"
-
-	"github.com/awbridge/awbridge/toolbus"
+	"time"
 )
 
-// untilCancelled is a Backend whose calls run until the client cancels
-// them.
-type untilCancelled struct{}
-
-func (untilCancelled) ToolsList(string) json.RawMessage { return json.RawMessage(fakeToolsList) }
-
-func (untilCancelled) Call(ctx context.Context, _ toolbus.Request) toolbus.Response {
-	<-ctx.Done()
-	return toolbus.Response{Body: json.RawMessage(`{"success":false}`)}
-}
-
-func cancelLine(id string) string {
-	return `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `}}`
-}
-
-// A stdio client behind the relay cancels calls it no longer wants, as
-// MCP clients do when the user interrupts the model: the service (a real
-// Server) drops their replies, as the protocol says, but the relay keeps
-// each one as owed for ever. After maxRelayPending (4096) cancelled calls
-// over a session's lifetime the relay stops reading the client.
-//
-// What the user sees: after a few thousand interrupted tool calls in one
-// long session, awbridge stops answering anything (the next ping hangs),
-// and at a service restart every cancelled call gets a belated -32000
-// "service went away" reply. Expected: notifications/cancelled for an
-// owed call settles it in the relay (the service sends nothing more for
-// it), and the session goes on answering.
-func TestRelayForgetsCancelledCalls_review(t *testing.T) {
+// TestReviewRelayDropsABusyServiceOnAModernFirstCall: review of issue 16.
+// The relay's first-reply bound (5 s from the first call sent) is meant
+// for a service that accepts and never answers; but a 2026-07-28 client
+// sends no initialize, so its first line can be a tools/call the service
+// legitimately takes longer than 5 s to answer (activity_history over a
+// year, history_timeout up to 10 min, a service whose activity calls wait
+// their turn). The relay then closes a healthy service's connection,
+// answers the call with the retryable "service gone" error, and runs the
+// rest of the session in-process: the call fails and the session loses
+// the shared warm engine for good. Fix: arm the bound only until the
+// service answers anything, and probe liveness with a cheap request the
+// relay sends itself (ping, swallowing its reply) instead of timing the
+// client's first call.
+func TestReviewRelayDropsABusyServiceOnAModernFirstCall(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		svcEnd, relayEnd := net.Pipe()
-		srv := NewServer(untilCancelled{}, Options{})
-		svcCtx, stopSvc := context.WithCancel(context.Background())
-		svcDone := make(chan error, 1)
-		go func() { svcDone <- srv.Serve(svcCtx, svcEnd, svcEnd) }()
-
-		inR, inW := io.Pipe()
-		var out syncBuf
-		done := make(chan error, 1)
-		go func() { done <- Relay(context.Background(), relayEnd, inR, &out, RelayOptions{}) }()
-		wrote := make(chan struct{})
-		go func() {
-			defer close(wrote)
-			for i := range maxRelayPending + 1 {
-				id := itoa(i)
-				if _, err := io.WriteString(inW, toolCall(id, "t", `{}`)+"\n"+cancelLine(id)+"\n"); err != nil {
-					return
-				}
-			}
-			io.WriteString(inW, ping(`"last"`)+"\n")
-		}()
+		rt := startRelayWithFallback()
+		svc, svcEnd, inW, out, done := rt.svc, rt.svcEnd, rt.inW, &rt.out, rt.done
+		defer svcEnd.Close()
+		modern := `"_meta":{"` + MetaProtocolVersion + `":"` + ModernVersion + `","` + MetaClientCapabilities + `":{}}`
+		io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{`+modern+`,"name":"ok"}}`+"\n")
 		synctest.Wait()
-		answered := strings.Contains(out.String(), `"id":"last"`)
-
-		// Unblock and end everything, whatever happened.
-		inR.Close()
-		<-wrote
+		if len(svc.lines) != 1 {
+			t.Fatalf("the service was sent %d lines", len(svc.lines))
+		}
+		<-svc.lines
+		// The service is alive and answers after 8 s of work.
+		time.Sleep(8 * time.Second)
+		svcEnd.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":false,"served_by":"service"}}` + "\n"))
+		synctest.Wait()
 		inW.Close()
-		stopSvc()
 		svcEnd.Close()
-		<-svcDone
 		<-done
-		if !answered {
-			t.Fatalf("after %d cancelled calls the relay no longer reads the client: the ping was never answered", maxRelayPending+1)
+		n, last := replyIDsOf(t, out.String())
+		if n[`1`] != 1 || !strings.Contains(last[`1`], `"served_by":"service"`) {
+			t.Errorf("a busy (not silent) service's answer was replaced: id 1 answered %d times, last %s", n[`1`], last[`1`])
 		}
 	})
 }
