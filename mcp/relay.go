@@ -29,12 +29,13 @@ type RelayOptions struct {
 	// no failover; the session goes on without a server (every later call
 	// gets the retryable error).
 	Fallback func(ctx context.Context, r io.Reader, w io.Writer) error
-	// FirstReply bounds the wait for the service's first line, counted
-	// from the first call sent to it (default DefaultRelayFirstReply, the
-	// terminal commands' bound): a service that accepts and never answers
-	// is then dropped and the session fails over as when it goes away.
-	// Once the service has said anything it is alive, and its calls are
-	// bounded by its own deadlines (a week's history may take longer).
+	// FirstReply bounds the wait for the service's answer to the relay's
+	// own ping, sent as the session starts (default
+	// DefaultRelayFirstReply, the terminal commands' bound): a service
+	// that accepts and never answers is then dropped and the session fails
+	// over as when it goes away. Once the service has said anything it is
+	// alive, and its calls are bounded by their own deadlines (a client's
+	// first call may be a year's history, without initialize).
 	FirstReply time.Duration
 }
 
@@ -62,6 +63,10 @@ const (
 // in-process engine at a failover; their replies are not passed on.
 const relayReplayID = `"awbridge-relay-replay"`
 
+// relayProbeID is the id of the ping the relay sends the service as the
+// session starts, to learn it answers; its reply is swallowed.
+const relayProbeID = `"awbridge-relay-probe"`
+
 // serviceGone is error.data of a call the service owed when it went away.
 const serviceGone = `{"kind":"ExecutionError","code":"ServiceUnavailable","retryable":true,` +
 	`"message":"the awbridge service went away before answering","retry_after_ms":100}`
@@ -84,9 +89,9 @@ func serviceGoneReply(id []byte) []byte {
 // its resources/subscribe are replayed to it with their replies swallowed;
 // modern requests need nothing (they are stateless).
 //
-// A service that accepts and never answers is the same: when it has said
-// nothing within opts.FirstReply of the first call sent to it, the relay
-// drops its connection and fails over.
+// A service that accepts and never answers is the same: when it has not
+// answered the relay's own ping within opts.FirstReply, the relay drops
+// its connection and fails over.
 //
 // When ctx is cancelled (SIGTERM) the relay stops reading the client and
 // drops the service connection: the calls it owed get the retryable error,
@@ -124,6 +129,13 @@ func Relay(ctx context.Context, conn net.Conn, in io.Reader, out io.Writer, opts
 	})
 	defer stop()
 
+	// Ask the service whether it answers, before any client line: the
+	// wait is the service's, never a slow first call's.
+	r.mu.Lock()
+	r.probeDue = true
+	r.armSilence()
+	r.mu.Unlock()
+	_, _ = conn.Write([]byte(`{"jsonrpc":"2.0","id":` + relayProbeID + `,"method":"ping"}` + "\n")) // a failure shows in the pump
 	r.wg.Go(func() { r.pumpService() })
 	defer r.stopSilence()
 	r.readClient(in)
@@ -182,9 +194,11 @@ type relay struct {
 	writingLeft bool
 	left        *owed // the call left to the writer
 	// heard is set by the service's first line; until then silence, armed
-	// by the first call sent, drops a service that does not answer.
+	// as the relay's ping is sent, drops a service that does not answer.
 	heard   bool
 	silence *time.Timer
+	// probeDue is set until the reply to the relay's ping is swallowed.
+	probeDue bool
 	// heardAny mirrors heard for the pump, without mu.
 	heardAny atomic.Bool
 }
@@ -355,7 +369,6 @@ func (r *relay) track(line []byte) bool {
 		r.note(m)
 		r.owe(m.id, m.method == "subscriptions/listen" && modernRequest(m))
 		r.writing = idKey(m.id)
-		r.armSilence()
 		return true
 	case '[':
 		// A batch is answered element by element only in a 2025-03-26
@@ -377,16 +390,13 @@ func (r *relay) track(line []byte) bool {
 				tracked = true
 			}
 		}
-		if tracked {
-			r.armSilence()
-		}
 		return tracked
 	}
 	return false
 }
 
-// armSilence starts the wait for the service's first line, once, when a
-// call is sent before the service said anything. Called with mu held.
+// armSilence starts the wait for the service's first line, once. Called
+// with mu held.
 func (r *relay) armSilence() {
 	if r.heard || r.silence != nil {
 		return
@@ -640,6 +650,9 @@ func (r *relay) pump(src io.Reader, service bool) {
 		}
 		ids := replyIDs(line)
 		if service {
+			if len(ids) == 1 && string(ids[0]) == relayProbeID && r.dropProbe() {
+				continue
+			}
 			for _, id := range ids {
 				r.resolve(id)
 			}
@@ -648,6 +661,15 @@ func (r *relay) pump(src io.Reader, service bool) {
 		}
 		r.out.line(line)
 	}
+}
+
+// dropProbe reports whether the reply to the relay's ping is still due.
+func (r *relay) dropProbe() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	due := r.probeDue
+	r.probeDue = false
+	return due
 }
 
 // dropReplay reports whether a reply to a replayed request is still due.

@@ -13,14 +13,18 @@ import (
 	"time"
 )
 
-// fakeService is the service's end of a relay's connection: it hands each
-// line it reads to the test, which answers (or not) on conn.
+// fakeService is the service's end of a relay's connection: it answers
+// the relay's own ping as a real service does (unless silent: a service
+// that accepts and never answers), and hands every other line it reads to
+// the test, which answers (or not) on conn.
 type fakeService struct {
 	conn  net.Conn
 	lines chan string
 }
 
-func newFakeService(conn net.Conn) *fakeService {
+func newFakeService(conn net.Conn) *fakeService { return newFakeServiceSilent(conn, false) }
+
+func newFakeServiceSilent(conn net.Conn, silent bool) *fakeService {
 	f := &fakeService{conn: conn, lines: make(chan string, 8192)}
 	go func() {
 		defer close(f.lines)
@@ -29,6 +33,12 @@ func newFakeService(conn net.Conn) *fakeService {
 			l, err := r.ReadString('\n')
 			if err != nil {
 				return
+			}
+			if strings.Contains(l, `"id":`+relayProbeID) {
+				if !silent {
+					conn.Write([]byte(`{"jsonrpc":"2.0","id":` + relayProbeID + `,"result":{}}` + "\n"))
+				}
+				continue
 			}
 			f.lines <- strings.TrimSuffix(l, "\n")
 		}
@@ -70,10 +80,14 @@ type relayTest struct {
 	fbSeen []string // the lines the fallback was sent
 }
 
-func startRelayWithFallback() *relayTest {
+func startRelayWithFallback() *relayTest { return startRelayWithService(false) }
+
+// startRelayWithService is startRelayWithFallback with a service that
+// never answers anything when silent.
+func startRelayWithService(silent bool) *relayTest {
 	svcEnd, relayEnd := net.Pipe()
 	inR, inW := io.Pipe()
-	rt := &relayTest{svcEnd: svcEnd, svc: newFakeService(svcEnd), inW: inW, done: make(chan error)}
+	rt := &relayTest{svcEnd: svcEnd, svc: newFakeServiceSilent(svcEnd, silent), inW: inW, done: make(chan error)}
 	go func() {
 		rt.done <- Relay(context.Background(), relayEnd, inR, &rt.out, RelayOptions{Fallback: inProcess(&rt.fbSeen, &rt.mu)})
 	}()
@@ -266,7 +280,7 @@ func (s *syncBuf) String() string {
 // once with the retryable error, and the next calls go to the fallback.
 func TestRelayFailsOverWhenTheServiceNeverAnswers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rt := startRelayWithFallback()
+		rt := startRelayWithService(true)
 		svc, inW, out, done := rt.svc, rt.inW, &rt.out, rt.done
 		defer rt.svcEnd.Close()
 		io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`+"\n")

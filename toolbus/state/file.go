@@ -310,21 +310,23 @@ func (s *Store) lockAndSync() (unlock func(), err error) {
 
 // refresh makes a read see what other processes wrote: when the state file
 // is another version than the view's (one Lstat, the only cost when
-// nothing changed), it re-reads it under the lock. Failures leave the
-// view as it is; the next change reports them.
+// nothing changed), it re-reads it, without the file lock (a rename never
+// tears the file, and a read must never wait for another process, which
+// may be stopped while it holds the lock). A change of this process in
+// progress syncs the view itself: the read then answers from the view as
+// it is. Failures leave the view as it is; the next change reports them.
 func (s *Store) refresh() {
 	fi, err := os.Lstat(s.path)
 	if err != nil || !s.disk.Load().changedSince(fi) {
 		return
 	}
-	s.wmu.Lock()
+	if !s.wmu.TryLock() {
+		return
+	}
 	defer s.wmu.Unlock()
 	if s.closed.Load() {
 		return
 	}
-	if unlock, err := s.lock(); err == nil {
-		defer unlock()
-	} // else read without it: a rename never tears the file
 	_ = s.syncLocked(false)
 }
 
@@ -384,7 +386,6 @@ func (s *Store) parse(data []byte) (m scopeMap, reason string, over bool) {
 	if len(m.m) > s.o.MaxEntries || m.bytes > s.o.MaxScopeBytes {
 		over = true
 	}
-	s.pers = m
 	return m, "", over
 }
 

@@ -96,6 +96,7 @@ func TestReviewReadWaitsForeverOnHeldLock(t *testing.T) {
 		if v != "22" {
 			t.Errorf("Get = %s, want 22", v)
 		}
+		return
 	case <-time.After(2 * time.Second):
 		t.Errorf("Get of the persistent scope still waiting after 2 s while another process holds the lock")
 		closed := make(chan struct{})
