@@ -173,7 +173,6 @@ func TestHistoryCircuitIsItsOwn(t *testing.T) {
 	for i := 0; i < 4 && !refused; i++ {
 		// Each call fails at least once (its window read stalls; a browser
 		// bucket's may stall first, and count too).
-		before := hs.oldReads.Load()
 		out := e.Call(ctx, toolbus.Request{Name: "activity_summary", Args: json.RawMessage(`{"period":"today"}`)})
 		switch {
 		case out.Err == nil:
@@ -182,7 +181,7 @@ func TestHistoryCircuitIsItsOwn(t *testing.T) {
 			// This call's own stalled read may have opened it: the next
 			// is refused without a read.
 			refused = true
-			before = hs.oldReads.Load()
+			before := hs.oldReads.Load()
 			again := e.Call(ctx, toolbus.Request{Name: "activity_summary", Args: json.RawMessage(`{"period":"today"}`)})
 			if i == 0 || again.Err == nil || again.Err.Code != toolbus.CodeCircuitOpen || hs.oldReads.Load() != before {
 				t.Errorf("call %d: CircuitOpen; then %+v after %d reads, want CircuitOpen without a read", i, again.Err, hs.oldReads.Load()-before)
