@@ -1,19 +1,9 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"errors"
-	"net/http"
-	"net/http/httptest"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/awbridge/awbridge/activity/activitytest"
-	"github.com/awbridge/awbridge/aw/awsim"
 )
 
 // TestReviewTerminalGivesUpBeforeHistoryTimeout: the terminal commands
@@ -35,41 +25,12 @@ import (
 // tools, or the service sends progress while a read is in flight), and
 // prints the history's own message.
 func TestReviewTerminalGivesUpBeforeHistoryTimeout(t *testing.T) {
-	now := time.Now().UTC()
-	h := activitytest.Week(activitytest.WeekOptions{WindowEvents: 2000, Days: 8,
-		Start: time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC).AddDate(0, 0, -7)})
-	sim := awsim.New(awsim.Options{Hostname: h.Host})
-	if err := h.Load(t.Context(), sim); err != nil {
-		t.Fatal(err)
-	}
-	cutoff := now.Add(-36 * time.Hour)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasSuffix(r.URL.Path, "/events") {
-			if start, err := time.Parse(time.RFC3339Nano, r.URL.Query().Get("start")); err == nil && start.Before(cutoff) {
-				<-r.Context().Done() // an old day the server is slow to send
-				return
-			}
-		}
-		sim.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-
 	sock := filepath.Join(t.TempDir(), "awbridge", "awbridge.sock")
-	env := baseEnv(t, srv.URL, "AWBRIDGE_AW_HISTORY_TIMEOUT=6s", "AWBRIDGE_AW_TIMEOUT=500ms", "AWBRIDGE_SIDECAR_TIMEOUT=500ms",
+	env := baseEnv(t, stalledWeekAW(t, nil), "AWBRIDGE_AW_HISTORY_TIMEOUT=6s", "AWBRIDGE_AW_TIMEOUT=500ms", "AWBRIDGE_SIDECAR_TIMEOUT=500ms",
 		"AWBRIDGE_TIMEZONE=UTC", "AWBRIDGE_LOG_LEVEL=error", "AWBRIDGE_SOCKET="+sock)
 	startServe(t, env, sock)
-	ctx, cancel := context.WithTimeout(context.Background(), faultCeiling)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binPath, "summary", "--period", "last_7d", "--json")
-	cmd.Env = env
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if err != nil && !errors.As(err, &ee) {
-		t.Fatal(err)
-	}
-	if errs := errb.String(); !strings.HasPrefix(errs, "awbridge summary: ActivityWatch took longer than 6s to send ") {
-		t.Errorf("the week with an old day slower than history_timeout, through serve: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errs)
+	code, out, errs := runBin(t, env, "summary", "--period", "last_7d", "--json")
+	if !strings.HasPrefix(errs, "awbridge summary: ActivityWatch took longer than 6s to send ") {
+		t.Errorf("the week with an old day slower than history_timeout, through serve: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
 }

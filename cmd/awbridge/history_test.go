@@ -24,53 +24,20 @@ import (
 // too long to send (each such read sent once), and right after it
 // `awbridge nowframe` and `awbridge health` answer, ActivityWatch up.
 func TestHistoryFailsAloneThroughServe(t *testing.T) {
-	now := time.Now().UTC()
-	h := activitytest.Week(activitytest.WeekOptions{WindowEvents: 2000, Days: 8,
-		Start: time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC).AddDate(0, 0, -7)})
-	sim := awsim.New(awsim.Options{Hostname: h.Host})
-	if err := h.Load(t.Context(), sim); err != nil {
-		t.Fatal(err)
-	}
-	cutoff := now.Add(-36 * time.Hour)
 	var (
 		mu      sync.Mutex
 		stalled = map[string]int{} // by URL
 	)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasSuffix(r.URL.Path, "/events") {
-			if start, err := time.Parse(time.RFC3339Nano, r.URL.Query().Get("start")); err == nil && start.Before(cutoff) {
-				mu.Lock()
-				stalled[r.URL.String()]++
-				mu.Unlock()
-				<-r.Context().Done()
-				return
-			}
-		}
-		sim.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-
+	url := stalledWeekAW(t, func(r *http.Request) {
+		mu.Lock()
+		stalled[r.URL.String()]++
+		mu.Unlock()
+	})
 	sock := filepath.Join(t.TempDir(), "awbridge", "awbridge.sock")
-	env := baseEnv(t, srv.URL, "AWBRIDGE_AW_HISTORY_TIMEOUT=400ms", "AWBRIDGE_TIMEZONE=UTC",
+	env := baseEnv(t, url, "AWBRIDGE_AW_HISTORY_TIMEOUT=400ms", "AWBRIDGE_TIMEZONE=UTC",
 		"AWBRIDGE_LOG_LEVEL=error", "AWBRIDGE_SOCKET="+sock)
 	startServe(t, env, sock)
-	run := func(args ...string) (int, string, string) {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), faultCeiling)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, binPath, args...)
-		cmd.Env = env
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err := cmd.Run()
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return ee.ExitCode(), out.String(), errb.String()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return 0, out.String(), errb.String()
-	}
+	run := func(args ...string) (int, string, string) { t.Helper(); return runBin(t, env, args...) }
 
 	if code, out, errs := run("summary", "--period", "last_3h"); code != exitOK {
 		t.Fatalf("a recent period: exit %d\n%s%s", code, out, errs)
@@ -102,4 +69,54 @@ func TestHistoryFailsAloneThroughServe(t *testing.T) {
 			t.Fatalf("call %d: health right after: exit %d\n%s%s", i, code, out, errs)
 		}
 	}
+}
+
+// stalledWeekAW serves a simulated ActivityWatch holding the last eight
+// days, which never finishes sending an event read that starts more than
+// 36 hours ago (an old day the server is slow to send), telling stalled
+// (when set) of each such read; it returns its URL.
+func stalledWeekAW(t *testing.T, stalled func(*http.Request)) string {
+	t.Helper()
+	now := time.Now().UTC()
+	h := activitytest.Week(activitytest.WeekOptions{WindowEvents: 2000, Days: 8,
+		Start: time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC).AddDate(0, 0, -7)})
+	sim := awsim.New(awsim.Options{Hostname: h.Host})
+	if err := h.Load(t.Context(), sim); err != nil {
+		t.Fatal(err)
+	}
+	cutoff := now.Add(-36 * time.Hour)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/events") {
+			if start, err := time.Parse(time.RFC3339Nano, r.URL.Query().Get("start")); err == nil && start.Before(cutoff) {
+				if stalled != nil {
+					stalled(r)
+				}
+				<-r.Context().Done()
+				return
+			}
+		}
+		sim.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// runBin runs the binary with args in env and returns its exit code,
+// stdout and stderr.
+func runBin(t *testing.T, env []string, args ...string) (int, string, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), faultCeiling)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binPath, args...)
+	cmd.Env = env
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode(), out.String(), errb.String()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return 0, out.String(), errb.String()
 }
