@@ -13,11 +13,20 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 )
 
-// readmePath is the user-facing document whose examples TestReadmeExamples
-// replays.
-const readmePath = "../../README.md"
+// userDocs lists the README and docs/*.md but docs/tool-bus.md (whose
+// examples TestDocsExamples replays): the documents whose examples
+// TestReadmeExamples replays.
+func userDocs(t *testing.T) []string {
+	docs, err := filepath.Glob("../../docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs = slices.DeleteFunc(docs, func(p string) bool { return p == docsPath })
+	return append([]string{"../../README.md"}, docs...)
+}
 
 // consoleBlock is one ```console example: commands and what they print.
 type consoleBlock struct {
@@ -141,25 +150,53 @@ func matchOutput(want, got []string) string {
 	return ""
 }
 
-// TestReadmeExamples replays the README's examples against the binary: its
-// ```jsonl exchanges (as docs/tool-bus.md's are) and its ```console
-// commands, so what the README shows is what awbridge prints today.
+// TestReadmeExamples replays the examples of the README and of docs/
+// against the binary: their ```jsonl exchanges (as docs/tool-bus.md's are)
+// and their ```console commands, so what they show is what awbridge prints
+// today. An example moved between documents is still replayed; the
+// minimums catch a parser or a document that lost its examples.
 func TestReadmeExamples(t *testing.T) {
-	t.Run("jsonl", func(t *testing.T) { replayDocExamples(t, readmePath, 2) })
-	raw, err := os.ReadFile(readmePath)
-	if err != nil {
-		t.Fatal(err)
+	minimum := map[string]struct{ console, jsonl int }{
+		"../../README.md":        {console: 2},
+		"../../docs/protocol.md": {jsonl: 4},
+		"../../docs/activity.md": {jsonl: 1},
+		"../../docs/terminal.md": {console: 1},
+		"../../docs/settings.md": {console: 1},
 	}
-	blocks, files, err := parseConsoleBlocks(string(raw))
-	if err != nil {
-		t.Fatalf("%s: %v", readmePath, err)
+	for _, path := range userDocs(t) {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jsonl, err := parseDocBlocks(string(raw))
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		blocks, files, err := parseConsoleBlocks(string(raw))
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		name := filepath.Base(path) // short: the home folders of the examples hold a socket
+		want := minimum[path]
+		if len(blocks) < want.console || len(jsonl) < want.jsonl {
+			t.Fatalf("%s has %d console and %d jsonl examples, want at least %d and %d; the parser or the document is broken",
+				name, len(blocks), len(jsonl), want.console, want.jsonl)
+		}
+		if len(jsonl) > 0 {
+			t.Run(name, func(t *testing.T) { replayDocExamples(t, path, want.jsonl) })
+		}
+		if len(blocks) > 0 {
+			t.Run(name, func(t *testing.T) { replayConsole(t, path, blocks, files) })
+		}
 	}
-	if len(blocks) < 2 {
-		t.Fatalf("%s has %d console examples; the parser or the document is broken", readmePath, len(blocks))
-	}
+}
+
+// replayConsole runs a document's console examples, each block from a
+// fresh home folder holding the document's named files.
+func replayConsole(t *testing.T, path string, blocks []consoleBlock, files map[string]string) {
 	srv, _ := recordedAW(t)
 	for _, b := range blocks {
-		t.Run(fmt.Sprintf("console_line_%d", b.line), func(t *testing.T) {
+		t.Run(fmt.Sprintf("console_%d", b.line), func(t *testing.T) {
 			// As a person runs them: from their home folder (shown as
 			// /home/you), with no log level set, so the commands' own
 			// default applies.
@@ -202,7 +239,7 @@ func TestReadmeExamples(t *testing.T) {
 				if errors.As(err, &ee) {
 					code = ee.ExitCode()
 				} else if err != nil {
-					t.Fatalf("%s:%d: %v", readmePath, c.line, err)
+					t.Fatalf("%s:%d: %v", path, c.line, err)
 				}
 				printed := strings.ReplaceAll(strings.TrimRight(out.String()+errb.String(), "\n"), dir, "/home/you")
 				var got []string
@@ -210,8 +247,8 @@ func TestReadmeExamples(t *testing.T) {
 					got = strings.Split(printed, "\n")
 				}
 				if msg := matchOutput(c.want, got); msg != "" || code != c.exit {
-					t.Errorf("%s:%d: `awbridge %s` does not print what the README shows (exit %d, want %d): %s\nprinted:\n%s",
-						readmePath, c.line, strings.Join(c.args, " "), code, c.exit, msg, printed)
+					t.Errorf("%s:%d: `awbridge %s` does not print what the document shows (exit %d, want %d): %s\nprinted:\n%s",
+						path, c.line, strings.Join(c.args, " "), code, c.exit, msg, printed)
 				}
 			}
 		})
@@ -247,4 +284,77 @@ func TestReadmeMatcher(t *testing.T) {
 	if _, _, err := parseConsoleBlocks("```console\n$ rm -rf /\n```\n"); err == nil {
 		t.Error("a command other than awbridge was accepted")
 	}
+}
+
+// TestReadmeLinks checks every relative link of the README and of docs/:
+// the file it names exists and so does the heading its #anchor names.
+func TestReadmeLinks(t *testing.T) {
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	inlineCode := regexp.MustCompile("`[^`]*`")
+	for _, path := range append(userDocs(t), docsPath) {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n, l := range outsideFences(string(raw)) {
+			for _, m := range link.FindAllStringSubmatch(inlineCode.ReplaceAllString(l, ""), -1) {
+				target, anchor, _ := strings.Cut(m[1], "#")
+				if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+					continue
+				}
+				file := path
+				if target != "" {
+					file = filepath.Join(filepath.Dir(path), target)
+				}
+				doc, err := os.ReadFile(file)
+				if err != nil {
+					t.Errorf("%s:%d: the link %s names no file: %v", path, n+1, m[1], err)
+					continue
+				}
+				if anchor != "" && !slices.Contains(headingAnchors(string(doc)), anchor) {
+					t.Errorf("%s:%d: the link %s names no heading of %s", path, n+1, m[1], file)
+				}
+			}
+		}
+	}
+}
+
+// outsideFences returns a markdown document's lines with those of fenced
+// blocks blanked.
+func outsideFences(doc string) []string {
+	lines := strings.Split(doc, "\n")
+	fenced := false
+	for i, l := range lines {
+		if strings.HasPrefix(strings.TrimSpace(l), "```") {
+			fenced = !fenced
+			lines[i] = ""
+		} else if fenced {
+			lines[i] = ""
+		}
+	}
+	return lines
+}
+
+// headingAnchors returns the anchors GitHub gives a document's headings:
+// lower case, punctuation dropped but for '-' and '_', spaces as '-'.
+func headingAnchors(doc string) []string {
+	var out []string
+	for _, l := range outsideFences(doc) {
+		h, ok := strings.CutPrefix(l, "#")
+		if !ok {
+			continue
+		}
+		h = strings.TrimSpace(strings.TrimLeft(h, "#"))
+		var b strings.Builder
+		for _, r := range strings.ToLower(h) {
+			switch {
+			case r == ' ':
+				b.WriteRune('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				b.WriteRune(r)
+			}
+		}
+		out = append(out, b.String())
+	}
+	return out
 }
