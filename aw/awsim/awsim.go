@@ -8,6 +8,7 @@ import (
 	"errors"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -73,19 +74,20 @@ func New(opts Options) *Server {
 	}
 	s := &Server{opts: opts, mux: http.NewServeMux(), st: newStore(), settings: map[string]json.RawMessage{}}
 	for pattern, h := range map[string]func(*http.Request) (int, any){
-		"GET /api/0/info":                      s.info,
-		"GET /api/0/buckets/{$}":               s.getBuckets,
-		"GET /api/0/buckets/{id}":              s.getBucket,
-		"POST /api/0/buckets/{id}":             s.createBucket,
-		"DELETE /api/0/buckets/{id}":           s.deleteBucket,
-		"GET /api/0/buckets/{id}/events":       s.getEvents,
-		"POST /api/0/buckets/{id}/events":      s.postEvents,
-		"GET /api/0/buckets/{id}/events/count": s.getEventCount,
-		"POST /api/0/buckets/{id}/heartbeat":   s.postHeartbeat,
-		"POST /api/0/import":                   s.importBuckets,
-		"GET /api/0/settings":                  s.getSetting,
-		"GET /api/0/settings/{key}":            s.getSetting,
-		"POST /api/0/settings/{key}":           s.postSetting,
+		"GET /api/0/info":                       s.info,
+		"GET /api/0/buckets/{$}":                s.getBuckets,
+		"GET /api/0/buckets/{id}":               s.getBucket,
+		"POST /api/0/buckets/{id}":              s.createBucket,
+		"DELETE /api/0/buckets/{id}":            s.deleteBucket,
+		"GET /api/0/buckets/{id}/events":        s.getEvents,
+		"POST /api/0/buckets/{id}/events":       s.postEvents,
+		"GET /api/0/buckets/{id}/events/count":  s.getEventCount,
+		"POST /api/0/buckets/{id}/heartbeat":    s.postHeartbeat,
+		"DELETE /api/0/buckets/{id}/events/{n}": s.deleteEvent,
+		"POST /api/0/import":                    s.importBuckets,
+		"GET /api/0/settings":                   s.getSetting,
+		"GET /api/0/settings/{key}":             s.getSetting,
+		"POST /api/0/settings/{key}":            s.postSetting,
 	} {
 		s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 			status, v := h(r)
@@ -310,6 +312,26 @@ func (s *Server) getEventCount(r *http.Request) (int, any) {
 		return noSuchBucket(r.PathValue("id"))
 	}
 	return http.StatusOK, b.count(tr)
+}
+
+// deleteEvent answers {"success": 1} when the bucket held the event, else 0.
+func (s *Server) deleteEvent(r *http.Request) (int, any) {
+	n, err := strconv.ParseInt(r.PathValue("n"), 10, 64)
+	if err != nil {
+		return internalError()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.st.bucket(r.PathValue("id"))
+	if b == nil {
+		return noSuchBucket(r.PathValue("id"))
+	}
+	i := slices.IndexFunc(b.events, func(e *event) bool { return e.id == n })
+	if i >= 0 {
+		b.events = slices.Delete(b.events, i, i+1)
+		s.st.events--
+	}
+	return http.StatusOK, obj("success", min(i+1, 1))
 }
 
 // newEvent is an event as a request carries it: aw-core's Event(**fields);

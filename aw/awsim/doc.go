@@ -9,7 +9,7 @@
 // Served: GET /api/0/info; GET /api/0/buckets/; GET, POST (create) and
 // DELETE (?force=1) /api/0/buckets/<id>; GET and POST .../events (start,
 // end, limit: newest first, clipped to the range with aw-server's 1 ms
-// rounding of end); GET .../events/count; POST .../heartbeat?pulsetime=
+// rounding of end); GET .../events/count; DELETE .../events/<n>; POST .../heartbeat?pulsetime=
 // (merged into the newest event when the data is equal and it falls
 // within the pulse); GET /api/0/settings[/<key>] and POST
 // /api/0/settings/<key>; POST /api/0/import (aw-server's export shape, as
