@@ -73,8 +73,8 @@ type Browser struct {
 	Events []Event[Fields]
 }
 
-// Input is what Canonical reads: the raw events of one host's buckets over
-// a period, in any order (Canonical sorts), except Stopwatch.
+// Input is what CanonicalContext reads: the raw events of one host's buckets over
+// a period, in any order (it sorts), except Stopwatch.
 type Input struct {
 	Window   []Event[Fields] // aw-watcher-window (currentwindow)
 	AFK      []Event[Fields] // aw-watcher-afk (afkstatus)
@@ -123,7 +123,7 @@ type Result struct {
 	Classes Classes
 }
 
-// Canonical is ActivityWatch's canonical desktop query as its web UI runs
+// CanonicalContext is ActivityWatch's canonical desktop query as its web UI runs
 // it (canonicalEvents and browserEvents of aw-webui's queries.ts, with the
 // full desktop query's final split of tab URLs), on events already
 // fetched:
@@ -143,16 +143,11 @@ type Result struct {
 // names and by its pattern counts twice for its tabs, and an event that
 // period_union takes over on its own (an audible tab or an always-active
 // window that touches no other active time) loses its data, as aw-core
-// clears it in place. The input is not changed.
-func Canonical(in Input, opt Options) Result {
-	r, _ := CanonicalContext(context.Background(), in, opt)
-	return r
-}
-
-// CanonicalContext is Canonical, stopping with ctx's error (and no result)
-// when ctx ends while the window events are categorized: ctx is checked
-// before each distinct event's categories are sought, which costs every
-// rule's match (up to MaxClasses rules for each of thousands of titles).
+// clears it in place. The input is not changed. It stops with ctx's error
+// (and no result) when ctx ends while the window events are categorized:
+// ctx is checked before each distinct event's categories are sought, which
+// costs every rule's match (up to MaxClasses rules for each of thousands of
+// titles).
 func CanonicalContext(ctx context.Context, in Input, opt Options) (Result, error) {
 	pulse := opt.Pulsetime
 	if pulse == 0 {

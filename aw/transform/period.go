@@ -120,7 +120,7 @@ func FilterPeriodIntersect[D Data[D]](evs, filters []Event[D]) []Event[D] {
 // in every other list that holds it too. kept[k] tells which input event
 // union[k] is, as an index into the concatenation of a and b (a first), or
 // -1 when union[k] joins several; a caller that mirrors aw-core clears
-// those inputs (Canonical does, for audible tabs). Neither list is
+// those inputs (CanonicalContext does, for audible tabs). Neither list is
 // changed.
 func PeriodUnion[D any](a, b []Event[D]) (union []Event[D], kept []int) {
 	order := make([]int, len(a)+len(b))
