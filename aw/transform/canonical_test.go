@@ -13,10 +13,8 @@ import (
 // TestCanonicalQuirks plants the cases where the web UI's query does
 // surprising things and checks that CanonicalContext does the same: a
 // window matched by a browser's app names and by its pattern (its tabs
-// count twice), an audible tab and an always-active window that
-// period_union takes over on their own (their data is cleared), and
-// stopwatch events (newest first, as the query gets them) over window
-// events. How the canonical query totals real data is held to aw-server by
+// count twice), and an audible tab and an always-active window that
+// period_union takes over on their own (their data is cleared). How the canonical query totals real data is held to aw-server by
 // the recordings (activity's TestSummaryMatchesRealAW).
 func TestCanonicalQuirks(t *testing.T) {
 	day0 := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
@@ -43,31 +41,22 @@ func TestCanonicalQuirks(t *testing.T) {
 			{Name: "chrome", Events: []transform.Event[transform.Fields]{ev(5, 5, tab("https://github.com/", false)), ev(15, 5, tab("https://www.youtube.com/watch?v=1", true))}},
 			{Name: "firefox", Events: []transform.Event[transform.Fields]{ev(28, 8, tab("file:///home/a/docs.html", false))}},
 		},
-		Stopwatch: []transform.Event[transform.Fields]{
-			ev(48, 4, map[string]any{"label": "call", "running": false}), ev(35, 2, map[string]any{"label": "review", "running": false}),
-		},
 	}
-	for _, opt := range []transform.Options{{}, {AlwaysActivePattern: "Slack"}, {KeepAFK: true}} {
+	for _, opt := range []transform.Options{{}, {AlwaysActivePattern: "Slack"}} {
 		got, err := transform.CanonicalContext(context.Background(), in, opt)
 		if err != nil {
 			t.Fatal(err)
 		}
-		cleared, labels := 0, 0
+		cleared := 0
 		for _, list := range [][]transform.Event[transform.Fields]{got.Events, got.Browser} {
 			for _, e := range list {
 				if e.Data.Len() == 0 {
 					cleared++
 				}
-				if _, ok := e.Data.Str("label"); ok {
-					labels++
-				}
 			}
 		}
 		if cleared == 0 {
 			t.Errorf("%+v: no event lost its data", opt)
-		}
-		if labels == 0 {
-			t.Errorf("%+v: no stopwatch event over the window events", opt)
 		}
 		twice := 0
 		for _, e := range got.Browser {

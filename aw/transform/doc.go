@@ -26,8 +26,8 @@
 // Regular expressions are Go's RE2; see NewRule.
 //
 // Ordering: Flood, FilterPeriodIntersect and PeriodUnion sort their input
-// themselves (a copy) and return events in start order; UnionNoOverlap
-// and Filter keep the order they are given.
+// themselves (a copy) and return events in start order; Filter keeps the
+// order it is given.
 //
 // CanonicalContext runs the web UI's query on the raw events of a period
 // (each bucket's events in any order; aw-server's newest-first order is

@@ -29,13 +29,6 @@ func strs(kv ...string) Fields {
 	return f
 }
 
-// sum is the total duration of the events.
-func sum(evs []Event[Fields]) (total int64) {
-	for _, e := range evs {
-		total += e.Duration
-	}
-	return total
-}
 
 func durations(evs []Event[Fields]) []int64 {
 	out := make([]int64, len(evs))
@@ -177,32 +170,6 @@ func TestCategorize(t *testing.T) {
 	}
 	if _, err := NewRule("(?<=a)b", false, nil); err == nil {
 		t.Error("a look-behind compiled")
-	}
-}
-
-func TestUnionNoOverlap(t *testing.T) {
-	mk := func(start, dur int64, v string) Event[Fields] { return ev(start, dur, "test", v) }
-	var e1, e2 []Event[Fields]
-	for i := range int64(3) {
-		e1 = append(e1, mk(t0+2*i*hour, hour, "1"))
-		e2 = append(e2, mk(t0+2*i*hour+hour/2, hour, "2"))
-	}
-	for _, c := range []struct {
-		name string
-		a, b []Event[Fields]
-		want int64
-	}{
-		{"1 over 2", e1, e2, 4*hour + hour/2},
-		{"2 over 1", e2, e1, 4*hour + hour/2},
-		{"one long", e1, []Event[Fields]{mk(t0, 5*hour, "2")}, 5 * hour},
-	} {
-		got := UnionNoOverlap(c.a, c.b)
-		if sum(got) != c.want {
-			t.Errorf("%s: %d µs, want %d", c.name, sum(got), c.want)
-		}
-		if !slices.IsSortedFunc(got, byStart) {
-			t.Errorf("%s: not in start order", c.name)
-		}
 	}
 }
 
