@@ -29,7 +29,6 @@ func strs(kv ...string) Fields {
 	return f
 }
 
-
 func durations(evs []Event[Fields]) []int64 {
 	out := make([]int64, len(evs))
 	for i, e := range evs {
