@@ -14,11 +14,11 @@ import (
 func TestUnitsWithMargins(t *testing.T) {
 	s := transform.Second
 	e := func(start, end int64, app string) ev {
-		return ev{ID: start + 1, Start: start * s, Duration: (end - start) * s, Data: transform.Strs("app", app, "title", app)}
+		return ev{ID: start + 1, Start: start * s, Duration: (end - start) * s, Data: transform.Fields{}.With("app", app).With("title", app)}
 	}
 	in := computeInput{
 		window: []ev{e(0, 100, "A"), e(103, 200, "B")},
-		afk:    []ev{{ID: 1, Start: 0, Duration: 200 * s, Data: transform.Strs("status", "not-afk")}},
+		afk:    []ev{{ID: 1, Start: 0, Duration: 200 * s, Data: transform.Fields{}.With("status", "not-afk")}},
 	}
 	pr := &privacyRules{}
 	whole := mustCompute(t, in, span64{0, 200 * s}, pr).agg.apps

@@ -1,10 +1,7 @@
 package activity
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
 	"math"
 	"net/http"
 	"sort"
@@ -14,6 +11,7 @@ import (
 	"time"
 
 	"github.com/awbridge/awbridge/activity/activitytest"
+	"github.com/awbridge/awbridge/aw"
 	"github.com/awbridge/awbridge/aw/transform"
 )
 
@@ -37,51 +35,6 @@ func newService(t testing.TB, env *simEnv, clk *clock, o ServiceOptions) *Servic
 	return NewService(o)
 }
 
-// webUIQuery is the web UI's canonical desktop query (aw-webui's
-// canonicalEvents with browserEvents and the summary's merges) for the
-// generated host's buckets with the default categories, returning the
-// events, the tab events and their total.
-func webUIQuery(h *activitytest.History) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "events = flood(query_bucket(%q));\n", h.Window.ID)
-	fmt.Fprintf(&b, "not_afk = flood(query_bucket(%q));\nnot_afk = filter_keyvals(not_afk, \"status\", [\"not-afk\"]);\n", h.AFK.ID)
-	b.WriteString("browser_events = [];\n")
-	for _, bb := range transform.BrowserBuckets([]string{h.Chrome.ID, h.Firefox.ID}) {
-		names, pattern, _ := transform.BrowserApps(bb.Browser)
-		nj, _ := json.Marshal(names)
-		pj, _ := json.Marshal(pattern)
-		n := bb.Browser
-		fmt.Fprintf(&b, "events_%s = flood(query_bucket(%q));\nwindow_%s = filter_keyvals(events, \"app\", %s);\n", n, bb.BucketID, n, nj)
-		fmt.Fprintf(&b, "window_%s_re = filter_keyvals_regex(events, \"app\", %s);\nwindow_%s = sort_by_timestamp(concat(window_%s, window_%s_re));\n", n, pj, n, n, n)
-		fmt.Fprintf(&b, "events_%s = filter_period_intersect(events_%s, window_%s);\nevents_%s = split_url_events(events_%s);\n", n, n, n, n, n)
-		fmt.Fprintf(&b, "browser_events = concat(browser_events, events_%s);\nbrowser_events = sort_by_timestamp(browser_events);\n", n)
-	}
-	b.WriteString("audible_events = filter_keyvals(browser_events, \"audible\", [true]);\nnot_afk = period_union(not_afk, audible_events);\n")
-	b.WriteString("events = filter_period_intersect(events, not_afk);\n")
-	cats, _ := json.Marshal(defaultCategories())
-	fmt.Fprintf(&b, "events = categorize(events, %s);\n", strings.ReplaceAll(string(cats), `\\`, `\`))
-	b.WriteString("duration = sum_durations(events);\n")
-	b.WriteString(`RETURN = {"events": events, "browser_events": browser_events, "duration": duration};`)
-	return b.String()
-}
-
-// defaultCategories are ActivityWatch's default classes as the web UI
-// writes them into a query.
-func defaultCategories() []any {
-	var out []any
-	for _, c := range transform.DefaultClasses() {
-		rule := map[string]any{"type": "none"}
-		if c.Rule.Regex != "" {
-			rule = map[string]any{"type": "regex", "regex": c.Rule.Regex}
-			if c.Rule.IgnoreCase {
-				rule["ignore_case"] = true
-			}
-		}
-		out = append(out, []any{c.Name, rule})
-	}
-	return out
-}
-
 type queryEvent struct {
 	Timestamp time.Time      `json:"timestamp"`
 	Duration  float64        `json:"duration"`
@@ -94,22 +47,47 @@ type queryResult struct {
 	Duration float64      `json:"duration"`
 }
 
-// runQuery runs the web UI's query over p through the simulator's query
-// endpoint.
+// runQuery is the web UI's canonical query over p (the default
+// categories), computed by package transform from the events the simulator
+// answers for p, as one whole period: the summary's days, units and store
+// must add up to it. The canonical query itself is held to aw-server by the
+// recorded oracle (TestSummaryMatchesRealAW).
 func runQuery(t *testing.T, env *simEnv, p Period) queryResult {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"query": []string{webUIQuery(env.h)},
-		"timeperiods": []string{p.Start.Format(time.RFC3339Nano) + "/" + p.End.Format(time.RFC3339Nano)}})
-	resp, err := http.Post(env.srv.URL+"/api/0/query/", "application/json", bytes.NewReader(body))
+	var d transform.Decoder
+	read := func(id string) []transform.Event[transform.Fields] {
+		evs, err := env.client.Events(t.Context(), id, aw.EventQuery{Start: p.Start, End: p.End})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([]transform.Event[transform.Fields], len(evs))
+		for i, e := range evs {
+			out[i] = d.Event(e)
+		}
+		return out
+	}
+	in := transform.Input{Window: read(env.h.Window.ID), AFK: read(env.h.AFK.ID)}
+	for _, bb := range transform.BrowserBuckets([]string{env.h.Chrome.ID, env.h.Firefox.ID}) {
+		in.Browsers = append(in.Browsers, transform.Browser{Name: bb.Browser, Events: read(bb.BucketID)})
+	}
+	r, err := transform.CanonicalContext(t.Context(), in, transform.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	var out []queryResult
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != 200 || len(out) != 1 {
-		t.Fatalf("query: %d %v", resp.StatusCode, err)
+	var q queryResult
+	for _, e := range r.Events {
+		app, _ := e.Data.Str("app")
+		title, _ := e.Data.Str("title")
+		q.Events = append(q.Events, queryEvent{Duration: float64(e.Duration) / 1e6,
+			Data: map[string]any{"app": app, "title": title, "$category": []any{r.Classes.Label(e.Data.Class())}}})
+		q.Duration += float64(e.Duration) / 1e6
 	}
-	return out[0]
+	for _, e := range r.Browser {
+		inc, _ := e.Data.Bool("incognito")
+		dom, _ := e.Data.Str("$domain")
+		q.Browser = append(q.Browser, queryEvent{Duration: float64(e.Duration) / 1e6, Data: map[string]any{"incognito": inc, "$domain": dom}})
+	}
+	return q
 }
 
 // expected are the rankings a summary must show for the query's events,
@@ -221,8 +199,8 @@ func checkSummary(t *testing.T, env *simEnv, s *Service, period, start, end stri
 	}
 }
 
-// TestSummaryMatchesCanonicalQuery runs the web UI's canonical query
-// through the simulator's query endpoint for each period and compares
+// TestSummaryMatchesCanonicalQuery computes the web UI's canonical query
+// over each whole period (runQuery) and compares
 // every entry of every ranking (apps, titles, categories, domains) and
 // the active time with the summary's, within one second: over a week cut
 // into days and hours, across the spring daylight-saving change.

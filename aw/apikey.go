@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path"
-	"runtime"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -62,18 +61,11 @@ func ReadAPIKeyFile(name string) (string, error) {
 	return "", nil
 }
 
-// Platform is what DefaultRustConfigPath needs to know about the machine;
-// pass HostPlatform() in main and literals in tests.
+// Platform is what DefaultRustConfigPath needs to know about the machine.
 type Platform struct {
 	GOOS    string              // runtime.GOOS
 	Getenv  func(string) string // os.Getenv; nil means an empty environment
 	HomeDir string              // the user's home directory; "" if unknown
-}
-
-// HostPlatform describes the running machine.
-func HostPlatform() Platform {
-	home, _ := os.UserHomeDir()
-	return Platform{GOOS: runtime.GOOS, Getenv: os.Getenv, HomeDir: home}
 }
 
 // DefaultRustConfigPath returns where aw-server-rust keeps config.toml:

@@ -344,7 +344,7 @@ func TestEventsLimitZeroMeansAll(t *testing.T) {
 		}
 	}
 	// And the limit0 body itself decodes to an empty, non-nil list.
-	events, err := decodeEvents([]byte(zero.BodyRaw))
+	events, err := decodeEventList([]byte(zero.BodyRaw), false)
 	if err != nil || events == nil || len(events) != 0 {
 		t.Errorf("decode limit0 body = %v, %v", events, err)
 	}

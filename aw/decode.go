@@ -124,13 +124,11 @@ func rawObject(r gjson.Result) json.RawMessage {
 	return json.RawMessage([]byte(r.Raw))
 }
 
-// decodeEvents decodes a GET .../events body: a JSON array of events, each
-// with a timestamp string, a non-negative finite duration in seconds, a data
-// object and an optional integer (or null) id. The result is newest first.
-func decodeEvents(body []byte) ([]Event, error) { return decodeEventList(body, false) }
-
-// decodeEventList is decodeEvents that, with skip, leaves out the elements
-// that are not well-formed events instead of failing.
+// decodeEventList decodes a GET .../events body: a JSON array of events,
+// each with a timestamp string, a non-negative finite duration in seconds,
+// a data object and an optional integer (or null) id. The result is newest
+// first. With skip, it leaves out the elements that are not well-formed
+// events instead of failing.
 func decodeEventList(body []byte, skip bool) ([]Event, error) {
 	if skip && !jsonw.DepthWithin(body, maxJSONDepth) {
 		// aw-server stores and serves data of any nesting: leave out the

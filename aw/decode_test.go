@@ -46,7 +46,7 @@ func TestDecodeGolden(t *testing.T) {
 		{"info", func(b []byte) (any, error) { return decodeInfo(b) }},
 		{"buckets", func(b []byte) (any, error) { return decodeBuckets(b) }},
 		{"bucket_", func(b []byte) (any, error) { return decodeBucketBody(b) }},
-		{"events_", func(b []byte) (any, error) { return decodeEvents(b) }},
+		{"events_", func(b []byte) (any, error) { return decodeEventList(b, false) }},
 		{"settings_all", func(b []byte) (any, error) { return decodeSettings(b) }},
 	}
 	n := 0
@@ -120,7 +120,7 @@ func TestDecodeEventsShapes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := decodeEvents([]byte(tt.body))
+			got, err := decodeEventList([]byte(tt.body), false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -158,7 +158,7 @@ func TestDecodeBucketsShapes(t *testing.T) {
 
 func TestDecodeDataIsCopied(t *testing.T) {
 	body := []byte(`[{"timestamp": "2026-11-22T01:00:00+00:00", "duration": 1, "data": {"title": "abc"}}]`)
-	events, err := decodeEvents(body)
+	events, err := decodeEventList(body, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +210,7 @@ func FuzzDecodeEvents(f *testing.F) {
 	addSeeds(f, "events_", "event_", "heartbeat_")
 	f.Fuzz(func(t *testing.T, body []byte) {
 		in := bytes.Clone(body)
-		events, err := decodeEvents(in)
+		events, err := decodeEventList(in, false)
 		if err != nil {
 			if events != nil {
 				t.Errorf("events with an error")
@@ -301,7 +301,7 @@ func BenchmarkDecodeEvents(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := decodeEvents(body); err != nil {
+				if _, err := decodeEventList(body, false); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -4,23 +4,31 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
-	"fmt"
-	"html"
-	"io"
-	"mime"
+	"math"
 	"net/http"
-	"sort"
+	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// Version is what GET /api/0/info reports: the recorded server's own
+// version is what GET /api/0/info reports: the recorded server's own
 // (hard-coded, unbumped) version string.
-const Version = "v0.13.2"
+const version = "v0.13.2"
+
+const (
+	usPerSecond = int64(1_000_000)
+	usPerMilli  = int64(1000)
+	// maxDurUS bounds durations, so that a timestamp plus a duration stays
+	// within int64 microseconds.
+	maxDurUS = 1_000_000_000_000 * usPerSecond
+	// maxBody bounds request bodies (aw-server has no limit; a simulator
+	// should).
+	maxBody = 64 << 20
+)
 
 // Options configure a Server. The zero value is usable.
 type Options struct {
@@ -32,12 +40,8 @@ type Options struct {
 	// Now is the clock (default time.Now); it must be safe for concurrent
 	// use. Tests inject a fixed or fake one.
 	Now func() time.Time
-	// Seed makes the activity generator (and the device id) deterministic.
+	// Seed makes the activity generator deterministic.
 	Seed int64
-	// ListenHost is the --host value aw-server would accept in the Host
-	// header besides localhost and 127.0.0.1 (default "127.0.0.1"). With
-	// "0.0.0.0" the check is off, as in aw-server.
-	ListenHost string
 	// Probe also serves GET /probe (and /probe/): a sidecar answer.
 	Probe bool
 }
@@ -45,12 +49,12 @@ type Options struct {
 // Server is a simulated aw-server. Safe for concurrent use: every request
 // (once its body is read) and every generator step holds one mutex.
 type Server struct {
-	opts     Options
-	deviceID string
+	opts Options
+	mux  *http.ServeMux
 
 	mu       sync.Mutex
 	st       *store
-	settings *object
+	settings map[string]json.RawMessage
 	person   *person // the generator's state; nil until Seed or Run
 
 	running atomic.Bool
@@ -68,15 +72,131 @@ func New(opts Options) *Server {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.ListenHost == "" {
-		opts.ListenHost = "127.0.0.1"
+	s := &Server{opts: opts, mux: http.NewServeMux(), st: newStore(), settings: map[string]json.RawMessage{}}
+	for pattern, h := range map[string]func(*http.Request) (int, any){
+		"GET /api/0/info":                       s.info,
+		"GET /api/0/buckets/{$}":                s.getBuckets,
+		"GET /api/0/buckets/{id}":               s.getBucket,
+		"POST /api/0/buckets/{id}":              s.createBucket,
+		"DELETE /api/0/buckets/{id}":            s.deleteBucket,
+		"GET /api/0/buckets/{id}/events":        s.getEvents,
+		"POST /api/0/buckets/{id}/events":       s.postEvents,
+		"GET /api/0/buckets/{id}/events/count":  s.getEventCount,
+		"POST /api/0/buckets/{id}/heartbeat":    s.postHeartbeat,
+		"DELETE /api/0/buckets/{id}/events/{n}": s.deleteEvent,
+		"POST /api/0/import":                    s.importBuckets,
+		"GET /api/0/settings":                   s.getSetting,
+		"GET /api/0/settings/{key}":             s.getSetting,
+		"POST /api/0/settings/{key}":            s.postSetting,
+	} {
+		s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+			status, v := h(r)
+			writeJSON(w, status, v)
+		})
 	}
-	return &Server{
-		opts:     opts,
-		deviceID: deviceID(opts.Seed, opts.Hostname),
-		st:       newStore(),
-		settings: newObject(),
+	if opts.Probe {
+		s.mux.HandleFunc("GET /probe", s.probe)
+		s.mux.HandleFunc("GET /probe/", s.probe)
 	}
+	return s
+}
+
+// ServeHTTP answers one request as aw-server would. Safe for concurrent use.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// writeJSON writes v as aw-server's JSON answers are: one value and "\n".
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	if status == http.StatusNotModified {
+		w.WriteHeader(status)
+		return
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		status, b = http.StatusInternalServerError, *bytes.NewBufferString(`{"message": "Internal Server Error"}` + "\n")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(b.Len()))
+	w.WriteHeader(status)
+	_, _ = w.Write(b.Bytes())
+}
+
+// message is aw-server's error body.
+func message(status int, msg string) (int, any) { return status, map[string]string{"message": msg} }
+
+// internalError is an unhandled exception in aw-server.
+func internalError() (int, any) {
+	return message(http.StatusInternalServerError, "Internal Server Error")
+}
+
+func badRequest() (int, any) {
+	return message(http.StatusBadRequest, "The browser (or proxy) sent a request that this server could not understand.")
+}
+
+func noSuchBucket(id string) (int, any) {
+	return message(http.StatusNotFound, "There's no bucket named "+id)
+}
+
+// obj is a JSON object with its keys in the given order: key, value, ...
+func obj(kv ...any) json.RawMessage {
+	b := []byte{'{'}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		k, _ := json.Marshal(kv[i])
+		v, _ := json.Marshal(kv[i+1])
+		b = append(append(append(b, k...), ':'), v...)
+	}
+	return append(b, '}')
+}
+
+// readJSON decodes the request's JSON body into v: a 400 when it is not
+// JSON or too large.
+func readJSON(r *http.Request, v any) bool {
+	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, maxBody))
+	return dec.Decode(v) == nil
+}
+
+// isoformat is datetime.isoformat() of a UTC instant: no fraction when the
+// microseconds are zero, else six digits; always "+00:00".
+func isoformat(us int64) string {
+	t := time.UnixMicro(us).UTC()
+	if us%usPerSecond == 0 {
+		return t.Format("2006-01-02T15:04:05+00:00")
+	}
+	return t.Format("2006-01-02T15:04:05.000000+00:00")
+}
+
+// parseISO reads an ISO 8601 instant (naive ones are UTC), in µs.
+func parseISO(s string) (int64, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		t, err = time.Parse("2006-01-02T15:04:05.999999999", s)
+	}
+	return t.UnixMicro(), err
+}
+
+// truncMS is aw-core's timestamp resolution: microseconds floored to ms.
+func truncMS(us int64) int64 { return us - ((us%usPerMilli)+usPerMilli)%usPerMilli }
+
+var errDuration = errors.New("awsim: duration out of range")
+
+// micros converts a duration in seconds to µs, as timedelta does.
+func micros(seconds float64) (int64, error) {
+	us := math.RoundToEven(seconds * 1e6)
+	if math.IsNaN(us) || math.Abs(us) > float64(maxDurUS) {
+		return 0, errDuration
+	}
+	return int64(us), nil
+}
+
+func (s *Server) nowUS() int64 { return s.opts.Now().UnixMicro() }
+
+func (s *Server) info(*http.Request) (int, any) {
+	return http.StatusOK, obj("hostname", s.opts.Hostname, "version", version, "testing", false,
+		"device_id", deviceID(s.opts.Seed, s.opts.Hostname))
 }
 
 // deviceID is a stable, UUID-shaped id derived from the seed.
@@ -88,374 +208,287 @@ func deviceID(seed int64, host string) string {
 	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
 }
 
-// nowUS is the clock in µs.
-func (s *Server) nowUS() int64 { return s.opts.Now().UnixMicro() }
-
-// reply is one HTTP answer.
-type reply struct {
-	status int
-	ctype  string // "" sends no Content-Type (304)
-	body   []byte
-	header [][2]string
-}
-
-const (
-	ctJSON = "application/json"
-	ctHTML = "text/html; charset=utf-8"
-)
-
-// restx is flask-restx's output_json: json.dumps defaults plus "\n".
-func restx(status int, v any) reply {
-	return reply{status: status, ctype: ctJSON, body: append(appendJSON(nil, v, styleRestx), '\n')}
-}
-
-// jsonify is Flask's jsonify: compact, sorted keys, plus "\n".
-func jsonify(status int, v any) reply {
-	return reply{status: status, ctype: ctJSON, body: append(appendJSON(nil, v, styleJsonify), '\n')}
-}
-
-func message(status int, msg string) reply { return restx(status, obj("message", msg)) }
-
-// internalError is an unhandled exception in aw-server.
-func internalError() reply { return message(http.StatusInternalServerError, "Internal Server Error") }
-
-// badRequest is werkzeug's BadRequest() with its default description.
-func badRequest() reply {
-	return message(http.StatusBadRequest, "The browser (or proxy) sent a request that this server could not understand.")
-}
-
-const html404 = "<!doctype html>\n<html lang=en>\n<title>404 Not Found</title>\n<h1>Not Found</h1>\n<p>The requested URL was not found on the server. If you entered the URL manually please check your spelling and try again.</p>\n"
-
-const html405 = "<!doctype html>\n<html lang=en>\n<title>405 Method Not Allowed</title>\n<h1>Method Not Allowed</h1>\n<p>The method is not allowed for the requested URL.</p>\n"
-
-func notFoundHTML() reply {
-	return reply{status: http.StatusNotFound, ctype: ctHTML, body: []byte(html404)}
-}
-
-// route names an aw-server URL rule.
-type route int
-
-const (
-	rNone route = iota
-	rDoc
-	rSwagger
-	rInfo
-	rBuckets
-	rBucket
-	rEvents
-	rEventCount
-	rEvent
-	rHeartbeat
-	rBucketExport
-	rQuery
-	rExport
-	rImport
-	rLog
-	rSettings
-	rSetting
-	rProbe
-	rIndex
-	rStatic
-)
-
-type rule struct {
-	pattern string // segments; {s} is a string segment, {n} digits
-	r       route
-	methods []string
-}
-
-// rules are aw-server's URL rules that matter here, most specific first.
-var rules = []rule{
-	{"/api/", rDoc, []string{"GET"}},
-	{"/api/swagger.json", rSwagger, []string{"GET"}},
-	{"/api/0/info", rInfo, []string{"GET"}},
-	{"/api/0/buckets/", rBuckets, []string{"GET"}},
-	{"/api/0/buckets/{s}", rBucket, []string{"GET", "POST", "PUT", "DELETE"}},
-	{"/api/0/buckets/{s}/events", rEvents, []string{"GET", "POST"}},
-	{"/api/0/buckets/{s}/events/count", rEventCount, []string{"GET"}},
-	{"/api/0/buckets/{s}/events/{n}", rEvent, []string{"GET", "DELETE"}},
-	{"/api/0/buckets/{s}/heartbeat", rHeartbeat, []string{"POST"}},
-	{"/api/0/buckets/{s}/export", rBucketExport, []string{"GET"}},
-	{"/api/0/query/", rQuery, []string{"POST"}},
-	{"/api/0/export", rExport, []string{"GET"}},
-	{"/api/0/import", rImport, []string{"POST"}},
-	{"/api/0/log", rLog, []string{"GET"}},
-	{"/api/0/settings", rSettings, []string{"GET", "POST"}},
-	{"/api/0/settings/{s}", rSetting, []string{"GET", "POST"}},
-	{"/probe", rProbe, []string{"GET"}},
-	{"/probe/", rProbe, []string{"GET"}},
-	{"/", rIndex, []string{"GET"}},
-}
-
-// match is a rule matched against a path, with its captured segments.
-type match struct {
-	rule
-	args []string
-}
-
-// isAPI reports whether the rule is a flask-restx resource (host-checked,
-// JSON errors).
-func (m match) isAPI() bool { return m.r >= rSwagger && m.r <= rSetting }
-
-func matchPattern(pattern, path string) ([]string, bool) {
-	ps, xs := strings.Split(pattern, "/"), strings.Split(path, "/")
-	if len(ps) != len(xs) {
-		return nil, false
+func (s *Server) getBuckets(*http.Request) (int, any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var kv []any
+	for _, b := range s.st.buckets {
+		md := b.metadata()
+		if e := b.newest(); e != nil {
+			md.LastUpdated = isoformat(e.end())
+		}
+		kv = append(kv, b.id, md)
 	}
-	var args []string
-	for i, p := range ps {
-		switch p {
-		case "{s}":
-			if xs[i] == "" {
-				return nil, false
-			}
-			args = append(args, xs[i])
-		case "{n}":
-			if xs[i] == "" || strings.Trim(xs[i], "0123456789") != "" {
-				return nil, false
-			}
-			args = append(args, xs[i])
-		default:
-			if p != xs[i] {
-				return nil, false
-			}
+	return http.StatusOK, obj(kv...)
+}
+
+func (s *Server) getBucket(r *http.Request) (int, any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.st.bucket(r.PathValue("id"))
+	if b == nil {
+		return noSuchBucket(r.PathValue("id"))
+	}
+	return http.StatusOK, b.metadata()
+}
+
+func (s *Server) createBucket(r *http.Request) (int, any) {
+	var body struct{ Type, Client, Hostname *string }
+	if !readJSON(r, &body) {
+		return badRequest()
+	}
+	if body.Type == nil || body.Client == nil || body.Hostname == nil {
+		return internalError() // KeyError
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.st.createBucket(&bucket{id: r.PathValue("id"), created: s.nowUS(), typ: *body.Type, client: *body.Client, hostname: *body.Hostname}) {
+		return http.StatusNotModified, nil
+	}
+	return http.StatusOK, struct{}{}
+}
+
+func (s *Server) deleteBucket(r *http.Request) (int, any) {
+	if r.URL.Query().Get("force") != "1" {
+		return message(http.StatusUnauthorized, "Deleting buckets is only permitted if aw-server is running in testing mode or if ?force=1")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.st.deleteBucket(r.PathValue("id")) {
+		return noSuchBucket(r.PathValue("id"))
+	}
+	return http.StatusOK, struct{}{}
+}
+
+// rangeArgs parses start and end as the events endpoints do.
+func rangeArgs(r *http.Request) (timeRange, error) {
+	var tr timeRange
+	q := r.URL.Query()
+	var err error
+	if v := q.Get("start"); q.Has("start") {
+		tr.hasStart = true
+		if tr.start, err = parseISO(v); err != nil {
+			return tr, err
 		}
 	}
-	return args, true
+	if v := q.Get("end"); q.Has("end") {
+		tr.hasEnd = true
+		tr.end, err = parseISO(v)
+	}
+	return tr, err
 }
 
-// matchRules returns the rules matching path, and the redirect target when
-// werkzeug would answer 308 to add a trailing slash.
-func (s *Server) matchRules(path string) ([]match, string) {
-	var ms []match
-	for _, r := range rules {
-		if r.r == rProbe && !s.opts.Probe {
-			continue
+func (s *Server) getEvents(r *http.Request) (int, any) {
+	limit := -1
+	if v := r.URL.Query().Get("limit"); r.URL.Query().Has("limit") {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return internalError()
 		}
-		if args, ok := matchPattern(r.pattern, path); ok {
-			ms = append(ms, match{r, args})
-		}
+		limit = n
 	}
-	if len(ms) == 0 && !strings.HasSuffix(path, "/") {
-		for _, r := range rules {
-			if strings.HasSuffix(r.pattern, "/") && r.pattern != "/" && (r.r != rProbe) {
-				if _, ok := matchPattern(r.pattern, path+"/"); ok {
-					return nil, path + "/"
-				}
-			}
-		}
-	}
-	// Flask's static route "/<path:filename>" (static_url_path="") matches
-	// every other path; aw-server then fails to find a file: HTML 404.
-	if len(path) > 1 && path[1] != '/' {
-		ms = append(ms, match{rule{"/<path:filename>", rStatic, []string{"GET"}}, nil})
-	}
-	return ms, ""
-}
-
-func allows(methods []string, m string) bool {
-	for _, x := range methods {
-		if x == m || (m == "HEAD" && x == "GET") {
-			return true
-		}
-	}
-	return false
-}
-
-// allowHeader is werkzeug's Allow for the matching rules.
-func allowHeader(ms []match) string {
-	set := map[string]bool{"OPTIONS": true}
-	for _, m := range ms {
-		for _, x := range m.methods {
-			set[x] = true
-			if x == "GET" {
-				set["HEAD"] = true
-			}
-		}
-	}
-	var out []string
-	for _, x := range []string{"POST", "PUT", "DELETE", "PATCH", "HEAD", "GET", "OPTIONS"} {
-		if set[x] {
-			out = append(out, x)
-		}
-	}
-	return strings.Join(out, ", ")
-}
-
-// ServeHTTP answers one request as aw-server would. Safe for concurrent use.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rep := s.dispatch(r)
-	h := w.Header()
-	for _, kv := range rep.header {
-		h.Add(kv[0], kv[1])
-	}
-	if strings.HasPrefix(r.URL.Path, "/api") {
-		corsHeaders(h, r)
-	}
-	if rep.ctype != "" {
-		h.Set("Content-Type", rep.ctype)
-		h.Set("Content-Length", strconv.Itoa(len(rep.body)))
-	}
-	w.WriteHeader(rep.status)
-	if r.Method != http.MethodHead && len(rep.body) > 0 {
-		_, _ = w.Write(rep.body)
-	}
-}
-
-func (s *Server) dispatch(r *http.Request) reply {
-	path := r.URL.Path
-	if path == "" {
-		path = "/"
-	}
-	ms, redirect := s.matchRules(path)
-	if redirect != "" {
-		return redirectReply(r, redirect)
-	}
-	if r.Method == http.MethodOptions {
-		if len(ms) == 0 {
-			return notFoundHTML()
-		}
-		return reply{status: http.StatusOK, ctype: ctHTML, header: [][2]string{{"Allow", allowHeader(ms)}}}
-	}
-	var m *match
-	for i := range ms {
-		if allows(ms[i].methods, r.Method) {
-			m = &ms[i]
-			break
-		}
-	}
-	if m == nil {
-		if len(ms) == 0 {
-			return notFoundHTML()
-		}
-		allow := [][2]string{{"Allow", allowHeader(ms)}}
-		for _, x := range ms {
-			if x.isAPI() {
-				rep := message(http.StatusMethodNotAllowed, "The method is not allowed for the requested URL.")
-				rep.header = allow
-				return rep
-			}
-		}
-		return reply{status: http.StatusMethodNotAllowed, ctype: ctHTML, body: []byte(html405), header: allow}
-	}
-	if m.isAPI() {
-		if rep, bad := s.hostCheck(r); bad {
-			return rep
-		}
-	}
-	return s.handle(r, *m)
-}
-
-// hostCheck is aw-server's host_header_check (DNS-rebinding protection),
-// applied to API resources only.
-func (s *Server) hostCheck(r *http.Request) (reply, bool) {
-	if s.opts.ListenHost == "0.0.0.0" {
-		return reply{}, false
-	}
-	if r.Host == "" {
-		return jsonify(http.StatusBadRequest, obj("message", "host header is missing")), true
-	}
-	name, _, _ := strings.Cut(r.Host, ":")
-	if name != "localhost" && name != "127.0.0.1" && name != s.opts.ListenHost {
-		return jsonify(http.StatusBadRequest, obj("message", "host header is invalid (was "+r.Host+")")), true
-	}
-	return reply{}, false
-}
-
-// redirectReply is werkzeug's 308 for a missing trailing slash.
-func redirectReply(r *http.Request, path string) reply {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	host := r.Host
-	if host == "" {
-		host = "localhost"
-	}
-	target := scheme + "://" + host + path
-	if r.URL.RawQuery != "" {
-		target += "?" + r.URL.RawQuery
-	}
-	esc := html.EscapeString(target)
-	body := "<!doctype html>\n<html lang=en>\n<title>Redirecting...</title>\n<h1>Redirecting...</h1>\n" +
-		"<p>You should be redirected automatically to the target URL: <a href=\"" + esc + "\">" + esc + "</a>. If not, click the link.\n"
-	return reply{status: http.StatusPermanentRedirect, ctype: ctHTML, body: []byte(body), header: [][2]string{{"Location", target}}}
-}
-
-// corsHeaders is flask-cors with aw-server's default origins
-// ("moz-extension://*", matched as a case-insensitive regex prefix).
-func corsHeaders(h http.Header, r *http.Request) {
-	origin := r.Header.Get("Origin")
-	if origin == "" || !strings.HasPrefix(strings.ToLower(origin), "moz-extension:/") {
-		return
-	}
-	h.Set("Access-Control-Allow-Origin", origin)
-	if r.Method == http.MethodOptions {
-		if m := strings.ToUpper(r.Header.Get("Access-Control-Request-Method")); m != "" && strings.Contains(",GET,HEAD,POST,OPTIONS,PUT,PATCH,DELETE,", ","+m+",") {
-			if req := r.Header.Get("Access-Control-Request-Headers"); req != "" {
-				var hs []string
-				for _, x := range strings.Split(req, ",") {
-					if x = strings.TrimSpace(x); x != "" {
-						hs = append(hs, x)
-					}
-				}
-				sort.Strings(hs)
-				if len(hs) > 0 {
-					h.Set("Access-Control-Allow-Headers", strings.Join(hs, ", "))
-				}
-			}
-			h.Set("Access-Control-Allow-Methods", "DELETE, GET, HEAD, OPTIONS, PATCH, POST, PUT")
-		}
-	}
-	h.Add("Vary", "Origin")
-}
-
-// maxBody bounds request bodies (aw-server has no limit; a simulator should).
-const maxBody = 16 << 20
-
-// errBodyTooLarge answers like werkzeug's RequestEntityTooLarge.
-var errBodyTooLarge = errors.New("request body too large")
-
-func readBody(r *http.Request) ([]byte, error) {
-	if r.Body == nil {
-		return nil, nil
-	}
-	b, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	tr, err := rangeArgs(r)
 	if err != nil {
-		return nil, fmt.Errorf("awsim: reading body: %w", err)
+		return internalError()
 	}
-	if len(b) > maxBody {
-		return nil, errBodyTooLarge
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.st.bucket(r.PathValue("id"))
+	if b == nil {
+		return noSuchBucket(r.PathValue("id"))
 	}
-	return b, nil
+	return http.StatusOK, b.get(limit, tr.rounded())
 }
 
-// getJSON is Flask's request.get_json(): the Content-Type must be JSON and
-// the body must parse, else a 400 (or a 500 for a RecursionError).
-func getJSON(r *http.Request) (any, *reply) {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+func (s *Server) getEventCount(r *http.Request) (int, any) {
+	tr, err := rangeArgs(r)
 	if err != nil {
-		mt = strings.ToLower(strings.TrimSpace(strings.Split(r.Header.Get("Content-Type"), ";")[0]))
+		return internalError()
 	}
-	if mt != "application/json" && !(strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")) {
-		rep := badRequest()
-		return nil, &rep
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.st.bucket(r.PathValue("id"))
+	if b == nil {
+		return noSuchBucket(r.PathValue("id"))
 	}
-	body, err := readBody(r)
+	return http.StatusOK, b.count(tr)
+}
+
+// deleteEvent answers {"success": 1} when the bucket held the event, else 0.
+func (s *Server) deleteEvent(r *http.Request) (int, any) {
+	n, err := strconv.ParseInt(r.PathValue("n"), 10, 64)
 	if err != nil {
-		rep := badRequest()
-		if errors.Is(err, errBodyTooLarge) {
-			rep = message(http.StatusRequestEntityTooLarge, "The data value transmitted exceeds the capacity limit.")
+		return internalError()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.st.bucket(r.PathValue("id"))
+	if b == nil {
+		return noSuchBucket(r.PathValue("id"))
+	}
+	i := slices.IndexFunc(b.events, func(e *event) bool { return e.id == n })
+	if i >= 0 {
+		b.events = slices.Delete(b.events, i, i+1)
+		s.st.events--
+	}
+	return http.StatusOK, obj("success", min(i+1, 1))
+}
+
+// newEvent is an event as a request carries it: aw-core's Event(**fields);
+// a missing timestamp is now.
+type newEvent struct {
+	Timestamp *string         `json:"timestamp"`
+	Duration  float64         `json:"duration"`
+	Data      json.RawMessage `json:"data"`
+}
+
+// parse returns the event's start (truncated to ms) and duration in µs.
+func (s *Server) parse(e *newEvent) (ts, dur int64, err error) {
+	ts = s.nowUS()
+	if e.Timestamp != nil {
+		if ts, err = parseISO(*e.Timestamp); err != nil {
+			return 0, 0, err
 		}
-		return nil, &rep
 	}
-	v, err := decodeJSON(bytes.Clone(body))
-	if err != nil {
-		rep := badRequest()
-		if errors.Is(err, errJSONDepth) {
-			rep = internalError()
+	if len(e.Data) == 0 || string(e.Data) == "null" {
+		e.Data = json.RawMessage("{}")
+	}
+	dur, err = micros(e.Duration)
+	return truncMS(ts), dur, err
+}
+
+func (s *Server) postEvents(r *http.Request) (int, any) {
+	var raw json.RawMessage
+	if !readJSON(r, &raw) {
+		return badRequest()
+	}
+	var evs []newEvent
+	if err := json.Unmarshal(raw, &evs); err != nil {
+		var one newEvent
+		if json.Unmarshal(raw, &one) != nil {
+			return message(http.StatusBadRequest, "")
 		}
-		return nil, &rep
+		evs = []newEvent{one}
 	}
-	return v, nil
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.st.bucket(r.PathValue("id"))
+	if b == nil {
+		return noSuchBucket(r.PathValue("id"))
+	}
+	if s.insert(b, evs) != nil {
+		return internalError()
+	}
+	return http.StatusOK, nil
+}
+
+// insert adds evs to b. Caller holds s.mu.
+func (s *Server) insert(b *bucket, evs []newEvent) error {
+	for _, e := range evs {
+		ts, dur, err := s.parse(&e)
+		if err != nil {
+			return err
+		}
+		if _, err := s.st.insert(b, ts, dur, e.Data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Server) postHeartbeat(r *http.Request) (int, any) {
+	var hb newEvent
+	if !readJSON(r, &hb) || hb.Timestamp == nil {
+		return message(http.StatusBadRequest, "Input payload validation failed")
+	}
+	ts, dur, err := s.parse(&hb)
+	if err != nil {
+		return internalError()
+	}
+	if !r.URL.Query().Has("pulsetime") {
+		return message(http.StatusBadRequest, "Missing required parameter pulsetime")
+	}
+	pulsetime, err := strconv.ParseFloat(r.URL.Query().Get("pulsetime"), 64)
+	if err != nil {
+		return internalError()
+	}
+	pt, err := micros(pulsetime)
+	if err != nil {
+		return internalError()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.st.bucket(r.PathValue("id"))
+	if b == nil {
+		return noSuchBucket(r.PathValue("id"))
+	}
+	e, err := s.st.heartbeat(b, ts, dur, hb.Data, pt)
+	if err != nil {
+		return internalError()
+	}
+	return http.StatusOK, e.json()
+}
+
+// importBuckets is POST /api/0/import with a JSON body {"buckets": {...}}
+// in aw-server's export shape (tests load recordings through it). An
+// existing bucket is a 500, as in aw-server.
+func (s *Server) importBuckets(r *http.Request) (int, any) {
+	var body struct {
+		Buckets map[string]struct {
+			ID, Type, Client, Hostname, Created string
+			Events                              []newEvent
+		}
+	}
+	if !readJSON(r, &body) {
+		return badRequest()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, b := range body.Buckets {
+		created, err := parseISO(b.Created)
+		nb := &bucket{id: b.ID, created: created, typ: b.Type, client: b.Client, hostname: b.Hostname}
+		if err != nil || !s.st.createBucket(nb) {
+			return internalError()
+		}
+		if err := s.insert(nb, b.Events); err != nil {
+			return internalError()
+		}
+	}
+	return http.StatusOK, nil
+}
+
+// getSetting is GET /api/0/settings[/<key>]: all settings, or one (null
+// when unset).
+func (s *Server) getSetting(r *http.Request) (int, any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if key := r.PathValue("key"); key != "" {
+		return http.StatusOK, s.settings[key]
+	}
+	return http.StatusOK, s.settings
+}
+
+// postSetting stores any JSON value and echoes it.
+func (s *Server) postSetting(r *http.Request) (int, any) {
+	var v json.RawMessage
+	if !readJSON(r, &v) {
+		return badRequest()
+	}
+	s.mu.Lock()
+	s.settings[r.PathValue("key")] = v
+	s.mu.Unlock()
+	return http.StatusOK, v
+}
+
+// probe is the /probe sidecar's answer.
+func (s *Server) probe(w http.ResponseWriter, _ *http.Request) {
+	s.mu.Lock()
+	nb, ne := len(s.st.buckets), s.st.events
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "preflight_ok": true, "source": "awsim", "version": version,
+		"checks": map[string]any{
+			"aw_api":             map[string]any{"ok": true, "buckets": nb, "events": ne},
+			"activity_generator": map[string]any{"ok": true, "running": s.running.Load()},
+		},
+		"ts": s.opts.Now().UTC().Format(time.RFC3339Nano)})
 }

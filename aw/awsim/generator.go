@@ -2,10 +2,10 @@ package awsim
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
 	"time"
 )
 
@@ -119,7 +119,7 @@ func (s *Server) ensureBuckets(p *person, now int64) {
 		{p.web, "web.tab.current", "aw-client-web"},
 	} {
 		if s.st.bucket(b.id) == nil {
-			s.st.createBucket(&bucket{id: b.id, created: now, typ: b.typ, client: b.client, hostname: s.opts.BucketHost, data: newObject()})
+			s.st.createBucket(&bucket{id: b.id, created: now, typ: b.typ, client: b.client, hostname: s.opts.BucketHost})
 		}
 	}
 }
@@ -244,7 +244,7 @@ func (s *Server) stepLocked(p *person, now int64, step time.Duration) {
 		p.nextAFK = now + max(afkPoll, step.Microseconds())
 		pulse := max(afkPulsetime, 180+step.Seconds())
 		since := now - p.lastInput
-		status := func(afk bool) *object {
+		status := func(afk bool) json.RawMessage {
 			if afk {
 				return obj("status", "afk")
 			}
@@ -276,12 +276,10 @@ func (s *Server) stepLocked(p *person, now int64, step time.Duration) {
 }
 
 // beat sends one heartbeat into bucket id, as POST .../heartbeat would.
-func (s *Server) beat(id string, ts, dur int64, data *object, pulsetime float64) {
-	b := s.st.bucket(id)
-	if b == nil {
-		return
+func (s *Server) beat(id string, ts, dur int64, data json.RawMessage, pulsetime float64) {
+	if b := s.st.bucket(id); b != nil {
+		_, _ = s.st.heartbeat(b, truncMS(ts), dur, data, int64(pulsetime*float64(usPerSecond)))
 	}
-	_, _ = s.st.heartbeat(b, truncMS(ts), dur, data, pulsetime)
 }
 
 // Seed pre-fills about an hour of plausible history ending at at (minutes-
@@ -353,18 +351,4 @@ func (s *Server) step(step time.Duration) {
 		s.person = s.newPerson()
 	}
 	s.stepLocked(s.person, now, step)
-}
-
-// probe is the /probe sidecar's answer.
-func (s *Server) probe() reply {
-	s.mu.Lock()
-	nb, ne := len(s.st.buckets), len(s.st.events)
-	s.mu.Unlock()
-	checks := obj(
-		"aw_api", obj("ok", true, "buckets", int64(nb), "events", int64(ne)),
-		"activity_generator", obj("ok", true, "running", s.running.Load()),
-	)
-	body := obj("ok", true, "preflight_ok", true, "source", "awsim", "version", Version, "checks", checks,
-		"ts", s.opts.Now().UTC().Format(time.RFC3339Nano))
-	return reply{status: http.StatusOK, ctype: ctJSON, body: append(appendJSON(nil, body, styleJsonify), '\n')}
 }

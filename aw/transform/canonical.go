@@ -73,36 +73,23 @@ type Browser struct {
 	Events []Event[Fields]
 }
 
-// Input is what Canonical reads: the raw events of one host's buckets over
-// a period, in any order (Canonical sorts), except Stopwatch.
+// Input is what CanonicalContext reads: the raw events of one host's
+// buckets over a period, in any order (it sorts).
 type Input struct {
 	Window   []Event[Fields] // aw-watcher-window (currentwindow)
 	AFK      []Event[Fields] // aw-watcher-afk (afkstatus)
 	Browsers []Browser       // in BrowserBuckets's order
-	// Stopwatch holds the events of an aw-stopwatch bucket, when there is
-	// one, in the order aw-server returns them (newest first), as the web
-	// UI's query gets them: they take precedence over window events.
-	Stopwatch []Event[Fields]
 }
 
 // Options are the web UI's query options. The zero value is the web UI's
-// default view.
+// default view (AFK time excluded, audible tabs active, no stopwatch).
 type Options struct {
-	// KeepAFK keeps window time while the person was away (the web UI's
-	// "Exclude AFK time" unchecked; filter_afk false).
-	KeepAFK bool
-	// IgnoreAudible does not count time in a focused browser with an
-	// audible tab as active (the web UI's "Count audible browser tab as
-	// active" unchecked).
-	IgnoreAudible bool
 	// AlwaysActivePattern is the web UI's always_active_pattern setting: a
 	// regex of apps or titles whose windows count as active even without
 	// input. "" for none. A pattern that does not compile is ignored.
 	AlwaysActivePattern string
 	// Classes categorize the window events; nil means DefaultClasses().
 	Classes Classes
-	// Pulsetime is flood's gap; 0 means DefaultPulsetime, as the web UI.
-	Pulsetime int64
 }
 
 // Result is the canonical events of a period.
@@ -123,41 +110,31 @@ type Result struct {
 	Classes Classes
 }
 
-// Canonical is ActivityWatch's canonical desktop query as its web UI runs
-// it (canonicalEvents and browserEvents of aw-webui's queries.ts, with the
-// full desktop query's final split of tab URLs), on events already
-// fetched:
+// CanonicalContext is ActivityWatch's canonical desktop query as its web
+// UI runs it by default (canonicalEvents and browserEvents of aw-webui's
+// queries.ts, with the full desktop query's final split of tab URLs), on
+// events already fetched:
 //
-//  1. window events are flooded (Pulsetime);
+//  1. window events are flooded (DefaultPulsetime);
 //  2. active time is the flooded not-afk events, joined with the windows
 //     whose app or title matches AlwaysActivePattern;
 //  3. each browser's flooded tab events are cut to the time a window of
 //     that browser (by app name or pattern) had focus, and their URLs
-//     split; unless IgnoreAudible, the time of audible tabs joins the
-//     active time;
-//  4. unless KeepAFK, window events are cut to the active time;
-//  5. Stopwatch events take precedence over window events;
-//  6. window events are categorized.
+//     split; the time of audible tabs joins the active time;
+//  4. window events are cut to the active time;
+//  5. window events are categorized.
 //
 // It reproduces the query's quirks too: a window matched by a browser's
 // names and by its pattern counts twice for its tabs, and an event that
 // period_union takes over on its own (an audible tab or an always-active
 // window that touches no other active time) loses its data, as aw-core
-// clears it in place. The input is not changed.
-func Canonical(in Input, opt Options) Result {
-	r, _ := CanonicalContext(context.Background(), in, opt)
-	return r
-}
-
-// CanonicalContext is Canonical, stopping with ctx's error (and no result)
-// when ctx ends while the window events are categorized: ctx is checked
-// before each distinct event's categories are sought, which costs every
-// rule's match (up to MaxClasses rules for each of thousands of titles).
+// clears it in place. The input is not changed. It stops with ctx's error
+// (and no result) when ctx ends while the window events are categorized:
+// ctx is checked before each distinct event's categories are sought, which
+// costs every rule's match (up to MaxClasses rules for each of thousands of
+// titles).
 func CanonicalContext(ctx context.Context, in Input, opt Options) (Result, error) {
-	pulse := opt.Pulsetime
-	if pulse == 0 {
-		pulse = DefaultPulsetime
-	}
+	pulse := DefaultPulsetime
 	classes := opt.Classes
 	if classes == nil {
 		classes = DefaultClasses()
@@ -186,18 +163,11 @@ func CanonicalContext(ctx context.Context, in Input, opt Options) (Result, error
 		}
 		browser = mergeByStart(browser, splitURLs(FilterPeriodIntersect(tabs, windows)))
 	}
-	if !opt.IgnoreAudible {
-		notAFK = unionInto(notAFK, browser, matching(browser, func(f Fields) bool {
-			v, ok := f.Bool("audible")
-			return ok && v
-		}))
-	}
-	if !opt.KeepAFK {
-		events = FilterPeriodIntersect(events, notAFK)
-	}
-	if in.Stopwatch != nil {
-		events = UnionNoOverlap(in.Stopwatch, events)
-	}
+	notAFK = unionInto(notAFK, browser, matching(browser, func(f Fields) bool {
+		v, ok := f.Bool("audible")
+		return ok && v
+	}))
+	events = FilterPeriodIntersect(events, notAFK)
 	memo := make(map[*Field]int)
 	for i := range events {
 		f := events[i].Data

@@ -160,19 +160,13 @@ type Classes []Class
 // longest name, the later one on a tie; -1 when none matches (the event is
 // Uncategorized). A class with an empty name never wins.
 func (cs Classes) Categorize(d Strings) int {
-	return PickDeepest(len(cs), func(i int) int { return len(cs[i].Name) }, func(i int) bool { return cs[i].Rule.Match(d) })
-}
-
-// Tag returns the indexes of every class whose rule matches d, in order
-// (aw-core's tag, which sets $tags to those classes).
-func (cs Classes) Tag(d Strings) []int {
-	var out []int
+	best, bestDepth := -1, 1
 	for i, c := range cs {
-		if c.Rule.Match(d) {
-			out = append(out, i)
+		if len(c.Name) >= bestDepth && c.Rule.Match(d) {
+			best, bestDepth = i, len(c.Name)
 		}
 	}
-	return out
+	return best
 }
 
 // Label is the display name of class i as ActivityWatch's web UI shows it
@@ -187,22 +181,6 @@ func (cs Classes) Label(i int) string {
 // CategoryName joins a hierarchical category name as the web UI shows it:
 // "Work > Programming".
 func CategoryName(name []string) string { return strings.Join(name, " > ") }
-
-// PickDeepest is categorize's choice among n classes: the matching class of
-// greatest depth, the later one on a tie, starting from Uncategorized (depth
-// 1); -1 when Uncategorized stays. It is exported for callers whose class
-// values are not name lists (aw-core takes the len() of any class value).
-func PickDeepest(n int, depth func(i int) int, match func(i int) bool) int {
-	best, bestDepth := -1, 1
-	for i := range n {
-		if match(i) {
-			if d := depth(i); d >= bestDepth {
-				best, bestDepth = i, d
-			}
-		}
-	}
-	return best
-}
 
 // ClassesError lists the entries of a classes setting that could not be
 // used, by their position in the setting (0-based).

@@ -40,12 +40,12 @@ func TestParseClasses(t *testing.T) {
 		data Fields
 		want string
 	}{
-		{Strs("app", "Firefox", "title", "ActivityWatch/aw-core · github"), "Work > Programming"}, // ignore_case
-		{Strs("app", "Firefox", "title", "YouTube - Firefox"), "Media > Video"},
-		{Strs("app", "LibreOffice", "title", "x"), Uncategorized}, // case matters without ignore_case
-		{Strs("app", "xy"), Uncategorized},                        // the bad regex matches nothing
-		{Strs("app", "zz"), Uncategorized},                        // select_keys: only title
-		{Strs("app", "a", "title", "zz"), "Keys"},
+		{strs("app", "Firefox", "title", "ActivityWatch/aw-core · github"), "Work > Programming"}, // ignore_case
+		{strs("app", "Firefox", "title", "YouTube - Firefox"), "Media > Video"},
+		{strs("app", "LibreOffice", "title", "x"), Uncategorized}, // case matters without ignore_case
+		{strs("app", "xy"), Uncategorized},                        // the bad regex matches nothing
+		{strs("app", "zz"), Uncategorized},                        // select_keys: only title
+		{strs("app", "a", "title", "zz"), "Keys"},
 	} {
 		if got := cs.Label(cs.Categorize(c.data)); got != c.want {
 			t.Errorf("%v: %q, want %q", c.data, got, c.want)
@@ -83,7 +83,7 @@ func TestDefaultClasses(t *testing.T) {
 		{"vlc", "x", Uncategorized},
 		{"VLC", "x", "Media > Video"},
 	} {
-		if got := cs.Label(cs.Categorize(Strs("app", c.app, "title", c.title))); got != c.want {
+		if got := cs.Label(cs.Categorize(strs("app", c.app, "title", c.title))); got != c.want {
 			t.Errorf("%s / %s: %q, want %q", c.app, c.title, got, c.want)
 		}
 	}
@@ -136,7 +136,7 @@ func FuzzParseClasses(f *testing.F) {
 			if c.Name == nil {
 				t.Fatal("a class without a name list")
 			}
-			c.Rule.Match(Strs("app", "a", "title", "b"))
+			c.Rule.Match(strs("app", "a", "title", "b"))
 		}
 		// Writing the classes back and reading them again gives the same
 		// classes.

@@ -1,23 +1,17 @@
 // Package transform is ActivityWatch's event transforms (aw-core's
 // aw_transform, as its query functions use them) and its web UI's
-// canonical desktop query, in Go, for the simulator's query endpoint
-// (aw/awsim) and for the bridge's activity over time.
+// canonical desktop query, in Go, for the bridge's activity over time.
 //
 // # Events
 //
 // An Event[D] holds a period in integer microseconds (Start since the Unix
-// epoch in UTC, Duration) and data of type D. Two data types use it:
-//
-//   - Fields, the bridge's: an event's keys in the server's order, string
-//     values decoded, other values as JSON text; immutable and shared
-//     between copies. A Decoder builds events from aw.Events and shares one
-//     Fields among events with identical data, so a week of events (100,000
-//     or so) decodes into few allocations and equal data compares at once.
-//   - the simulator's Python-faithful data (ordered dicts with Python's
-//     equality), which it changes in place where aw-core does.
-//
-// A data type implements Data (Equal, Clone) for the period transforms
-// and Strings for the ones that read text.
+// epoch in UTC, Duration) and data of type D: Fields, an event's keys in
+// the server's order, string values decoded, other values as JSON text;
+// immutable and shared between copies. A Decoder builds events from
+// aw.Events and shares one Fields among events with identical data, so a
+// week of events (100,000 or so) decodes into few allocations and equal
+// data compares at once. A data type implements Data (Equal, Clone) for
+// the period transforms and Strings for the ones that read text.
 //
 // # Semantics
 //
@@ -32,17 +26,14 @@
 // Regular expressions are Go's RE2; see NewRule.
 //
 // Ordering: Flood, FilterPeriodIntersect and PeriodUnion sort their input
-// themselves (a copy) and return events in start order; UnionNoOverlap,
-// MergeByKey and the filters keep the order they are given.
+// themselves (a copy) and return events in start order; Filter keeps the
+// order it is given.
 //
-// Canonical runs the web UI's query on the raw events of a period (each
-// bucket's events in any order; aw-server's newest-first order is the
-// fast one) and returns the window events within active time, each with
-// its category (Fields.Class), the active time and the browser tab events
-// that count, with split_url's $domain and the rest; all three in start
-// order. Totals merges events by keys for summaries, as the web UI does
-// (top titles: Totals(events, "app", "title"); top apps: Totals of those
-// by "app"; categories: CategoryKey; domains: "$domain"). Classes are
-// ActivityWatch's categories: parsed from its "classes" setting, else
+// CanonicalContext runs the web UI's query on the raw events of a period
+// (each bucket's events in any order; aw-server's newest-first order is
+// the fast one) and returns the window events within active time, each
+// with its category (Fields.Class), the active time and the browser tab
+// events that count, with split_url's $domain and the rest; all three in
+// start order. Classes are ActivityWatch's categories: parsed from its "classes" setting, else
 // DefaultClasses; Classes.Label names one ("Work > Programming").
 package transform

@@ -125,36 +125,6 @@ func mergeByStart[D any](a, b []Event[D]) []Event[D] {
 
 func byStart[D any](a, b Event[D]) int { return cmp.Compare(a.Start, b.Start) }
 
-// SortByDuration returns the events longest first, keeping the order of
-// equal durations (sort_by_duration). evs is not changed.
-func SortByDuration[D any](evs []Event[D]) []Event[D] {
-	out := slices.Clone(evs)
-	slices.SortStableFunc(out, func(a, b Event[D]) int { return cmp.Compare(b.Duration, a.Duration) })
-	return out
-}
-
-// Limit is limit_events, events[:n] with Python's slicing: a negative n
-// drops that many events from the end.
-func Limit[D any](evs []Event[D], n int) []Event[D] {
-	switch {
-	case n < 0:
-		n = max(0, len(evs)+n)
-	case n > len(evs):
-		n = len(evs)
-	}
-	return evs[:n:n]
-}
-
-// Sum is the total duration of the events in microseconds. aw-core's
-// sum_durations adds float seconds; this sum is exact.
-func Sum[D any](evs []Event[D]) int64 {
-	var total int64
-	for _, e := range evs {
-		total += e.Duration
-	}
-	return total
-}
-
 // Filter returns the events keep accepts, in order: filter_keyvals and
 // exclude_keyvals with the data type's own test of "key holds one of
 // these values" (see Fields.In). evs is not changed.

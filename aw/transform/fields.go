@@ -26,7 +26,7 @@ type Field struct {
 // Equal compares JSON texts of non-string values as text, so 1 and 1.0
 // differ here while Python finds them equal.
 //
-// Canonical also records in it the category it gives a window event
+// CanonicalContext also records in it the category it gives a window event
 // (Class).
 type Fields struct {
 	kv    []Field
@@ -51,23 +51,6 @@ func urlKey(key string) int {
 
 func (u *URL) part(i int) string {
 	return [...]string{u.Protocol, u.Domain, u.Path, u.Params, u.Options, u.Identifier}[i]
-}
-
-// Strs builds data holding only string values, from key, value pairs
-// (an odd last key is ignored).
-func Strs(kv ...string) Fields {
-	f := Fields{kv: make([]Field, 0, len(kv)/2)}
-	for i := 0; i+1 < len(kv); i += 2 {
-		f = f.With(kv[i], kv[i+1])
-	}
-	return f
-}
-
-// ParseFields decodes a JSON object. Anything else yields empty Fields and
-// false.
-func ParseFields(raw []byte) (Fields, bool) {
-	var d Decoder
-	return d.fields(raw)
 }
 
 // each calls yield with every field in order (the URL's keys after the
@@ -258,7 +241,7 @@ func (f Fields) Only(keys ...string) Fields {
 	return Fields{kv: kv}
 }
 
-// Class is the category Canonical gave the event, as an index into the
+// Class is the category CanonicalContext gave the event, as an index into the
 // Classes it used; -1 when it is Uncategorized or was not categorized.
 func (f Fields) Class() int { return int(f.class) - 1 }
 
@@ -306,18 +289,6 @@ func (d *Decoder) Event(e aw.Event) Event[Fields] {
 	out.Data = f
 	return out
 }
-
-// Events converts events in the order given (aw-server sends the newest
-// first; the transforms sort what they need sorted).
-func (d *Decoder) Events(evs []aw.Event) []Event[Fields] {
-	out := make([]Event[Fields], len(evs))
-	for i, e := range evs {
-		out[i] = d.Event(e)
-	}
-	return out
-}
-
-func (d *Decoder) fields(raw []byte) (Fields, bool) { return d.parse(string(raw)) }
 
 func (d *Decoder) parse(raw string) (Fields, bool) {
 	r := gjson.Parse(raw)

@@ -38,7 +38,7 @@ func TestDecoder(t *testing.T) {
 		t.Error("identical data is not shared")
 	}
 	other := d.Event(aw.Event{Timestamp: at, Data: json.RawMessage(`{"title":"a \"b\" é","app":"Code","audible":true,"tabCount":7,"x":null}`)})
-	if !other.Data.Equal(e1.Data) || other.Data.Equal(Strs("app", "Code")) || other.Data.Equal(e1.Data.WithClass(2)) {
+	if !other.Data.Equal(e1.Data) || other.Data.Equal(strs("app", "Code")) || other.Data.Equal(e1.Data.WithClass(2)) {
 		t.Error("Equal is not Python's dict equality")
 	}
 	if f := d.Event(aw.Event{Timestamp: at, Data: json.RawMessage(`[1]`)}); f.Data.Len() != 0 {
@@ -58,7 +58,7 @@ func TestDecoder(t *testing.T) {
 
 func TestFieldsURL(t *testing.T) {
 	p, _ := SplitURL("https://www.example.org/a;b?c#d")
-	f := Strs("url", "https://www.example.org/a;b?c#d", "$domain", "old", "title", "t").withURL(&p)
+	f := strs("url", "https://www.example.org/a;b?c#d", "$domain", "old", "title", "t").withURL(&p)
 	var keys []string
 	for k, x := range f.All() {
 		keys = append(keys, k+"="+x.Value)

@@ -120,7 +120,7 @@ func FilterPeriodIntersect[D Data[D]](evs, filters []Event[D]) []Event[D] {
 // in every other list that holds it too. kept[k] tells which input event
 // union[k] is, as an index into the concatenation of a and b (a first), or
 // -1 when union[k] joins several; a caller that mirrors aw-core clears
-// those inputs (Canonical does, for audible tabs). Neither list is
+// those inputs (CanonicalContext does, for audible tabs). Neither list is
 // changed.
 func PeriodUnion[D any](a, b []Event[D]) (union []Event[D], kept []int) {
 	order := make([]int, len(a)+len(b))
@@ -169,68 +169,4 @@ func PeriodUnion[D any](a, b []Event[D]) (union []Event[D], kept []int) {
 		union[k] = e
 	}
 	return union, kept
-}
-
-// splitAt is union_no_overlap's _split_event: e cut at t when t lies
-// strictly inside it (two copies), else e itself and false.
-func splitAt[D Data[D]](e Event[D], t int64) (Event[D], Event[D], bool) {
-	if e.Start < t && t < e.End() {
-		first, second := e, e
-		first.Data, second.Data = e.Data.Clone(), e.Data.Clone()
-		first.Duration = t - e.Start
-		second.Start = truncMS(t)
-		second.Duration = e.End() - t
-		return first, second, true
-	}
-	return e, Event[D]{}, false
-}
-
-// UnionNoOverlap is aw_transform.union_no_overlap: copies of both lists
-// merged into one, where a takes precedence: the parts of b's events that
-// overlap an event of a are cut away. Both lists should be in start order
-// (aw-core does not sort them). Neither list is changed.
-func UnionNoOverlap[D Data[D]](a, b []Event[D]) []Event[D] {
-	x := make([]Event[D], len(a))
-	for i, e := range a {
-		e.Data = e.Data.Clone()
-		x[i] = e
-	}
-	y := make([]Event[D], len(b))
-	for i, e := range b {
-		e.Data = e.Data.Clone()
-		y[i] = e
-	}
-	out := make([]Event[D], 0, len(x)+len(y))
-	i, j := 0, 0
-	for i < len(x) && j < len(y) {
-		e1, e2 := x[i], y[j]
-		if _, _, ok := intersection(e1.Start, e1.End(), e2.Start, e2.End()); ok {
-			if e1.Start <= e2.Start {
-				out = append(out, e1)
-				i++
-				if _, rest, ok := splitAt(e2, e1.End()); ok {
-					y[j] = rest
-				} else {
-					j++
-				}
-			} else {
-				before, after, ok := splitAt(e2, e1.Start)
-				out = append(out, before)
-				j++
-				if ok {
-					y = slices.Insert(y, j, after)
-				}
-			}
-			continue
-		}
-		if e1.Start <= e2.Start {
-			out = append(out, e1)
-			i++
-		} else {
-			out = append(out, e2)
-			j++
-		}
-	}
-	out = append(out, x[i:]...)
-	return append(out, y[j:]...)
 }

@@ -4,11 +4,9 @@ package main
 // binary over stdio (no service, the engine in the process) reading a
 // simulator that holds days of generated activity placed relative to the
 // real clock. What the tools answer is compared with what ActivityWatch's
-// own web UI would show: its canonical desktop query, run through the
-// simulator's /api/0/query/ endpoint over the same period. That query
-// engine answers as the real aw-server does on the events recorded from
-// one (aw/awsim TestQueryMatchesRealAW); activity_realaw_accept_test.go
-// compares the binary with those recordings themselves.
+// own web UI would show: its canonical desktop query over the same whole
+// period (actSim.canonical); activity_realaw_accept_test.go compares the
+// binary with the answers a real aw-server recorded.
 
 import (
 	"bytes"

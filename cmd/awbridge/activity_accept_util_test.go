@@ -2,8 +2,8 @@ package main
 
 // Helpers of the acceptance tests of issue 11 (activity_accept_test.go):
 // histories placed relative to the real clock, a simulator holding them,
-// ActivityWatch's web UI canonical query run through the simulator's
-// query endpoint, an independent calendar to say which instants a period
+// ActivityWatch's web UI canonical query over a whole period, an
+// independent calendar to say which instants a period
 // must cover, crafted time zones with a daylight-saving change on a chosen
 // day, and a stdio session that tells "this tool does not exist" apart
 // from every other failure.
@@ -14,7 +14,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -324,81 +323,6 @@ func covers(spans []actSpan, t time.Time) bool {
 	return false
 }
 
-// actBrowsers is the web UI's table of the browsers the generated
-// histories use: how their windows are recognised (aw-webui
-// src/queries.ts, browser_appnames and browser_appname_regex).
-var actBrowsers = []struct{ name, apps, regex string }{
-	{"chrome", `["com.google.Chrome","com.google.ChromeDev","org.chromium.Chromium"]`, `(?i)^(google[-_ ]?chrome|chrome|chromium)`},
-	{"firefox", `["org.mozilla.firefox","io.gitlab.librewolf-community","net.waterfox.waterfox"]`, `(?i)(firefox|librewolf|waterfox|nightly)`},
-}
-
-// actQuery is the query the web UI's Activity view sends for one desktop
-// host (fullDesktopQuery with canonicalEvents: AFK filtered, audible tabs
-// counted as active, categories), with the AFK time added. categories is
-// the web UI's classes_for_query as it writes it into the query.
-func actQuery(web []string, categories string) string {
-	q := []string{
-		`events = flood(query_bucket("aw-watcher-window_` + actHost + `"));`,
-		`not_afk = flood(query_bucket("aw-watcher-afk_` + actHost + `"));`,
-		`not_afk = filter_keyvals(not_afk, "status", ["not-afk"]);`,
-		`browser_events = [];`,
-	}
-	for _, b := range actBrowsers {
-		id := ""
-		for _, w := range web {
-			if strings.Contains(w, b.name) {
-				id = w
-				break
-			}
-		}
-		if id == "" {
-			continue
-		}
-		q = append(q, fmt.Sprintf(`events_%[1]s = flood(query_bucket("%[2]s"));
-			window_%[1]s = filter_keyvals(events, "app", %[3]s);
-			window_%[1]s_re = filter_keyvals_regex(events, "app", "%[4]s");
-			window_%[1]s = sort_by_timestamp(concat(window_%[1]s, window_%[1]s_re));
-			events_%[1]s = filter_period_intersect(events_%[1]s, window_%[1]s);
-			events_%[1]s = split_url_events(events_%[1]s);
-			browser_events = concat(browser_events, events_%[1]s);
-			browser_events = sort_by_timestamp(browser_events);`, b.name, id, b.apps, b.regex))
-	}
-	q = append(q,
-		`audible_events = filter_keyvals(browser_events, "audible", [true]);`,
-		`not_afk = period_union(not_afk, audible_events);`,
-		`events = filter_period_intersect(events, not_afk);`,
-		`stopwatch_events = [];`,
-		`events = categorize(events, `+categories+`);`,
-		`title_events = sort_by_duration(merge_events_by_keys(events, ["app", "title"]));`,
-		`app_events = sort_by_duration(merge_events_by_keys(title_events, ["app"]));`,
-		`cat_events = sort_by_duration(merge_events_by_keys(events, ["$category"]));`,
-		`browser_events = split_url_events(browser_events);`,
-		`browser_domains = sort_by_duration(merge_events_by_keys(browser_events, ["$domain"]));`,
-		`afk_events = flood(query_bucket("aw-watcher-afk_`+actHost+`"));`,
-		`afk_events = filter_keyvals(afk_events, "status", ["afk"]);`,
-		`RETURN = {"events": events, "not_afk": not_afk, "title_events": title_events, "app_events": app_events, "cat_events": cat_events, "browser_domains": browser_domains, "afk": afk_events};`)
-	return strings.Join(q, "\n")
-}
-
-// actCategories writes classes as the web UI writes classes_for_query into
-// its query: [[name, rule], ...], JSON with its doubled backslashes undone.
-func actCategories(cs []actClass) string {
-	var out []any
-	for _, c := range cs {
-		if c.Rule == nil {
-			continue // the web UI's "no rule": not sent
-		}
-		out = append(out, []any{c.Name, c.Rule})
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(out); err != nil {
-		panic(err)
-	}
-	return strings.ReplaceAll(strings.TrimSpace(b.String()), `\\`, `\`)
-}
-
 // actClass is one entry of ActivityWatch's classes setting.
 type actClass struct {
 	Name []string       `json:"name"`
@@ -432,67 +356,67 @@ func actDefaultClasses() []actClass {
 	return out
 }
 
-// canonical runs the web UI's query over [start, end) through the
-// simulator's query endpoint and totals its results.
+// canonical computes the web UI's canonical query over [start, end) as
+// one whole period (package transform, on the events the simulator
+// answers) and totals its results. The canonical query itself is held to
+// aw-server by the recordings (activity_realaw_accept_test.go).
 func (s *actSim) canonical(t *testing.T, classes []actClass, start, end time.Time) actCanon {
 	t.Helper()
-	const iso = "2006-01-02T15:04:05.000000-07:00"
-	body, err := json.Marshal(map[string]any{
-		"query":       []string{actQuery(s.web, actCategories(classes))},
-		"timeperiods": []string{start.Format(iso) + "/" + end.Format(iso)},
-	})
+	c, err := aw.New(aw.Options{BaseURL: s.srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.Post(s.srv.URL+"/api/0/query/", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out []map[string][]struct {
-		Timestamp time.Time      `json:"timestamp"`
-		Duration  float64        `json:"duration"`
-		Data      map[string]any `json:"data"`
-	}
-	answer, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK || json.Unmarshal(answer, &out) != nil || len(out) != 1 {
-		t.Fatalf("the canonical query through the simulator: %d, %v: %s", resp.StatusCode, err, clipLine(string(answer), 500))
-	}
-	r := out[0]
-	c := actCanon{Apps: map[string]float64{}, Titles: map[string]float64{}, Categories: map[string]float64{}, Domains: map[string]float64{}}
-	str := func(v any) string { s, _ := v.(string); return s }
-	span := func(ts time.Time, d float64, app string) actSpan {
-		return actSpan{ts, ts.Add(time.Duration(d * float64(time.Second))), app}
-	}
-	for _, e := range r["events"] {
-		c.Active += e.Duration
-		c.Events = append(c.Events, span(e.Timestamp, e.Duration, str(e.Data["app"])))
-	}
-	for _, e := range r["not_afk"] {
-		c.NotAFK = append(c.NotAFK, span(e.Timestamp, e.Duration, ""))
-	}
-	for _, e := range r["afk"] {
-		c.AFK += e.Duration
-	}
-	for _, e := range r["app_events"] {
-		c.Apps[str(e.Data["app"])] += e.Duration
-	}
-	for _, e := range r["title_events"] {
-		c.Titles[str(e.Data["app"])+" — "+str(e.Data["title"])] += e.Duration
-	}
-	for _, e := range r["cat_events"] {
-		var name []string
-		if l, ok := e.Data["$category"].([]any); ok {
-			for _, x := range l {
-				name = append(name, str(x))
-			}
+	defer c.CloseIdleConnections()
+	var d transform.Decoder
+	read := func(id string) []transform.Event[transform.Fields] {
+		evs, err := c.Events(t.Context(), id, aw.EventQuery{Start: start, End: end})
+		if err != nil {
+			t.Fatal(err)
 		}
-		c.Categories[strings.Join(name, " > ")] += e.Duration
+		out := make([]transform.Event[transform.Fields], len(evs))
+		for i, e := range evs {
+			out[i] = d.Event(e)
+		}
+		return out
 	}
-	for _, e := range r["browser_domains"] {
-		c.Domains[str(e.Data["$domain"])] += e.Duration
+	setting, _ := json.Marshal(actClassesSetting(classes))
+	cs, _ := transform.ParseClasses(setting)
+	in := transform.Input{Window: read("aw-watcher-window_" + actHost), AFK: read("aw-watcher-afk_" + actHost)}
+	for _, b := range transform.BrowserBuckets(s.web) {
+		in.Browsers = append(in.Browsers, transform.Browser{Name: b.Browser, Events: read(b.BucketID)})
 	}
-	return c
+	r, err := transform.CanonicalContext(t.Context(), in, transform.Options{Classes: cs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := actCanon{Apps: map[string]float64{}, Titles: map[string]float64{}, Categories: map[string]float64{}, Domains: map[string]float64{}}
+	span := func(e transform.Event[transform.Fields]) actSpan {
+		app, _ := e.Data.Str("app")
+		return actSpan{time.UnixMicro(e.Start), time.UnixMicro(e.End()), app}
+	}
+	for _, e := range r.Events {
+		sp, secs := span(e), float64(e.Duration)/1e6
+		title, _ := e.Data.Str("title")
+		out.Active += secs
+		out.Events = append(out.Events, sp)
+		out.Apps[sp.App] += secs
+		out.Titles[sp.App+" — "+title] += secs
+		out.Categories[r.Classes.Label(e.Data.Class())] += secs
+	}
+	for _, e := range r.NotAFK {
+		out.NotAFK = append(out.NotAFK, span(e))
+	}
+	for _, e := range transform.Flood(in.AFK, transform.DefaultPulsetime) {
+		if e.Data.In("status", "afk") {
+			out.AFK += float64(e.Duration) / 1e6
+		}
+	}
+	for _, e := range r.Browser {
+		if dom, ok := e.Data.Str("$domain"); ok {
+			out.Domains[dom] += float64(e.Duration) / 1e6
+		}
+	}
+	return out
 }
 
 // checkRanking compares a ranking of a result with ActivityWatch's totals:
