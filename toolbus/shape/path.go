@@ -50,11 +50,6 @@ func (e *PathError) Error() string {
 	return fmt.Sprintf("invalid path at byte %d: %s", e.Offset, e.Msg)
 }
 
-// ParsePath parses p with [DefaultLimits].
-func ParsePath(p string) (Path, error) {
-	return DefaultLimits().ParsePath(p)
-}
-
 // ParsePath parses p, bounded by l.MaxPathBytes and l.MaxPathSegments.
 // Errors are *[PathError].
 func (l Limits) ParsePath(p string) (Path, error) {

@@ -15,9 +15,8 @@ import (
 // valid JSON value.
 var ErrInvalidJSON = errors.New("input is not valid JSON")
 
-// ApplyRaw shapes a JSON document given as bytes and returns the same
-// Result as Apply on the decoded document (with encoding/json's rule that
-// the last of duplicate keys wins). It validates raw, then walks the path
+// ApplyRaw shapes a JSON document given as bytes, as if decoded (with
+// encoding/json's rule that the last of duplicate keys wins). It validates raw, then walks the path
 // and picks keys on the bytes and decodes only what the spec selects, so
 // shaping a small part of a large document costs a validation pass and a
 // scan rather than a full decode (about 10 µs instead of 70 µs on a 9 KB

@@ -162,21 +162,3 @@ func TestSpecPath(t *testing.T) {
 		t.Errorf("nil spec path must be empty")
 	}
 }
-
-func TestHelpFieldsMatchSpecKeys(t *testing.T) {
-	var names []string
-	for _, f := range HelpFields() {
-		names = append(names, f.Name)
-		if f.Type == "" || f.Meaning == "" {
-			t.Errorf("help for %q is incomplete", f.Name)
-		}
-	}
-	if got := strings.Join(names, ", "); got != SpecKeys {
-		t.Errorf("HelpFields names %q, SpecKeys %q", got, SpecKeys)
-	}
-	for _, n := range names {
-		if specKey(n) < 0 {
-			t.Errorf("help names %q, which Parse refuses", n)
-		}
-	}
-}
