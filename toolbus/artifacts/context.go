@@ -73,9 +73,6 @@ type ContextLimits struct {
 	MaxBytes int
 }
 
-// DefaultContextLimits are the limits a zero ContextLimits stands for.
-func DefaultContextLimits() ContextLimits { return ContextLimits{}.withDefaults() }
-
 func (l ContextLimits) withDefaults() ContextLimits {
 	if l.MaxDepth <= 0 {
 		l.MaxDepth = DefaultContextMaxDepth

@@ -23,17 +23,13 @@ func (e *RootError) Error() string {
 	return fmt.Sprintf("refused: %s %s (%s)", e.Path, e.Reason, e.Fix)
 }
 
-// CheckRoot checks the context root root (symbolic links resolved, as Open
+// checkRoot checks the context root root (symbolic links resolved, as Open
 // does) and its artifacts folder when there is one: each must belong to
 // the user running awbridge and be writable by no one else. It returns a
 // *RootError for a folder that is refused, nil when they are fine or
 // cannot be looked at (Open then reports why: a root that does not exist
 // or is not a folder). On Windows, which has no Unix modes, it checks
 // nothing.
-func CheckRoot(root string) error {
-	return checkRoot(OSFS{}, root)
-}
-
 func checkRoot(fsys FS, root string) error {
 	if !checkOwners || root == "" {
 		return nil
