@@ -3,7 +3,6 @@ package redact
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"strconv"
 	"unicode/utf8"
 
@@ -47,22 +46,6 @@ func cutForward(s string, i int) int {
 		i++
 	}
 	return i
-}
-
-// value is the summary as a decoded JSON value (numbers as json.Number).
-func (b bounded) value() map[string]any {
-	var art any
-	if b.artifact != "" {
-		art = b.artifact
-	}
-	return map[string]any{
-		"truncated": true,
-		"bytes":     json.Number(strconv.Itoa(b.bytes)),
-		"sha256":    b.sha256,
-		"preview":   b.preview,
-		"tail":      b.tail,
-		"artifact":  art,
-	}
 }
 
 // appendJSON appends the summary as a JSON object.

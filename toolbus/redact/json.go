@@ -8,8 +8,9 @@ import (
 	"github.com/awbridge/awbridge/internal/jsonw"
 )
 
-// JSON redacts and bounds the raw JSON document raw, with the same rules
-// and paths (under root) as Value, in one pass that validates the
+// JSON redacts and bounds the raw JSON document raw, reporting paths under
+// root ("result" gives "result.token"; "" gives "token", and the root
+// itself is ""), in one pass that validates the
 // document and enforces MaxDepth and MaxItems. Object members keep their
 // order and everything that does not change keeps its bytes; a string
 // that changes (or holds invalid UTF-8) is re-encoded. When nothing needs
