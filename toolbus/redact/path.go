@@ -77,16 +77,3 @@ func (p *reporter) bounded(path string) {
 }
 
 func (p *reporter) sanitized() { p.rep.SanitizedTotal++ }
-
-// merge adds the report of a nested document.
-func (p *reporter) merge(r Report) {
-	for _, path := range r.Redacted {
-		p.redacted(path)
-	}
-	for _, path := range r.Bounded {
-		p.bounded(path)
-	}
-	p.rep.RedactedTotal += r.RedactedTotal - len(r.Redacted)
-	p.rep.BoundedTotal += r.BoundedTotal - len(r.Bounded)
-	p.rep.SanitizedTotal += r.SanitizedTotal
-}
