@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+
+	"github.com/awbridge/awbridge/internal/owner"
 )
 
 // RootError is a context root, or its artifacts folder, refused because
@@ -31,7 +33,7 @@ func (e *RootError) Error() string {
 // or is not a folder). On Windows, which has no Unix modes, it checks
 // nothing.
 func checkRoot(fsys FS, root string) error {
-	if !checkOwners || root == "" {
+	if !owner.Checked || root == "" {
 		return nil
 	}
 	abs, err := filepath.Abs(root)
@@ -60,10 +62,10 @@ func checkRoot(fsys FS, root string) error {
 // checkFolder refuses a folder owned by another user or writable by its
 // group or by others.
 func checkFolder(path string, fi fs.FileInfo) error {
-	if !checkOwners {
+	if !owner.Checked {
 		return nil
 	}
-	if uid, ok := ownerOf(fi); ok && uid != euid() {
+	if uid, ok := owner.UID(fi); ok && !owner.Mine(fi) {
 		return &RootError{Path: path, Reason: fmt.Sprintf("belongs to another user (uid %d)", uid),
 			Fix: "use a folder of your own, or chown it to yourself"}
 	}
