@@ -15,6 +15,7 @@ import (
 
 	"github.com/awbridge/awbridge/internal/atomicfile"
 	"github.com/awbridge/awbridge/internal/owner"
+	"github.com/awbridge/awbridge/internal/text"
 )
 
 // baselineVersion is the format this package writes and reads.
@@ -224,7 +225,7 @@ func (b *Baseline) validate() error {
 		}
 		id := identity(e.Kind, e.Name)
 		if seen[id] {
-			return fmt.Errorf("entry %d: %s %q repeated", i, e.Kind, shorten(e.Name))
+			return fmt.Errorf("entry %d: %s %q repeated", i, e.Kind, text.Cut(e.Name, shownBytes))
 		}
 		seen[id] = true
 	}
@@ -244,7 +245,7 @@ func (e *Entry) validate() error {
 			}
 		case StateAbsent, StateUnreadable:
 		default:
-			return fmt.Errorf("state %q for a file", shorten(e.State))
+			return fmt.Errorf("state %q for a file", text.Cut(e.State, shownBytes))
 		}
 	case KindEnv:
 		switch e.State {
@@ -254,10 +255,10 @@ func (e *Entry) validate() error {
 			}
 		case StateUnset:
 		default:
-			return fmt.Errorf("state %q for a variable", shorten(e.State))
+			return fmt.Errorf("state %q for a variable", text.Cut(e.State, shownBytes))
 		}
 	default:
-		return fmt.Errorf("kind %q", shorten(e.Kind))
+		return fmt.Errorf("kind %q", text.Cut(e.Kind, shownBytes))
 	}
 	return nil
 }
