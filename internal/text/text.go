@@ -1,8 +1,11 @@
 // Package text is awbridge's one home for shortening and cleaning text
 // for display: Cut bounds a string in bytes without splitting a rune and
-// marks the cut with "…"; Line makes untrusted text one printable line;
-// Distance is the edit distance suggestions use; JoinNote joins notes.
-// Every function is pure and safe for concurrent use.
+// marks the cut with "…" (Head and Tail, unmarked, for previews and
+// windows); Line makes untrusted text one printable line, Cause an
+// upstream error's text without the upstream's bytes; Printable says
+// whether text can be shown as it is; Distance is the edit distance
+// suggestions use; JoinNote joins notes. Every function is pure and safe
+// for concurrent use.
 package text
 
 import (
@@ -143,4 +146,26 @@ func JoinNote(a, b string) string {
 		return a
 	}
 	return a + "; " + b
+}
+
+// Printable reports whether s is valid UTF-8 whose every rune is graphic
+// or the ASCII space (unicode.IsPrint): no control, format, separator or
+// private-use character.
+func Printable(s string) bool {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 || c == 0x7f {
+				return false
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || !unicode.IsPrint(r) {
+			return false
+		}
+		i += size
+	}
+	return true
 }

@@ -66,6 +66,14 @@ func TestLine(t *testing.T) {
 	}
 }
 
+func TestPrintable(t *testing.T) {
+	for s, want := range map[string]bool{"": true, "a b-é 日本": true, "tab\t": false, "nbsp\u00a0": false, "bidi\u202e": false, "bad\xff": false, "del\x7f": false, "pua\ue000": false} {
+		if got := Printable(s); got != want {
+			t.Errorf("Printable(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
 func TestDistance(t *testing.T) {
 	for _, tt := range []struct {
 		a, b string

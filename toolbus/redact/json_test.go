@@ -224,7 +224,7 @@ func TestPathKeysAreBoundedAndMasked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{`r["averyver…"].token`, `r["éééé…"].secret`}
+	want := []string{`r["avery…"].token`, `r["éé…"].secret`}
 	if !slices.Equal(rep.Redacted, want) {
 		t.Errorf("paths %q, want %q", rep.Redacted, want)
 	}

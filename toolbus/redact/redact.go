@@ -41,7 +41,7 @@ type Options struct {
 	// count every change. Default 100.
 	MaxPaths int
 	// PathKeyBytes bounds one key inside a reported path; a longer key is
-	// cut and ends in "…". Default 64.
+	// cut to fit, "…" included. Default 64.
 	PathKeyBytes int
 	// ExtraKeys are more sensitive key names. They match like the built-in
 	// ones: case-insensitively, ignoring '_', '-', '.' and spaces, anywhere

@@ -29,7 +29,7 @@ func TestParseErrors(t *testing.T) {
 		{"trailing data", `{} {}`, "", "unexpected data after the spec"},
 		{"unknown key", `{"paths":"a"}`, "paths", "unknown key; allowed: path, pick, omit, map, missing, default"},
 		{"case-sensitive", `{"Path":"a"}`, "Path", `did you mean "path"?`},
-		{"long unknown key clipped", `{"` + strings.Repeat("k", 100) + `":1}`, strings.Repeat("k", 64) + "…", "unknown key"},
+		{"long unknown key clipped", `{"` + strings.Repeat("k", 100) + `":1}`, strings.Repeat("k", 61) + "…", "unknown key"},
 		{"duplicate", `{"path":"a","path":"b"}`, "path", "duplicate key"},
 		{"path not string", `{"path":1}`, "path", "must be a string"},
 		{"path syntax", `{"path":"a..b"}`, "path", "invalid path at byte 2: empty segment"},
