@@ -16,15 +16,13 @@ func SkipNumber(b []byte, i int) (end int, ok bool) {
 	if i < len(b) && b[i] == '-' {
 		i++
 	}
-	switch {
-	case i < len(b) && b[i] == '0':
+	if i < len(b) && b[i] == '0' {
 		i++
-	case digits(b, &i) == 0:
+	} else if i, ok = digits(b, i); !ok {
 		return i, false
 	}
 	if i < len(b) && b[i] == '.' {
-		i++
-		if digits(b, &i) == 0 {
+		if i, ok = digits(b, i+1); !ok {
 			return i, false
 		}
 	}
@@ -33,21 +31,21 @@ func SkipNumber(b []byte, i int) (end int, ok bool) {
 		if i < len(b) && (b[i] == '+' || b[i] == '-') {
 			i++
 		}
-		if digits(b, &i) == 0 {
+		if i, ok = digits(b, i); !ok {
 			return i, false
 		}
 	}
 	return i, true
 }
 
-// digits advances *i over ASCII digits and returns how many.
-func digits(b []byte, i *int) int {
-	n := 0
-	for *i < len(b) && '0' <= b[*i] && b[*i] <= '9' {
-		*i++
-		n++
+// digits returns the offset after the ASCII digits at b[i:], and whether
+// there was at least one.
+func digits(b []byte, i int) (int, bool) {
+	j := i
+	for j < len(b) && '0' <= b[j] && b[j] <= '9' {
+		j++
 	}
-	return n
+	return j, j > i
 }
 
 // Unescape appends the decoded body b of a JSON string (between its
