@@ -289,30 +289,6 @@ func quoteByte(p string, i int) string {
 	return strconv.QuoteRune(r)
 }
 
-// Len returns the number of segments; 0 is the empty path.
-func (p Path) Len() int { return len(p.segs) }
-
-// Equal reports whether p and q are the same path (they select the same
-// value in every document).
-func (p Path) Equal(q Path) bool {
-	if len(p.segs) != len(q.segs) {
-		return false
-	}
-	for i := range p.segs {
-		if p.segs[i] != q.segs[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// String prints p in normal form: bare keys joined by dots, integer
-// segments as [n], every other key quoted as ["..."]. The result parses
-// back to an equal Path.
-func (p Path) String() string {
-	return string(appendSegments(nil, p.segs))
-}
-
 func appendSegments(dst []byte, segs []segment) []byte {
 	for i, sg := range segs {
 		switch {

