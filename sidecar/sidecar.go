@@ -1,6 +1,6 @@
 // Package sidecar is the client of the optional /probe sidecar: one GET that
 // yields a bounded, validated raw JSON object. It imports nothing else of
-// awbridge but internal helpers (errtext, jsonw).
+// awbridge but internal helpers (text, jsonw).
 package sidecar
 
 import (
