@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/awbridge/awbridge/internal/jsonw"
+	"github.com/awbridge/awbridge/internal/text"
 	"github.com/tidwall/gjson"
 )
 
@@ -418,5 +419,5 @@ func errorBody(body []byte) (msg string, apiError bool) {
 	if m.Type != gjson.String {
 		return "", false
 	}
-	return sanitizeMessage(m.Str), true
+	return text.Cut(text.Line(m.Str), maxMessageBytes), true
 }

@@ -4,10 +4,8 @@ import (
 	"errors"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
-	"github.com/awbridge/awbridge/internal/errtext"
+	"github.com/awbridge/awbridge/internal/text"
 )
 
 // ErrorKind says what went wrong talking to ActivityWatch; callers branch on
@@ -60,7 +58,7 @@ type Error struct {
 	Op      string    // what the client was doing: "info", "buckets", "bucket", "events"
 	Kind    ErrorKind // what went wrong
 	Status  int       // HTTP status when a response was received, else 0
-	Message string    // the server's message (sanitized, at most ~200 characters) or our explanation
+	Message string    // the server's message (one line, at most 200 bytes) or our explanation
 	Err     error     // the cause, if any
 }
 
@@ -78,7 +76,7 @@ func (e *Error) Error() string {
 		// The cause may quote the server's bytes (net/http quotes a
 		// malformed header line): withheld, bounded, one printable line.
 		b.WriteString(": ")
-		b.WriteString(errtext.Cause(e.Err, maxCauseBytes))
+		b.WriteString(text.Cause(e.Err, maxCauseBytes))
 	}
 	if e.Message != "" {
 		b.WriteString(": ")
@@ -103,40 +101,5 @@ func KindOf(err error) ErrorKind {
 // maxCauseBytes bounds the text of Error.Err in Error().
 const maxCauseBytes = 300
 
-// maxMessageRunes bounds Error.Message taken from a server.
-const maxMessageRunes = 200
-
-// sanitizeMessage makes a server-supplied message safe to log: invalid UTF-8
-// and control or format characters become spaces, runs of white space
-// collapse, and the result is cut to maxMessageRunes runes (with "…").
-func sanitizeMessage(s string) string {
-	var b strings.Builder
-	n := 0
-	space := false
-	for i, r := range s {
-		if r == utf8.RuneError {
-			if _, size := utf8.DecodeRuneInString(s[i:]); size <= 1 {
-				r = ' '
-			}
-		}
-		if unicode.IsSpace(r) || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
-			space = true
-			continue
-		}
-		need := 1
-		if space && b.Len() > 0 {
-			need = 2
-		}
-		if n+need > maxMessageRunes {
-			b.WriteString("…")
-			return b.String()
-		}
-		if need == 2 {
-			b.WriteByte(' ')
-		}
-		space = false
-		b.WriteRune(r)
-		n += need
-	}
-	return b.String()
-}
+// maxMessageBytes bounds Error.Message taken from a server.
+const maxMessageBytes = 200

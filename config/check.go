@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/awbridge/awbridge/internal/text"
 )
 
 // SocketEnv names the variable that sets the service's socket (see
@@ -56,7 +58,7 @@ func UnknownEnv(names []string, extra ...string) []string {
 			continue
 		}
 		shown := n
-		if !printable(n) || len(n) > 64 {
+		if !text.Printable(n) || len(n) > 64 {
 			shown = quoteShort(n)
 		}
 		line := shown + " is not a variable awbridge reads: it is ignored"

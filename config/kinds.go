@@ -11,6 +11,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/awbridge/awbridge/internal/text"
 )
 
 // exampleURL shows the expected shape of a URL setting.
@@ -242,7 +244,7 @@ func (sp *spec) parseLoopback(s string) (any, string) {
 	}
 	q := sp.quote(s)
 	host, port, err := net.SplitHostPort(s)
-	if err != nil || len(s) > sp.maxLen || !printable(s) || host == "" {
+	if err != nil || len(s) > sp.maxLen || !text.Printable(s) || host == "" {
 		return nil, fmt.Sprintf("%s is not HOST:PORT (e.g. 127.0.0.1:8765)", q)
 	}
 	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
@@ -274,17 +276,8 @@ func (sp *spec) quote(s string) string {
 	return quoteShort(s)
 }
 
-func quoteShort(s string) string {
-	const limit = 64
-	if len(s) <= limit {
-		return strconv.Quote(s)
-	}
-	cut := limit
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return strconv.Quote(s[:cut]) + "..."
-}
+// quoteShort quotes s for a message, cut to 64 bytes.
+func quoteShort(s string) string { return strconv.Quote(text.Cut(s, 64)) }
 
 // formatDuration renders d as time.ParseDuration reads it, without the
 // zero units Duration.String leaves at the end ("168h", not "168h0m0s").
@@ -493,23 +486,9 @@ func isRangeErr(err error) bool {
 	return ok && ne.Err == strconv.ErrRange
 }
 
-// printable reports whether s is valid UTF-8 made of printable runes
-// (ASCII space allowed).
-func printable(s string) bool {
-	if !utf8.ValidString(s) {
-		return false
-	}
-	for _, r := range s {
-		if !unicode.IsPrint(r) {
-			return false
-		}
-	}
-	return true
-}
-
 // validHostPort accepts "name", "name:port", "1.2.3.4:port", "[::1]:port".
 func validHostPort(s string) bool {
-	if strings.ContainsAny(s, " /\\@?#%") || !printable(s) {
+	if strings.ContainsAny(s, " /\\@?#%") || !text.Printable(s) {
 		return false
 	}
 	u, err := url.Parse("http://" + s)
@@ -533,7 +512,7 @@ func (sp *spec) parseText(s string) (any, string) {
 		return nil, "must not be empty"
 	case len(s) > sp.maxLen:
 		return nil, fmt.Sprintf("%s is too long (at most %d bytes)", q, sp.maxLen)
-	case !printable(s):
+	case !text.Printable(s):
 		return nil, fmt.Sprintf("%s contains control characters or invalid UTF-8", q)
 	}
 	return s, ""

@@ -9,9 +9,10 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"unicode"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/awbridge/awbridge/internal/text"
 )
 
 // Source says which layer a setting's value came from.
@@ -109,7 +110,7 @@ func (e *Error) Error() string {
 		b.WriteString(where + ": ")
 	}
 	b.WriteString(e.Msg)
-	return oneLine(b.String())
+	return text.Line(b.String())
 }
 
 func (e *Error) Unwrap() error { return e.Err }
@@ -576,32 +577,11 @@ func closest(s string, candidates []string) string {
 		if strings.EqualFold(s, c) {
 			return c
 		}
-		if d := editDistance(s, c); d < bestD {
+		if d := text.Distance(s, c); d < bestD {
 			best, bestD = c, d
 		}
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance between short strings.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // shortKey renders a TOML key for a message, bounded.
@@ -611,15 +591,4 @@ func shortKey(k toml.Key) string {
 		return quoteShort(s)
 	}
 	return s
-}
-
-// oneLine replaces control characters (newlines included) so an error
-// stays on one line.
-func oneLine(s string) string {
-	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
-			return ' '
-		}
-		return r
-	}, s)
 }

@@ -275,7 +275,7 @@ func TestBadValues(t *testing.T) {
 		{"url with query is not echoed", map[string]string{"AWBRIDGE_SIDECAR_URL": "http://h/?token=hunter2"}, nil,
 			`config: sidecar.url from AWBRIDGE_SIDECAR_URL: the URL has a query or fragment (expected a base URL such as http://127.0.0.1:5600)`},
 		{"long value is cut", map[string]string{"AWBRIDGE_AW_URL": "ftp://" + long}, nil,
-			`config: activitywatch.url from AWBRIDGE_AW_URL: "ftp://` + long[:58] + `"... is not an absolute http(s) URL (e.g. http://127.0.0.1:5600)`},
+			`config: activitywatch.url from AWBRIDGE_AW_URL: "ftp://` + long[:55] + `…" is not an absolute http(s) URL (e.g. http://127.0.0.1:5600)`},
 		{"int word", nil, []string{"--max-in-flight", "lots"},
 			`config: server.max_in_flight from --max-in-flight: "lots" is not a whole number`},
 		{"int overflow", map[string]string{"AWBRIDGE_MAX_IN_FLIGHT": "99999999999999999999"}, nil,

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/awbridge/awbridge/internal/owner"
 )
 
 // ListenSocket listens on the Unix socket at path, private to this user:
@@ -32,7 +34,7 @@ func ListenSocket(path string) (net.Listener, error) {
 		// A folder we just made, or our own awbridge folder, is tightened;
 		// anybody else's folder (the home folder, say) is never chmodded.
 		fi, lerr := os.Lstat(dir)
-		if lerr != nil || !fi.IsDir() || !ownedByMe(fi) || !(created || strings.HasPrefix(filepath.Base(dir), "awbridge")) {
+		if lerr != nil || !fi.IsDir() || !owner.Mine(fi) || !(created || strings.HasPrefix(filepath.Base(dir), "awbridge")) {
 			return nil, err
 		}
 		if err := os.Chmod(dir, 0o700); err != nil {
@@ -133,16 +135,11 @@ func CheckSocketDir(path string) error {
 	if !fi.IsDir() {
 		return fmt.Errorf("socket folder %s is not a folder: %s", dir, fix)
 	}
-	if !ownedByMe(fi) {
+	if !owner.Mine(fi) {
 		return fmt.Errorf("socket folder %s belongs to another user, who may have made it to keep awbridge from starting: %s", dir, fix)
 	}
 	if fi.Mode().Perm()&0o077 != 0 {
 		return fmt.Errorf("socket folder %s is open to other users (mode %o): run chmod 700 %s, or %s", dir, fi.Mode().Perm(), dir, fix)
 	}
 	return nil
-}
-
-func ownedByMe(fi os.FileInfo) bool {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && int(st.Uid) == os.Getuid()
 }

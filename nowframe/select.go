@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/awbridge/awbridge/aw"
+	"github.com/awbridge/awbridge/internal/text"
 )
 
 // Host sources of a Selection: where the host whose buckets are read came
@@ -122,7 +123,7 @@ func SelectBuckets(configuredHost string, info *aw.Info, buckets map[string]aw.B
 		}
 		sel := fill(Selection{Host: host, HostSource: HostFromConfig}, hb, byHost)
 		if host != configuredHost {
-			sel.Note = joinNote(sel.Note, "the configured host matched the buckets of host case-insensitively")
+			sel.Note = text.JoinNote(sel.Note, "the configured host matched the buckets of host case-insensitively")
 		}
 		return sel
 	}
@@ -141,10 +142,10 @@ func SelectBuckets(configuredHost string, info *aw.Info, buckets map[string]aw.B
 		note = "aw_info.hostname has no window or AFK buckets"
 	}
 	if latest == nil {
-		return Selection{HostSource: HostFromNone, Note: joinNote(note, "no window or AFK buckets on this server")}
+		return Selection{HostSource: HostFromNone, Note: text.JoinNote(note, "no window or AFK buckets on this server")}
 	}
 	sel := fill(Selection{Host: latest.Hostname, HostSource: HostFromLatestBucket}, byHost[latest.Hostname], byHost)
-	sel.Note = joinNote(note, "using the host of the most recently updated bucket")
+	sel.Note = text.JoinNote(note, "using the host of the most recently updated bucket")
 	return sel
 }
 
@@ -153,18 +154,18 @@ func fill(sel Selection, hb *hostBuckets, byHost map[string]*hostBuckets) Select
 	if len(hb.window) > 0 {
 		sel.Window = hb.window[0].ID
 	} else {
-		sel.Note = joinNote(sel.Note, "no window bucket for this host")
+		sel.Note = text.JoinNote(sel.Note, "no window bucket for this host")
 	}
 	if len(hb.afk) > 0 {
 		sel.AFK = hb.afk[0].ID
 	} else {
-		sel.Note = joinNote(sel.Note, "no AFK bucket for this host")
+		sel.Note = text.JoinNote(sel.Note, "no AFK bucket for this host")
 	}
 	web := hb.web
 	if len(web) == 0 && sel.Host != legacyWebHost {
 		if legacy := byHost[legacyWebHost]; legacy != nil && len(legacy.web) > 0 {
 			web = legacy.web
-			sel.Note = joinNote(sel.Note, `web buckets of host "unknown" (older aw-watcher-web) are used`)
+			sel.Note = text.JoinNote(sel.Note, `web buckets of host "unknown" (older aw-watcher-web) are used`)
 		}
 	}
 	for _, b := range web {
@@ -189,11 +190,4 @@ func lookupHost(byHost map[string]*hostBuckets, host string) (string, *hostBucke
 		return host, nil
 	}
 	return found, byHost[found]
-}
-
-func joinNote(a, b string) string {
-	if a == "" {
-		return b
-	}
-	return a + "; " + b
 }

@@ -1,6 +1,6 @@
 // Package sidecar is the client of the optional /probe sidecar: one GET that
 // yields a bounded, validated raw JSON object. It imports nothing else of
-// awbridge but internal helpers (errtext, jsonw).
+// awbridge but internal helpers (text, jsonw).
 package sidecar
 
 import (
@@ -20,8 +20,8 @@ import (
 	"github.com/hashicorp/go-retryablehttp"
 	"github.com/tidwall/gjson"
 
-	"github.com/awbridge/awbridge/internal/errtext"
 	"github.com/awbridge/awbridge/internal/jsonw"
+	"github.com/awbridge/awbridge/internal/text"
 )
 
 // Options configure a Client.
@@ -70,8 +70,8 @@ var ErrUnauthorized = errors.New("refused awbridge (the probe must answer withou
 const maxErrText = 200
 
 // errText renders a cause without the sidecar's own bytes (see
-// errtext.Cause), in at most maxErrText bytes.
-func errText(err error) string { return errtext.Cause(err, maxErrText) }
+// text.Cause), in at most maxErrText bytes.
+func errText(err error) string { return text.Cause(err, maxErrText) }
 
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }

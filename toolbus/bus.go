@@ -1,6 +1,7 @@
 package toolbus
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -290,13 +291,7 @@ func (b *Bus) redactError(te *ToolError) *ToolError {
 	msg, hint = redact.Clean(msg), redact.Clean(hint)
 	m = m || msg != te.Message
 	h = h || hint != te.Hint
-	var details map[string]any
-	d := false
-	if te.Details != nil {
-		if v, rep, err := b.opts.Redactor.Value("details", te.Details, nil); err == nil && rep.Changed() {
-			details, d = v.(map[string]any), true
-		}
-	}
+	details, d := b.redactDetails(te.Details)
 	if !m && !h && !d {
 		return te
 	}
@@ -306,6 +301,30 @@ func (b *Bus) redactError(te *ToolError) *ToolError {
 		c.Details = details
 	}
 	return &c
+}
+
+// redactDetails sends an error's details through the JSON redactor and
+// reports whether they changed; details that do not encode are left as
+// they are (the envelope could not carry them either).
+func (b *Bus) redactDetails(details map[string]any) (map[string]any, bool) {
+	if details == nil {
+		return nil, false
+	}
+	raw, err := json.Marshal(details)
+	if err != nil {
+		return nil, false
+	}
+	out, rep, err := b.opts.Redactor.JSON("details", raw, nil)
+	if err != nil || !rep.Changed() {
+		return nil, false
+	}
+	d := json.NewDecoder(bytes.NewReader(out))
+	d.UseNumber()
+	var v map[string]any
+	if d.Decode(&v) != nil {
+		return nil, false
+	}
+	return v, true
 }
 
 // actionEnum reports whether a tool's action argument, if it has one,

@@ -151,6 +151,28 @@ func TestPlantedSecretsAreRedactedEverywhere(t *testing.T) {
 	}
 }
 
+// An error's details go through the JSON redactor like a result: a
+// sensitive key and an inline secret are masked, the rest kept.
+func TestErrorDetailsAreRedacted(t *testing.T) {
+	failing := &Tool{Name: "failing", ReadOnly: true, Run: func(context.Context, *Call) (Result, error) {
+		return Result{}, &ToolError{Kind: ExecutionError, Code: "Upstream", Message: "failed",
+			Details: map[string]any{"password": planted[3], "url": "https://x.test/?key " + planted[0], "n": 3}}
+	}}
+	p := newPipeline(t, nil, failing)
+	r, _ := p.call(t, "failing", `{}`)
+	if r.Err == nil {
+		t.Fatal("the call did not fail")
+	}
+	for _, s := range planted {
+		if bytes.Contains(r.Body, []byte(s)) {
+			t.Errorf("secret %q survived in the envelope: %s", s[:6], r.Body)
+		}
+	}
+	if !bytes.Contains(r.Body, []byte(`"password":"[REDACTED]"`)) || !bytes.Contains(r.Body, []byte(`"n":3`)) {
+		t.Errorf("details not redacted as a document: %s", r.Body)
+	}
+}
+
 // fullDisk fails every write with ENOSPC while full is set (or always,
 // with a nil full).
 type fullDisk struct {

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/awbridge/awbridge/internal/text"
 	"github.com/awbridge/awbridge/toolbus/redact"
 )
 
@@ -109,7 +110,7 @@ func (g *progressGate) sendLocked() {
 	g.hasPen, g.sent, g.last = false, true, time.Now()
 	if u.Message != "" {
 		u.Message, _ = g.red.Text(u.Message)
-		u.Message = clipRunes(redact.Clean(u.Message), maxProgressMessage)
+		u.Message = text.Cut(redact.Clean(u.Message), maxProgressMessage)
 	}
 	g.sink(u)
 }
@@ -127,15 +128,4 @@ func (g *progressGate) close() {
 	if t != nil && !t.Stop() {
 		<-fired // its function is running: it sees closed, or has sent
 	}
-}
-
-// clipRunes cuts s to at most n bytes on a rune boundary.
-func clipRunes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n]
 }

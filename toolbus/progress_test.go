@@ -90,7 +90,7 @@ func TestProgressGate(t *testing.T) {
 		{"numbers that are none", []step{{1100 * ms, math.NaN(), 1, "nan"}, {0, math.Inf(1), 1, "inf"}, {0, 2, -5, "negative total"}, {0, 3, math.NaN(), "nan total"}}, time.Second,
 			[]seen{{1100 * ms, ProgressUpdate{2, 0, "negative total"}}, {1350 * ms, ProgressUpdate{3, 0, "nan total"}}}},
 		{"the message cleaned and bounded", []step{{1100 * ms, 1, 0, "\x1b[31mred\u202e " + strings.Repeat("é", 150)}}, 0,
-			[]seen{{1100 * ms, ProgressUpdate{1, 0, "[31mred " + strings.Repeat("é", 96)}}}},
+			[]seen{{1100 * ms, ProgressUpdate{1, 0, "[31mred " + strings.Repeat("é", 94) + "…"}}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

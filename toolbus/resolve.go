@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/awbridge/awbridge/internal/text"
 )
 
 // resolve is the first stage: the tool by name or alias.
@@ -13,7 +15,7 @@ func (b *Bus) resolve(name string) (*entry, *ToolError) {
 		return e, nil
 	}
 	te := &ToolError{Kind: ContractError, Code: CodeUnknownTool,
-		Message: fmt.Sprintf("unknown tool %q", clip(name, 64)),
+		Message: fmt.Sprintf("unknown tool %q", text.Cut(name, 64)),
 		Hint:    "call tools/list or the help tool for the available tools"}
 	te.DidYouMean = b.suggestTools(name)
 	if len(te.DidYouMean) > 0 {
@@ -49,7 +51,7 @@ func suggest(name string, names []string) []string {
 	n := strings.ToLower(name)
 	for _, c := range names {
 		lc := strings.ToLower(c)
-		d := levenshtein(n, lc)
+		d := text.Distance(text.Head(n, 128), lc)
 		if strings.Contains(lc, n) || strings.Contains(n, lc) {
 			d = min(d, 1)
 		}
@@ -63,30 +65,6 @@ func suggest(name string, names []string) []string {
 		out = append(out, cs[i].name)
 	}
 	return out
-}
-
-func levenshtein(a, b string) int {
-	if len(a) > 128 {
-		a = a[:128]
-	}
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
 
 func (b *Bus) resolveStage(r *run) bool {

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/awbridge/awbridge/internal/text"
 	"github.com/awbridge/awbridge/toolbus/shape"
 	"github.com/awbridge/awbridge/toolbus/state"
 )
@@ -118,8 +119,8 @@ func decodeArgs(raw json.RawMessage, params []Param) (map[string]any, *ToolError
 			for i := range params {
 				names[i] = params[i].Name
 			}
-			te := Invalid(fmt.Sprintf("unknown argument %q", clip(name, 64)), "allowed arguments: "+strings.Join(names, ", "),
-				map[string]any{"argument": clip(name, 64)})
+			te := Invalid(fmt.Sprintf("unknown argument %q", text.Cut(name, 64)), "allowed arguments: "+strings.Join(names, ", "),
+				map[string]any{"argument": text.Cut(name, 64)})
 			te.DidYouMean = suggest(name, names)
 			return nil, te
 		}
@@ -212,7 +213,7 @@ func decodeStoreAs(raw json.RawMessage) (any, string) {
 				}
 				t.Scope = p
 			default:
-				return nil, fmt.Sprintf("has unknown field %q (allowed: key, scope)", clip(k, 32))
+				return nil, fmt.Sprintf("has unknown field %q (allowed: key, scope)", text.Cut(k, 32))
 			}
 		}
 	default:
@@ -286,13 +287,6 @@ func decodeValue(p *Param, v json.RawMessage) (any, string) {
 		return nil, "must be true or false"
 	}
 	return nil, "has an unsupported type"
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return strings.ToValidUTF8(s, "?")
-	}
-	return strings.ToValidUTF8(s[:n], "?") + "…"
 }
 
 // common holds the decoded common arguments of a call.

@@ -19,6 +19,7 @@ import (
 	"github.com/awbridge/awbridge/config"
 	"github.com/awbridge/awbridge/engine"
 	"github.com/awbridge/awbridge/health/protect"
+	"github.com/awbridge/awbridge/internal/text"
 	"github.com/awbridge/awbridge/toolbus/redact"
 )
 
@@ -331,7 +332,6 @@ func newEngineWith(e *env, l *config.Loaded, log zerolog.Logger, d engine.Deps) 
 	return engine.New(d)
 }
 
-func oneLine(s string) string {
-	s = strings.ReplaceAll(s, "\n", "; ")
-	return strings.TrimSpace(s)
-}
+// oneLine shows an error's text on one line: its lines joined with "; ",
+// then made safe for a terminal (text.Line).
+func oneLine(s string) string { return text.Line(strings.ReplaceAll(s, "\n", "; ")) }

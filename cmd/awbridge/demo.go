@@ -9,10 +9,10 @@ import (
 	"io"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/awbridge/awbridge/config"
 	"github.com/awbridge/awbridge/engine"
+	"github.com/awbridge/awbridge/internal/text"
 	"github.com/awbridge/awbridge/mcp"
 	"github.com/awbridge/awbridge/toolbus"
 )
@@ -138,11 +138,7 @@ func clipLine(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + fmt.Sprintf(" … (%d bytes)", len(s))
+	return text.Cut(s, n) + fmt.Sprintf(" (%d bytes)", len(s))
 }
 
 // describeFrame is one terminal line of what a frame says now.

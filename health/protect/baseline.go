@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/awbridge/awbridge/internal/atomicfile"
+	"github.com/awbridge/awbridge/internal/owner"
+	"github.com/awbridge/awbridge/internal/text"
 )
 
 // baselineVersion is the format this package writes and reads.
@@ -100,10 +102,10 @@ func ensureDir(dir string) ([]string, error) {
 		return nil, fmt.Errorf("protect: %s is not a folder", dir)
 	}
 	perm := fi.Mode().Perm()
-	if !checkPerms || perm&0o077 == 0 {
+	if !owner.Checked || perm&0o077 == 0 {
 		return nil, nil
 	}
-	if ownedByMe(fi) {
+	if owner.Mine(fi) {
 		if err := os.Chmod(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("protect: %w", err)
 		}
@@ -118,7 +120,7 @@ func ensureDir(dir string) ([]string, error) {
 // dirUnsafe reports whether others may replace files in a folder: group-
 // or world-writable without the sticky bit.
 func dirUnsafe(fi fs.FileInfo) bool {
-	return checkPerms && fi.Mode().Perm()&0o022 != 0 && fi.Mode()&fs.ModeSticky == 0
+	return owner.Checked && fi.Mode().Perm()&0o022 != 0 && fi.Mode()&fs.ModeSticky == 0
 }
 
 func writeAtomic(path string, data []byte) error {
@@ -142,8 +144,8 @@ func readBaseline(path string, fi fs.FileInfo, dir fs.FileInfo) (*Baseline, erro
 	if !fi.Mode().IsRegular() {
 		return nil, &BaselineError{Path: path, Problem: "not a regular file"}
 	}
-	if checkPerms {
-		if !ownedByMe(fi) {
+	if owner.Checked {
+		if !owner.Mine(fi) {
 			return nil, &BaselineError{Path: path, Problem: "owned by another user; take a new one with `awbridge protect snapshot`"}
 		}
 		if fi.Mode().Perm()&0o022 != 0 {
@@ -223,7 +225,7 @@ func (b *Baseline) validate() error {
 		}
 		id := identity(e.Kind, e.Name)
 		if seen[id] {
-			return fmt.Errorf("entry %d: %s %q repeated", i, e.Kind, shorten(e.Name))
+			return fmt.Errorf("entry %d: %s %q repeated", i, e.Kind, text.Cut(e.Name, shownBytes))
 		}
 		seen[id] = true
 	}
@@ -243,7 +245,7 @@ func (e *Entry) validate() error {
 			}
 		case StateAbsent, StateUnreadable:
 		default:
-			return fmt.Errorf("state %q for a file", shorten(e.State))
+			return fmt.Errorf("state %q for a file", text.Cut(e.State, shownBytes))
 		}
 	case KindEnv:
 		switch e.State {
@@ -253,10 +255,10 @@ func (e *Entry) validate() error {
 			}
 		case StateUnset:
 		default:
-			return fmt.Errorf("state %q for a variable", shorten(e.State))
+			return fmt.Errorf("state %q for a variable", text.Cut(e.State, shownBytes))
 		}
 	default:
-		return fmt.Errorf("kind %q", shorten(e.Kind))
+		return fmt.Errorf("kind %q", text.Cut(e.Kind, shownBytes))
 	}
 	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"io"
 	"io/fs"
 	"syscall"
+
+	"github.com/awbridge/awbridge/internal/text"
 )
 
 // statKey identifies a file's version well enough to skip reading it
@@ -142,6 +144,6 @@ func (m *measurer) fileErr(e Entry, path string, err error) Entry {
 	if errors.As(err, &pe) {
 		err = pe.Err
 	}
-	e.Detail = shorten(err.Error())
+	e.Detail = text.Cut(err.Error(), shownBytes)
 	return e
 }

@@ -8,14 +8,6 @@ import (
 	"syscall"
 )
 
-// checkPerms says whether Unix permission bits mean anything here.
-const checkPerms = true
-
-func ownedByMe(fi fs.FileInfo) bool {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && int(st.Uid) == os.Geteuid()
-}
-
 // openRead opens path for reading without blocking on a FIFO (the caller
 // checks the file is regular before reading it).
 func openRead(path string) (*os.File, error) {

@@ -29,6 +29,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/awbridge/awbridge/internal/text"
 )
 
 // BaselineFile is the baseline's name inside the state dir.
@@ -107,7 +109,7 @@ type ItemError struct {
 }
 
 func (e *ItemError) Error() string {
-	return fmt.Sprintf("protect: %s %q: %s", e.Kind, shorten(e.Name), e.Problem)
+	return fmt.Sprintf("protect: %s %q: %s", e.Kind, text.Cut(e.Name, shownBytes), e.Problem)
 }
 
 // Validate checks the items: paths absolute and clean, names plausible,
@@ -321,9 +323,6 @@ func (e *BaselineError) Unwrap() error { return e.Err }
 // fails validation (a BaselineError from a check, DecodeBaseline's error).
 var ErrCorruptBaseline = errors.New("not a valid baseline")
 
-func shorten(s string) string {
-	if len(s) > 120 {
-		return s[:117] + "..."
-	}
-	return s
-}
+// shownBytes bounds a name or an error's text quoted in a detail or a
+// message.
+const shownBytes = 120

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -609,5 +610,20 @@ func TestChecksDuringSnapshotsNeverSeeATornBaseline(t *testing.T) {
 	}
 	if len(errs) > 0 || len(bad) > 0 {
 		t.Fatalf("snapshot errors %v; checks during snapshots: %+v", errs, bad)
+	}
+}
+
+// The detail of an unreadable file (shown by system.health) is cut on a
+// rune boundary: a long error text in another script stays valid UTF-8
+// (it was cut at byte 117, in the middle of a rune).
+func TestUnreadableDetailKeepsRunesWhole(t *testing.T) {
+	long := errors.New(strings.Repeat("a", 116) + strings.Repeat("é", 20))
+	e := (&measurer{}).fileErr(Entry{Kind: KindFile, Name: "/x"}, "/x", long)
+	if e.State != StateUnreadable || !utf8.ValidString(e.Detail) || len(e.Detail) > 120 || !strings.HasPrefix(e.Detail, strings.Repeat("a", 116)) {
+		t.Errorf("detail %q (%d bytes, valid UTF-8 %v)", e.Detail, len(e.Detail), utf8.ValidString(e.Detail))
+	}
+	err := (&ItemError{Kind: KindFile, Name: strings.Repeat("é", 100), Problem: "path too long"}).Error()
+	if strings.Contains(err, `\x`) {
+		t.Errorf("the item's name is cut inside a rune: %s", err)
 	}
 }

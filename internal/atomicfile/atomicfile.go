@@ -14,6 +14,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/awbridge/awbridge/internal/owner"
 )
 
 // File is a temp file being written. *os.File implements it.
@@ -155,7 +157,9 @@ func WriteFunc(path string, o Options, write func(w io.Writer) error) (err error
 			_ = fsys.Remove(tmp) // best effort; callers sweep leftovers
 		}
 	}()
-	if err := f.Chmod(perm); err != nil && modesMatter {
+	// Off Unix chmod sets only the read-only flag: its failure is no
+	// reason to fail the write.
+	if err := f.Chmod(perm); err != nil && owner.Checked {
 		return &Error{Op: OpChmod, Path: tmp, Err: err}
 	}
 	if err := write(f); err != nil {

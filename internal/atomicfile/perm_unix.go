@@ -4,9 +4,6 @@ package atomicfile
 
 import "os"
 
-// modesMatter: a failed chmod fails the write.
-const modesMatter = true
-
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/awbridge/awbridge/internal/text"
 )
 
 // contextLegend opens every .context document, in the tool bus's
@@ -72,9 +74,6 @@ type ContextLimits struct {
 	// plus four lines.
 	MaxBytes int
 }
-
-// DefaultContextLimits are the limits a zero ContextLimits stands for.
-func DefaultContextLimits() ContextLimits { return ContextLimits{}.withDefaults() }
 
 func (l ContextLimits) withDefaults() ContextLimits {
 	if l.MaxDepth <= 0 {
@@ -219,10 +218,7 @@ func (r *renderer) cutLine(b []byte, start int) ([]byte, bool) {
 	if len(b)-start <= r.l.MaxLineBytes {
 		return b, false
 	}
-	cut := start + r.l.MaxLineBytes - len(cutMarker)
-	for cut > start && !utf8.RuneStart(b[cut]) {
-		cut--
-	}
+	cut := start + len(text.Head(b[start:], r.l.MaxLineBytes-len(cutMarker)))
 	return append(b[:cut], cutMarker...), true
 }
 
@@ -502,18 +498,9 @@ func plainKey(k string) bool {
 // writes at most the first limit bytes of s: the line is cut anyway.
 func appendString(dst []byte, s string, limit int) []byte {
 	if plainValue(s) {
-		return append(dst, clip(s, limit)...)
+		return append(dst, text.Head(s, limit)...)
 	}
-	return appendQuoted(dst, clip(s, limit))
-}
-
-// clip is s's first n bytes. A rune split at the end becomes U+FFFD when
-// quoted, and is cut away with the rest of the line.
-func clip(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
-	}
-	return s
+	return appendQuoted(dst, text.Head(s, limit))
 }
 
 // plainValue reports whether s can be written unquoted as a value: it is
@@ -534,37 +521,16 @@ func plainValue(s string) bool {
 	if isJSONNumber(s) {
 		return false
 	}
-	return printable(s)
-}
-
-// printable reports whether every rune of s is valid and graphic (ASCII
-// space allowed): no control, format, separator or private-use characters.
-func printable(s string) bool {
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c < 0x20 || c == 0x7f {
-				return false
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 || !unicode.IsPrint(r) {
-			return false
-		}
-		i += size
-	}
-	return true
+	return text.Printable(s)
 }
 
 // appendText appends a note or reference, at most its first limit bytes:
 // as is when printable, else quoted.
 func appendText(dst []byte, s string, limit int) []byte {
-	if s != "" && s[0] != '"' && printable(s) {
-		return append(dst, clip(s, limit)...)
+	if s != "" && s[0] != '"' && text.Printable(s) {
+		return append(dst, text.Head(s, limit)...)
 	}
-	return appendQuoted(dst, clip(s, limit))
+	return appendQuoted(dst, text.Head(s, limit))
 }
 
 // appendHeaderValue appends one value of the call's line: plain when it is

@@ -252,7 +252,7 @@ func TestRenderContextLimits(t *testing.T) {
 }
 
 func TestContextLimitsDefaults(t *testing.T) {
-	l := DefaultContextLimits()
+	l := ContextLimits{}.withDefaults()
 	if l != (ContextLimits{MaxDepth: 6, MaxItems: 50, MaxKeys: 50, MaxLineBytes: 1024, MaxBytes: 64 << 10}) {
 		t.Errorf("defaults = %+v", l)
 	}

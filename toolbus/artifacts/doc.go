@@ -18,7 +18,7 @@
 // name one of the three kinds of file above.
 //
 // The root and its artifacts folder must belong to the user running
-// awbridge and be writable by no one else (CheckRoot); Open refuses any
+// awbridge and be writable by no one else; Open refuses any
 // other with a warning saying what to do. Store.Prune bounds what is kept:
 // whole run folders go when last written longer ago than Options.MaxAge,
 // then the oldest while all of them take more than Options.MaxBytes; a run

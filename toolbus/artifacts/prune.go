@@ -41,7 +41,7 @@ type PruneStats struct {
 // link (a link is neither measured nor followed; removing a run removes a
 // link in it, not what it points to) and never leaves artifacts/runs: it
 // works through an os.Root opened on it. It first checks the root again
-// (CheckRoot) and prunes nothing in a folder another user could change.
+// (checkRoot) and prunes nothing in a folder another user could change.
 // It stops early, returning ctx's error, when ctx ends. Without limits, or
 // for a disabled Store, it does nothing.
 func (s *Store) Prune(ctx context.Context) (PruneStats, error) {

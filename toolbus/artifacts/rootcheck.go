@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+
+	"github.com/awbridge/awbridge/internal/owner"
 )
 
 // RootError is a context root, or its artifacts folder, refused because
@@ -23,19 +25,15 @@ func (e *RootError) Error() string {
 	return fmt.Sprintf("refused: %s %s (%s)", e.Path, e.Reason, e.Fix)
 }
 
-// CheckRoot checks the context root root (symbolic links resolved, as Open
+// checkRoot checks the context root root (symbolic links resolved, as Open
 // does) and its artifacts folder when there is one: each must belong to
 // the user running awbridge and be writable by no one else. It returns a
 // *RootError for a folder that is refused, nil when they are fine or
 // cannot be looked at (Open then reports why: a root that does not exist
 // or is not a folder). On Windows, which has no Unix modes, it checks
 // nothing.
-func CheckRoot(root string) error {
-	return checkRoot(OSFS{}, root)
-}
-
 func checkRoot(fsys FS, root string) error {
-	if !checkOwners || root == "" {
+	if !owner.Checked || root == "" {
 		return nil
 	}
 	abs, err := filepath.Abs(root)
@@ -64,10 +62,10 @@ func checkRoot(fsys FS, root string) error {
 // checkFolder refuses a folder owned by another user or writable by its
 // group or by others.
 func checkFolder(path string, fi fs.FileInfo) error {
-	if !checkOwners {
+	if !owner.Checked {
 		return nil
 	}
-	if uid, ok := ownerOf(fi); ok && uid != euid() {
+	if uid, ok := owner.UID(fi); ok && !owner.Mine(fi) {
 		return &RootError{Path: path, Reason: fmt.Sprintf("belongs to another user (uid %d)", uid),
 			Fix: "use a folder of your own, or chown it to yourself"}
 	}

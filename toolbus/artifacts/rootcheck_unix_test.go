@@ -48,10 +48,10 @@ func TestOpenRefusesFoldersOthersCanChange(t *testing.T) {
 				t.Fatal(err)
 			}
 			s, warn := Open(Options{Root: root})
-			err := CheckRoot(root)
+			err := checkRoot(OSFS{}, root)
 			if tt.refused == "" {
 				if warn != "" || !s.Enabled() || err != nil {
-					t.Fatalf("Open = %v, %q; CheckRoot = %v; want it used", s.Enabled(), warn, err)
+					t.Fatalf("Open = %v, %q; checkRoot = %v; want it used", s.Enabled(), warn, err)
 				}
 				return
 			}
@@ -65,7 +65,7 @@ func TestOpenRefusesFoldersOthersCanChange(t *testing.T) {
 			}
 			var re *RootError
 			if !errors.As(err, &re) || err.Error() != want {
-				t.Errorf("CheckRoot = %v, want %q", err, want)
+				t.Errorf("checkRoot = %v, want %q", err, want)
 			}
 			if _, _, err := s.WriteCall("t", "s", []byte("c"), []byte("{}")); !errors.Is(err, ErrDisabled) {
 				t.Errorf("WriteCall into a refused root = %v", err)
@@ -97,8 +97,8 @@ func TestOpenRefusesAnotherUsersRoot(t *testing.T) {
 			if s.Enabled() || warn != "artifacts are off: "+want {
 				t.Errorf("Open = enabled %v, warning %q; want %q", s.Enabled(), warn, want)
 			}
-			if err := CheckRoot(root); err == nil || err.Error() != want {
-				t.Errorf("CheckRoot = %v, want %q", err, want)
+			if err := checkRoot(OSFS{}, root); err == nil || err.Error() != want {
+				t.Errorf("checkRoot = %v, want %q", err, want)
 			}
 		})
 	}

@@ -152,7 +152,7 @@ func (s *Store) Refused() error { return s.refused }
 
 // Open checks the root and returns a Store. A root that is missing, not a
 // folder, or not writable, and a root or artifacts folder that another user
-// could change (see CheckRoot), give a disabled Store and one warning to
+// could change (see checkRoot), give a disabled Store and one warning to
 // log, "artifacts are off: <why>"; an empty root gives a disabled Store and
 // no warning. Open never fails. It writes and removes one probe file to
 // test that the root is writable.

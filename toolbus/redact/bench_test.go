@@ -60,15 +60,3 @@ func BenchmarkStringClean(b *testing.B) {
 		}
 	}
 }
-
-// BenchmarkValueClean: the same document, decoded, with nothing to do.
-func BenchmarkValueClean(b *testing.B) {
-	r := New(Options{})
-	v := decode(b, string(loadClean(b)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, rep, err := r.Value("result", v, nil); err != nil || rep.Changed() {
-			b.Fatal(err)
-		}
-	}
-}

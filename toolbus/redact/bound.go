@@ -3,11 +3,10 @@ package redact
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/awbridge/awbridge/internal/jsonw"
+	"github.com/awbridge/awbridge/internal/text"
 )
 
 // bounded is the summary that replaces a string longer than MaxString.
@@ -24,45 +23,13 @@ func (r *Redactor) bound(path, s string, spill SpillFunc) bounded {
 	b := bounded{
 		bytes:   len(s),
 		sha256:  hex.EncodeToString(sum[:]),
-		preview: s[:cutBack(s, min(r.o.PreviewBytes, len(s)))],
-		tail:    s[cutForward(s, max(len(s)-r.o.TailBytes, 0)):],
+		preview: text.Head(s, r.o.PreviewBytes),
+		tail:    text.Tail(s, r.o.TailBytes),
 	}
 	if spill != nil {
 		b.artifact = spill(path, s)
 	}
 	return b
-}
-
-// cutBack moves i back to the start of a rune.
-func cutBack(s string, i int) int {
-	for k := 0; k < utf8.UTFMax && i > 0 && i < len(s) && !utf8.RuneStart(s[i]); k++ {
-		i--
-	}
-	return i
-}
-
-// cutForward moves i forward to the start of a rune.
-func cutForward(s string, i int) int {
-	for k := 0; k < utf8.UTFMax && i < len(s) && !utf8.RuneStart(s[i]); k++ {
-		i++
-	}
-	return i
-}
-
-// value is the summary as a decoded JSON value (numbers as json.Number).
-func (b bounded) value() map[string]any {
-	var art any
-	if b.artifact != "" {
-		art = b.artifact
-	}
-	return map[string]any{
-		"truncated": true,
-		"bytes":     json.Number(strconv.Itoa(b.bytes)),
-		"sha256":    b.sha256,
-		"preview":   b.preview,
-		"tail":      b.tail,
-		"artifact":  art,
-	}
 }
 
 // appendJSON appends the summary as a JSON object.

@@ -23,11 +23,9 @@
 // syntax of output shaping: a.b[2].c, with keys that are not identifiers
 // quoted: a["x.y"].
 //
-// Documents come either as raw JSON (Redactor.JSON, a single validating
-// pass that returns the input itself, without allocating, when there is
-// nothing to do) or as values decoded by encoding/json with UseNumber
-// (Redactor.Value, which returns v itself when there is nothing to do).
-// Both bound depth and item count (*LimitError). Free text (log lines,
+// Documents come as raw JSON (Redactor.JSON, a single validating pass
+// that returns the input itself, without allocating, when there is
+// nothing to do), bounded in depth and item count (*LimitError). Free text (log lines,
 // .context documents, error messages) goes through Redactor.Text, log
 // output through Redactor.Writer.
 //

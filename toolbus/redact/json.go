@@ -1,15 +1,13 @@
 package redact
 
 import (
-	"unicode/utf16"
-	"unicode/utf8"
-
 	"github.com/awbridge/awbridge/internal/invisible"
 	"github.com/awbridge/awbridge/internal/jsonw"
 )
 
-// JSON redacts and bounds the raw JSON document raw, with the same rules
-// and paths (under root) as Value, in one pass that validates the
+// JSON redacts and bounds the raw JSON document raw, reporting paths under
+// root ("result" gives "result.token"; "" gives "token", and the root
+// itself is ""), in one pass that validates the
 // document and enforces MaxDepth and MaxItems. Object members keep their
 // order and everything that does not change keeps its bytes; a string
 // that changes (or holds invalid UTF-8) is re-encoded. When nothing needs
@@ -95,7 +93,7 @@ func (s *jscan) path() string {
 		} else {
 			key := s.raw[g.start:g.end]
 			if g.esc {
-				key, _ = unescape(nil, key)
+				key, _ = jsonw.Unescape(nil, key)
 			}
 			b = s.r.appendPathKey(b, string(key), first)
 		}
@@ -120,19 +118,7 @@ func (s *jscan) replace(a, b int, repl []byte) {
 	s.copied = b
 }
 
-func (s *jscan) ws() {
-	if s.i < len(s.raw) && s.raw[s.i] > ' ' {
-		return
-	}
-	for s.i < len(s.raw) {
-		switch s.raw[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
+func (s *jscan) ws() { s.i = jsonw.SkipSpace(s.raw, s.i) }
 
 // value scans one value; depth is that of the enclosing container.
 func (s *jscan) value(depth int) error {
@@ -169,39 +155,14 @@ func (s *jscan) literal(lit string) error {
 	return nil
 }
 
-func (s *jscan) digits() int {
-	n := 0
-	for s.i < len(s.raw) && '0' <= s.raw[s.i] && s.raw[s.i] <= '9' {
-		s.i++
-		n++
-	}
-	return n
-}
-
 func (s *jscan) number() error {
-	if s.raw[s.i] == '-' {
-		s.i++
-	}
-	switch {
-	case s.i < len(s.raw) && s.raw[s.i] == '0':
-		s.i++
-	case s.digits() == 0:
+	if c := s.raw[s.i]; c != '-' && (c < '0' || c > '9') {
 		return s.syntax("invalid character looking for a value")
 	}
-	if s.i < len(s.raw) && s.raw[s.i] == '.' {
-		s.i++
-		if s.digits() == 0 {
-			return s.syntax("invalid number")
-		}
-	}
-	if s.i < len(s.raw) && (s.raw[s.i] == 'e' || s.raw[s.i] == 'E') {
-		s.i++
-		if s.i < len(s.raw) && (s.raw[s.i] == '+' || s.raw[s.i] == '-') {
-			s.i++
-		}
-		if s.digits() == 0 {
-			return s.syntax("invalid number")
-		}
+	end, ok := jsonw.SkipNumber(s.raw, s.i)
+	s.i = end
+	if !ok {
+		return s.syntax("invalid number")
 	}
 	return nil
 }
@@ -401,106 +362,28 @@ func (s *jscan) str() (content []byte, esc bool, res scanResult, err error) {
 
 // strEscaped scans a string with escapes whose content starts at i.
 func (s *jscan) strEscaped(i int) (content []byte, esc bool, res scanResult, err error) {
-	// Escapes: find the closing quote, then decode.
+	// Escapes: find the closing quote, then decode (and validate).
 	j := i
-	for ; j < len(s.raw); j++ {
-		c := s.raw[j]
-		if c == '"' {
-			break
-		}
-		if c < 0x20 {
-			s.i = j
-			return nil, false, 0, s.syntax("control character in a string")
-		}
-		if c == '\\' {
+	for j < len(s.raw) && s.raw[j] != '"' {
+		if s.raw[j] == '\\' {
 			j++
 		}
+		j++
 	}
 	if j >= len(s.raw) {
 		s.i = len(s.raw)
 		return nil, false, 0, s.syntax("unterminated string")
 	}
-	content, bad := unescape(s.scratch[:0], s.raw[i:j])
+	content, bad := jsonw.Unescape(s.scratch[:0], s.raw[i:j])
 	if bad >= 0 {
 		s.i = i + bad
+		if s.raw[s.i] < 0x20 {
+			return nil, false, 0, s.syntax("control character in a string")
+		}
 		return nil, false, 0, s.syntax("invalid escape in a string")
 	}
 	s.i = j + 1
 	return content, true, scan(s.r, content, &s.r.jdec), nil
-}
-
-// unescape appends the decoded JSON string body b to dst. bad is the
-// offset of an invalid escape, or -1. Invalid surrogates decode to
-// U+FFFD, as encoding/json does.
-func unescape(dst, b []byte) (out []byte, bad int) {
-	for k := 0; k < len(b); k++ {
-		c := b[k]
-		if c != '\\' {
-			dst = append(dst, c)
-			continue
-		}
-		if k+1 >= len(b) {
-			return dst, k
-		}
-		k++
-		switch b[k] {
-		case '"', '\\', '/':
-			dst = append(dst, b[k])
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		case 'u':
-			r1, ok := hex4(b, k+1)
-			if !ok {
-				return dst, k - 1
-			}
-			k += 4
-			if utf16.IsSurrogate(r1) {
-				if k+2 < len(b) && b[k+1] == '\\' && b[k+2] == 'u' {
-					if r2, ok := hex4(b, k+3); ok {
-						if dec := utf16.DecodeRune(r1, r2); dec != utf8.RuneError {
-							dst = utf8.AppendRune(dst, dec)
-							k += 6
-							continue
-						}
-					}
-				}
-				r1 = utf8.RuneError
-			}
-			dst = utf8.AppendRune(dst, r1)
-		default:
-			return dst, k - 1
-		}
-	}
-	return dst, -1
-}
-
-func hex4(b []byte, k int) (rune, bool) {
-	if k+4 > len(b) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[k : k+4] {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c -= 'a' - 10
-		case 'A' <= c && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
 }
 
 // atNoSecret reports whether the value at s.i is true, false or null, which

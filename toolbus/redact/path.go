@@ -2,9 +2,9 @@ package redact
 
 import (
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/awbridge/awbridge/internal/jsonw"
+	"github.com/awbridge/awbridge/internal/text"
 )
 
 // Paths use the syntax of output shaping: keys that are identifiers
@@ -29,13 +29,7 @@ func isIdent(k string) bool {
 // appendPathKey appends key k to path b (first: b holds no segment yet).
 func (r *Redactor) appendPathKey(b []byte, k string, first bool) []byte {
 	k, _ = r.Text(Clean(k))
-	if max := r.o.PathKeyBytes; len(k) > max {
-		cut := max
-		for cut > 0 && !utf8.RuneStart(k[cut]) {
-			cut--
-		}
-		k = k[:cut] + "…"
-	}
+	k = text.Cut(k, r.o.PathKeyBytes)
 	if isIdent(k) {
 		if !first {
 			b = append(b, '.')
@@ -77,16 +71,3 @@ func (p *reporter) bounded(path string) {
 }
 
 func (p *reporter) sanitized() { p.rep.SanitizedTotal++ }
-
-// merge adds the report of a nested document.
-func (p *reporter) merge(r Report) {
-	for _, path := range r.Redacted {
-		p.redacted(path)
-	}
-	for _, path := range r.Bounded {
-		p.bounded(path)
-	}
-	p.rep.RedactedTotal += r.RedactedTotal - len(r.Redacted)
-	p.rep.BoundedTotal += r.BoundedTotal - len(r.Bounded)
-	p.rep.SanitizedTotal += r.SanitizedTotal
-}

@@ -41,7 +41,7 @@ type Options struct {
 	// count every change. Default 100.
 	MaxPaths int
 	// PathKeyBytes bounds one key inside a reported path; a longer key is
-	// cut and ends in "…". Default 64.
+	// cut to fit, "…" included. Default 64.
 	PathKeyBytes int
 	// ExtraKeys are more sensitive key names. They match like the built-in
 	// ones: case-insensitively, ignoring '_', '-', '.' and spaces, anywhere
@@ -187,12 +187,6 @@ func (r *Redactor) Options() Options {
 	return o
 }
 
-// SensitiveKey reports whether values under key k are redacted: k
-// contains, case-insensitively and ignoring '_', '-', '.' and spaces, one
-// of password, passwd, passphrase, secret, token, apikey, privatekey,
-// authorization or a configured extra key.
-func (r *Redactor) SensitiveKey(k string) bool { return matchKey(&r.keys, k) }
-
 // keySet matches keys against stems. A letter mask rejects nearly every
 // key without comparing strings.
 type keySet struct {
@@ -267,6 +261,10 @@ func letterMask[T string | []byte](s T) uint64 {
 	return m
 }
 
+// matchKey reports whether values under key k are redacted: k contains,
+// case-insensitively and ignoring '_', '-', '.' and spaces, one of
+// password, passwd, passphrase, secret, token, apikey, privatekey,
+// authorization or a configured extra key.
 func matchKey[T string | []byte](ks *keySet, k T) bool {
 	if len(k) < ks.minLen {
 		return false

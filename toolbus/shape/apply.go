@@ -72,19 +72,6 @@ func (m *missing) err() *MissingError {
 	}
 }
 
-// Apply shapes v, a decoded JSON value (encoding/json with UseNumber). A
-// json.RawMessage is handed to [Spec.ApplyRaw]. The nil Spec returns v.
-// Apply never mutates v. The only error is a *[MissingError].
-func (s *Spec) Apply(v any) (Result, error) {
-	if raw, ok := v.(json.RawMessage); ok {
-		return s.ApplyRaw(raw)
-	}
-	if s.IsIdentity() {
-		return Result{Value: v}, nil
-	}
-	return finish(s.apply(v))
-}
-
 func finish(r Result, m *missing) (Result, error) {
 	if m != nil {
 		return Result{}, m.err()

@@ -1,8 +1,8 @@
 // Package shape owns output shaping, the `output` argument of every tool
 // call: `output {path, pick, omit, map, missing, default}`. The tool bus
 // parses the spec once per call with [Parse] and applies it to the tool's
-// result with [Spec.Apply] (decoded JSON) or [Spec.ApplyRaw] (JSON bytes,
-// which decodes only the part the spec selects).
+// result's JSON bytes with [Spec.ApplyRaw], which decodes only the part
+// the spec selects.
 //
 // # Stages
 //
@@ -33,7 +33,7 @@
 //   - with default set, the default replaces the missing data and the
 //     remaining stages (pick, omit, map) shape it like the data it replaces;
 //   - else missing decides:
-//     "error" (the default): Apply returns a *[MissingError] naming the
+//     "error" (the default): ApplyRaw returns a *[MissingError] naming the
 //     path, e.g. rows[3].id;
 //     "null": the result is null;
 //     "undefined": the result is left out ([Result].Omit; inside map, the
@@ -56,7 +56,6 @@
 // # Concurrency and memory
 //
 // A [Spec] and a [Path] are immutable after parsing and safe for concurrent
-// use. Apply and ApplyRaw never mutate their input; the value they return
-// shares structure with the input and with the spec's default (nothing is
-// copied that is not changed), so treat it as read-only.
+// use. ApplyRaw never mutates its input; the value it returns shares
+// structure with the spec's default, so treat it as read-only.
 package shape

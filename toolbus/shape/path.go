@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/awbridge/awbridge/internal/jsonw"
@@ -48,11 +47,6 @@ type PathError struct {
 
 func (e *PathError) Error() string {
 	return fmt.Sprintf("invalid path at byte %d: %s", e.Offset, e.Msg)
-}
-
-// ParsePath parses p with [DefaultLimits].
-func ParsePath(p string) (Path, error) {
-	return DefaultLimits().ParsePath(p)
 }
 
 // ParsePath parses p, bounded by l.MaxPathBytes and l.MaxPathSegments.
@@ -188,102 +182,46 @@ func parseBracket(p string, i int) (segment, int, *PathError) {
 
 // parseQuoted parses a JSON-style string quoted with p[i] (' or ") and
 // returns the decoded key and the offset after the closing quote. Besides
-// JSON's escapes it accepts \' . A lone surrogate decodes to U+FFFD, as in
-// encoding/json.
+// JSON's escapes (jsonw.Unescape) it accepts \' . A lone surrogate
+// decodes to U+FFFD, as in encoding/json. The first problem from the left
+// is reported.
 func parseQuoted(p string, i int) (string, int, *PathError) {
-	q := p[i]
-	start := i
-	i++
-	var b []byte // nil until the first escape
-	lit := i
-	for i < len(p) {
-		c := p[i]
-		switch {
-		case c == q:
-			if b == nil {
-				return p[lit:i], i + 1, nil
-			}
-			return string(append(b, p[lit:i]...)), i + 1, nil
-		case c < ' ':
-			return "", i, &PathError{Offset: i, Msg: "control character in a quoted key (use an escape)"}
-		case c == '\\':
-			if b == nil {
-				b = make([]byte, 0, len(p)-start)
-			}
-			b = append(b, p[lit:i]...)
-			if i+1 >= len(p) {
-				return "", i, &PathError{Offset: i, Msg: "unfinished escape"}
-			}
-			esc := p[i+1]
-			switch esc {
-			case '"', '\'', '\\', '/':
-				b = append(b, esc)
-				i += 2
-			case 'b':
-				b = append(b, '\b')
-				i += 2
-			case 'f':
-				b = append(b, '\f')
-				i += 2
-			case 'n':
-				b = append(b, '\n')
-				i += 2
-			case 'r':
-				b = append(b, '\r')
-				i += 2
-			case 't':
-				b = append(b, '\t')
-				i += 2
-			case 'u':
-				r, ok := hex4(p, i+2)
-				if !ok {
-					return "", i, &PathError{Offset: i, Msg: `\u needs four hex digits`}
-				}
-				i += 6
-				if utf16.IsSurrogate(r) {
-					r2, ok2 := rune(-1), false
-					if i+1 < len(p) && p[i] == '\\' && p[i+1] == 'u' {
-						r2, ok2 = hex4(p, i+2)
-					}
-					if dec := utf16.DecodeRune(r, r2); ok2 && dec != utf8.RuneError {
-						r = dec
-						i += 6
-					} else {
-						r = utf8.RuneError
-					}
-				}
-				b = utf8.AppendRune(b, r)
-			default:
-				return "", i, &PathError{Offset: i, Msg: fmt.Sprintf("unknown escape \\%s", string(rune(esc)))}
-			}
-			lit = i
-		default:
-			i++
+	start, end := i, i+1
+	for end < len(p) && p[end] != p[start] {
+		if p[end] == '\\' {
+			end++
 		}
+		end++
 	}
-	return "", i, &PathError{Offset: start, Msg: "unclosed quote"}
-}
-
-func hex4(p string, i int) (rune, bool) {
-	if i+4 > len(p) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range []byte(p[i : i+4]) {
-		var d byte
-		switch {
-		case c >= '0' && c <= '9':
-			d = c - '0'
-		case c >= 'a' && c <= 'f':
-			d = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			d = c - 'A' + 10
-		default:
-			return 0, false
+	body := []byte(p[start+1 : min(end, len(p))])
+	var key []byte
+	for from := 0; ; {
+		out, bad := jsonw.Unescape(key, body[from:])
+		key = out
+		if bad < 0 {
+			break
 		}
-		r = r<<4 | rune(d)
+		at := from + bad
+		if at+1 < len(body) && body[at] == '\\' && body[at+1] == '\'' {
+			key, from = append(key, '\''), at+2
+			continue
+		}
+		msg := "control character in a quoted key (use an escape)"
+		switch {
+		case body[at] != '\\':
+		case at+1 >= len(body):
+			msg = "unfinished escape"
+		case body[at+1] == 'u':
+			msg = `\u needs four hex digits`
+		default:
+			msg = fmt.Sprintf("unknown escape \\%s", string(rune(body[at+1])))
+		}
+		return "", start + 1 + at, &PathError{Offset: start + 1 + at, Msg: msg}
 	}
-	return r, true
+	if end >= len(p) {
+		return "", end, &PathError{Offset: start, Msg: "unclosed quote"}
+	}
+	return string(key), end + 1, nil
 }
 
 func quoteByte(p string, i int) string {
@@ -292,30 +230,6 @@ func quoteByte(p string, i int) string {
 	}
 	r, _ := utf8.DecodeRuneInString(p[i:])
 	return strconv.QuoteRune(r)
-}
-
-// Len returns the number of segments; 0 is the empty path.
-func (p Path) Len() int { return len(p.segs) }
-
-// Equal reports whether p and q are the same path (they select the same
-// value in every document).
-func (p Path) Equal(q Path) bool {
-	if len(p.segs) != len(q.segs) {
-		return false
-	}
-	for i := range p.segs {
-		if p.segs[i] != q.segs[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// String prints p in normal form: bare keys joined by dots, integer
-// segments as [n], every other key quoted as ["..."]. The result parses
-// back to an equal Path.
-func (p Path) String() string {
-	return string(appendSegments(nil, p.segs))
 }
 
 func appendSegments(dst []byte, segs []segment) []byte {

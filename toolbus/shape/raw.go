@@ -15,9 +15,8 @@ import (
 // valid JSON value.
 var ErrInvalidJSON = errors.New("input is not valid JSON")
 
-// ApplyRaw shapes a JSON document given as bytes and returns the same
-// Result as Apply on the decoded document (with encoding/json's rule that
-// the last of duplicate keys wins). It validates raw, then walks the path
+// ApplyRaw shapes a JSON document given as bytes, as if decoded (with
+// encoding/json's rule that the last of duplicate keys wins). It validates raw, then walks the path
 // and picks keys on the bytes and decodes only what the spec selects, so
 // shaping a small part of a large document costs a validation pass and a
 // scan rather than a full decode (about 10 µs instead of 70 µs on a 9 KB
@@ -209,53 +208,11 @@ func decodeValue(b []byte) (any, error) {
 	case c == 'n' && string(b) == "null":
 		return nil, nil
 	case c == '-' || (c >= '0' && c <= '9'):
-		if validNumber(b) {
+		if end, ok := jsonw.SkipNumber(b, 0); ok && end == len(b) {
 			return json.Number(b), nil
 		}
 	}
 	return decodeJSON(b)
-}
-
-// validNumber reports whether b is a JSON number.
-func validNumber(b []byte) bool {
-	i := 0
-	if i < len(b) && b[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-	default:
-		return false
-	}
-	if i < len(b) && b[i] == '.' {
-		i++
-		d := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == d {
-			return false
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		d := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == d {
-			return false
-		}
-	}
-	return i == len(b)
 }
 
 func arrayLen(b []byte) int {

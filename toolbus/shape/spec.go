@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/awbridge/awbridge/internal/jsonw"
+	"github.com/awbridge/awbridge/internal/text"
 )
 
 // MissingMode says what a spec answers when the data at its path is
@@ -138,7 +138,7 @@ func (l Limits) parseSpec(raw []byte, prefix string, depth int) (*Spec, error) {
 			if specKey(strings.ToLower(key)) >= 0 {
 				msg = fmt.Sprintf("unknown key (keys are case-sensitive: did you mean %q?)", strings.ToLower(key))
 			}
-			return nil, fail(clip(key), msg, nil)
+			return nil, fail(text.Cut(key, 64), msg, nil)
 		}
 		if seen[k] {
 			return nil, fail(key, "duplicate key", nil)
@@ -244,19 +244,6 @@ func (l Limits) parseKeys(raw []byte, field string) ([]string, map[string]struct
 	return keys, set, nil
 }
 
-// clip bounds a caller-supplied key echoed in an error message.
-func clip(s string) string {
-	const max = 64
-	if len(s) <= max {
-		return s
-	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
-
 // decodeJSON decodes one JSON value with UseNumber, as the tool bus does.
 func decodeJSON(b []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -275,20 +262,4 @@ func decodeJSON(b []byte) (any, error) {
 // omit or map), so a caller can skip shaping altogether.
 func (s *Spec) IsIdentity() bool {
 	return s == nil || (len(s.path.segs) == 0 && s.pick == nil && s.omit == nil && s.sub == nil)
-}
-
-// Path returns the spec's path (empty when unset or for the nil Spec).
-func (s *Spec) Path() Path {
-	if s == nil {
-		return Path{}
-	}
-	return s.path
-}
-
-// Missing returns the spec's missing mode (ModeError when unset).
-func (s *Spec) Missing() MissingMode {
-	if s == nil {
-		return ModeError
-	}
-	return s.missing
 }

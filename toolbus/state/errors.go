@@ -3,6 +3,8 @@ package state
 import (
 	"errors"
 	"fmt"
+
+	"github.com/awbridge/awbridge/internal/text"
 )
 
 // ErrPersistentDisabled is returned by any operation that names the
@@ -111,9 +113,5 @@ func (e *StorageError) Error() string {
 func (e *StorageError) Unwrap() error { return e.Err }
 
 func scopeErr(op string, s Scope) *ScopeError {
-	v := string(s)
-	if len(v) > 32 {
-		v = v[:32]
-	}
-	return &ScopeError{Op: op, Scope: v}
+	return &ScopeError{Op: op, Scope: text.Cut(string(s), 32)}
 }

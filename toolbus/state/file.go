@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/awbridge/awbridge/internal/atomicfile"
+	"github.com/awbridge/awbridge/internal/owner"
 )
 
 const (
@@ -188,8 +189,8 @@ func (s *Store) load() (warnings []string, err error) {
 		return warnings, &StorageError{Op: "open", Path: s.path, Err: err}
 	}
 	defer f.Close()
-	if checkPerms && fi.Mode().Perm()&0o077 != 0 {
-		if ownedByMe(fi) {
+	if owner.Checked && fi.Mode().Perm()&0o077 != 0 {
+		if owner.Mine(fi) {
 			if err := f.Chmod(0o600); err != nil { // fchmod: the file opened, never a link
 				return warnings, &StorageError{Op: "chmod", Path: s.path, Err: err}
 			}
@@ -442,13 +443,13 @@ func (s *Store) prepareDir() ([]string, error) {
 		return nil, &StorageError{Op: "open dir", Path: s.dir, Err: errors.New("not a directory")}
 	}
 	perm := fi.Mode().Perm()
-	if !checkPerms || perm&0o077 == 0 {
+	if !owner.Checked || perm&0o077 == 0 {
 		return nil, nil
 	}
 	if link {
 		return []string{fmt.Sprintf("state dir %s is a symbolic link to a folder open to other users (mode %04o); a link is never chmodded, so it was left as it is; the state file itself is 0600", s.dir, perm)}, nil
 	}
-	if ownedByMe(fi) && s.onlyStateFiles() {
+	if owner.Mine(fi) && s.onlyStateFiles() {
 		if err := chmodNoFollow(s.dir, 0o700); err != nil {
 			return nil, &StorageError{Op: "chmod", Path: s.dir, Err: err}
 		}

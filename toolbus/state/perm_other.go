@@ -4,14 +4,9 @@ package state
 
 import "io/fs"
 
-// checkPerms says whether Unix permission bits mean anything here.
-const checkPerms = false
-
 // oNoFollow: Windows has no O_NOFOLLOW; openNoFollow's Lstat and SameFile
 // checks stand in for it.
 const oNoFollow = 0
-
-func ownedByMe(fs.FileInfo) bool { return false }
 
 // sameFile is true: on Windows comparing file ids opens both files, too
 // costly for every read; size and modification time (100 ns on NTFS) tell

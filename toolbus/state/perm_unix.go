@@ -8,17 +8,9 @@ import (
 	"syscall"
 )
 
-// checkPerms says whether Unix permission bits mean anything here.
-const checkPerms = true
-
 // oNoFollow makes opening a symbolic link fail (the path's last element),
 // and opening a FIFO not wait for a writer.
 const oNoFollow = syscall.O_NOFOLLOW | syscall.O_NONBLOCK
-
-func ownedByMe(fi fs.FileInfo) bool {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && int(st.Uid) == os.Geteuid()
-}
 
 // sameFile reports whether two infos describe one file (device and inode).
 func sameFile(a, b fs.FileInfo) bool { return os.SameFile(a, b) }

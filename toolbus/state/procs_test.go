@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/awbridge/awbridge/internal/owner"
 )
 
 // helperEnv switches the test binary into a helper process that opens the
@@ -157,7 +159,7 @@ func TestProcessesWritingAtOnceLoseNothing(t *testing.T) {
 	if lost > 0 || len(file) != len(confirmed) {
 		t.Fatalf("state.json holds %d entries; %d of the %d confirmed writes are lost", len(file), lost, len(confirmed))
 	}
-	if checkPerms {
+	if owner.Checked {
 		for p, want := range map[string]fs.FileMode{dir: 0o700, filepath.Join(dir, FileName): 0o600, filepath.Join(dir, lockName): 0o600} {
 			if m := mode(t, p); m != want {
 				t.Errorf("%s mode %04o, want %04o", p, m, want)

@@ -1,22 +1,15 @@
-// Package errtext renders the cause of an upstream error without the
-// upstream's own bytes, for error messages that reach logs, health and
-// envelopes.
-package errtext
+package text
 
-import (
-	"strings"
-	"unicode"
-	"unicode/utf8"
-)
+import "strings"
 
-// Cause renders err as one line of printable text of at most max bytes
-// (cut on a rune boundary and ended with "…"). net/http quotes what it
+// Cause renders the cause of an upstream error without the upstream's
+// own bytes, for messages that reach logs, health and envelopes: one Line
+// of at most max bytes (see Cut). net/http quotes what it
 // could not parse in its errors (a malformed status or header line, up to
 // the transport's header limit, megabytes; a Location header; the URL it
 // was redirected to), and that is the upstream's data (a window title in
 // a Location header, say): every quoted part is withheld, and so is the
-// rest of a malformed line. Control, format and invalid bytes become
-// spaces.
+// rest of a malformed line.
 func Cause(err error, max int) string {
 	s := err.Error()
 	if i := strings.Index(s, "malformed "); i >= 0 {
@@ -25,20 +18,7 @@ func Cause(err error, max int) string {
 		}
 	}
 	s = withholdQuoted(s)
-	s = strings.Map(func(r rune) rune {
-		if r == utf8.RuneError || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
-			return ' '
-		}
-		return r
-	}, strings.ToValidUTF8(s, " "))
-	if len(s) > max {
-		cut := max
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return s
+	return Cut(Line(s), max)
 }
 
 // withholdQuoted replaces every double-quoted segment of s (Go's %q, with

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -36,7 +35,7 @@ func encode(t testing.TB, v any) string {
 // canon re-encodes a JSON document with sorted keys.
 func canon(t testing.TB, raw []byte) string { return encode(t, decode(t, string(raw))) }
 
-func TestValue(t *testing.T) {
+func TestJSONRedacts(t *testing.T) {
 	r := New(Options{})
 	tests := []struct {
 		name     string
@@ -67,26 +66,15 @@ func TestValue(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, rep, err := r.Value("result", decode(t, tt.in), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := encode(t, out); got != tt.want {
-				t.Errorf("got  %s\nwant %s", got, tt.want)
-			}
-			if !slices.Equal(rep.Redacted, tt.redacted) || rep.RedactedTotal != len(tt.redacted) {
-				t.Errorf("redacted %q (total %d), want %q", rep.Redacted, rep.RedactedTotal, tt.redacted)
-			}
-			// JSON agrees (its paths come in document order).
-			jout, jrep, err := r.JSON("result", []byte(tt.in), nil)
+			jout, jrep, err := r.JSON("result", []byte(tt.in), nil) // paths in document order
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got := canon(t, jout); got != tt.want {
-				t.Errorf("JSON got  %s\nwant %s", got, tt.want)
+				t.Errorf("got  %s\nwant %s", got, tt.want)
 			}
-			if got := slices.Sorted(slices.Values(jrep.Redacted)); !slices.Equal(got, tt.redacted) {
-				t.Errorf("JSON redacted %q, want %q", got, tt.redacted)
+			if got := slices.Sorted(slices.Values(jrep.Redacted)); !slices.Equal(got, tt.redacted) || jrep.RedactedTotal != len(tt.redacted) {
+				t.Errorf("redacted %q (total %d), want %q", got, jrep.RedactedTotal, tt.redacted)
 			}
 			if tt.redacted == nil && (&jout[0] != &[]byte(tt.in)[0] && string(jout) != tt.in) {
 				t.Errorf("JSON changed a clean document: %s", jout)
@@ -95,61 +83,15 @@ func TestValue(t *testing.T) {
 	}
 }
 
-func TestValueRoots(t *testing.T) {
+func TestJSONRoots(t *testing.T) {
 	r := New(Options{})
-	_, rep, _ := r.Value("", decode(t, `{"a":{"token":1},"b":[{"secret":2}]}`), nil)
+	_, rep, _ := r.JSON("", []byte(`{"a":{"token":1},"b":[{"secret":2}]}`), nil)
 	if want := []string{"a.token", "b[0].secret"}; !slices.Equal(rep.Redacted, want) {
 		t.Errorf("paths %q, want %q", rep.Redacted, want)
 	}
-	_, rep, _ = r.Value("", "password=x", nil)
+	_, rep, _ = r.JSON("", []byte(`"password=x"`), nil)
 	if want := []string{""}; !slices.Equal(rep.Redacted, want) {
 		t.Errorf("root path %q, want %q", rep.Redacted, want)
-	}
-}
-
-func TestValueDoesNotMutateInput(t *testing.T) {
-	r := New(Options{MaxString: 64})
-	in := `{"token":"x","list":[{"password":"p"},"Bearer abcdef123456",{"deep":{"k":"` + strings.Repeat("long ", 40) + `"}}],"keep":{"a":1}}`
-	v := decode(t, in)
-	before := decode(t, in)
-	out, rep, err := r.Value("", v, nil)
-	if err != nil || !rep.Changed() {
-		t.Fatal(err, rep)
-	}
-	if !reflect.DeepEqual(v, before) {
-		t.Fatalf("input mutated: %s", encode(t, v))
-	}
-	// Unchanged subtrees are shared, changed ones are new.
-	om, vm := out.(map[string]any), v.(map[string]any)
-	if reflect.ValueOf(om["keep"]).UnsafePointer() != reflect.ValueOf(vm["keep"]).UnsafePointer() {
-		t.Error("an unchanged subtree was copied")
-	}
-	if reflect.ValueOf(om["list"]).UnsafePointer() == reflect.ValueOf(vm["list"]).UnsafePointer() {
-		t.Error("a changed array is shared with the input")
-	}
-}
-
-func TestValueCleanReturnsInput(t *testing.T) {
-	r := New(Options{})
-	v := decode(t, string(loadClean(t)))
-	out, rep, err := r.Value("result", v, nil)
-	if err != nil || rep.Changed() {
-		t.Fatal(err, rep)
-	}
-	if reflect.ValueOf(out).UnsafePointer() != reflect.ValueOf(v).UnsafePointer() {
-		t.Error("a clean document was copied")
-	}
-	allocs := testing.AllocsPerRun(20, func() { r.Value("result", v, nil) })
-	if allocs != 0 {
-		t.Errorf("Value of a clean document allocates %v times", allocs)
-	}
-}
-
-func TestValueUnsupportedType(t *testing.T) {
-	r := New(Options{})
-	_, _, err := r.Value("result", map[string]any{"a": []string{"password=x"}}, nil)
-	if err == nil || !strings.Contains(err.Error(), "[]string") || !strings.Contains(err.Error(), "result.a") {
-		t.Fatalf("err = %v", err)
 	}
 }
 
@@ -166,59 +108,43 @@ func TestBounding(t *testing.T) {
 		spilled = append(spilled, path, full)
 		return "artifact://runs/t/tool_calls/s/spill-1.txt"
 	}
-	for _, mode := range []string{"Value", "JSON"} {
-		t.Run(mode, func(t *testing.T) {
-			spilled = nil
-			var obj map[string]any
-			var rep Report
-			if mode == "Value" {
-				out, rp, err := r.Value("result", map[string]any{"log": big, "n": json.Number("1")}, spill)
-				if err != nil {
-					t.Fatal(err)
-				}
-				obj, rep = out.(map[string]any)["log"].(map[string]any), rp
-				obj = decode(t, encode(t, obj)).(map[string]any)
-			} else {
-				raw, _ := json.Marshal(map[string]any{"log": big, "n": 1})
-				out, rp, err := r.JSON("result", raw, spill)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !json.Valid(out) || len(out) > 4096 {
-					t.Fatalf("output %d bytes, valid %v", len(out), json.Valid(out))
-				}
-				obj, rep = decode(t, string(out)).(map[string]any)["log"].(map[string]any), rp
-			}
-			if !slices.Equal(rep.Bounded, []string{"result.log"}) || !slices.Equal(rep.Redacted, []string{"result.log"}) {
-				t.Errorf("report %+v", rep)
-			}
-			if len(spilled) != 2 || spilled[0] != "result.log" {
-				t.Fatalf("spill calls %d", len(spilled)/2)
-			}
-			full := spilled[1]
-			for _, secret := range []string{skKey, ghpKey} {
-				if strings.Contains(full, secret) {
-					t.Errorf("spill received the secret %.10s…", secret)
-				}
-			}
-			if !strings.Contains(full, "token=[REDACTED] ghp_…[REDACTED]") {
-				t.Error("spill did not receive the masked text")
-			}
-			sum := sha256.Sum256([]byte(full))
-			if obj["sha256"] != hex.EncodeToString(sum[:]) {
-				t.Errorf("sha256 %v is not that of the redacted text", obj["sha256"])
-			}
-			if obj["truncated"] != true || obj["bytes"] != json.Number(itoa(len(full))) || obj["artifact"] != "artifact://runs/t/tool_calls/s/spill-1.txt" {
-				t.Errorf("summary %v %v %v", obj["truncated"], obj["bytes"], obj["artifact"])
-			}
-			p, tl := obj["preview"].(string), obj["tail"].(string)
-			if len(p) > DefaultPreviewBytes || len(p) < DefaultPreviewBytes-3 || !strings.HasPrefix(full, p) || !utf8.ValidString(p) {
-				t.Errorf("preview %d bytes", len(p))
-			}
-			if len(tl) > DefaultTailBytes || len(tl) < DefaultTailBytes-3 || !strings.HasSuffix(full, tl) || !utf8.ValidString(tl) {
-				t.Errorf("tail %d bytes", len(tl))
-			}
-		})
+	raw, _ := json.Marshal(map[string]any{"log": big, "n": 1})
+	out, rep, err := r.JSON("result", raw, spill)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !json.Valid(out) || len(out) > 4096 {
+		t.Fatalf("output %d bytes, valid %v", len(out), json.Valid(out))
+	}
+	obj := decode(t, string(out)).(map[string]any)["log"].(map[string]any)
+	if !slices.Equal(rep.Bounded, []string{"result.log"}) || !slices.Equal(rep.Redacted, []string{"result.log"}) {
+		t.Errorf("report %+v", rep)
+	}
+	if len(spilled) != 2 || spilled[0] != "result.log" {
+		t.Fatalf("spill calls %d", len(spilled)/2)
+	}
+	full := spilled[1]
+	for _, secret := range []string{skKey, ghpKey} {
+		if strings.Contains(full, secret) {
+			t.Errorf("spill received the secret %.10s…", secret)
+		}
+	}
+	if !strings.Contains(full, "token=[REDACTED] ghp_…[REDACTED]") {
+		t.Error("spill did not receive the masked text")
+	}
+	sum := sha256.Sum256([]byte(full))
+	if obj["sha256"] != hex.EncodeToString(sum[:]) {
+		t.Errorf("sha256 %v is not that of the redacted text", obj["sha256"])
+	}
+	if obj["truncated"] != true || obj["bytes"] != json.Number(itoa(len(full))) || obj["artifact"] != "artifact://runs/t/tool_calls/s/spill-1.txt" {
+		t.Errorf("summary %v %v %v", obj["truncated"], obj["bytes"], obj["artifact"])
+	}
+	p, tl := obj["preview"].(string), obj["tail"].(string)
+	if len(p) > DefaultPreviewBytes || len(p) < DefaultPreviewBytes-3 || !strings.HasPrefix(full, p) || !utf8.ValidString(p) {
+		t.Errorf("preview %d bytes", len(p))
+	}
+	if len(tl) > DefaultTailBytes || len(tl) < DefaultTailBytes-3 || !strings.HasSuffix(full, tl) || !utf8.ValidString(tl) {
+		t.Errorf("tail %d bytes", len(tl))
 	}
 }
 
@@ -235,9 +161,8 @@ func TestBoundingWithoutSpill(t *testing.T) {
 		t.Errorf("got %s %+v", out, rep)
 	}
 	// A spill that wrote nothing also gives a null artifact.
-	v, _, _ := r.Value("", decode(t, `"0123456789abc"`), func(string, string) string { return "" })
-	if m := v.(map[string]any); m["artifact"] != nil || m["preview"] != "0123" {
-		t.Errorf("got %v", m)
+	if out, _, _ := r.JSON("", []byte(`"0123456789abc"`), func(string, string) string { return "" }); !strings.Contains(string(out), `"preview":"0123"`) || !strings.HasSuffix(string(out), `"artifact":null}`) {
+		t.Errorf("got %s", out)
 	}
 	// Exactly MaxString is not bounded.
 	if out, rep, _ := r.JSON("", []byte(`"0123456789"`), nil); string(out) != `"0123456789"` || rep.Changed() {
@@ -259,28 +184,18 @@ func TestLimits(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for _, mode := range []string{"Value", "JSON"} {
-				var err error
-				if mode == "Value" {
-					_, _, err = r.Value("", decode(t, tt.in), nil)
-				} else {
-					_, _, err = r.JSON("", []byte(tt.in), nil)
-				}
-				var le *LimitError
-				if !errors.As(err, &le) {
-					t.Fatalf("%s: err = %v, want a *LimitError", mode, err)
-				}
-				if le.Limit != tt.limit || le.Path != tt.path {
-					t.Errorf("%s: %+v, want %s at %s", mode, le, tt.limit, tt.path)
-				}
+			_, _, err := r.JSON("", []byte(tt.in), nil)
+			var le *LimitError
+			if !errors.As(err, &le) {
+				t.Fatalf("err = %v, want a *LimitError", err)
+			}
+			if le.Limit != tt.limit || le.Path != tt.path {
+				t.Errorf("%+v, want %s at %s", le, tt.limit, tt.path)
 			}
 		})
 	}
 	// At the limits exactly: fine.
 	if _, _, err := r.JSON("", []byte(`[[[1,2,3,4,5,6,7]]]`), nil); err != nil {
-		t.Errorf("at the limits: %v", err)
-	}
-	if _, _, err := r.Value("", decode(t, `[[[1,2,3,4,5,6,7]]]`), nil); err != nil {
 		t.Errorf("at the limits: %v", err)
 	}
 	// The default depth stops a deeply nested document before the stack
@@ -309,7 +224,7 @@ func TestPathKeysAreBoundedAndMasked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{`r["averyver…"].token`, `r["éééé…"].secret`}
+	want := []string{`r["avery…"].token`, `r["éé…"].secret`}
 	if !slices.Equal(rep.Redacted, want) {
 		t.Errorf("paths %q, want %q", rep.Redacted, want)
 	}
@@ -396,42 +311,6 @@ func TestGolden(t *testing.T) {
 	if !json.Valid(out) {
 		t.Error("output is not valid JSON")
 	}
-	// Value agrees with JSON.
-	vout, vrep, err := r.Value("result", decode(t, string(in)), func(p, _ string) string { return "artifact://spill/" + p })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := encode(t, vout), canon(t, out); got != want {
-		t.Errorf("Value and JSON differ:\n%s\n%s", got, want)
-	}
-	if !slices.Equal(slices.Sorted(slices.Values(vrep.Redacted)), slices.Sorted(slices.Values(rep.Redacted))) ||
-		!slices.Equal(slices.Sorted(slices.Values(vrep.Bounded)), slices.Sorted(slices.Values(rep.Bounded))) {
-		t.Errorf("reports differ:\n%+v\n%+v", vrep, rep)
-	}
-}
-
-func TestValueRawMessage(t *testing.T) {
-	r := New(Options{})
-	clean := json.RawMessage(`{"app":"Code"}`)
-	v := map[string]any{"frame": clean, "n": json.Number("1")}
-	out, rep, err := r.Value("result", v, nil)
-	if err != nil || rep.Changed() || reflect.ValueOf(out).UnsafePointer() != reflect.ValueOf(v).UnsafePointer() {
-		t.Fatalf("clean raw message: %v %+v", err, rep)
-	}
-	v = map[string]any{"frame": json.RawMessage(`{"a":[{"token":"x"}]}`)}
-	out, rep, err = r.Value("result", v, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := encode(t, out); got != `{"frame":{"a":[{"token":"[REDACTED]"}]}}` {
-		t.Errorf("got %s", got)
-	}
-	if !slices.Equal(rep.Redacted, []string{"result.frame.a[0].token"}) {
-		t.Errorf("paths %q", rep.Redacted)
-	}
-	if _, _, err := r.Value("", json.RawMessage(`{`), nil); err == nil {
-		t.Error("invalid raw message accepted")
-	}
 }
 
 // TestConcurrentUse runs every entry point from several goroutines; run
@@ -443,7 +322,6 @@ func TestConcurrentUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	want, _, _ := r.JSON("", raw, nil)
-	shared := decode(t, string(raw)) // read by every goroutine
 	done := make(chan string)
 	for range 4 {
 		go func() {
@@ -455,10 +333,6 @@ func TestConcurrentUse(t *testing.T) {
 				}
 				if s, _ := r.Text("password=x " + ghpKey); s != "password=[REDACTED] ghp_…[REDACTED]" {
 					done <- "Text differs: " + s
-					return
-				}
-				if _, _, err := r.Value("", shared, nil); err != nil {
-					done <- err.Error()
 					return
 				}
 			}
