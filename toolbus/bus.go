@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/rs/zerolog"
 
 	"github.com/awbridge/awbridge/toolbus/artifacts"
 	"github.com/awbridge/awbridge/toolbus/redact"
@@ -50,9 +48,6 @@ type Options struct {
 	RateLimits map[string]RateLimit
 	// MaxInFlight is the per-connection cap, reported in policy.
 	MaxInFlight int
-	// Logger receives one warning per failed artifact write (paths, never
-	// values).
-	Logger zerolog.Logger
 }
 
 // Bus is the registry of tools and the call pipeline: resolve -> validate
@@ -65,11 +60,6 @@ type Bus struct {
 	byName  map[string]*entry
 	lists   toolLists
 	limiter map[string]*limiter
-
-	artFailing  atomic.Bool  // the last artifact write failed
-	artFailed   atomic.Int64 // artifact writes failed since the last success
-	artWarned   atomic.Bool  // the current failure was logged
-	artLastWarn atomic.Int64 // when the last failure was logged (unix ns)
 }
 
 type entry struct {

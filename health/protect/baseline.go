@@ -172,17 +172,6 @@ func readBaseline(path string, fi fs.FileInfo, dir fs.FileInfo) (*Baseline, erro
 	return b, nil
 }
 
-// ReadBaseline reads and validates the baseline at path (see Snapshot for
-// where it lives and who may write it).
-func ReadBaseline(path string) (*Baseline, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("protect: %w", err)
-	}
-	dir, _ := os.Stat(filepath.Dir(path))
-	return readBaseline(path, fi, dir)
-}
-
 // DecodeBaseline parses and validates a baseline document; its errors
 // wrap ErrCorruptBaseline. Unknown fields are ignored.
 func DecodeBaseline(data []byte) (*Baseline, error) {

@@ -11,6 +11,8 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/rs/zerolog"
+
 	"github.com/awbridge/awbridge/internal/atomicfile"
 )
 
@@ -72,6 +74,10 @@ type Options struct {
 	// a call (state files, which hold what callers asked to keep, are
 	// always synced).
 	Sync bool
+	// Logger hears when writes start failing (at most once a minute)
+	// and when it works again, never once per call: a full disk must not
+	// flood the log.
+	Logger zerolog.Logger
 }
 
 func (o Options) withDefaults() Options {
@@ -132,9 +138,10 @@ func (e *WriteError) Error() string {
 
 func (e *WriteError) Unwrap() error { return e.Err }
 
-// Store writes and reads the artifacts under one context root. It holds no
-// mutable state: safe for concurrent use. A nil *Store is a disabled one. Two calls writing the same
-// trace and span race, and the last rename wins; each file stays whole.
+// Store writes and reads the artifacts under one context root. Safe for
+// concurrent use. A nil *Store is a disabled one. Two calls writing the
+// same trace and span race, and the last rename wins; each file stays
+// whole.
 type Store struct {
 	root   string // resolved absolute root; "" when disabled
 	prefix string // root ending with a separator
@@ -143,6 +150,11 @@ type Store struct {
 
 	tmpReady atomic.Bool // tmp is known to exist
 	refused  error       // the *RootError Open refused the root with, if any
+
+	failing  atomic.Bool  // the last write (WriteCall, Spill) failed
+	failed   atomic.Int64 // writes failed since the last success
+	warned   atomic.Bool  // the current failure was logged
+	lastWarn atomic.Int64 // when the last failure was logged (unix ns)
 }
 
 // Refused is the *RootError Open refused the root or its artifacts folder
@@ -272,11 +284,12 @@ func (s *Store) Root() string {
 // runs/<trace>/tool_calls/<span>.context and resultJSON, byte for byte, as
 // <span>/result.json, and returns their URIs. On error the URIs are "",
 // the error is a *WriteError (or ErrDisabled), and neither file is left
-// behind.
+// behind. WritesFailing counts the failures.
 func (s *Store) WriteCall(trace, span string, contextDoc, resultJSON []byte) (uriContext, uriJSON string, err error) {
 	if !s.Enabled() {
 		return "", "", ErrDisabled
 	}
+	defer func() { s.outcome(err) }()
 	ctxRef := Ref{Trace: trace, Span: span, Kind: KindContext}
 	jsonRef := Ref{Trace: trace, Span: span, Kind: KindResult}
 	if err := s.check(trace, span, len(contextDoc), len(resultJSON)); err != nil {
@@ -298,13 +311,54 @@ func (s *Store) WriteCall(trace, span string, contextDoc, resultJSON []byte) (ur
 	return ctxRef.URI(), jsonRef.URI(), nil
 }
 
+// warnEvery is the least time between two "artifact writes are failing"
+// warnings: a nearly full disk, where small writes pass and big ones
+// fail, flips between the two states at every call.
+const warnEvery = time.Minute
+
+// outcome counts failed writes and logs their transitions: the
+// first failure (with its error), at most once per warnEvery, and the
+// first success after a logged failure (with how many failed meanwhile).
+func (s *Store) outcome(err error) {
+	if err == nil {
+		if s.failing.Load() && s.failing.CompareAndSwap(true, false) {
+			n := s.failed.Swap(0)
+			if s.warned.Swap(false) {
+				s.o.Logger.Info().Int64("failed_writes", n).Msg("artifact writes work again")
+			}
+		}
+		return
+	}
+	s.failed.Add(1)
+	if !s.failing.CompareAndSwap(false, true) {
+		return
+	}
+	now := s.o.Now().UnixNano()
+	last := s.lastWarn.Load()
+	if last != 0 && now-last < int64(warnEvery) || !s.lastWarn.CompareAndSwap(last, now) {
+		return
+	}
+	s.warned.Store(true)
+	s.o.Logger.Warn().Err(err).Msg("artifact writes are failing; calls go on without artifacts (further failures are counted, not logged, until a write succeeds)")
+}
+
+// WritesFailing reports whether the last write failed, and how many
+// have failed since the last success. Safe for concurrent use.
+func (s *Store) WritesFailing() (bool, int64) {
+	if s == nil {
+		return false, 0
+	}
+	return s.failing.Load(), s.failed.Load()
+}
+
 // Spill stores the full text of a bounded string as
 // runs/<trace>/tool_calls/<span>/spill-<n>.txt and returns its URI. Errors
-// as WriteCall.
+// and counting as WriteCall.
 func (s *Store) Spill(trace, span string, n int, text []byte) (uri string, err error) {
 	if !s.Enabled() {
 		return "", ErrDisabled
 	}
+	defer func() { s.outcome(err) }()
 	if n < 0 || n > maxSpill {
 		return "", &WriteError{Op: "validate", Err: fmt.Errorf("spill number %d out of range", n)}
 	}
