@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -156,7 +155,7 @@ func New(d Deps) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: privacy.url_rules: %w", err)
 	}
-	red := redact.New(redact.Options{MaxString: int(c.Limits.MaxStringBytes), ExtraKeys: SplitList(c.Limits.SensitiveKeys)})
+	red := NewRedactor(c)
 	privacy := nowframe.Privacy{MaxTitleLength: c.Privacy.MaxTitleLength, ExcludeApps: c.Privacy.ExcludedApps(),
 		TitleRules: titleRules, URLRules: urlRules, MaskSecrets: func(s string) string { out, _ := red.Text(s); return out }}
 	redactOnce := func(b []byte) ([]byte, []string, []string) {
@@ -292,15 +291,9 @@ func openState(c config.Config, red *redact.Redactor, log zerolog.Logger) (*stat
 	return st, nil
 }
 
-// SplitList splits a comma-separated setting, dropping empty items.
-func SplitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
+// NewRedactor is the redactor of c's limits: the engine's, and the log's.
+func NewRedactor(c config.Config) *redact.Redactor {
+	return redact.New(redact.Options{MaxString: int(c.Limits.MaxStringBytes), ExtraKeys: protect.ParseList(c.Limits.SensitiveKeys)})
 }
 
 // logTransition logs a source going up or down: once per real

@@ -163,6 +163,16 @@ func RedactValue(r *redact.Redactor) func(json.RawMessage) json.RawMessage {
 // toolLists). Each shape is rendered once, when first asked for.
 func (b *Bus) ToolsList(version string) json.RawMessage { return b.lists.forVersion(version) }
 
+// Names lists the canonical name of every tool, the built-ins first, in
+// tools/list's order.
+func (b *Bus) Names() []string {
+	names := make([]string, len(b.tools))
+	for i, e := range b.tools {
+		names[i] = e.tool.Name
+	}
+	return names
+}
+
 // Redactor is the bus's redactor, for callers that redact ahead of time
 // (the warm frame, once per version).
 func (b *Bus) Redactor() *redact.Redactor { return b.opts.Redactor }
