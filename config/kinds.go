@@ -200,7 +200,7 @@ func (sp *spec) parsePath(s string, env Env) (any, string) {
 	if !ok {
 		return nil, fmt.Sprintf("%s starts with ~ but the home folder is unknown (%s is unset or relative)", q, homeVar(env.goos()))
 	}
-	if !isAbs(env.goos(), p) {
+	if !IsAbs(env.goos(), p) {
 		return nil, fmt.Sprintf("%s is not an absolute path", q)
 	}
 	if env.goos() != "windows" {

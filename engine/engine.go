@@ -439,9 +439,6 @@ func liveChecks(as *artifacts.Store, extra func() []health.Check) func() []healt
 	}
 }
 
-// Health returns the health report (see health.Checker for freshness).
-func (e *Engine) Health(ctx context.Context) health.Report { return e.health.Report(ctx) }
-
 // Call is the single path of every call: MCP tools, direct methods and
 // `awbridge call`.
 func (e *Engine) Call(ctx context.Context, req toolbus.Request) toolbus.Response {

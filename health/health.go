@@ -150,24 +150,18 @@ func (c *Checker) Prime(ctx context.Context) {
 	}
 }
 
-// JSON returns the rendered (and redacted) report. The first call probes the sources
-// (bounded by their deadlines); later calls answer at once from the last
-// status and, when it is older than the refresh interval, start one
-// refresh in the background.
-func (c *Checker) JSON(ctx context.Context) []byte {
-	b, _, _, _ := c.get(ctx)
-	return b
-}
-
-// Rendered is JSON together with where that very rendering was redacted
-// and where a long string was bounded (paths), read under one lock so they
-// always match.
+// Rendered returns the rendered (and redacted) report, with where that
+// very rendering was redacted and where a long string was bounded (paths),
+// read under one lock so they always match. The first call probes the
+// sources (bounded by their deadlines); later calls answer at once from
+// the last status and, when it is older than the refresh interval, start
+// one refresh in the background.
 func (c *Checker) Rendered(ctx context.Context) (body []byte, redacted, bounded []string) {
 	b, _, red, bnd := c.get(ctx)
 	return b, red, bnd
 }
 
-// Report returns the report as a value (see JSON for freshness rules).
+// Report returns the report as a value (see Rendered for freshness rules).
 func (c *Checker) Report(ctx context.Context) Report {
 	_, r, _, _ := c.get(ctx)
 	return r

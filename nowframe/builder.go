@@ -35,10 +35,6 @@ type Options struct {
 	// Host is the configured host whose buckets to read ("" = automatic).
 	Host    string
 	Privacy Privacy
-	// BucketsTTL is how long a bucket list is trusted to fetch events in
-	// parallel with a fresh list (default 30 s). A bucket that vanished
-	// is noticed in the same build and refetched.
-	BucketsTTL time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// Zone, when set, is the zone the person's local time is in at t: the
@@ -129,6 +125,11 @@ func (e *UnreadableError) Error() string { return e.Err.Error() }
 // Unwrap returns the cause.
 func (e *UnreadableError) Unwrap() error { return e.Err }
 
+// selectionTTL is how long a bucket selection is trusted to fetch events
+// in parallel with a fresh bucket list. A bucket that vanished is noticed
+// in the same build and refetched.
+const selectionTTL = 30 * time.Second
+
 type cachedSelection struct {
 	sel Selection
 	at  time.Time
@@ -143,9 +144,6 @@ type flight struct {
 func NewBuilder(opts Options) *Builder {
 	if opts.Now == nil {
 		opts.Now = time.Now
-	}
-	if opts.BucketsTTL <= 0 {
-		opts.BucketsTTL = 30 * time.Second
 	}
 	return &Builder{opts: opts, quit: make(chan struct{}), changed: make(chan struct{})}
 }
@@ -421,7 +419,7 @@ func (b *Builder) fetchAll(ctx context.Context) (awPart, error) {
 	)
 	wg.Go(func() { info, infoErr = b.opts.AW.Info(ctx) })
 	wg.Go(func() { part.buckets, bErr = b.opts.AW.Buckets(ctx) })
-	if cached != nil && b.opts.Now().Sub(cached.at) < b.opts.BucketsTTL && cached.sel.Window != "" {
+	if cached != nil && b.opts.Now().Sub(cached.at) < selectionTTL && cached.sel.Window != "" {
 		useEarly = true
 		wg.Go(func() { earlyErr = b.fetchEvents(ctx, cached.sel, &early) })
 	}

@@ -51,7 +51,7 @@ func TestRead(t *testing.T) {
 	}
 
 	// The whole file, when it fits.
-	s2 := newStore(t, Options{Root: s.Root()})
+	s2 := newStore(t, Options{Root: s.root})
 	for _, m := range []Mode{ModeGet, ModeHead, ModeTail} {
 		data, info, err := s2.Read(uri, m, 5000)
 		if err != nil || !bytes.Equal(data, content) || info.Truncated || info.Offset != 0 {

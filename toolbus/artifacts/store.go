@@ -272,14 +272,6 @@ func (s *Store) sweep(dir, prefix string) {
 // Enabled reports whether the store writes artifacts.
 func (s *Store) Enabled() bool { return s != nil && s.root != "" }
 
-// Root is the resolved context root ("" when disabled).
-func (s *Store) Root() string {
-	if s == nil {
-		return ""
-	}
-	return s.root
-}
-
 // WriteCall stores one call's artifacts: contextDoc as
 // runs/<trace>/tool_calls/<span>.context and resultJSON, byte for byte, as
 // <span>/result.json, and returns their URIs. On error the URIs are "",

@@ -435,8 +435,8 @@ func TestOpen(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s, warn := Open(tt.o)
-			if s.Enabled() || s.Root() != "" {
-				t.Errorf("enabled with root %q", s.Root())
+			if s.Enabled() || s.root != "" {
+				t.Errorf("enabled with root %q", s.root)
 			}
 			if !strings.HasPrefix(warn, "artifacts are off: ") || !strings.Contains(warn, tt.warn) {
 				t.Errorf("warning = %q, want one containing %q", warn, tt.warn)
@@ -470,7 +470,7 @@ func TestOpen(t *testing.T) {
 	})
 	t.Run("nil store", func(t *testing.T) {
 		var s *Store
-		if s.Enabled() || s.Root() != "" {
+		if s.Enabled() {
 			t.Error("a nil store is enabled")
 		}
 		if _, _, err := s.WriteCall("t", "s", nil, nil); !errors.Is(err, ErrDisabled) {
@@ -491,8 +491,8 @@ func TestOpen(t *testing.T) {
 		}
 		s := newStore(t, Options{Root: link})
 		want, _ := filepath.EvalSymlinks(real)
-		if s.Root() != want {
-			t.Errorf("Root() = %q, want %q", s.Root(), want)
+		if s.root != want {
+			t.Errorf("root = %q, want %q", s.root, want)
 		}
 		if _, _, err := s.WriteCall("t", "s", nil, nil); err != nil {
 			t.Fatal(err)
