@@ -123,7 +123,7 @@ func (b *Bus) artifactsTool() *Tool {
 			{Name: "action", Type: "string", Enum: []string{"get", "head", "tail", "list"}, Required: true},
 			{Name: "uri", Type: "string", MaxLen: 512},
 			{Name: "trace", Type: "string", MaxLen: 128, Pattern: idPattern, Check: checkID},
-			{Name: "max_bytes", Type: "integer", Min: 1, Max: 16 << 10},
+			{Name: "max_bytes", Type: "integer", Min: 1, Max: artifacts.MaxReadBytes},
 		},
 		ResultSchema: json.RawMessage(`{"type":"object"}`),
 		ReadOnly:     true, Idempotent: true,
@@ -159,7 +159,8 @@ func (b *Bus) runArtifacts(_ context.Context, call *Call) (Result, error) {
 		if uri == "" {
 			return Result{}, Invalid("action "+action+" needs uri", "", map[string]any{"argument": "uri"})
 		}
-		data, info, err := as.Read(uri, artifacts.Mode(action), int(maxBytes(call)))
+		n, _ := call.Args["max_bytes"].(int64) // 0: MaxReadBytes
+		data, info, err := as.Read(uri, artifacts.Mode(action), int(n))
 		if err != nil {
 			return Result{}, artifactError(err)
 		}
@@ -180,11 +181,4 @@ func artifactError(err error) *ToolError {
 			Hint: "list a trace's artifacts with {\"action\":\"list\",\"trace\":...}"}).WithCause(err)
 	}
 	return (&ToolError{Kind: SystemError, Code: CodeStorage, Retryable: true, Message: "the artifact could not be read"}).WithCause(err)
-}
-
-func maxBytes(call *Call) int64 {
-	if v, ok := call.Args["max_bytes"].(int64); ok {
-		return v
-	}
-	return 16 << 10
 }

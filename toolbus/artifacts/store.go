@@ -28,12 +28,16 @@ const staleTemp = 10 * time.Minute
 // probePrefix starts the name of Open's writability probe.
 const probePrefix = ".awbridge-probe-"
 
-// Defaults of Options.
+// Limits of what a Store writes and reads.
 const (
-	DefaultMaxFileBytes     = 8 << 20
-	DefaultDefaultReadBytes = 64 << 10
-	DefaultMaxReadBytes     = 1 << 20
-	DefaultMaxListItems     = 1000
+	// MaxFileBytes is the largest file the Store writes; a bigger one is
+	// refused with ErrTooLarge.
+	MaxFileBytes = 8 << 20
+	// MaxReadBytes is the most Read returns, and what it returns when not
+	// told: the artifacts tool's max_bytes.
+	MaxReadBytes = 16 << 10
+	// maxListItems caps the entries List returns.
+	maxListItems = 1000
 )
 
 // Modes of what the Store writes.
@@ -48,16 +52,6 @@ type Options struct {
 	// AWBRIDGE_CONTEXT_ROOT > config > SF_CONTEXT_REPO_ROOT >
 	// SENTRYFROGG_CONTEXT_REPO_ROOT). "" disables artifacts.
 	Root string
-	// MaxFileBytes is the largest file the Store writes; a bigger one is
-	// refused with ErrTooLarge. Default 8 MiB.
-	MaxFileBytes int64
-	// DefaultReadBytes is what Read returns when the caller gives no
-	// max_bytes. Default 64 KiB.
-	DefaultReadBytes int
-	// MaxReadBytes caps Read's max_bytes. Default 1 MiB.
-	MaxReadBytes int
-	// MaxListItems caps the entries List returns. Default 1000.
-	MaxListItems int
 	// FS performs every file operation. Default OSFS.
 	FS FS
 	// Now is the clock of the startup sweep and of Prune (default
@@ -68,12 +62,6 @@ type Options struct {
 	// them together take more than MaxBytes. 0 means no such limit.
 	MaxAge   time.Duration
 	MaxBytes int64
-	// Sync fsyncs each file before its rename. Off by default: artifacts
-	// are diagnostic records, the rename alone keeps a reader from ever
-	// seeing a torn file, and on a slow disk the fsync triples the cost of
-	// a call (state files, which hold what callers asked to keep, are
-	// always synced).
-	Sync bool
 	// Logger hears when writes start failing (at most once a minute)
 	// and when it works again, never once per call: a full disk must not
 	// flood the log.
@@ -81,21 +69,6 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.MaxFileBytes <= 0 {
-		o.MaxFileBytes = DefaultMaxFileBytes
-	}
-	if o.DefaultReadBytes <= 0 {
-		o.DefaultReadBytes = DefaultDefaultReadBytes
-	}
-	if o.MaxReadBytes <= 0 {
-		o.MaxReadBytes = DefaultMaxReadBytes
-	}
-	if o.DefaultReadBytes > o.MaxReadBytes {
-		o.DefaultReadBytes = o.MaxReadBytes
-	}
-	if o.MaxListItems <= 0 {
-		o.MaxListItems = DefaultMaxListItems
-	}
 	if o.FS == nil {
 		o.FS = OSFS{}
 	}
@@ -111,7 +84,7 @@ var (
 	ErrDisabled = errors.New("artifacts are disabled")
 	// ErrNotFound: no artifact at that URI, or no artifacts for that trace.
 	ErrNotFound = errors.New("artifact not found")
-	// ErrTooLarge: the data is over Options.MaxFileBytes.
+	// ErrTooLarge: the data is over MaxFileBytes.
 	ErrTooLarge = errors.New("artifact too large")
 	// ErrInvalidMode: Read was given a mode other than get, head or tail.
 	ErrInvalidMode = errors.New("invalid read mode")
@@ -373,8 +346,8 @@ func (s *Store) check(trace, span string, sizes ...int) error {
 		return &WriteError{Op: "validate", Err: ErrInvalidName}
 	}
 	for _, n := range sizes {
-		if int64(n) > s.o.MaxFileBytes {
-			return &WriteError{Op: "limit", Err: fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, n, s.o.MaxFileBytes)}
+		if n > MaxFileBytes {
+			return &WriteError{Op: "limit", Err: fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, n, MaxFileBytes)}
 		}
 	}
 	return nil
@@ -446,18 +419,19 @@ func (t tmpFS) CreateTemp(_, pattern string) (atomicfile.File, error) {
 func (t tmpFS) Rename(oldpath, newpath string) error { return t.s.o.FS.Rename(oldpath, newpath) }
 func (t tmpFS) Remove(name string) error             { return t.s.o.FS.Remove(name) }
 
-// SyncDir does nothing: Options.Sync makes each file durable before its
-// rename, and a failed write leaves nothing behind (WriteError), which a
-// failed folder sync after the rename could not promise.
+// SyncDir is never called: artifacts are not synced (see writeAtomic).
 func (tmpFS) SyncDir(string) error { return nil }
 
 // writeAtomic writes data to dir/name through a temp file in
-// artifacts/.tmp: create, chmod, write, fsync (with Options.Sync), close,
-// rename. On any failure the temp file is removed and the
-// target is untouched.
+// artifacts/.tmp: create, chmod, write, close, rename. On any failure the
+// temp file is removed and the target is untouched. Nothing is fsynced:
+// artifacts are diagnostic records, the rename alone keeps a reader from
+// ever seeing a torn file, and on a slow disk the fsync triples the cost
+// of a call (state files, which hold what callers asked to keep, are
+// always synced).
 func (s *Store) writeAtomic(dir, name string, data []byte, rel string) error {
 	err := atomicfile.Write(filepath.Join(dir, name), data, atomicfile.Options{
-		Perm: FileMode, TempDir: s.tmp, Pattern: name + ".tmp-*", NoSync: !s.o.Sync, FS: tmpFS{s}})
+		Perm: FileMode, TempDir: s.tmp, Pattern: name + ".tmp-*", NoSync: true, FS: tmpFS{s}})
 	var ae *atomicfile.Error
 	if errors.As(err, &ae) {
 		return &WriteError{Op: ae.Op, Path: rel, Err: ae.Err}

@@ -176,18 +176,19 @@ func TestWriteRefusesInvalidNames(t *testing.T) {
 
 func TestWriteTooLarge(t *testing.T) {
 	root := t.TempDir()
-	s := newStore(t, Options{Root: root, MaxFileBytes: 10})
-	for _, tc := range []struct{ ctx, res string }{{"12345678901", "{}"}, {"x", "12345678901"}} {
-		_, _, err := s.WriteCall("t", "s", []byte(tc.ctx), []byte(tc.res))
+	s := newStore(t, Options{Root: root})
+	over, at := make([]byte, MaxFileBytes+1), make([]byte, MaxFileBytes)
+	for _, tc := range []struct{ ctx, res []byte }{{over, []byte("{}")}, {[]byte("x"), over}} {
+		_, _, err := s.WriteCall("t", "s", tc.ctx, tc.res)
 		var we *WriteError
 		if !errors.Is(err, ErrTooLarge) || !errors.As(err, &we) {
 			t.Errorf("WriteCall(%d, %d bytes) = %v, want ErrTooLarge", len(tc.ctx), len(tc.res), err)
 		}
 	}
-	if _, err := s.Spill("t", "s", 0, []byte("12345678901")); !errors.Is(err, ErrTooLarge) {
+	if _, err := s.Spill("t", "s", 0, over); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("Spill = %v, want ErrTooLarge", err)
 	}
-	if _, _, err := s.WriteCall("t", "s", []byte("1234567890"), []byte("{}")); err != nil {
+	if _, _, err := s.WriteCall("t", "s", at, []byte("{}")); err != nil {
 		t.Errorf("at the limit: %v", err)
 	}
 }
@@ -321,7 +322,7 @@ func (shortFS) CreateTemp(dir, pattern string) (File, error) {
 }
 
 func TestWriteFailuresLeaveNothing(t *testing.T) {
-	for _, op := range []string{"mkdir", "create", "chmod", "write", "sync", "close", "rename"} {
+	for _, op := range []string{"mkdir", "create", "chmod", "write", "close", "rename"} {
 		for _, target := range []string{"result.json", ".context", "spill-"} {
 			if op == "mkdir" && target != "result.json" {
 				continue
@@ -333,7 +334,7 @@ func TestWriteFailuresLeaveNothing(t *testing.T) {
 					target = "tool_calls"
 				}
 				ffs := &faultFS{op: op, target: target, err: syscall.ENOSPC}
-				s := newStore(t, Options{Root: root, FS: ffs, Sync: true})
+				s := newStore(t, Options{Root: root, FS: ffs})
 				var err error
 				if target == "spill-" {
 					var uri string
