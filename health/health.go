@@ -40,8 +40,6 @@ type Options struct {
 	// (artifact writes failing on a full disk, say); they count like
 	// Preflight's. It must be cheap and safe for concurrent use.
 	Live func() []Check
-	// Refresh is the most often the sources are re-checked (default 1 s).
-	Refresh time.Duration
 	// Protect checks the protected environment at each refresh (nil: not
 	// configured).
 	Protect func() protect.Result
@@ -116,11 +114,11 @@ type Checker struct {
 	wg         sync.WaitGroup
 }
 
+// refreshEvery is the most often the sources are re-checked.
+const refreshEvery = time.Second
+
 // New returns a Checker.
 func New(opts Options) *Checker {
-	if opts.Refresh <= 0 {
-		opts.Refresh = time.Second
-	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -170,7 +168,7 @@ func (c *Checker) Report(ctx context.Context) Report {
 func (c *Checker) get(ctx context.Context) ([]byte, Report, []string, []string) {
 	now := c.opts.Now()
 	c.mu.Lock()
-	stale := now.Sub(c.checkedAt) >= c.opts.Refresh
+	stale := now.Sub(c.checkedAt) >= refreshEvery
 	if stale && !c.refreshing {
 		c.refreshing = true
 		c.wg.Add(1)

@@ -41,8 +41,7 @@ const (
 // and the watcher behaviour disclosed with them. Watchers pre-merge
 // heartbeats and commit at least every ~10 s (aw-client's
 // commit_interval), so the server's newest event lags by up to that much
-// plus the watcher's poll interval. A zero field takes its default. A
-// plain value.
+// plus the watcher's poll interval. A plain value.
 type Thresholds struct {
 	// Window: aw-watcher-window polls every 1 s, pulsetime 2 s (default 15 s).
 	Window time.Duration
@@ -74,26 +73,6 @@ func DefaultThresholds() Thresholds {
 	}
 }
 
-func (t Thresholds) orDefaults() Thresholds {
-	d := DefaultThresholds()
-	if t.Window <= 0 {
-		t.Window = d.Window
-	}
-	if t.AFK <= 0 {
-		t.AFK = d.AFK
-	}
-	if t.Web <= 0 {
-		t.Web = d.Web
-	}
-	if t.FutureTolerance <= 0 {
-		t.FutureTolerance = d.FutureTolerance
-	}
-	if t.AFKTimeout <= 0 {
-		t.AFKTimeout = d.AFKTimeout
-	}
-	return t
-}
-
 // Input is what ComputeNow reads: the selection and the newest events of
 // its buckets, as the server returns them (newest first; order is not
 // relied on). Nil slices and maps mean no data. ComputeNow does not
@@ -104,9 +83,8 @@ type Input struct {
 	Window    []aw.Event
 	AFK       []aw.Event
 	// Web holds the events of each web bucket, by bucket id.
-	Web        map[string][]aw.Event
-	Privacy    Privacy
-	Thresholds Thresholds
+	Web     map[string][]aw.Event
+	Privacy Privacy
 	// Unavailable is true when ActivityWatch did not answer, so missing
 	// data means "unknown", not "no watcher".
 	Unavailable bool
@@ -365,7 +343,7 @@ func fresh(t *EventTiming) bool { return t != nil && !t.Stale }
 // withheld, the browser tab shown only while a browser has focus. Pure:
 // no I/O, no clock; safe for concurrent use.
 func ComputeNow(in Input) Now {
-	c := computation{in: in, th: in.Thresholds.orDefaults(), now: in.Now.UTC(), maxTitle: in.Privacy.maxTitle()}
+	c := computation{in: in, th: DefaultThresholds(), now: in.Now.UTC(), maxTitle: in.Privacy.maxTitle()}
 	n := Now{AsOf: c.now, Selection: in.Selection, Notes: []string{}}
 	c.window(&n.Window)
 	c.browser(&n.Browser)

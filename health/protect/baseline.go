@@ -24,10 +24,6 @@ type Options struct {
 	// MaxFileBytes is how much of each file is hashed (default
 	// DefaultMaxFileBytes); the baseline records it and checks use it.
 	MaxFileBytes int64
-	// Now stamps the baseline (default time.Now).
-	Now func() time.Time
-	// Rand draws the salt (default crypto/rand).
-	Rand io.Reader
 }
 
 // Snapshot records the items into a new baseline at path (replacing any
@@ -50,19 +46,13 @@ func Snapshot(items Items, path string, o Options) (*Baseline, []string, error) 
 	if o.MaxFileBytes > 1<<30 {
 		return nil, nil, fmt.Errorf("protect: max file bytes %d above 1 GiB", o.MaxFileBytes)
 	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.Rand == nil {
-		o.Rand = rand.Reader
-	}
 	salt := make([]byte, saltLen)
-	if _, err := io.ReadFull(o.Rand, salt); err != nil {
+	if _, err := io.ReadFull(rand.Reader, salt); err != nil {
 		return nil, nil, fmt.Errorf("protect: drawing a salt: %w", err)
 	}
 	m := &measurer{max: o.MaxFileBytes}
 	b := &Baseline{
-		Version: baselineVersion, CreatedAt: o.Now().UTC().Truncate(time.Millisecond),
+		Version: baselineVersion, CreatedAt: time.Now().UTC().Truncate(time.Millisecond),
 		Salt: hex.EncodeToString(salt), MaxFileBytes: o.MaxFileBytes,
 		Entries: m.measure(items, salt),
 	}
