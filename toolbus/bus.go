@@ -253,7 +253,7 @@ func (b *Bus) finish(r *run) Response {
 		// Rejected before the arguments were understood: nothing is
 		// written anywhere; the trace joins the caller's traceparent or
 		// is fresh.
-		r.call = &Call{Name: r.req.Name, MaxAgeMs: -1, Trace: b.trace(nil, r.req.TraceParent)}
+		r.call = &Call{MaxAgeMs: -1, Trace: b.trace(nil, r.req.TraceParent)}
 	}
 	if r.err != nil {
 		r.result = nil
