@@ -455,7 +455,11 @@ func Preflight(c config.Config) []health.Check {
 	checks := []health.Check{{Name: "config", OK: true, Detail: "loaded and valid"}}
 	u, err := url.Parse(c.AW.URL)
 	ok := err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
-	checks = append(checks, health.Check{Name: "activitywatch_url", OK: ok, Detail: detail(ok, "well formed", "not an http(s) URL with a host")})
+	why := "well formed"
+	if !ok {
+		why = "not an http(s) URL with a host"
+	}
+	checks = append(checks, health.Check{Name: "activitywatch_url", OK: ok, Detail: why})
 	if c.Paths.ContextRoot != "" {
 		ok, why := writableDir(c.Paths.ContextRoot)
 		checks = append(checks, health.Check{Name: "context_root", OK: ok, Detail: why})
@@ -495,13 +499,6 @@ func socketCheck(path string) []health.Check {
 			return []health.Check{{Name: "socket_path", OK: false, Detail: "no existing parent folder"}}
 		}
 	}
-}
-
-func detail(ok bool, yes, no string) string {
-	if ok {
-		return yes
-	}
-	return no
 }
 
 func writableDir(dir string) (bool, string) {
