@@ -404,7 +404,7 @@ func (c *computation) window(w *Window) {
 		c.rawApp, c.rawTitle = ev.Str("app"), ev.Str("title")
 		w.App = c.in.Privacy.cleanText(c.rawApp, maxAppLength)
 		_, c.pmApp = PasswordManager(c.rawApp, c.rawTitle)
-		c.userExcluded = c.in.Privacy.excluded(c.rawApp)
+		c.userExcluded = c.in.Privacy.Excluded(c.rawApp)
 	case c.in.unknown(w.Bucket):
 		w.Reason = ReasonUnreadable
 	case w.Bucket == "":
@@ -425,7 +425,7 @@ func (c *computation) browser(b *Browser) {
 		return
 	}
 	b.Focused, b.Name = true, name
-	b.Private = privateWindowTitle(c.rawTitle)
+	b.Private = PrivateWindowTitle(c.rawTitle)
 	id, ev, match, ok := c.chooseWeb(name, engine)
 	if !ok {
 		b.Reason = ReasonNoEvents
@@ -717,10 +717,10 @@ func browserOf(app string) (name, engine string, ok bool) {
 	return "", "", false
 }
 
-// privateWindowTitle reports a browser window title that marks a private
+// PrivateWindowTitle reports a browser window title that marks a private
 // window ("... - Google Chrome (Incognito)", "... — Private Browsing",
 // "[InPrivate]").
-func privateWindowTitle(title string) bool {
+func PrivateWindowTitle(title string) bool {
 	t := strings.TrimSpace(title)
 	if len(t) > 64 {
 		t = t[len(t)-64:]
