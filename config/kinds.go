@@ -90,11 +90,17 @@ func (sp *spec) parse(s string, env Env) (v any, problem string) {
 			}
 		}
 		return nil, fmt.Sprintf("%s is not a log level (expected one of %s)", q, strings.Join(logLevels(), ", "))
-	case kindRules:
+	case kindRules, kindRates:
 		if len(s) > sp.maxLen {
 			return nil, fmt.Sprintf("the value is too long (at most %d bytes)", sp.maxLen)
 		}
-		if _, err := ParseRules(s); err != nil {
+		var err error
+		if sp.kind == kindRules {
+			_, err = ParseRules(s)
+		} else {
+			_, err = ParseRateLimits(s)
+		}
+		if err != nil {
 			return nil, err.Error()
 		}
 		return s, ""
@@ -105,14 +111,6 @@ func (sp *spec) parse(s string, env Env) (v any, problem string) {
 			}
 		}
 		return nil, fmt.Sprintf("%s is not one of %s", q, strings.Join(sp.choices, ", "))
-	case kindRates:
-		if len(s) > sp.maxLen {
-			return nil, fmt.Sprintf("the value is too long (at most %d bytes)", sp.maxLen)
-		}
-		if _, err := ParseRateLimits(s); err != nil {
-			return nil, err.Error()
-		}
-		return s, ""
 	case kindPaths:
 		return sp.parsePaths(s, env)
 	case kindLoopback:
