@@ -44,7 +44,7 @@ func TestArtifactsBounds(t *testing.T) {
 			if a := l.Config.Artifacts; a.MaxAge != tt.maxAge || a.MaxBytes != tt.maxBytes {
 				t.Errorf("artifacts %+v, want max_age %v, max_bytes %d", a, tt.maxAge, tt.maxBytes)
 			}
-			if err := l.Config.Validate(); err != nil {
+			if err := validate(l.Config); err != nil {
 				t.Errorf("Validate: %v", err)
 			}
 		})

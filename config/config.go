@@ -3,9 +3,8 @@
 //
 // One table (see table.go) describes every setting once: its key in the TOML
 // file, its environment variable, its flag, its kind, its bounds and its doc
-// line. [Bind] registers the flags from it, [Load] resolves each setting
-// through the layers and records where the winning value came from, and
-// [Config.Validate] checks a Config built by hand against the same rules.
+// line. [Bind] registers the flags from it, and [Load] resolves each
+// setting through the layers and records where the winning value came from.
 // A bad value or an unknown key is reported as one [*Error] naming the key,
 // where it came from and what is expected.
 package config

@@ -61,7 +61,7 @@ func FuzzLoadTOML(f *testing.F) {
 			}
 			return
 		}
-		if err := l.Config.Validate(); err != nil {
+		if err := validate(l.Config); err != nil {
 			t.Errorf("loaded config does not validate: %v", err)
 		}
 		if l.File != p || len(l.Settings) != len(table()) {
@@ -259,7 +259,7 @@ func FuzzSettingValue(f *testing.F) {
 			}
 			return
 		}
-		if err := l.Config.Validate(); err != nil && goos == runtime.GOOS {
+		if err := validate(l.Config); err != nil && goos == runtime.GOOS {
 			t.Fatalf("accepted %q but the config does not validate: %v", value, err)
 		}
 		st, _ := l.Get(sp.key)

@@ -92,11 +92,17 @@ func (sp *spec) parse(s string, env Env) (v any, problem string) {
 			}
 		}
 		return nil, fmt.Sprintf("%s is not a log level (expected one of %s)", q, strings.Join(logLevels(), ", "))
-	case kindRules:
+	case kindRules, kindRates:
 		if len(s) > sp.maxLen {
 			return nil, fmt.Sprintf("the value is too long (at most %d bytes)", sp.maxLen)
 		}
-		if _, err := ParseRules(s); err != nil {
+		var err error
+		if sp.kind == kindRules {
+			_, err = ParseRules(s)
+		} else {
+			_, err = ParseRateLimits(s)
+		}
+		if err != nil {
 			return nil, err.Error()
 		}
 		return s, ""
@@ -107,14 +113,6 @@ func (sp *spec) parse(s string, env Env) (v any, problem string) {
 			}
 		}
 		return nil, fmt.Sprintf("%s is not one of %s", q, strings.Join(sp.choices, ", "))
-	case kindRates:
-		if len(s) > sp.maxLen {
-			return nil, fmt.Sprintf("the value is too long (at most %d bytes)", sp.maxLen)
-		}
-		if _, err := ParseRateLimits(s); err != nil {
-			return nil, err.Error()
-		}
-		return s, ""
 	case kindPaths:
 		return sp.parsePaths(s, env)
 	case kindLoopback:
@@ -202,7 +200,7 @@ func (sp *spec) parsePath(s string, env Env) (any, string) {
 	if !ok {
 		return nil, fmt.Sprintf("%s starts with ~ but the home folder is unknown (%s is unset or relative)", q, homeVar(env.goos()))
 	}
-	if !isAbs(env.goos(), p) {
+	if !IsAbs(env.goos(), p) {
 		return nil, fmt.Sprintf("%s is not an absolute path", q)
 	}
 	if env.goos() != "windows" {

@@ -84,7 +84,7 @@ func (l *Loaded) Get(key string) (Setting, bool) {
 //	config: activitywatch.timeout from AWBRIDGE_AW_TIMEOUT: "soon" is not a duration (e.g. 2s)
 type Error struct {
 	Key    string // setting or unknown key; "" when the file itself is the problem
-	Source Source // layer the bad value came from ("" from Validate)
+	Source Source // layer the bad value came from
 	Origin string // file path, variable or "--flag"
 	Line   int    // line in the file; 0 when unknown
 	Msg    string // what is wrong and what is expected; never a secret's value
@@ -305,18 +305,6 @@ func noDefault(sp *spec, text, problem string) string {
 	}
 	last := len(where) - 1
 	return msg + "; set it in " + strings.Join(where[:last], ", ") + " or " + where[last]
-}
-
-// Validate checks every setting of c against the same rules Load applies,
-// reading paths with this OS's conventions. It returns an *Error or nil.
-func (c Config) Validate() error {
-	env := Env{}
-	for _, sp := range table() {
-		if _, problem := sp.parse(sp.format(&c), env); problem != "" {
-			return &Error{Key: sp.key, Msg: problem}
-		}
-	}
-	return nil
 }
 
 // fileLayer is a decoded config file.

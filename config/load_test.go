@@ -211,7 +211,7 @@ func TestFullFile(t *testing.T) {
 			t.Errorf("%s lacks doc, kind or env: %+v", s.Key, s)
 		}
 	}
-	if err := l.Config.Validate(); err != nil {
+	if err := validate(l.Config); err != nil {
 		t.Errorf("a loaded config does not validate: %v", err)
 	}
 }
@@ -412,7 +412,7 @@ func TestConfigFileTooLarge(t *testing.T) {
 func TestValidate(t *testing.T) {
 	good := Defaults()
 	good.Paths.StateDir = "/var/lib/awbridge"
-	if err := good.Validate(); err != nil {
+	if err := validate(good); err != nil {
 		t.Fatalf("defaults with a state dir: %v", err)
 	}
 	tests := []struct {
@@ -433,7 +433,7 @@ func TestValidate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := good
 			tt.mutate(&c)
-			err := c.Validate()
+			err := validate(c)
 			if err == nil || err.Error() != tt.want {
 				t.Errorf("err = %v, want %s", err, tt.want)
 			}
@@ -452,4 +452,16 @@ func TestLoadWithoutFlags(t *testing.T) {
 	if _, ok := l.Get("no.such"); ok {
 		t.Error("Get found a setting that does not exist")
 	}
+}
+
+// validate checks every setting of c against the rules Load applies,
+// reading paths with this OS's conventions: a Config Load returned, or
+// Defaults, always passes.
+func validate(c Config) error {
+	for _, sp := range table() {
+		if _, problem := sp.parse(sp.format(&c), Env{}); problem != "" {
+			return &Error{Key: sp.key, Msg: problem}
+		}
+	}
+	return nil
 }

@@ -42,7 +42,7 @@ func (e Env) goos() string {
 // OS, else "" (the XDG spec says to ignore relative values).
 func (e Env) absVar(name string) string {
 	v, _ := e.lookup(name)
-	if !isAbs(e.goos(), v) {
+	if !IsAbs(e.goos(), v) {
 		return ""
 	}
 	return v
@@ -174,19 +174,18 @@ func expandHome(p string, env Env) (string, bool) {
 	return join(goos, home, p[2:]), true
 }
 
-// isAbs reports whether p is absolute on goos, independent of the OS the
+// IsAbs reports whether p is absolute on goos, independent of the OS the
 // code runs on (so tests can check every OS's rules).
-func isAbs(goos, p string) bool {
+func IsAbs(goos, p string) bool {
 	if goos != "windows" {
 		return strings.HasPrefix(p, "/")
 	}
 	if strings.HasPrefix(p, `\\`) || strings.HasPrefix(p, "//") {
 		return len(p) > 2 // UNC
 	}
-	return len(p) >= 3 && isLetter(p[0]) && p[1] == ':' && (p[2] == '\\' || p[2] == '/')
+	return len(p) >= 3 && p[1] == ':' && (p[2] == '\\' || p[2] == '/') &&
+		(('a' <= p[0] && p[0] <= 'z') || ('A' <= p[0] && p[0] <= 'Z'))
 }
-
-func isLetter(c byte) bool { return ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') }
 
 // join joins path elements with goos's separator, without doubling it.
 func join(goos string, elem ...string) string {
@@ -342,7 +341,7 @@ func (env Env) absolute(p string) (abs, problem string) {
 	if !ok {
 		return "", fmt.Sprintf("starts with ~ but the home folder is unknown (%s is unset or relative)", homeVar(goos))
 	}
-	if !isAbs(goos, p) {
+	if !IsAbs(goos, p) {
 		base := env.Dir
 		if base == "" {
 			wd, err := os.Getwd()
@@ -351,7 +350,7 @@ func (env Env) absolute(p string) (abs, problem string) {
 			}
 			base = wd
 		}
-		if !isAbs(goos, base) {
+		if !IsAbs(goos, base) {
 			return "", "is relative and the working directory " + quoteShort(base) + " is not absolute"
 		}
 		p = join(goos, base, p)

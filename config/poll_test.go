@@ -40,7 +40,7 @@ func TestPollSettings(t *testing.T) {
 			if l.Config.Poll != tt.want {
 				t.Errorf("poll %+v, want %+v", l.Config.Poll, tt.want)
 			}
-			if err := l.Config.Validate(); err != nil {
+			if err := validate(l.Config); err != nil {
 				t.Errorf("Validate: %v", err)
 			}
 		})

@@ -65,7 +65,7 @@ func (k kind) String() string {
 }
 
 // spec describes one setting. Every setting appears exactly once in table;
-// Bind, Load, Validate and the docs all read it from there.
+// Bind, Load and the docs all read it from there.
 type spec struct {
 	key  string // section.name, as in the TOML file
 	env  string // environment variable above the file; "" for none

@@ -119,7 +119,7 @@ func TestNames(t *testing.T) {
 func TestDefaultsValid(t *testing.T) {
 	c := Defaults()
 	c.Paths.StateDir = "/state"
-	if err := c.Validate(); err != nil {
+	if err := validate(c); err != nil {
 		t.Fatal(err)
 	}
 	fs := flag.NewFlagSet("x", flag.ContinueOnError)

@@ -78,7 +78,7 @@ func TestTimezoneFromFile(t *testing.T) {
 	c := Defaults()
 	c.Paths.StateDir = "/state"
 	c.Activity.Timezone = "Nowhere/Atlantis"
-	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "activity.timezone") {
+	if err := validate(c); err == nil || !strings.Contains(err.Error(), "activity.timezone") {
 		t.Errorf("Validate = %v, want the timezone refused", err)
 	}
 }

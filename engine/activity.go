@@ -56,20 +56,11 @@ func zoneOf(name string, d Deps) (func() activity.Zone, error) {
 }
 
 // frameZone is the zone a frame built at t names: the activity tools'.
-func (e *Engine) frameZone(t time.Time) nowframe.Zone {
-	z := e.zone()
-	return nowframe.Zone{Name: z.Name, UTCOffset: z.OffsetAt(t)}
-}
-
-// initActivity builds the activity service: it reads ActivityWatch's
-// history through its own client and breaker (never the live frame's),
-// in the zone of the call (e.zone), with the frames' privacy.
-func (e *Engine) initActivity(privacy nowframe.Privacy) {
-	c := e.deps.Config
-	e.activity = activity.NewService(activity.ServiceOptions{
-		Fetcher: activity.FetcherOptions{AW: e.awHist, Source: e.histSrc, Host: c.AW.Host, Now: e.deps.Now},
-		Zones:   e.zone, Privacy: privacy, MetaTTL: c.Poll.BucketListTTL,
-	})
+func frameZone(zone func() activity.Zone) func(t time.Time) nowframe.Zone {
+	return func(t time.Time) nowframe.Zone {
+		z := zone()
+		return nowframe.Zone{Name: z.Name, UTCOffset: z.OffsetAt(t)}
+	}
 }
 
 // periodParams are the period arguments the activity tools share

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -67,25 +66,22 @@ type Engine struct {
 	log   zerolog.Logger
 	awc   *aw.Client
 	awSrc *upstream.Source
-	scSrc *upstream.Source
-	// awHist and histSrc read ActivityWatch's stored events for the
-	// activity tools: their own attempt timeout, deadline and breaker.
-	awHist  *aw.Client
+	// histSrc reads ActivityWatch's stored events for the activity tools:
+	// its own client, attempt timeout, deadline and breaker.
 	histSrc *upstream.Source
 	builder *nowframe.Builder
-	health  *health.Checker
-	bus     *toolbus.Bus
-	liveBus atomic.Pointer[toolbus.Bus] // bus, for health's live checks (set after health starts)
-	state   *state.Store
 	poller  *nowframe.Poller
 	// activity answers the activity tools from ActivityWatch's history.
 	activity *activity.Service
-	// zone is the zone of the person's local time at the time of a call:
-	// activity.timezone, else the machine's, followed.
-	zone func() activity.Zone
+	health   *health.Checker
+	state    *state.Store
 	// artifacts is the artifact store (disabled without a usable context
 	// root), pruned by the pass New starts and by Run.
 	artifacts *artifacts.Store
+	// frameZone is the zone of the person's local time at t:
+	// activity.timezone, else the machine's, followed.
+	frameZone func(t time.Time) nowframe.Zone
+	bus       *toolbus.Bus
 	// The prune pass New started waits for pruneStartDelay or for Close
 	// closing pruneNow; stopPrune cancels it, and it closes pruneDone
 	// when it ends (all nil when none started).
@@ -101,13 +97,17 @@ type Engine struct {
 // alias of its tool (aw_get_state, nowframe_build, system_health).
 func DirectMethods() []string { return []string{"aw.get_state", "nowframe.build", "system.health"} }
 
-// New builds an Engine from deps. It does no I/O beyond preflight checks.
+// New builds an Engine from deps, each piece after what it needs and
+// handed it: the clients and their sources, privacy and the redactor, the
+// artifact store, the frame builder and its poller, the activity service,
+// health, the state store, and last the tool bus over all of them. It
+// does no I/O beyond preflight checks.
 func New(d Deps) (*Engine, error) {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
 	c := d.Config
-	e := &Engine{deps: d, log: d.Logger}
+	onChange := logTransition(d.Logger)
 
 	awOpts := aw.Options{
 		BaseURL:        c.AW.URL,
@@ -122,21 +122,20 @@ func New(d Deps) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: activitywatch client: %w", err)
 	}
-	e.awc = awc
-	e.awSrc = upstream.New(upstream.Options{Name: "activitywatch", Code: toolbus.CodeAwUnavailable,
-		Configured: true, Deadline: c.AW.Timeout, Now: d.Now, Classify: classifyAW, OnChange: e.logTransition})
+	awSrc := upstream.New(upstream.Options{Name: "activitywatch", Code: toolbus.CodeAwUnavailable,
+		Configured: true, Deadline: c.AW.Timeout, Now: d.Now, Classify: classifyAW, OnChange: onChange})
 	// History reads have a client and a source of their own: one attempt
 	// lasts the whole deadline, so a read that timed out is never sent
 	// again to a server still busy with it (retries are for refused
 	// connections and 5xx), and their failures never open the live
 	// frame's circuit nor show in health.
 	awOpts.AttemptTimeout = c.AW.HistoryTimeout
-	if e.awHist, err = aw.New(awOpts); err != nil {
+	awHist, err := aw.New(awOpts)
+	if err != nil {
 		return nil, fmt.Errorf("engine: activitywatch client: %w", err)
 	}
-	e.histSrc = upstream.New(upstream.Options{Name: "activitywatch history", Code: toolbus.CodeAwUnavailable,
-		Configured: true, Deadline: c.AW.HistoryTimeout, Now: d.Now, Classify: classifyHistory, OnChange: e.logTransition})
-
+	histSrc := upstream.New(upstream.Options{Name: "activitywatch history", Code: toolbus.CodeAwUnavailable,
+		Configured: true, Deadline: c.AW.HistoryTimeout, Now: d.Now, Classify: classifyHistory, OnChange: onChange})
 	var sc *sidecar.Client
 	if c.Sidecar.URL != "" {
 		sc, err = sidecar.New(sidecar.Options{BaseURL: c.Sidecar.URL, AttemptTimeout: attemptTimeout(c.Sidecar.Timeout),
@@ -145,8 +144,8 @@ func New(d Deps) (*Engine, error) {
 			return nil, fmt.Errorf("engine: sidecar client: %w", err)
 		}
 	}
-	e.scSrc = upstream.New(upstream.Options{Name: "sidecar", Code: toolbus.CodeSidecarUnavailable,
-		Configured: sc != nil, Deadline: c.Sidecar.Timeout, Now: d.Now, Classify: classifySidecar, OnChange: e.logTransition})
+	scSrc := upstream.New(upstream.Options{Name: "sidecar", Code: toolbus.CodeSidecarUnavailable,
+		Configured: sc != nil, Deadline: c.Sidecar.Timeout, Now: d.Now, Classify: classifySidecar, OnChange: onChange})
 
 	titleRules, err := config.ParseRules(c.Privacy.TitleRules)
 	if err != nil {
@@ -156,7 +155,7 @@ func New(d Deps) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: privacy.url_rules: %w", err)
 	}
-	red := redact.New(redact.Options{MaxString: int(c.Limits.MaxStringBytes), ExtraKeys: SplitList(c.Limits.SensitiveKeys)})
+	red := NewRedactor(c)
 	privacy := nowframe.Privacy{MaxTitleLength: c.Privacy.MaxTitleLength, ExcludeApps: c.Privacy.ExcludedApps(),
 		TitleRules: titleRules, URLRules: urlRules, MaskSecrets: func(s string) string { out, _ := red.Text(s); return out }}
 	redactOnce := func(b []byte) ([]byte, []string, []string) {
@@ -166,32 +165,48 @@ func New(d Deps) (*Engine, error) {
 		}
 		return out, rep.Redacted, rep.Bounded
 	}
-	if e.zone, err = zoneOf(c.Activity.Timezone, d); err != nil {
+	zone, err := zoneOf(c.Activity.Timezone, d)
+	if err != nil {
 		return nil, err
 	}
-	bopts := nowframe.Options{
-		AW: awc, AWSource: e.awSrc, SidecarSource: e.scSrc, Host: c.AW.Host,
-		Privacy: privacy, Now: d.Now, Zone: e.frameZone,
-		// Every frame is redacted once, when it is rendered, not per call.
-		Redact: redactOnce,
-	}
+	zoneAt := frameZone(zone)
 	as, warn := artifacts.Open(artifacts.Options{Root: c.Paths.ContextRoot,
-		MaxAge: c.Artifacts.MaxAge, MaxBytes: c.Artifacts.MaxBytes, Now: d.Now})
+		MaxAge: c.Artifacts.MaxAge, MaxBytes: c.Artifacts.MaxBytes, Now: d.Now, Logger: d.Logger})
 	if warn != "" {
 		d.Logger.Warn().Msg(warn)
 	}
-	e.artifacts = as
+
+	bopts := nowframe.Options{
+		AW: awc, AWSource: awSrc, SidecarSource: scSrc, Host: c.AW.Host,
+		Privacy: privacy, Now: d.Now, Zone: zoneAt,
+		// Every frame is redacted once, when it is rendered, not per call.
+		Redact: redactOnce,
+	}
+	if sc != nil {
+		bopts.Sidecar = sc
+	}
+	builder := nowframe.NewBuilder(bopts)
+	poller := nowframe.NewPoller(builder, nowframe.PollerOptions{Interval: c.Poll.Interval,
+		IdleInterval: c.Poll.IdleInterval, ActiveFor: c.Poll.ActiveFor, BucketListTTL: c.Poll.BucketListTTL})
+	// The activity tools read ActivityWatch's history through their own
+	// client and breaker (never the live frame's), in the zone of the
+	// call, with the frames' privacy.
+	act := activity.NewService(activity.ServiceOptions{
+		Fetcher: activity.FetcherOptions{AW: awHist, Source: histSrc, Host: c.AW.Host, Now: d.Now},
+		Zones:   zone, Privacy: privacy, MetaTTL: c.Poll.BucketListTTL,
+	})
+
 	preflight := Preflight(c)
 	if err := as.Refused(); err != nil {
 		preflight = append(preflight, health.Check{Name: "artifact_root", OK: false, Detail: err.Error()})
 	}
 	hopts := health.Options{
-		AWSource: e.awSrc,
+		AWSource: awSrc,
 		// What a frame reads, not only /info: health and frames agree.
-		AWProbe:       func(ctx context.Context) error { return e.builder.ReadAW(ctx) },
-		SidecarSource: e.scSrc,
+		AWProbe:       builder.ReadAW,
+		SidecarSource: scSrc,
 		Preflight:     append(preflight, socketCheck(d.SocketPath)...),
-		Live:          e.liveChecks,
+		Live:          liveChecks(as, d.Checks),
 		Now:           d.Now,
 		FirstWait:     d.HealthFirstWait,
 		Protect:       d.Protect,
@@ -199,19 +214,9 @@ func New(d Deps) (*Engine, error) {
 		Settings:      healthSettings(c),
 	}
 	if sc != nil {
-		bopts.Sidecar = sc
 		hopts.SidecarProbe = sc.Probe
 	}
-	var poller *nowframe.Poller
-	bopts.OnFrame = func(f *nowframe.Frame) { poller.Observe(f) }
-	e.builder = nowframe.NewBuilder(bopts)
-	e.initActivity(privacy)
-	poller = nowframe.NewPoller(e.builder, nowframe.PollerOptions{Now: d.Now, Interval: c.Poll.Interval,
-		IdleInterval: c.Poll.IdleInterval, ActiveFor: c.Poll.ActiveFor, BucketListTTL: c.Poll.BucketListTTL})
-	e.poller = poller
-	e.health = health.New(hopts)
-
-	e.state, err = openState(c, red, d.Logger)
+	st, err := openState(c, red, d.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -223,14 +228,17 @@ func New(d Deps) (*Engine, error) {
 	for tool, r := range rates {
 		limits[tool] = toolbus.RateLimit{PerSecond: r.PerSecond, Burst: r.Burst}
 	}
+
+	e := &Engine{deps: d, log: d.Logger, awc: awc, awSrc: awSrc, histSrc: histSrc, builder: builder, poller: poller,
+		activity: act, health: health.New(hopts), state: st, artifacts: as, frameZone: zoneAt}
+	// The tools answer from everything above.
 	e.bus, err = toolbus.New(toolbus.Options{
-		ServerName: "awbridge", Now: d.Now, Redactor: red, State: e.state, Artifacts: as,
-		RateLimits: limits, MaxInFlight: c.Server.MaxInFlight, Logger: d.Logger,
+		ServerName: "awbridge", Now: d.Now, Redactor: red, State: st, Artifacts: as,
+		RateLimits: limits, MaxInFlight: c.Server.MaxInFlight,
 	}, e.tools()...)
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	e.liveBus.Store(e.bus)
 	e.startPrune()
 	return e, nil
 }
@@ -283,31 +291,27 @@ func openState(c config.Config, red *redact.Redactor, log zerolog.Logger) (*stat
 	return st, nil
 }
 
-// SplitList splits a comma-separated setting, dropping empty items.
-func SplitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
+// NewRedactor is the redactor of c's limits: the engine's, and the log's.
+func NewRedactor(c config.Config) *redact.Redactor {
+	return redact.New(redact.Options{MaxString: int(c.Limits.MaxStringBytes), ExtraKeys: protect.ParseList(c.Limits.SensitiveKeys)})
 }
 
 // logTransition logs a source going up or down: once per real
 // transition (upstream's hysteresis), never per call. Error texts carry
 // no titles or URLs (the clients keep event data out of them); a hint is
 // fixed text naming the setting to fix.
-func (e *Engine) logTransition(st upstream.Status) {
-	if st.OK {
-		e.log.Info().Str("source", st.Name).Float64("latency_ms", st.LatencyMs).Msg("source up")
-		return
+func logTransition(log zerolog.Logger) func(upstream.Status) {
+	return func(st upstream.Status) {
+		if st.OK {
+			log.Info().Str("source", st.Name).Float64("latency_ms", st.LatencyMs).Msg("source up")
+			return
+		}
+		ev := log.Warn().Str("source", st.Name).Str("circuit", st.Circuit).Str("code", st.Code).Str("error", st.Error)
+		if st.Hint != "" {
+			ev = ev.Str("hint", st.Hint)
+		}
+		ev.Msg("source down")
 	}
-	ev := e.log.Warn().Str("source", st.Name).Str("circuit", st.Circuit).Str("code", st.Code).Str("error", st.Error)
-	if st.Hint != "" {
-		ev = ev.Str("hint", st.Hint)
-	}
-	ev.Msg("source down")
 }
 
 // attemptTimeout leaves room for retries inside a source's deadline.
@@ -418,25 +422,22 @@ func (e *Engine) Close() {
 // protocol version ("" when none was negotiated).
 func (e *Engine) ToolsList(version string) json.RawMessage { return e.bus.ToolsList(version) }
 
-// liveChecks are the health checks of the running engine: artifact writes
-// failing (a context root that filled up or turned read-only mid-run),
-// then Deps.Checks.
-func (e *Engine) liveChecks() []health.Check {
-	var out []health.Check
-	if bus := e.liveBus.Load(); bus != nil {
-		if failing, n := bus.ArtifactWritesFailing(); failing {
+// liveChecks are the health checks of the running engine: artifact
+// writes failing (a context root that filled up or turned read-only
+// mid-run), then extra's.
+func liveChecks(as *artifacts.Store, extra func() []health.Check) func() []health.Check {
+	return func() []health.Check {
+		var out []health.Check
+		if failing, n := as.WritesFailing(); failing {
 			out = append(out, health.Check{Name: "artifact_writes", OK: false,
 				Detail: fmt.Sprintf("%d writes failed since the last success: the context root is full or not writable; calls go on without artifacts", n)})
 		}
+		if extra != nil {
+			out = append(out, extra()...)
+		}
+		return out
 	}
-	if e.deps.Checks != nil {
-		out = append(out, e.deps.Checks()...)
-	}
-	return out
 }
-
-// Health returns the health report (see health.Checker for freshness).
-func (e *Engine) Health(ctx context.Context) health.Report { return e.health.Report(ctx) }
 
 // Call is the single path of every call: MCP tools, direct methods and
 // `awbridge call`.
@@ -454,7 +455,11 @@ func Preflight(c config.Config) []health.Check {
 	checks := []health.Check{{Name: "config", OK: true, Detail: "loaded and valid"}}
 	u, err := url.Parse(c.AW.URL)
 	ok := err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
-	checks = append(checks, health.Check{Name: "activitywatch_url", OK: ok, Detail: detail(ok, "well formed", "not an http(s) URL with a host")})
+	why := "well formed"
+	if !ok {
+		why = "not an http(s) URL with a host"
+	}
+	checks = append(checks, health.Check{Name: "activitywatch_url", OK: ok, Detail: why})
 	if c.Paths.ContextRoot != "" {
 		ok, why := writableDir(c.Paths.ContextRoot)
 		checks = append(checks, health.Check{Name: "context_root", OK: ok, Detail: why})
@@ -494,13 +499,6 @@ func socketCheck(path string) []health.Check {
 			return []health.Check{{Name: "socket_path", OK: false, Detail: "no existing parent folder"}}
 		}
 	}
-}
-
-func detail(ok bool, yes, no string) string {
-	if ok {
-		return yes
-	}
-	return no
 }
 
 func writableDir(dir string) (bool, string) {

@@ -145,7 +145,7 @@ func TestHealthDegradedWhenEventReadsFail(t *testing.T) {
 		string(fr.AWInfo) == "null" || !strings.Contains(fr.Now.Summary, "could not be read") {
 		t.Fatalf("frame: %s", out.Body)
 	}
-	h := e.Health(ctx)
+	h := e.health.Report(ctx)
 	aws := h.Sources.ActivityWatch
 	if h.AWOK || h.Status != "degraded" || aws.OK || aws.Code != toolbus.CodeAwEventsUnreadable || aws.Hint == "" ||
 		!strings.Contains(aws.Error, "aw events: http status 500") || !aws.Checked {
@@ -158,7 +158,7 @@ func TestHealthDegradedWhenEventReadsFail(t *testing.T) {
 func TestHealthShowsTheLiveCircuit(t *testing.T) {
 	e, sw, _, _ := switchEngine(t, nil)
 	ctx := context.Background()
-	if h := e.Health(ctx); !h.AWOK || h.Sources.ActivityWatch.Circuit != "closed" {
+	if h := e.health.Report(ctx); !h.AWOK || h.Sources.ActivityWatch.Circuit != "closed" {
 		t.Fatalf("health at first: %+v", h)
 	}
 	sw.down.Store(true)
@@ -203,7 +203,7 @@ func TestSidecarRefusalIsAConfigurationProblem(t *testing.T) {
 					t.Fatalf("frame: %s (%v)", out.Body, out.Err)
 				}
 			}
-			h := e.Health(context.Background())
+			h := e.health.Report(context.Background())
 			st := h.Sources.Sidecar
 			if h.Status != "degraded" || !h.AWOK || st.OK || st.Code != toolbus.CodeSidecarAuthFailed || !st.Misconfigured ||
 				!strings.Contains(st.Hint, "sidecar.url") || st.Circuit != "closed" {

@@ -284,7 +284,7 @@ func TestRecoveryAfterTheCoolDown(t *testing.T) {
 	clock.Add(2 * time.Second)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		h := e.Health(ctx)
+		h := e.health.Report(ctx)
 		if h.AWOK && h.Status == "healthy" && h.Sources.ActivityWatch.Circuit == "closed" {
 			break
 		}
@@ -413,7 +413,7 @@ func TestSidecarFaults(t *testing.T) {
 				fr.Sources["sidecar"].OK || fr.Sources["sidecar"].Error == nil || !strings.Contains(*fr.Sources["sidecar"].Error, f.want) {
 				t.Fatalf("frame: %s", out.Body)
 			}
-			h := e.Health(context.Background())
+			h := e.health.Report(context.Background())
 			if h.Status != "degraded" || !h.AWOK || h.SidecarProbeStatus == nil || *h.SidecarProbeStatus || string(h.OmniProbe) != "null" {
 				t.Fatalf("health: %+v", h)
 			}

@@ -202,7 +202,7 @@ func TestArtifactRootOthersCanChangeIsRefused(t *testing.T) {
 			}
 			e, log := filesEngine(t, root, "")
 			want := "refused: " + refused + " " + tt.why
-			h := e.Health(t.Context())
+			h := e.health.Report(t.Context())
 			if c := preflight(t, h.Preflight, "artifact_root"); c.OK || c.Detail != want {
 				t.Errorf("artifact_root check %+v, want failing with %q", c, want)
 			}
@@ -250,7 +250,7 @@ func TestStateFileLinkIsRefused(t *testing.T) {
 	e, log := filesEngine(t, "", stateDir)
 
 	want := "refused: " + link + " is a symbolic link; persistent state is off (remove it and restart)"
-	h := e.Health(t.Context())
+	h := e.health.Report(t.Context())
 	if c := preflight(t, h.Preflight, "state_file"); c.OK || c.Detail != want {
 		t.Errorf("state_file check %+v, want failing with %q", c, want)
 	}

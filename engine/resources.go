@@ -54,7 +54,7 @@ func (e *Engine) KnownResource(uri string) bool { return uri == uriNowframe || u
 func (e *Engine) ResourceChanged(uri string) <-chan struct{} {
 	switch uri {
 	case uriNowframe:
-		return e.poller.Changed()
+		return e.builder.Changed()
 	case uriHealth:
 		return e.health.Changed()
 	}

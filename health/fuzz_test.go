@@ -33,7 +33,7 @@ func FuzzReportProbe(f *testing.F) {
 		var probes atomic.Int32
 		h := checker(c, &awErr, func(context.Context) (json.RawMessage, error) { return decoded, derr }, &probes)
 		defer h.Close()
-		raw := h.JSON(context.Background())
+		raw, _, _ := h.Rendered(context.Background())
 		var r struct {
 			AWOK               *bool           `json:"aw_ok"`
 			SidecarProbeStatus *bool           `json:"sidecar_probe_status"`

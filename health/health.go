@@ -40,8 +40,6 @@ type Options struct {
 	// (artifact writes failing on a full disk, say); they count like
 	// Preflight's. It must be cheap and safe for concurrent use.
 	Live func() []Check
-	// Refresh is the most often the sources are re-checked (default 1 s).
-	Refresh time.Duration
 	// Protect checks the protected environment at each refresh (nil: not
 	// configured).
 	Protect func() protect.Result
@@ -116,11 +114,11 @@ type Checker struct {
 	wg         sync.WaitGroup
 }
 
+// refreshEvery is the most often the sources are re-checked.
+const refreshEvery = time.Second
+
 // New returns a Checker.
 func New(opts Options) *Checker {
-	if opts.Refresh <= 0 {
-		opts.Refresh = time.Second
-	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -150,24 +148,18 @@ func (c *Checker) Prime(ctx context.Context) {
 	}
 }
 
-// JSON returns the rendered (and redacted) report. The first call probes the sources
-// (bounded by their deadlines); later calls answer at once from the last
-// status and, when it is older than the refresh interval, start one
-// refresh in the background.
-func (c *Checker) JSON(ctx context.Context) []byte {
-	b, _, _, _ := c.get(ctx)
-	return b
-}
-
-// Rendered is JSON together with where that very rendering was redacted
-// and where a long string was bounded (paths), read under one lock so they
-// always match.
+// Rendered returns the rendered (and redacted) report, with where that
+// very rendering was redacted and where a long string was bounded (paths),
+// read under one lock so they always match. The first call probes the
+// sources (bounded by their deadlines); later calls answer at once from
+// the last status and, when it is older than the refresh interval, start
+// one refresh in the background.
 func (c *Checker) Rendered(ctx context.Context) (body []byte, redacted, bounded []string) {
 	b, _, red, bnd := c.get(ctx)
 	return b, red, bnd
 }
 
-// Report returns the report as a value (see JSON for freshness rules).
+// Report returns the report as a value (see Rendered for freshness rules).
 func (c *Checker) Report(ctx context.Context) Report {
 	_, r, _, _ := c.get(ctx)
 	return r
@@ -176,7 +168,7 @@ func (c *Checker) Report(ctx context.Context) Report {
 func (c *Checker) get(ctx context.Context) ([]byte, Report, []string, []string) {
 	now := c.opts.Now()
 	c.mu.Lock()
-	stale := now.Sub(c.checkedAt) >= c.opts.Refresh
+	stale := now.Sub(c.checkedAt) >= refreshEvery
 	if stale && !c.refreshing {
 		c.refreshing = true
 		c.wg.Add(1)

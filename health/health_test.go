@@ -206,7 +206,7 @@ func TestHealthShowsTheLiveCircuit(t *testing.T) {
 	for range 3 {
 		_ = h.opts.AWSource.Do(context.Background(), func(context.Context) error { return errors.New("connection refused") })
 	}
-	body := h.JSON(context.Background())
+	body, _, _ := h.Rendered(context.Background())
 	r := h.Report(context.Background())
 	if r.Sources.ActivityWatch.Circuit != "open" || r.AWOK || r.Status != "degraded" || r.Sources.ActivityWatch.Code != "AwUnavailable" {
 		t.Fatalf("report right after the breaker opened = %+v", r)

@@ -162,7 +162,7 @@ func (s Spec) check() error {
 	for _, p := range []struct{ what, v string }{{"executable", s.Executable}, {"config file", s.ConfigPath}, {"socket", s.Socket}} {
 		switch {
 		case p.what == "socket" && p.v == "":
-		case !isAbs(s.goos(), p.v):
+		case !config.IsAbs(s.goos(), p.v):
 			return fmt.Errorf("install: the %s %q is not an absolute path", p.what, p.v)
 		case !utf8.ValidString(p.v):
 			return fmt.Errorf("install: the %s path %q is not valid UTF-8", p.what, p.v)
@@ -224,17 +224,6 @@ func (s Spec) Validate() error {
 		return &GoRunError{Path: s.Executable}
 	}
 	return nil
-}
-
-func isAbs(goos, p string) bool {
-	if goos != "windows" {
-		return strings.HasPrefix(p, "/")
-	}
-	if strings.HasPrefix(p, `\\`) {
-		return len(p) > 2
-	}
-	return len(p) >= 3 && p[1] == ':' && (p[2] == '\\' || p[2] == '/') &&
-		(('a' <= p[0] && p[0] <= 'z') || ('A' <= p[0] && p[0] <= 'Z'))
 }
 
 // Render returns the file the install writes for s, exactly: the systemd

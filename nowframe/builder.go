@@ -35,10 +35,6 @@ type Options struct {
 	// Host is the configured host whose buckets to read ("" = automatic).
 	Host    string
 	Privacy Privacy
-	// BucketsTTL is how long a bucket list is trusted to fetch events in
-	// parallel with a fresh list (default 30 s). A bucket that vanished
-	// is noticed in the same build and refetched.
-	BucketsTTL time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// Zone, when set, is the zone the person's local time is in at t: the
@@ -47,8 +43,6 @@ type Options struct {
 	// Redact, when set, redacts each frame's JSON once, when it is
 	// rendered, and returns where it changed it (paths, never values).
 	Redact func(frame []byte) (out []byte, redacted, bounded []string)
-	// OnFrame, when set, sees every new frame (the poller's change feed).
-	OnFrame func(*Frame)
 }
 
 // Builder assembles frames. Safe for concurrent use: concurrent fresh
@@ -61,6 +55,7 @@ type Builder struct {
 
 	mu        sync.Mutex
 	inflight  *flight
+	changed   chan struct{} // closed and replaced when a frame shows a switch
 	wg        sync.WaitGroup
 	quit      chan struct{} // closed by Close: a build under way stops
 	closeOnce sync.Once
@@ -130,6 +125,11 @@ func (e *UnreadableError) Error() string { return e.Err.Error() }
 // Unwrap returns the cause.
 func (e *UnreadableError) Unwrap() error { return e.Err }
 
+// selectionTTL is how long a bucket selection is trusted to fetch events
+// in parallel with a fresh bucket list. A bucket that vanished is noticed
+// in the same build and refetched.
+const selectionTTL = 30 * time.Second
+
 type cachedSelection struct {
 	sel Selection
 	at  time.Time
@@ -145,10 +145,39 @@ func NewBuilder(opts Options) *Builder {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.BucketsTTL <= 0 {
-		opts.BucketsTTL = 30 * time.Second
+	return &Builder{opts: opts, quit: make(chan struct{}), changed: make(chan struct{})}
+}
+
+// Changed returns a channel closed when the next frame shows the person
+// doing something else (app, title, URL or AFK status): the change feed
+// of subscriptions, one channel for every subscriber.
+func (b *Builder) Changed() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.changed
+}
+
+// publish makes f the latest frame unless a newer one is (an older build
+// finished late), and closes Changed's channel when f shows a switch.
+func (b *Builder) publish(f *Frame) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	prev := b.latest.Load()
+	if prev != nil && prev.Version > f.Version {
+		return
 	}
-	return &Builder{opts: opts, quit: make(chan struct{})}
+	b.latest.Store(f)
+	if prev != nil && switched(prev.Now, f.Now) {
+		close(b.changed)
+		b.changed = make(chan struct{})
+	}
+}
+
+// switched reports whether what the person is doing differs between two
+// frames: app, title, URL or AFK status.
+func switched(a, b Now) bool {
+	return a.Window.App != b.Window.App || a.Window.Title != b.Window.Title || a.Window.Excluded != b.Window.Excluded ||
+		a.Browser.URL != b.Browser.URL || a.Browser.Focused != b.Browser.Focused || a.AFK.Status != b.AFK.Status
 }
 
 // Latest returns the newest frame, or nil before the first build.
@@ -301,18 +330,7 @@ func (b *Builder) build(ctx context.Context, cause string) *Frame {
 		// Every field is a plain value; this cannot happen short of a bug.
 		panic("nowframe: rendering a frame: " + err.Error())
 	}
-	for {
-		old := b.latest.Load()
-		if old != nil && old.Version > f.Version {
-			break
-		}
-		if b.latest.CompareAndSwap(old, f) {
-			break
-		}
-	}
-	if b.opts.OnFrame != nil {
-		b.opts.OnFrame(f)
-	}
+	b.publish(f)
 	return f
 }
 
@@ -401,7 +419,7 @@ func (b *Builder) fetchAll(ctx context.Context) (awPart, error) {
 	)
 	wg.Go(func() { info, infoErr = b.opts.AW.Info(ctx) })
 	wg.Go(func() { part.buckets, bErr = b.opts.AW.Buckets(ctx) })
-	if cached != nil && b.opts.Now().Sub(cached.at) < b.opts.BucketsTTL && cached.sel.Window != "" {
+	if cached != nil && b.opts.Now().Sub(cached.at) < selectionTTL && cached.sel.Window != "" {
 		useEarly = true
 		wg.Go(func() { earlyErr = b.fetchEvents(ctx, cached.sel, &early) })
 	}

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/awbridge/awbridge/aw"
 )
@@ -42,8 +41,7 @@ const (
 // and the watcher behaviour disclosed with them. Watchers pre-merge
 // heartbeats and commit at least every ~10 s (aw-client's
 // commit_interval), so the server's newest event lags by up to that much
-// plus the watcher's poll interval. A zero field takes its default. A
-// plain value.
+// plus the watcher's poll interval. A plain value.
 type Thresholds struct {
 	// Window: aw-watcher-window polls every 1 s, pulsetime 2 s (default 15 s).
 	Window time.Duration
@@ -75,26 +73,6 @@ func DefaultThresholds() Thresholds {
 	}
 }
 
-func (t Thresholds) orDefaults() Thresholds {
-	d := DefaultThresholds()
-	if t.Window <= 0 {
-		t.Window = d.Window
-	}
-	if t.AFK <= 0 {
-		t.AFK = d.AFK
-	}
-	if t.Web <= 0 {
-		t.Web = d.Web
-	}
-	if t.FutureTolerance <= 0 {
-		t.FutureTolerance = d.FutureTolerance
-	}
-	if t.AFKTimeout <= 0 {
-		t.AFKTimeout = d.AFKTimeout
-	}
-	return t
-}
-
 // Input is what ComputeNow reads: the selection and the newest events of
 // its buckets, as the server returns them (newest first; order is not
 // relied on). Nil slices and maps mean no data. ComputeNow does not
@@ -105,9 +83,8 @@ type Input struct {
 	Window    []aw.Event
 	AFK       []aw.Event
 	// Web holds the events of each web bucket, by bucket id.
-	Web        map[string][]aw.Event
-	Privacy    Privacy
-	Thresholds Thresholds
+	Web     map[string][]aw.Event
+	Privacy Privacy
 	// Unavailable is true when ActivityWatch did not answer, so missing
 	// data means "unknown", not "no watcher".
 	Unavailable bool
@@ -366,7 +343,7 @@ func fresh(t *EventTiming) bool { return t != nil && !t.Stale }
 // withheld, the browser tab shown only while a browser has focus. Pure:
 // no I/O, no clock; safe for concurrent use.
 func ComputeNow(in Input) Now {
-	c := computation{in: in, th: in.Thresholds.orDefaults(), now: in.Now.UTC(), maxTitle: in.Privacy.maxTitle()}
+	c := computation{in: in, th: DefaultThresholds(), now: in.Now.UTC(), maxTitle: in.Privacy.maxTitle()}
 	n := Now{AsOf: c.now, Selection: in.Selection, Notes: []string{}}
 	c.window(&n.Window)
 	c.browser(&n.Browser)
@@ -427,7 +404,7 @@ func (c *computation) window(w *Window) {
 		c.rawApp, c.rawTitle = ev.Str("app"), ev.Str("title")
 		w.App = c.in.Privacy.cleanText(c.rawApp, maxAppLength)
 		_, c.pmApp = PasswordManager(c.rawApp, c.rawTitle)
-		c.userExcluded = c.in.Privacy.excluded(c.rawApp)
+		c.userExcluded = c.in.Privacy.Excluded(c.rawApp)
 	case c.in.unknown(w.Bucket):
 		w.Reason = ReasonUnreadable
 	case w.Bucket == "":
@@ -448,7 +425,7 @@ func (c *computation) browser(b *Browser) {
 		return
 	}
 	b.Focused, b.Name = true, name
-	b.Private = privateWindowTitle(c.rawTitle)
+	b.Private = PrivateWindowTitle(c.rawTitle)
 	id, ev, match, ok := c.chooseWeb(name, engine)
 	if !ok {
 		b.Reason = ReasonNoEvents
@@ -740,10 +717,10 @@ func browserOf(app string) (name, engine string, ok bool) {
 	return "", "", false
 }
 
-// privateWindowTitle reports a browser window title that marks a private
+// PrivateWindowTitle reports a browser window title that marks a private
 // window ("... - Google Chrome (Incognito)", "... — Private Browsing",
 // "[InPrivate]").
-func privateWindowTitle(title string) bool {
+func PrivateWindowTitle(title string) bool {
 	t := strings.TrimSpace(title)
 	if len(t) > 64 {
 		t = t[len(t)-64:]
@@ -755,181 +732,4 @@ func privateWindowTitle(title string) bool {
 		}
 	}
 	return false
-}
-
-// summarize writes Now.Summary from the app name, the AFK state and
-// staleness only: never a title or URL. A watcher whose events could not
-// be read is said to be unreadable, never silent: its state is unknown.
-func summarize(n *Now, pmApp, showTab, unavailable, refused bool) string {
-	w, a, b := &n.Window, &n.AFK, &n.Browser
-	winFresh := fresh(w.EventTiming)
-	afkFresh := a.Status != StatusUnknown && fresh(a.EventTiming)
-	winUnreadable, afkUnreadable := w.Reason == ReasonUnreadable, a.Reason == ReasonUnreadable
-	switch {
-	case n.NewestEvent == nil:
-		switch {
-		case unavailable && refused:
-			return "Unknown: ActivityWatch refused awbridge's requests (see sources.activitywatch.error)"
-		case unavailable:
-			return "Unknown: ActivityWatch did not answer (see sources.activitywatch.error)"
-		case winUnreadable || afkUnreadable:
-			return "Unknown: " + unreadablePhrase(winUnreadable, afkUnreadable) + " (see sources.activitywatch.error)"
-		case n.Selection.Window == "" && n.Selection.AFK == "":
-			return "No activity data: no window or AFK bucket was found for this host"
-		}
-		return "No activity data: the selected buckets have no events"
-	case n.Stale:
-		s := fmt.Sprintf("No recent activity: the %s watcher's newest event ended %s ago",
-			watcherName(n.NewestEvent.Source), humanDuration(n.NewestEvent.AgeSeconds))
-		if winUnreadable || afkUnreadable {
-			s += "; " + unreadablePhrase(winUnreadable, afkUnreadable)
-		}
-		return s
-	case afkFresh && a.Status == StatusAFK:
-		s := "Away since " + clock(a.Since, n.AsOf)
-		if winFresh {
-			s += "; " + appPhrase(w, b, pmApp, showTab) + " in focus"
-		}
-		return s
-	case winFresh:
-		s := "Active in " + appPhrase(w, b, pmApp, showTab)
-		switch {
-		case afkUnreadable:
-			s += "; AFK status unknown: its events could not be read"
-		case a.Status == StatusUnknown:
-			s += "; AFK status unknown"
-		case !afkFresh:
-			s += "; AFK status stale"
-		}
-		return s
-	case afkFresh:
-		switch {
-		case w.Available:
-			return fmt.Sprintf("Present (not afk), but the window watcher's newest event ended %s ago",
-				humanDuration(w.AgeSeconds))
-		case winUnreadable:
-			return "Present (not afk); " + unreadablePhrase(true, false)
-		}
-		return "Present (not afk); no window data"
-	}
-	// Only the web watcher has a fresh event.
-	switch {
-	case winUnreadable && afkUnreadable:
-		return "Only the web watcher is active: " + unreadablePhrase(true, true)
-	case winUnreadable:
-		return "Only the web watcher is active: " + unreadablePhrase(true, false) + ", and the AFK watcher is silent"
-	case afkUnreadable:
-		return "Only the web watcher is active: the window watcher is silent, and " + unreadablePhrase(false, true)
-	}
-	return "Only the web watcher is active: the window and AFK watchers are silent"
-}
-
-// unreadablePhrase says which of the window and AFK watchers' events
-// could not be read (at least one).
-func unreadablePhrase(window, afk bool) string {
-	switch {
-	case window && afk:
-		return "the window and AFK watchers' events could not be read"
-	case window:
-		return "the window watcher's events could not be read"
-	}
-	return "the AFK watcher's events could not be read"
-}
-
-func watcherName(source string) string {
-	switch source {
-	case "afk":
-		return "AFK"
-	default:
-		return source
-	}
-}
-
-func appPhrase(w *Window, b *Browser, pmApp, showTab bool) string {
-	app := w.App
-	switch {
-	case app == "":
-		app = "an unnamed app"
-	case !plainAppName(app):
-		app = "an app (its name is in window.app)"
-	}
-	switch {
-	case pmApp:
-		return app + " (password manager, title withheld)"
-	case !b.Focused:
-		return app
-	case b.ExcludedReason == ReasonPasswordManager:
-		return app + " (password manager tab, withheld)"
-	case b.Private:
-		return app + " (private tab, withheld)"
-	case !showTab && b.Reason == ReasonUnreadable:
-		return app + " (its tab could not be read)"
-	case !showTab:
-		return app + " (no browser tab data)"
-	}
-	var extra string
-	if b.EventTiming == nil {
-		return app + " (browser tab shown)"
-	}
-	if b.Stale {
-		extra += ", stale"
-	}
-	if b.Audible != nil && *b.Audible && !b.Stale {
-		extra += ", playing audio"
-	}
-	return app + " (browser tab shown" + extra + ")"
-}
-
-// maxSummaryApp bounds an app name quoted in a summary, in bytes.
-const maxSummaryApp = 40
-
-// plainAppName reports whether an app name may appear inside the summary
-// sentence: short, at most four words of letters, digits and . - _ +.
-// App names come from the window watcher (a program chooses its own
-// name): a long name, or one with punctuation (a colon, quotes, a full
-// stop between words), stays in the data field window.app only. Four
-// plain words can still say anything, so the summary is data like every
-// other field of the frame; this only keeps a sentence from being built
-// into it.
-func plainAppName(app string) bool {
-	if len(app) > maxSummaryApp || strings.Count(app, " ") > 3 {
-		return false
-	}
-	for _, r := range app {
-		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !strings.ContainsRune(" .-_+", r) {
-			return false
-		}
-	}
-	return true
-}
-
-// clock formats t for a summary: the time of day when on as-of's UTC
-// date, else the date too.
-func clock(t, asOf time.Time) string {
-	t = t.UTC()
-	if y, m, d := t.Date(); y == asOf.Year() && m == asOf.Month() && d == asOf.Day() {
-		return t.Format("15:04:05Z")
-	}
-	return t.Format("2006-01-02 15:04:05Z")
-}
-
-// humanDuration formats seconds as "45s", "10m", "2h5m", "3d4h".
-func humanDuration(sec float64) string {
-	s := int64(sec)
-	switch {
-	case s < 60:
-		return fmt.Sprintf("%ds", s)
-	case s < 3600:
-		return fmt.Sprintf("%dm", s/60)
-	case s < 86400:
-		if m := s % 3600 / 60; m != 0 {
-			return fmt.Sprintf("%dh%dm", s/3600, m)
-		}
-		return fmt.Sprintf("%dh", s/3600)
-	default:
-		if h := s % 86400 / 3600; h != 0 {
-			return fmt.Sprintf("%dd%dh", s/86400, h)
-		}
-		return fmt.Sprintf("%dd", s/86400)
-	}
 }

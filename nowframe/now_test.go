@@ -566,18 +566,17 @@ func TestComputeNowCases(t *testing.T) {
 			},
 		},
 		{
-			name: "custom thresholds are applied and disclosed",
+			name: "thresholds are applied and disclosed",
 			in: Input{Now: t0, Selection: Selection{Window: "w", AFK: "a"},
-				Window: []aw.Event{winEv(8, 0, "Code", "x")}, AFK: []aw.Event{afkEv(100, 50, StatusNotAFK)},
-				Thresholds: Thresholds{Window: 5 * time.Second, AFK: 60 * time.Second, AFKTimeout: 300 * time.Second}},
+				Window: []aw.Event{winEv(20, 0, "Code", "x")}, AFK: []aw.Event{afkEv(100, 50, StatusNotAFK)}},
 			check: func(t *testing.T, n Now) {
 				is(t, "window stale", n.Window.Stale, true)
-				is(t, "window threshold", n.Window.StaleAfterSeconds, 5.0)
+				is(t, "window threshold", n.Window.StaleAfterSeconds, 15.0)
 				is(t, "afk age", n.AFK.AgeSeconds, 50.0)
 				is(t, "afk stale", n.AFK.Stale, false)
-				is(t, "afk threshold", n.AFK.StaleAfterSeconds, 60.0)
-				is(t, "afk delay", n.AFK.DetectionDelaySeconds, 300.0)
-				is(t, "summary", n.Summary, "Present (not afk), but the window watcher's newest event ended 8s ago")
+				is(t, "afk threshold", n.AFK.StaleAfterSeconds, 200.0)
+				is(t, "afk delay", n.AFK.DetectionDelaySeconds, 180.0)
+				is(t, "summary", n.Summary, "Present (not afk), but the window watcher's newest event ended 20s ago")
 			},
 		},
 		{

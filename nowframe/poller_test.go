@@ -3,7 +3,6 @@ package nowframe
 import (
 	"context"
 	"errors"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -20,49 +19,40 @@ func frameWith(v uint64, at time.Time, app, title, url, afk string) *Frame {
 	return f
 }
 
-func TestPollerRecordsSwitchesOnly(t *testing.T) {
+// The change feed wakes subscribers when what the person does changes,
+// not at every frame, and never for an older build finishing late.
+func TestChangeFeedWakesOnSwitchesOnly(t *testing.T) {
 	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	now := t0
-	p := NewPoller(nil, PollerOptions{History: 3, Now: func() time.Time { return now }})
-	changed := p.Changed()
-	p.Observe(frameWith(1, t0, "Code", "a.go", "", "not-afk"))
-	p.Observe(frameWith(2, t0.Add(time.Second), "Code", "a.go", "", "not-afk")) // nothing changed
+	b := NewBuilder(Options{})
+	changed := b.Changed()
+	b.publish(frameWith(1, t0, "Code", "a.go", "", "not-afk"))
+	b.publish(frameWith(2, t0.Add(time.Second), "Code", "a.go", "", "not-afk")) // nothing changed
 	select {
 	case <-changed:
 		t.Fatal("a frame without a switch woke subscribers")
 	default:
 	}
-	p.Observe(frameWith(3, t0.Add(2*time.Second), "Google-chrome", "Docs", "https://x/", "not-afk"))
+	b.publish(frameWith(3, t0.Add(2*time.Second), "Google-chrome", "Docs", "https://x/", "not-afk"))
 	select {
 	case <-changed:
 	default:
 		t.Fatal("a switch did not wake subscribers")
 	}
-	p.Observe(frameWith(1, t0.Add(3*time.Second), "Slack", "", "", "afk")) // an older build finishing late
-	p.Observe(frameWith(4, t0.Add(4*time.Second), "Google-chrome", "Docs", "https://x/", "afk"))
-	ch := p.Changes(0, 0)
-	if len(ch) != 2 || !slices.Equal(ch[0].What, []string{"app", "title", "url"}) || !slices.Equal(ch[1].What, []string{"afk"}) {
-		t.Fatalf("changes %+v", ch)
+	changed = b.Changed()
+	b.publish(frameWith(1, t0.Add(3*time.Second), "Slack", "", "", "afk")) // an older build finishing late
+	select {
+	case <-changed:
+		t.Fatal("an older frame woke subscribers")
+	default:
 	}
-	// The ring keeps the newest History changes, oldest first.
-	for i := range 5 {
-		app := []string{"A", "B"}[i%2]
-		p.Observe(frameWith(uint64(10+i), t0.Add(time.Duration(10+i)*time.Second), app, "", "", "afk"))
+	if b.Latest().Version != 3 {
+		t.Fatalf("an older frame replaced the latest: %d", b.Latest().Version)
 	}
-	ch = p.Changes(0, 0)
-	if len(ch) != 3 || ch[0].Version != 12 || ch[2].Version != 14 {
-		t.Fatalf("ring %+v", ch)
-	}
-	now = t0.Add(14 * time.Second)
-	if got := p.Changes(1500*time.Millisecond, 0); len(got) != 2 {
-		t.Fatalf("last 1.5 s: %+v", got)
-	}
-	if got := p.Changes(0, 1); len(got) != 1 || got[0].Version != 14 {
-		t.Fatalf("limit 1: %+v", got)
-	}
-	// Every frame is kept as a snapshot, not only the switches.
-	if fr := p.Frames(0, 0); len(fr) != 9 || fr[8].Version != 14 || fr[8].App != "A" {
-		t.Fatalf("frames %+v", fr)
+	b.publish(frameWith(4, t0.Add(4*time.Second), "Google-chrome", "Docs", "https://x/", "afk"))
+	select {
+	case <-changed:
+	default:
+		t.Fatal("going AFK did not wake subscribers")
 	}
 }
 

@@ -88,14 +88,7 @@ func (p Privacy) Title(raw string) string { return p.title(raw, p.maxTitle()) }
 func (p Privacy) URL(raw string) string { return rewrite(SanitizeURL(raw), p.URLRules, SanitizeURL) }
 
 // Excluded: see App.
-func (p Privacy) Excluded(app string) bool { return p.excluded(app) }
-
-// PrivateWindowTitle reports a browser window title that marks a private
-// window, as frames recognise one.
-func PrivateWindowTitle(title string) bool { return privateWindowTitle(title) }
-
-// excluded reports whether app is one of ExcludeApps.
-func (p Privacy) excluded(app string) bool {
+func (p Privacy) Excluded(app string) bool {
 	a := strings.TrimSuffix(strings.ToLower(strings.TrimSpace(app)), ".exe")
 	for _, x := range p.ExcludeApps {
 		if strings.TrimSuffix(strings.ToLower(x), ".exe") == a {

@@ -36,7 +36,6 @@ func (b *Bus) spill(r *run) redact.SpillFunc {
 	return func(_, full string) string {
 		r.spills++
 		uri, err := b.opts.Artifacts.Spill(r.call.Trace.TraceID, r.call.Trace.SpanID, r.spills, []byte(full))
-		b.artifactOutcome(err)
 		if err != nil {
 			r.artifactFailed = true
 			return ""

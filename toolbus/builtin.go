@@ -60,20 +60,23 @@ func (b *Bus) runState(_ context.Context, call *Call) (Result, error) {
 	need := func(what string) error {
 		return Invalid(fmt.Sprintf("action %s needs %s", action, what), "", map[string]any{"argument": what})
 	}
+	reply := func(v any, err error) (Result, error) {
+		if err != nil {
+			return Result{}, stateError(err)
+		}
+		return Result{Body: mustJSON(v)}, nil
+	}
 	switch action {
 	case "get":
 		if key == "" {
 			return Result{}, need("key")
 		}
 		v, from, ok, err := st.Get(key, scope)
-		if err != nil {
-			return Result{}, stateError(err)
-		}
-		if !ok {
+		if err == nil && !ok {
 			return Result{}, &ToolError{Kind: ContractError, Code: CodeNotFound, Message: "no value is stored under that key",
 				Hint: "list the keys with {\"action\":\"list\"}", Details: map[string]any{"key": key}}
 		}
-		return Result{Body: mustJSON(map[string]any{"key": key, "scope": from, "value": v})}, nil
+		return reply(map[string]any{"key": key, "scope": from, "value": v}, err)
 	case "set":
 		raw, ok := call.Args["value"].(json.RawMessage)
 		if key == "" || !ok {
@@ -86,40 +89,25 @@ func (b *Bus) runState(_ context.Context, call *Call) (Result, error) {
 			return Result{}, err
 		}
 		ent, err := st.Set(key, raw, scope)
-		if err != nil {
-			return Result{}, stateError(err)
-		}
-		return Result{Body: mustJSON(map[string]any{"stored": ent})}, nil
+		return reply(map[string]any{"stored": ent}, err)
 	case "list":
 		ents, err := st.List(prefix, scope)
-		if err != nil {
-			return Result{}, stateError(err)
-		}
 		if ents == nil {
 			ents = []state.Entry{}
 		}
-		return Result{Body: mustJSON(map[string]any{"entries": ents})}, nil
+		return reply(map[string]any{"entries": ents}, err)
 	case "unset":
 		if key == "" {
 			return Result{}, need("key")
 		}
 		n, err := st.Unset(key, scope)
-		if err != nil {
-			return Result{}, stateError(err)
-		}
-		return Result{Body: mustJSON(map[string]any{"removed": n})}, nil
+		return reply(map[string]any{"removed": n}, err)
 	case "clear":
 		n, err := st.Clear(prefix, scope)
-		if err != nil {
-			return Result{}, stateError(err)
-		}
-		return Result{Body: mustJSON(map[string]any{"removed": n})}, nil
+		return reply(map[string]any{"removed": n}, err)
 	case "dump":
 		d, err := st.Dump(scope)
-		if err != nil {
-			return Result{}, stateError(err)
-		}
-		return Result{Body: mustJSON(d)}, nil
+		return reply(d, err)
 	}
 	return Result{}, need("action")
 }
@@ -135,7 +123,7 @@ func (b *Bus) artifactsTool() *Tool {
 			{Name: "action", Type: "string", Enum: []string{"get", "head", "tail", "list"}, Required: true},
 			{Name: "uri", Type: "string", MaxLen: 512},
 			{Name: "trace", Type: "string", MaxLen: 128, Pattern: idPattern, Check: checkID},
-			{Name: "max_bytes", Type: "integer", Min: 1, Max: 16 << 10},
+			{Name: "max_bytes", Type: "integer", Min: 1, Max: artifacts.MaxReadBytes},
 		},
 		ResultSchema: json.RawMessage(`{"type":"object"}`),
 		ReadOnly:     true, Idempotent: true,
@@ -171,7 +159,8 @@ func (b *Bus) runArtifacts(_ context.Context, call *Call) (Result, error) {
 		if uri == "" {
 			return Result{}, Invalid("action "+action+" needs uri", "", map[string]any{"argument": "uri"})
 		}
-		data, info, err := as.Read(uri, artifacts.Mode(action), int(maxBytes(call)))
+		n, _ := call.Args["max_bytes"].(int64) // 0: MaxReadBytes
+		data, info, err := as.Read(uri, artifacts.Mode(action), int(n))
 		if err != nil {
 			return Result{}, artifactError(err)
 		}
@@ -192,11 +181,4 @@ func artifactError(err error) *ToolError {
 			Hint: "list a trace's artifacts with {\"action\":\"list\",\"trace\":...}"}).WithCause(err)
 	}
 	return (&ToolError{Kind: SystemError, Code: CodeStorage, Retryable: true, Message: "the artifact could not be read"}).WithCause(err)
-}
-
-func maxBytes(call *Call) int64 {
-	if v, ok := call.Args["max_bytes"].(int64); ok {
-		return v
-	}
-	return 16 << 10
 }

@@ -5,11 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/rs/zerolog"
 
 	"github.com/awbridge/awbridge/toolbus/artifacts"
 	"github.com/awbridge/awbridge/toolbus/redact"
@@ -51,9 +49,6 @@ type Options struct {
 	RateLimits map[string]RateLimit
 	// MaxInFlight is the per-connection cap, reported in policy.
 	MaxInFlight int
-	// Logger receives one warning per failed artifact write (paths, never
-	// values).
-	Logger zerolog.Logger
 }
 
 // Bus is the registry of tools and the call pipeline: resolve -> validate
@@ -66,11 +61,6 @@ type Bus struct {
 	byName  map[string]*entry
 	lists   toolLists
 	limiter map[string]*limiter
-
-	artFailing  atomic.Bool  // the last artifact write failed
-	artFailed   atomic.Int64 // artifact writes failed since the last success
-	artWarned   atomic.Bool  // the current failure was logged
-	artLastWarn atomic.Int64 // when the last failure was logged (unix ns)
 }
 
 type entry struct {
@@ -174,6 +164,16 @@ func RedactValue(r *redact.Redactor) func(json.RawMessage) json.RawMessage {
 // toolLists). Each shape is rendered once, when first asked for.
 func (b *Bus) ToolsList(version string) json.RawMessage { return b.lists.forVersion(version) }
 
+// Names lists the canonical name of every tool, the built-ins first, in
+// tools/list's order.
+func (b *Bus) Names() []string {
+	names := make([]string, len(b.tools))
+	for i, e := range b.tools {
+		names[i] = e.tool.Name
+	}
+	return names
+}
+
 // Redactor is the bus's redactor, for callers that redact ahead of time
 // (the warm frame, once per version).
 func (b *Bus) Redactor() *redact.Redactor { return b.opts.Redactor }
@@ -254,7 +254,7 @@ func (b *Bus) finish(r *run) Response {
 		// Rejected before the arguments were understood: nothing is
 		// written anywhere; the trace joins the caller's traceparent or
 		// is fresh.
-		r.call = &Call{Name: r.req.Name, MaxAgeMs: -1, Trace: b.trace(nil, r.req.TraceParent)}
+		r.call = &Call{MaxAgeMs: -1, Trace: b.trace(nil, r.req.TraceParent)}
 	}
 	if r.err != nil {
 		r.result = nil

@@ -43,6 +43,7 @@ func secretsTool() *Tool {
 
 type pipelineEnv struct {
 	bus      *Bus
+	as       *artifacts.Store
 	root     string
 	stateDir string
 	logs     *bytes.Buffer
@@ -57,12 +58,12 @@ func newPipeline(t *testing.T, fsys artifacts.FS, tools ...*Tool) *pipelineEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	as, warn := artifacts.Open(artifacts.Options{Root: root, FS: fsys})
+	logs := &bytes.Buffer{}
+	as, warn := artifacts.Open(artifacts.Options{Root: root, FS: fsys, Logger: zerolog.New(logs)})
 	if warn != "" {
 		t.Fatal(warn)
 	}
-	logs := &bytes.Buffer{}
-	b, err := New(Options{Redactor: red, State: st, Artifacts: as, Logger: zerolog.New(logs),
+	b, err := New(Options{Redactor: red, State: st, Artifacts: as,
 		RateLimits: map[string]RateLimit{"limited": {PerSecond: 0.001, Burst: 1}}},
 		append(tools, secretsTool(), &Tool{Name: "limited", ReadOnly: true, Run: func(context.Context, *Call) (Result, error) {
 			return Result{Body: json.RawMessage(`{"ok":true}`)}, nil
@@ -70,7 +71,7 @@ func newPipeline(t *testing.T, fsys artifacts.FS, tools ...*Tool) *pipelineEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &pipelineEnv{bus: b, root: root, stateDir: stateDir, logs: logs}
+	return &pipelineEnv{bus: b, as: as, root: root, stateDir: stateDir, logs: logs}
 }
 
 func (p *pipelineEnv) call(t *testing.T, name, args string) (Response, map[string]any) {
@@ -209,8 +210,8 @@ func TestArtifactWriteFailureNeverFailsTheCall(t *testing.T) {
 	if n := strings.Count(p.logs.String(), "artifact writes are failing"); n != 1 || !strings.Contains(p.logs.String(), "no space left on device") {
 		t.Fatalf("want exactly one warning with the cause, got %d:\n%s", n, p.logs.String())
 	}
-	if failing, n := p.bus.ArtifactWritesFailing(); !failing || n != 20 {
-		t.Fatalf("ArtifactWritesFailing = %v, %d", failing, n)
+	if failing, n := p.as.WritesFailing(); !failing || n != 20 {
+		t.Fatalf("WritesFailing = %v, %d", failing, n)
 	}
 	// Nothing torn on disk: no result.json, no temp files left.
 	var files []string
@@ -233,7 +234,7 @@ func TestArtifactWriteFailureNeverFailsTheCall(t *testing.T) {
 	if !strings.Contains(p.logs.String(), `"failed_writes":20,"message":"artifact writes work again"`) {
 		t.Fatalf("no recovery line:\n%s", p.logs.String())
 	}
-	if failing, _ := p.bus.ArtifactWritesFailing(); failing {
+	if failing, _ := p.as.WritesFailing(); failing {
 		t.Fatal("still failing after a good write")
 	}
 
@@ -247,7 +248,7 @@ func TestArtifactWriteFailureNeverFailsTheCall(t *testing.T) {
 	if n := strings.Count(p.logs.String()[logs:], "artifact writes are failing"); n != 0 {
 		t.Fatalf("%d more warnings within the minute:\n%s", n, p.logs.String()[logs:])
 	}
-	if failing, n := p.bus.ArtifactWritesFailing(); failing || n != 0 {
+	if failing, n := p.as.WritesFailing(); failing || n != 0 {
 		t.Fatalf("after a good write: failing %v, count %d", failing, n)
 	}
 }

@@ -88,10 +88,6 @@ type Example struct {
 
 // Call is one validated invocation, as a tool sees it.
 type Call struct {
-	// Name is the name the caller used (possibly an alias).
-	Name string
-	// Direct is true for a direct JSON-RPC method.
-	Direct bool
 	// Args holds the decoded arguments by name (string, int64, bool).
 	Args map[string]any
 	// MaxAgeMs is the caller's freshness bound, -1 when not given.

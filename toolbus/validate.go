@@ -306,7 +306,7 @@ func (b *Bus) validateStage(r *run) bool {
 	if te != nil {
 		return r.fail(StageValidate, te)
 	}
-	c := &Call{Name: r.req.Name, Direct: r.req.Direct, Args: args, MaxAgeMs: -1}
+	c := &Call{Args: args, MaxAgeMs: -1}
 	if v, ok := args[argMaxAgeMs].(int64); ok {
 		c.MaxAgeMs = v
 	}

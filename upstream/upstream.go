@@ -51,14 +51,6 @@ type Options struct {
 	Configured bool
 	// Deadline bounds one Do, retries included (default 2 s).
 	Deadline time.Duration
-	// FailureThreshold consecutive failures open the circuit (default 3).
-	FailureThreshold int
-	// CoolDown is how long an open circuit refuses calls before one
-	// half-open probe (default 10 s).
-	CoolDown time.Duration
-	// RecoverThreshold consecutive successes report a source that was
-	// reported down as up again (default 2).
-	RecoverThreshold int
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// Classify, when set, sorts a failure of a call (see Class).
@@ -66,8 +58,8 @@ type Options struct {
 	// OnChange, when set, is called outside any lock when the source's
 	// reported state changes, with hysteresis so that a source that flaps
 	// is not reported at every call: its first result; down once the
-	// circuit opens (FailureThreshold consecutive failures) or at once
-	// on a misconfiguration; up again after RecoverThreshold consecutive
+	// circuit opens (failureThreshold consecutive failures) or at once
+	// on a misconfiguration; up again after recoverThreshold consecutive
 	// successes.
 	OnChange func(st Status)
 }
@@ -179,19 +171,20 @@ const (
 	reportedDown
 )
 
+// The breaker: failureThreshold consecutive failures open the circuit,
+// which refuses calls for coolDown before one half-open probe; a source
+// reported down is reported up again after recoverThreshold consecutive
+// successes.
+const (
+	failureThreshold = 3
+	coolDown         = 10 * time.Second
+	recoverThreshold = 2
+)
+
 // New returns a Source with defaults applied.
 func New(opts Options) *Source {
 	if opts.Deadline <= 0 {
 		opts.Deadline = 2 * time.Second
-	}
-	if opts.FailureThreshold <= 0 {
-		opts.FailureThreshold = 3
-	}
-	if opts.RecoverThreshold <= 0 {
-		opts.RecoverThreshold = 2
-	}
-	if opts.CoolDown <= 0 {
-		opts.CoolDown = 10 * time.Second
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -225,7 +218,7 @@ func (s *Source) Circuit() Circuit {
 }
 
 func (s *Source) circuitLocked(now time.Time) Circuit {
-	if s.state == Open && !now.Before(s.openedAt.Add(s.opts.CoolDown)) {
+	if s.state == Open && !now.Before(s.openedAt.Add(coolDown)) {
 		return HalfOpen
 	}
 	return s.state
@@ -279,7 +272,7 @@ func (s *Source) admit(now time.Time, probe bool) error {
 	switch c {
 	case Open:
 		return &Error{Source: s.opts.Name, Code: CodeCircuitOpen, Circuit: Open,
-			RetryAfter: s.openedAt.Add(s.opts.CoolDown).Sub(now)}
+			RetryAfter: s.openedAt.Add(coolDown).Sub(now)}
 	case HalfOpen:
 		if s.probing {
 			return &Error{Source: s.opts.Name, Code: CodeCircuitOpen, Circuit: HalfOpen,
@@ -320,7 +313,7 @@ func (s *Source) record(start, end time.Time, err error, timedOut bool) error {
 
 // transitionLocked updates what is reported of the source after a call
 // and says whether it changed: the first result at once; down when the
-// circuit opened or on a misconfiguration; up after RecoverThreshold
+// circuit opened or on a misconfiguration; up after recoverThreshold
 // successes in a row.
 func (s *Source) transitionLocked(misconfigured bool) bool {
 	next := s.reported
@@ -329,7 +322,7 @@ func (s *Source) transitionLocked(misconfigured bool) bool {
 		next = reportedUp
 	case s.reported == reportedNothing:
 		next = reportedDown
-	case s.last.OK && s.successes >= s.opts.RecoverThreshold:
+	case s.last.OK && s.successes >= recoverThreshold:
 		next = reportedUp
 	case !s.last.OK && (s.state == Open || misconfigured):
 		next = reportedDown
@@ -364,10 +357,10 @@ func (s *Source) recordLocked(start, end time.Time, err error, timedOut bool, cl
 		s.failures = 0
 	} else {
 		s.failures++
-		if s.state == HalfOpen || s.failures >= s.opts.FailureThreshold {
+		if s.state == HalfOpen || s.failures >= failureThreshold {
 			s.state = Open
 			s.openedAt = end
-			retryAfter = s.opts.CoolDown
+			retryAfter = coolDown
 		}
 	}
 	e := &Error{Source: s.opts.Name, Code: cmp.Or(class.Code, s.opts.Code), Hint: class.Hint,

@@ -20,7 +20,6 @@ import (
 	"github.com/awbridge/awbridge/engine"
 	"github.com/awbridge/awbridge/health/protect"
 	"github.com/awbridge/awbridge/internal/text"
-	"github.com/awbridge/awbridge/toolbus/redact"
 )
 
 // Exit codes.
@@ -293,8 +292,7 @@ func newLogger(e *env, c config.Config) zerolog.Logger {
 	if err != nil {
 		lvl = zerolog.InfoLevel
 	}
-	red := redact.New(redact.Options{MaxString: int(c.Limits.MaxStringBytes), ExtraKeys: engine.SplitList(c.Limits.SensitiveKeys)})
-	w := red.Writer(e.stderr)
+	w := engine.NewRedactor(c).Writer(e.stderr)
 	if stderrIsTerminal(e) {
 		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly}
 	}

@@ -254,7 +254,11 @@ func TestProtectWatchesTheDefaultConfigFileBeforeItExists(t *testing.T) {
 	w2 := newProtectWorld(t)
 	w2.vars["AWBRIDGE_CONFIG"] = ""
 	w2.snapshot()
-	b, err := protect.ReadBaseline(w2.baseline())
+	data, err := os.ReadFile(w2.baseline())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := protect.DecodeBaseline(data)
 	if err != nil {
 		t.Fatal(err)
 	}

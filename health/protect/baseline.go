@@ -26,10 +26,6 @@ type Options struct {
 	// MaxFileBytes is how much of each file is hashed (default
 	// DefaultMaxFileBytes); the baseline records it and checks use it.
 	MaxFileBytes int64
-	// Now stamps the baseline (default time.Now).
-	Now func() time.Time
-	// Rand draws the salt (default crypto/rand).
-	Rand io.Reader
 }
 
 // Snapshot records the items into a new baseline at path (replacing any
@@ -52,19 +48,13 @@ func Snapshot(items Items, path string, o Options) (*Baseline, []string, error) 
 	if o.MaxFileBytes > 1<<30 {
 		return nil, nil, fmt.Errorf("protect: max file bytes %d above 1 GiB", o.MaxFileBytes)
 	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.Rand == nil {
-		o.Rand = rand.Reader
-	}
 	salt := make([]byte, saltLen)
-	if _, err := io.ReadFull(o.Rand, salt); err != nil {
+	if _, err := io.ReadFull(rand.Reader, salt); err != nil {
 		return nil, nil, fmt.Errorf("protect: drawing a salt: %w", err)
 	}
 	m := &measurer{max: o.MaxFileBytes}
 	b := &Baseline{
-		Version: baselineVersion, CreatedAt: o.Now().UTC().Truncate(time.Millisecond),
+		Version: baselineVersion, CreatedAt: time.Now().UTC().Truncate(time.Millisecond),
 		Salt: hex.EncodeToString(salt), MaxFileBytes: o.MaxFileBytes,
 		Entries: m.measure(items, salt),
 	}
@@ -172,17 +162,6 @@ func readBaseline(path string, fi fs.FileInfo, dir fs.FileInfo) (*Baseline, erro
 		return nil, &BaselineError{Path: path, Problem: "corrupt; take a new one with `awbridge protect snapshot`", Err: err}
 	}
 	return b, nil
-}
-
-// ReadBaseline reads and validates the baseline at path (see Snapshot for
-// where it lives and who may write it).
-func ReadBaseline(path string) (*Baseline, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("protect: %w", err)
-	}
-	dir, _ := os.Stat(filepath.Dir(path))
-	return readBaseline(path, fi, dir)
 }
 
 // DecodeBaseline parses and validates a baseline document; its errors

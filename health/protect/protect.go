@@ -86,7 +86,7 @@ type Items struct {
 	ConfigFile string
 	// Executable is the awbridge binary (see [Executable]); "" skips it.
 	Executable string
-	// Unit is the installed service unit (see [UnitPath]); "" skips it.
+	// Unit is the installed service unit (install.Spec.UnitPath); "" skips it.
 	Unit string
 	// Files are more files to protect: absolute paths.
 	Files []string

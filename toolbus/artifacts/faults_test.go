@@ -208,7 +208,7 @@ func TestDiskFillsUpDuringConcurrentWrites(t *testing.T) {
 // the same guarantees hold with the kernel's own errors.
 func TestRealDeviceFillsUpThenTurnsReadOnly(t *testing.T) {
 	root := tmpfstest.Mount(t, "256k", false)
-	s := newStore(t, Options{Root: root, Sync: true})
+	s := newStore(t, Options{Root: root})
 	ok := writeConcurrently(t, s, 4, 20, syscall.ENOSPC)
 	stored, failed := count(ok, true), count(ok, false)
 	t.Logf("256 KiB tmpfs: %d calls stored, %d refused with ENOSPC", stored, failed)

@@ -34,12 +34,11 @@ func FuzzReadArtifact(f *testing.F) {
 	} {
 		f.Add([]byte(c.data), c.mode, c.max)
 	}
-	const defaultRead, maxRead = 64, 4096
-	s := newStore(f, Options{DefaultReadBytes: defaultRead, MaxReadBytes: maxRead, MaxFileBytes: 64 << 10})
+	s := newStore(f, Options{})
 	f.Fuzz(func(t *testing.T, data []byte, mode string, max int16) {
 		uriContext, uriJSON, err := s.WriteCall("fuzz", "span", data, data)
 		if err != nil {
-			if len(data) > 64<<10 && errors.Is(err, ErrTooLarge) {
+			if len(data) > MaxFileBytes && errors.Is(err, ErrTooLarge) {
 				return
 			}
 			t.Fatalf("WriteCall: %v", err)
@@ -58,10 +57,9 @@ func FuzzReadArtifact(f *testing.F) {
 				t.Fatalf("Read(%s, %q, %d): %v", uri, mode, max, err)
 			}
 			limit := int(max)
-			if limit <= 0 {
-				limit = defaultRead
+			if limit <= 0 || limit > MaxReadBytes {
+				limit = MaxReadBytes
 			}
-			limit = min(limit, maxRead)
 			if info.URI != uri || info.Bytes != int64(len(data)) || len(got) > limit || info.Offset < 0 || info.Offset > int64(len(data)) {
 				t.Fatalf("Read(%q, %d) of %d bytes: %d bytes, %+v", mode, max, len(data), len(got), info)
 			}

@@ -38,8 +38,8 @@ type Info struct {
 }
 
 // Read returns part of the artifact at uri: the first maxBytes for get and
-// head, the last maxBytes for tail. maxBytes <= 0 means
-// Options.DefaultReadBytes; it is capped at Options.MaxReadBytes. A cut
+// head, the last maxBytes for tail. maxBytes <= 0, or above MaxReadBytes,
+// means MaxReadBytes. A cut
 // never splits a UTF-8 sequence, so the data may be up to 3 bytes shorter.
 // A URI that is not a valid artifact URI, or that resolves through a
 // symbolic link, is a *URIError; a missing file is ErrNotFound.
@@ -81,10 +81,9 @@ func (s *Store) Read(uri string, mode Mode, maxBytes int) ([]byte, Info, error) 
 	}
 
 	n := maxBytes
-	if n <= 0 {
-		n = s.o.DefaultReadBytes
+	if n <= 0 || n > MaxReadBytes {
+		n = MaxReadBytes
 	}
-	n = min(n, s.o.MaxReadBytes)
 	size := fi.Size()
 	want := min(int64(n), size)
 	var off int64
@@ -131,7 +130,7 @@ func trimPartialRune(b []byte) []byte {
 }
 
 // List returns the artifacts of one trace, sorted by URI, at most
-// Options.MaxListItems of them, and how many there are in all. Files that
+// maxListItems of them, and how many there are in all. Files that
 // are not artifacts (temp files, symlinks, anything else) are skipped. An
 // invalid trace is a *URIError; a trace with no folder is ErrNotFound.
 func (s *Store) List(trace string) (items []Info, total int, err error) {
@@ -182,8 +181,8 @@ func (s *Store) List(trace string) (items []Info, total int, err error) {
 	}
 	slices.SortFunc(items, func(a, b Info) int { return strings.Compare(a.URI, b.URI) })
 	total = len(items)
-	if len(items) > s.o.MaxListItems {
-		items = items[:s.o.MaxListItems:s.o.MaxListItems]
+	if len(items) > maxListItems {
+		items = items[:maxListItems:maxListItems]
 	}
 	return items, total, nil
 }

@@ -3,6 +3,7 @@ package artifacts
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,9 +13,10 @@ import (
 )
 
 func TestRead(t *testing.T) {
-	s := newStore(t, Options{MaxReadBytes: 1000, DefaultReadBytes: 100})
-	// 2,000 bytes: "0123456789" repeated.
-	content := bytes.Repeat([]byte("0123456789"), 200)
+	s := newStore(t, Options{})
+	// 40,000 bytes: "0123456789" repeated.
+	const size = 40000
+	content := bytes.Repeat([]byte("0123456789"), size/10)
 	_, uri, err := s.WriteCall("t", "s", []byte("ctx"), content)
 	if err != nil {
 		t.Fatal(err)
@@ -26,14 +28,14 @@ func TestRead(t *testing.T) {
 		offset    int64
 		truncated bool
 	}{
-		{ModeGet, 0, string(content[:100]), 0, true}, // default
-		{"", -5, string(content[:100]), 0, true},     // "" is get
-		{ModeGet, 10, "0123456789", 0, true},         // max_bytes
-		{ModeHead, 3, "012", 0, true},                // head
-		{ModeTail, 4, "6789", 1996, true},            // tail
-		{ModeTail, 0, string(content[1900:]), 1900, true},
-		{ModeGet, 1 << 30, string(content[:1000]), 0, true}, // capped at MaxReadBytes
-		{ModeTail, 1 << 30, string(content[1000:]), 1000, true},
+		{ModeGet, 0, string(content[:MaxReadBytes]), 0, true}, // default
+		{"", -5, string(content[:MaxReadBytes]), 0, true},     // "" is get
+		{ModeGet, 10, "0123456789", 0, true},                  // max_bytes
+		{ModeHead, 3, "012", 0, true},                         // head
+		{ModeTail, 4, "6789", size - 4, true},                 // tail
+		{ModeTail, 0, string(content[size-MaxReadBytes:]), size - MaxReadBytes, true},
+		{ModeGet, 1 << 30, string(content[:MaxReadBytes]), 0, true}, // capped at MaxReadBytes
+		{ModeTail, 1 << 30, string(content[size-MaxReadBytes:]), size - MaxReadBytes, true},
 	}
 	for _, tt := range tests {
 		data, info, err := s.Read(uri, tt.mode, tt.max)
@@ -42,25 +44,29 @@ func TestRead(t *testing.T) {
 			continue
 		}
 		if string(data) != tt.want {
-			t.Errorf("Read(%q, %d) = %q, want %q", tt.mode, tt.max, data, tt.want)
+			t.Errorf("Read(%q, %d) = %d bytes, want %d", tt.mode, tt.max, len(data), len(tt.want))
 		}
-		want := Info{URI: uri, Bytes: 2000, ModTime: info.ModTime, Offset: tt.offset, Truncated: tt.truncated}
+		want := Info{URI: uri, Bytes: size, ModTime: info.ModTime, Offset: tt.offset, Truncated: tt.truncated}
 		if info != want || info.ModTime.IsZero() {
 			t.Errorf("Read(%q, %d) info = %+v, want %+v", tt.mode, tt.max, info, want)
 		}
 	}
 
 	// The whole file, when it fits.
-	s2 := newStore(t, Options{Root: s.Root()})
+	small := content[:2000]
+	_, smallURI, err := s.WriteCall("t", "small", []byte("ctx"), small)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, m := range []Mode{ModeGet, ModeHead, ModeTail} {
-		data, info, err := s2.Read(uri, m, 5000)
-		if err != nil || !bytes.Equal(data, content) || info.Truncated || info.Offset != 0 {
+		data, info, err := s.Read(smallURI, m, 5000)
+		if err != nil || !bytes.Equal(data, small) || info.Truncated || info.Offset != 0 {
 			t.Errorf("Read(%q, 5000) = %d bytes, %+v, %v", m, len(data), info, err)
 		}
 	}
-	data, _, err := s2.Read(uri, ModeGet, 0)
+	data, _, err := s.Read(smallURI, ModeGet, 0)
 	if err != nil || len(data) != 2000 {
-		t.Errorf("default read of 2000 bytes with the 64 KiB default = %d, %v", len(data), err)
+		t.Errorf("default read of 2000 bytes = %d, %v", len(data), err)
 	}
 
 	if _, _, err := s.Read(uri, "all", 0); !errors.Is(err, ErrInvalidMode) {
@@ -287,9 +293,14 @@ func TestList(t *testing.T) {
 		}
 	}
 
-	capped := newStore(t, Options{Root: root, MaxListItems: 3})
-	items, total, err = capped.List("t")
-	if err != nil || len(items) != 3 || total != 8 || items[2].URI != want[2] {
+	// At most maxListItems, the first by URI, and how many there are.
+	for i := range maxListItems / 2 {
+		if _, _, err := s.WriteCall("t", fmt.Sprintf("z%04d", i), nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	items, total, err = s.List("t")
+	if err != nil || len(items) != maxListItems || total != len(want)+maxListItems || items[2].URI != want[2] {
 		t.Errorf("capped List = %d items, total %d, %v", len(items), total, err)
 	}
 

@@ -11,6 +11,8 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/rs/zerolog"
+
 	"github.com/awbridge/awbridge/internal/atomicfile"
 )
 
@@ -26,12 +28,16 @@ const staleTemp = 10 * time.Minute
 // probePrefix starts the name of Open's writability probe.
 const probePrefix = ".awbridge-probe-"
 
-// Defaults of Options.
+// Limits of what a Store writes and reads.
 const (
-	DefaultMaxFileBytes     = 8 << 20
-	DefaultDefaultReadBytes = 64 << 10
-	DefaultMaxReadBytes     = 1 << 20
-	DefaultMaxListItems     = 1000
+	// MaxFileBytes is the largest file the Store writes; a bigger one is
+	// refused with ErrTooLarge.
+	MaxFileBytes = 8 << 20
+	// MaxReadBytes is the most Read returns, and what it returns when not
+	// told: the artifacts tool's max_bytes.
+	MaxReadBytes = 16 << 10
+	// maxListItems caps the entries List returns.
+	maxListItems = 1000
 )
 
 // Modes of what the Store writes.
@@ -46,16 +52,6 @@ type Options struct {
 	// AWBRIDGE_CONTEXT_ROOT > config > SF_CONTEXT_REPO_ROOT >
 	// SENTRYFROGG_CONTEXT_REPO_ROOT). "" disables artifacts.
 	Root string
-	// MaxFileBytes is the largest file the Store writes; a bigger one is
-	// refused with ErrTooLarge. Default 8 MiB.
-	MaxFileBytes int64
-	// DefaultReadBytes is what Read returns when the caller gives no
-	// max_bytes. Default 64 KiB.
-	DefaultReadBytes int
-	// MaxReadBytes caps Read's max_bytes. Default 1 MiB.
-	MaxReadBytes int
-	// MaxListItems caps the entries List returns. Default 1000.
-	MaxListItems int
 	// FS performs every file operation. Default OSFS.
 	FS FS
 	// Now is the clock of the startup sweep and of Prune (default
@@ -66,30 +62,13 @@ type Options struct {
 	// them together take more than MaxBytes. 0 means no such limit.
 	MaxAge   time.Duration
 	MaxBytes int64
-	// Sync fsyncs each file before its rename. Off by default: artifacts
-	// are diagnostic records, the rename alone keeps a reader from ever
-	// seeing a torn file, and on a slow disk the fsync triples the cost of
-	// a call (state files, which hold what callers asked to keep, are
-	// always synced).
-	Sync bool
+	// Logger hears when writes start failing (at most once a minute)
+	// and when it works again, never once per call: a full disk must not
+	// flood the log.
+	Logger zerolog.Logger
 }
 
 func (o Options) withDefaults() Options {
-	if o.MaxFileBytes <= 0 {
-		o.MaxFileBytes = DefaultMaxFileBytes
-	}
-	if o.DefaultReadBytes <= 0 {
-		o.DefaultReadBytes = DefaultDefaultReadBytes
-	}
-	if o.MaxReadBytes <= 0 {
-		o.MaxReadBytes = DefaultMaxReadBytes
-	}
-	if o.DefaultReadBytes > o.MaxReadBytes {
-		o.DefaultReadBytes = o.MaxReadBytes
-	}
-	if o.MaxListItems <= 0 {
-		o.MaxListItems = DefaultMaxListItems
-	}
 	if o.FS == nil {
 		o.FS = OSFS{}
 	}
@@ -105,7 +84,7 @@ var (
 	ErrDisabled = errors.New("artifacts are disabled")
 	// ErrNotFound: no artifact at that URI, or no artifacts for that trace.
 	ErrNotFound = errors.New("artifact not found")
-	// ErrTooLarge: the data is over Options.MaxFileBytes.
+	// ErrTooLarge: the data is over MaxFileBytes.
 	ErrTooLarge = errors.New("artifact too large")
 	// ErrInvalidMode: Read was given a mode other than get, head or tail.
 	ErrInvalidMode = errors.New("invalid read mode")
@@ -132,9 +111,10 @@ func (e *WriteError) Error() string {
 
 func (e *WriteError) Unwrap() error { return e.Err }
 
-// Store writes and reads the artifacts under one context root. It holds no
-// mutable state: safe for concurrent use. A nil *Store is a disabled one. Two calls writing the same
-// trace and span race, and the last rename wins; each file stays whole.
+// Store writes and reads the artifacts under one context root. Safe for
+// concurrent use. A nil *Store is a disabled one. Two calls writing the
+// same trace and span race, and the last rename wins; each file stays
+// whole.
 type Store struct {
 	root   string // resolved absolute root; "" when disabled
 	prefix string // root ending with a separator
@@ -143,6 +123,11 @@ type Store struct {
 
 	tmpReady atomic.Bool // tmp is known to exist
 	refused  error       // the *RootError Open refused the root with, if any
+
+	failing  atomic.Bool  // the last write (WriteCall, Spill) failed
+	failed   atomic.Int64 // writes failed since the last success
+	warned   atomic.Bool  // the current failure was logged
+	lastWarn atomic.Int64 // when the last failure was logged (unix ns)
 }
 
 // Refused is the *RootError Open refused the root or its artifacts folder
@@ -260,23 +245,16 @@ func (s *Store) sweep(dir, prefix string) {
 // Enabled reports whether the store writes artifacts.
 func (s *Store) Enabled() bool { return s != nil && s.root != "" }
 
-// Root is the resolved context root ("" when disabled).
-func (s *Store) Root() string {
-	if s == nil {
-		return ""
-	}
-	return s.root
-}
-
 // WriteCall stores one call's artifacts: contextDoc as
 // runs/<trace>/tool_calls/<span>.context and resultJSON, byte for byte, as
 // <span>/result.json, and returns their URIs. On error the URIs are "",
 // the error is a *WriteError (or ErrDisabled), and neither file is left
-// behind.
+// behind. WritesFailing counts the failures.
 func (s *Store) WriteCall(trace, span string, contextDoc, resultJSON []byte) (uriContext, uriJSON string, err error) {
 	if !s.Enabled() {
 		return "", "", ErrDisabled
 	}
+	defer func() { s.outcome(err) }()
 	ctxRef := Ref{Trace: trace, Span: span, Kind: KindContext}
 	jsonRef := Ref{Trace: trace, Span: span, Kind: KindResult}
 	if err := s.check(trace, span, len(contextDoc), len(resultJSON)); err != nil {
@@ -298,13 +276,54 @@ func (s *Store) WriteCall(trace, span string, contextDoc, resultJSON []byte) (ur
 	return ctxRef.URI(), jsonRef.URI(), nil
 }
 
+// warnEvery is the least time between two "artifact writes are failing"
+// warnings: a nearly full disk, where small writes pass and big ones
+// fail, flips between the two states at every call.
+const warnEvery = time.Minute
+
+// outcome counts failed writes and logs their transitions: the
+// first failure (with its error), at most once per warnEvery, and the
+// first success after a logged failure (with how many failed meanwhile).
+func (s *Store) outcome(err error) {
+	if err == nil {
+		if s.failing.Load() && s.failing.CompareAndSwap(true, false) {
+			n := s.failed.Swap(0)
+			if s.warned.Swap(false) {
+				s.o.Logger.Info().Int64("failed_writes", n).Msg("artifact writes work again")
+			}
+		}
+		return
+	}
+	s.failed.Add(1)
+	if !s.failing.CompareAndSwap(false, true) {
+		return
+	}
+	now := s.o.Now().UnixNano()
+	last := s.lastWarn.Load()
+	if last != 0 && now-last < int64(warnEvery) || !s.lastWarn.CompareAndSwap(last, now) {
+		return
+	}
+	s.warned.Store(true)
+	s.o.Logger.Warn().Err(err).Msg("artifact writes are failing; calls go on without artifacts (further failures are counted, not logged, until a write succeeds)")
+}
+
+// WritesFailing reports whether the last write failed, and how many
+// have failed since the last success. Safe for concurrent use.
+func (s *Store) WritesFailing() (bool, int64) {
+	if s == nil {
+		return false, 0
+	}
+	return s.failing.Load(), s.failed.Load()
+}
+
 // Spill stores the full text of a bounded string as
 // runs/<trace>/tool_calls/<span>/spill-<n>.txt and returns its URI. Errors
-// as WriteCall.
+// and counting as WriteCall.
 func (s *Store) Spill(trace, span string, n int, text []byte) (uri string, err error) {
 	if !s.Enabled() {
 		return "", ErrDisabled
 	}
+	defer func() { s.outcome(err) }()
 	if n < 0 || n > maxSpill {
 		return "", &WriteError{Op: "validate", Err: fmt.Errorf("spill number %d out of range", n)}
 	}
@@ -327,8 +346,8 @@ func (s *Store) check(trace, span string, sizes ...int) error {
 		return &WriteError{Op: "validate", Err: ErrInvalidName}
 	}
 	for _, n := range sizes {
-		if int64(n) > s.o.MaxFileBytes {
-			return &WriteError{Op: "limit", Err: fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, n, s.o.MaxFileBytes)}
+		if n > MaxFileBytes {
+			return &WriteError{Op: "limit", Err: fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, n, MaxFileBytes)}
 		}
 	}
 	return nil
@@ -400,18 +419,19 @@ func (t tmpFS) CreateTemp(_, pattern string) (atomicfile.File, error) {
 func (t tmpFS) Rename(oldpath, newpath string) error { return t.s.o.FS.Rename(oldpath, newpath) }
 func (t tmpFS) Remove(name string) error             { return t.s.o.FS.Remove(name) }
 
-// SyncDir does nothing: Options.Sync makes each file durable before its
-// rename, and a failed write leaves nothing behind (WriteError), which a
-// failed folder sync after the rename could not promise.
+// SyncDir is never called: artifacts are not synced (see writeAtomic).
 func (tmpFS) SyncDir(string) error { return nil }
 
 // writeAtomic writes data to dir/name through a temp file in
-// artifacts/.tmp: create, chmod, write, fsync (with Options.Sync), close,
-// rename. On any failure the temp file is removed and the
-// target is untouched.
+// artifacts/.tmp: create, chmod, write, close, rename. On any failure the
+// temp file is removed and the target is untouched. Nothing is fsynced:
+// artifacts are diagnostic records, the rename alone keeps a reader from
+// ever seeing a torn file, and on a slow disk the fsync triples the cost
+// of a call (state files, which hold what callers asked to keep, are
+// always synced).
 func (s *Store) writeAtomic(dir, name string, data []byte, rel string) error {
 	err := atomicfile.Write(filepath.Join(dir, name), data, atomicfile.Options{
-		Perm: FileMode, TempDir: s.tmp, Pattern: name + ".tmp-*", NoSync: !s.o.Sync, FS: tmpFS{s}})
+		Perm: FileMode, TempDir: s.tmp, Pattern: name + ".tmp-*", NoSync: true, FS: tmpFS{s}})
 	var ae *atomicfile.Error
 	if errors.As(err, &ae) {
 		return &WriteError{Op: ae.Op, Path: rel, Err: ae.Err}

@@ -176,18 +176,19 @@ func TestWriteRefusesInvalidNames(t *testing.T) {
 
 func TestWriteTooLarge(t *testing.T) {
 	root := t.TempDir()
-	s := newStore(t, Options{Root: root, MaxFileBytes: 10})
-	for _, tc := range []struct{ ctx, res string }{{"12345678901", "{}"}, {"x", "12345678901"}} {
-		_, _, err := s.WriteCall("t", "s", []byte(tc.ctx), []byte(tc.res))
+	s := newStore(t, Options{Root: root})
+	over, at := make([]byte, MaxFileBytes+1), make([]byte, MaxFileBytes)
+	for _, tc := range []struct{ ctx, res []byte }{{over, []byte("{}")}, {[]byte("x"), over}} {
+		_, _, err := s.WriteCall("t", "s", tc.ctx, tc.res)
 		var we *WriteError
 		if !errors.Is(err, ErrTooLarge) || !errors.As(err, &we) {
 			t.Errorf("WriteCall(%d, %d bytes) = %v, want ErrTooLarge", len(tc.ctx), len(tc.res), err)
 		}
 	}
-	if _, err := s.Spill("t", "s", 0, []byte("12345678901")); !errors.Is(err, ErrTooLarge) {
+	if _, err := s.Spill("t", "s", 0, over); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("Spill = %v, want ErrTooLarge", err)
 	}
-	if _, _, err := s.WriteCall("t", "s", []byte("1234567890"), []byte("{}")); err != nil {
+	if _, _, err := s.WriteCall("t", "s", at, []byte("{}")); err != nil {
 		t.Errorf("at the limit: %v", err)
 	}
 }
@@ -321,7 +322,7 @@ func (shortFS) CreateTemp(dir, pattern string) (File, error) {
 }
 
 func TestWriteFailuresLeaveNothing(t *testing.T) {
-	for _, op := range []string{"mkdir", "create", "chmod", "write", "sync", "close", "rename"} {
+	for _, op := range []string{"mkdir", "create", "chmod", "write", "close", "rename"} {
 		for _, target := range []string{"result.json", ".context", "spill-"} {
 			if op == "mkdir" && target != "result.json" {
 				continue
@@ -333,7 +334,7 @@ func TestWriteFailuresLeaveNothing(t *testing.T) {
 					target = "tool_calls"
 				}
 				ffs := &faultFS{op: op, target: target, err: syscall.ENOSPC}
-				s := newStore(t, Options{Root: root, FS: ffs, Sync: true})
+				s := newStore(t, Options{Root: root, FS: ffs})
 				var err error
 				if target == "spill-" {
 					var uri string
@@ -435,8 +436,8 @@ func TestOpen(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s, warn := Open(tt.o)
-			if s.Enabled() || s.Root() != "" {
-				t.Errorf("enabled with root %q", s.Root())
+			if s.Enabled() || s.root != "" {
+				t.Errorf("enabled with root %q", s.root)
 			}
 			if !strings.HasPrefix(warn, "artifacts are off: ") || !strings.Contains(warn, tt.warn) {
 				t.Errorf("warning = %q, want one containing %q", warn, tt.warn)
@@ -470,7 +471,7 @@ func TestOpen(t *testing.T) {
 	})
 	t.Run("nil store", func(t *testing.T) {
 		var s *Store
-		if s.Enabled() || s.Root() != "" {
+		if s.Enabled() {
 			t.Error("a nil store is enabled")
 		}
 		if _, _, err := s.WriteCall("t", "s", nil, nil); !errors.Is(err, ErrDisabled) {
@@ -491,8 +492,8 @@ func TestOpen(t *testing.T) {
 		}
 		s := newStore(t, Options{Root: link})
 		want, _ := filepath.EvalSymlinks(real)
-		if s.Root() != want {
-			t.Errorf("Root() = %q, want %q", s.Root(), want)
+		if s.root != want {
+			t.Errorf("root = %q, want %q", s.root, want)
 		}
 		if _, _, err := s.WriteCall("t", "s", nil, nil); err != nil {
 			t.Fatal(err)
