@@ -30,8 +30,7 @@ const (
 )
 
 // ServerErrorCode is the JSON-RPC code of a direct method that failed while
-// executing with the ToolError code toolCode (unless
-// Options.LegacyDirectErrorCode, which makes them all -32601):
+// executing with the ToolError code toolCode:
 //
 //	AwUnavailable      -32001
 //	SidecarUnavailable -32002
@@ -167,11 +166,7 @@ func (srv *Server) renderOutcome(id []byte, direct bool, v string, out toolbus.R
 		case toolbus.StageValidate:
 			return errorReply(id, CodeInvalidParams, errMessage(e, "invalid params"), toolErrorJSON(e))
 		}
-		code := ServerErrorCode(e.Code)
-		if srv.legacy {
-			code = CodeMethodNotFound
-		}
-		return errorReply(id, code, errMessage(e, "execution failed"), toolErrorJSON(e))
+		return errorReply(id, ServerErrorCode(e.Code), errMessage(e, "execution failed"), toolErrorJSON(e))
 	}
 
 	if e == nil {

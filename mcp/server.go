@@ -112,9 +112,6 @@ type Options struct {
 	// Engine, when set, says in initialize's _meta which engine answers
 	// ("service": the shared one behind the socket; "in-process").
 	Engine string
-	// LegacyDirectErrorCode answers execution failures of direct methods
-	// with -32601, as some older bridges did, instead of the server-range codes.
-	LegacyDirectErrorCode bool
 	// MaxReplyBytes bounds, across the Server's stream connections, the
 	// reply bytes queued for writing plus an estimate for each call in
 	// flight (default 4 MiB); MaxConnReplyBytes bounds them per
@@ -136,7 +133,6 @@ type Server struct {
 	maxInFlight int
 	maxConns    int
 	direct      map[string]struct{}
-	legacy      bool
 	drain       time.Duration
 	log         zerolog.Logger
 	initResult  map[string][]byte // pre-rendered initialize result per version
@@ -167,7 +163,6 @@ func NewServer(b Backend, opts Options) *Server {
 		maxLine:     opts.MaxLineBytes,
 		maxInFlight: opts.MaxInFlight,
 		maxConns:    opts.MaxConnections,
-		legacy:      opts.LegacyDirectErrorCode,
 		drain:       opts.DrainTimeout,
 		log:         opts.Logger,
 		direct:      map[string]struct{}{},

@@ -386,31 +386,28 @@ func TestToolsCallMapping(t *testing.T) {
 func TestDirectMethodMapping(t *testing.T) {
 	tests := []struct {
 		name     string
-		legacy   bool
 		params   string
 		wantCode int
 		wantData string
 	}{
-		{"ok", false, `{"reason":"manual"}`, 0, ""},
-		{"validate", false, `{"mode":"validate"}`, CodeInvalidParams, toolbus.CodeSchemaInvalid},
-		{"validate legacy", true, `{"mode":"validate"}`, CodeInvalidParams, toolbus.CodeSchemaInvalid},
-		{"resolve", false, `{"mode":"resolve"}`, CodeMethodNotFound, toolbus.CodeUnknownTool},
-		{"aw unavailable", false, `{"mode":"execute","code":"AwUnavailable"}`, CodeAwUnavailable, toolbus.CodeAwUnavailable},
-		{"sidecar unavailable", false, `{"mode":"execute","code":"SidecarUnavailable"}`, CodeSidecarUnavailable, toolbus.CodeSidecarUnavailable},
-		{"timeout", false, `{"mode":"execute","code":"Timeout"}`, CodeTimeout, toolbus.CodeTimeout},
-		{"circuit open", false, `{"mode":"execute","code":"CircuitOpen"}`, CodeCircuitOpen, toolbus.CodeCircuitOpen},
-		{"rate limited", false, `{"mode":"execute","code":"RateLimited"}`, CodeRateLimited, toolbus.CodeRateLimited},
-		{"concurrency limited", false, `{"mode":"execute","code":"ConcurrencyLimited"}`, CodeConcurrencyLimited, toolbus.CodeConcurrencyLimited},
-		{"cancelled", false, `{"mode":"execute","code":"Cancelled"}`, CodeCancelled, toolbus.CodeCancelled},
-		{"other", false, `{"mode":"execute","code":"Internal"}`, CodeServerError, toolbus.CodeInternal},
-		{"legacy aw unavailable", true, `{"mode":"execute","code":"AwUnavailable"}`, CodeMethodNotFound, toolbus.CodeAwUnavailable},
-		{"panic", false, `{"mode":"panic"}`, CodeServerError, toolbus.CodeInternal},
+		{"ok", `{"reason":"manual"}`, 0, ""},
+		{"validate", `{"mode":"validate"}`, CodeInvalidParams, toolbus.CodeSchemaInvalid},
+		{"resolve", `{"mode":"resolve"}`, CodeMethodNotFound, toolbus.CodeUnknownTool},
+		{"aw unavailable", `{"mode":"execute","code":"AwUnavailable"}`, CodeAwUnavailable, toolbus.CodeAwUnavailable},
+		{"sidecar unavailable", `{"mode":"execute","code":"SidecarUnavailable"}`, CodeSidecarUnavailable, toolbus.CodeSidecarUnavailable},
+		{"timeout", `{"mode":"execute","code":"Timeout"}`, CodeTimeout, toolbus.CodeTimeout},
+		{"circuit open", `{"mode":"execute","code":"CircuitOpen"}`, CodeCircuitOpen, toolbus.CodeCircuitOpen},
+		{"rate limited", `{"mode":"execute","code":"RateLimited"}`, CodeRateLimited, toolbus.CodeRateLimited},
+		{"concurrency limited", `{"mode":"execute","code":"ConcurrencyLimited"}`, CodeConcurrencyLimited, toolbus.CodeConcurrencyLimited},
+		{"cancelled", `{"mode":"execute","code":"Cancelled"}`, CodeCancelled, toolbus.CodeCancelled},
+		{"other", `{"mode":"execute","code":"Internal"}`, CodeServerError, toolbus.CodeInternal},
+		{"panic", `{"mode":"panic"}`, CodeServerError, toolbus.CodeInternal},
 	}
 	for _, tc := range tests {
 		for _, v := range []string{"", Version20251125} {
 			t.Run(tc.name+"/"+v, func(t *testing.T) {
 				b := &stageBackend{}
-				srv := NewServer(b, Options{LegacyDirectErrorCode: tc.legacy})
+				srv := NewServer(b, Options{})
 				line := `{"jsonrpc":"2.0","id":7,"method":"aw.get_state","params":` + tc.params + `}`
 				r := checkOne(t, serveOne(t, srv, v, line), want{id: "7", code: tc.wantCode})
 				reqs := b.requests()
