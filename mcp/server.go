@@ -10,7 +10,6 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/awbridge/awbridge/internal/jsonw"
 	"github.com/awbridge/awbridge/toolbus"
 )
 
@@ -137,8 +136,8 @@ type Server struct {
 	log         zerolog.Logger
 	initResult  map[string][]byte // pre-rendered initialize result per version
 	modernHead  []byte            // resultType and _meta of every modern result
-	serverInfo  []byte            // {"name":...,"version":...}
-	discover    []byte            // server/discover's result
+	info        serverInfo
+	discover    []byte // server/discover's result
 	budget      *byteBudget
 	connBytes   int64
 
@@ -198,49 +197,71 @@ func NewServer(b Backend, opts Options) *Server {
 	for _, m := range methods {
 		s.direct[m] = struct{}{}
 	}
-	name, version, instr := opts.ServerName, opts.ServerVersion, opts.Instructions
+	s.info = newServerInfo(opts.ServerName, opts.ServerVersion)
+	instr := opts.Instructions
+	if instr == "" {
+		instr = DefaultInstructions
+	}
+	_, resources := b.(ResourceBackend)
+	caps := capabilities{Tools: capability{}}
+	if resources {
+		caps.Resources = &capability{Subscribe: true}
+	}
+	for _, v := range SupportedVersions() {
+		info := s.info
+		if v >= Version20250618 {
+			info.Title = opts.ServerTitle
+		}
+		init := initializeResult{ProtocolVersion: v, Capabilities: caps, ServerInfo: info, Instructions: instr}
+		if opts.Engine != "" {
+			init.Meta = map[string]string{"awbridge/engine": opts.Engine}
+		}
+		s.initResult[v] = marshal(init)
+	}
+	head := marshal(s.modernMembers())
+	s.modernHead = head[1 : len(head)-1]
+	disc := discoverResult{modernMembers: s.modernMembers(), SupportedVersions: AllVersions(), Capabilities: caps, Instructions: instr}
+	ttl := ListTTLMillis
+	disc.TTL, disc.CacheScope = &ttl, "public"
+	s.discover = marshal(disc)
+	return s
+}
+
+// serverInfo names the server (initialize's serverInfo, a modern
+// result's _meta).
+type serverInfo struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Title   string `json:"title,omitempty"`
+}
+
+// newServerInfo fills in the default name and version.
+func newServerInfo(name, version string) serverInfo {
 	if name == "" {
 		name = DefaultServerName
 	}
 	if version == "" {
 		version = "dev"
 	}
-	if instr == "" {
-		instr = DefaultInstructions
-	}
-	_, resources := b.(ResourceBackend)
-	for _, v := range SupportedVersions() {
-		s.initResult[v] = renderInitialize(v, name, version, opts.ServerTitle, instr, opts.Engine, resources)
-	}
-	s.modernHead = renderModernHead(name, version)
-	s.serverInfo, _ = json.Marshal(map[string]string{"name": name, "version": version})
-	s.discover = renderDiscover(name, version, instr, resources)
-	return s
+	return serverInfo{Name: name, Version: version}
 }
 
-func renderInitialize(v, name, version, title, instr, engine string, resources bool) []byte {
-	b := []byte(`{"protocolVersion":`)
-	b = jsonw.AppendString(b, v)
-	b = append(b, `,"capabilities":{"tools":{"listChanged":false}`...)
-	if resources {
-		b = append(b, `,"resources":{"subscribe":true,"listChanged":false}`...)
-	}
-	b = append(b, `},"serverInfo":{"name":`...)
-	b = jsonw.AppendString(b, name)
-	b = append(b, `,"version":`...)
-	b = jsonw.AppendString(b, version)
-	if title != "" && v >= Version20250618 {
-		b = append(b, `,"title":`...)
-		b = jsonw.AppendString(b, title)
-	}
-	b = append(b, `},"instructions":`...)
-	b = jsonw.AppendString(b, instr)
-	if engine != "" {
-		b = append(b, `,"_meta":{"awbridge/engine":`...)
-		b = jsonw.AppendString(b, engine)
-		b = append(b, '}')
-	}
-	return append(b, '}')
+type capabilities struct {
+	Tools     capability  `json:"tools"`
+	Resources *capability `json:"resources,omitempty"`
+}
+
+type capability struct {
+	Subscribe   bool `json:"subscribe,omitempty"`
+	ListChanged bool `json:"listChanged"`
+}
+
+type initializeResult struct {
+	ProtocolVersion string            `json:"protocolVersion"`
+	Capabilities    capabilities      `json:"capabilities"`
+	ServerInfo      serverInfo        `json:"serverInfo"`
+	Instructions    string            `json:"instructions"`
+	Meta            map[string]string `json:"_meta,omitempty"`
 }
 
 // Serve runs one connection: it reads messages from r and writes replies to
