@@ -20,8 +20,6 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
-
-	"github.com/awbridge/awbridge/internal/jsonw"
 )
 
 // The MCP Streamable HTTP transport over the message core: each POST body
@@ -32,12 +30,8 @@ import (
 // POST waiting for its id, and server notifications to the session's GET
 // stream.
 
-// Paths served by HTTPTransport.
-const (
-	PathMCP      = "/mcp"
-	PathHealth   = "/healthz"
-	PathNowframe = "/v1/nowframe"
-)
+// PathMCP is where HTTPTransport serves MCP.
+const PathMCP = "/mcp"
 
 // Header names of the Streamable HTTP transport.
 const (
@@ -66,8 +60,8 @@ const (
 // HTTPOptions configures an HTTPTransport. The zero value gives the
 // defaults: no bearer token, loopback Host names only, no foreign Origin.
 type HTTPOptions struct {
-	// Token is the bearer token /mcp and /v1/nowframe require; "" requires
-	// none. Compared in constant time.
+	// Token is the bearer token /mcp requires; "" requires none. Compared
+	// in constant time.
 	Token string
 	// AllowedHosts are the exact Host header values accepted on every path
 	// and method (DNS-rebinding protection), e.g. 127.0.0.1:8765,
@@ -78,14 +72,10 @@ type HTTPOptions struct {
 	// on the Host's own port (http://127.0.0.1:PORT, http://localhost:PORT,
 	// http://[::1]:PORT). A request without Origin (not a browser) passes.
 	AllowedOrigins []string
-	// Health answers GET /healthz: the health object, already redacted as
-	// system.health renders it, and whether it is healthy (200, else 503).
-	// A caller without the bearer token gets only {"status":"healthy"} or
-	// {"status":"degraded"}. Nil: /healthz is 404.
-	Health func(ctx context.Context) (body []byte, healthy bool)
-	// Nowframe answers GET /v1/nowframe with the frame JSON (nil body:
-	// 503). Nil: /v1/nowframe is 404.
-	Nowframe func(ctx context.Context) []byte
+	// Other serves every path but /mcp, once Host and Origin passed;
+	// authorized says whether the request carries the bearer token. Nil:
+	// they are 404.
+	Other func(w http.ResponseWriter, r *http.Request, authorized bool)
 	// MaxBodyBytes bounds a POST body (default 1 MiB; beyond: 413). The
 	// message must also fit the Server's MaxLineBytes once compacted.
 	MaxBodyBytes int64
@@ -110,8 +100,8 @@ type HTTPOptions struct {
 	Logger zerolog.Logger
 }
 
-// HTTPTransport serves MCP over Streamable HTTP on /mcp, plus /healthz and
-// /v1/nowframe. It is an http.Handler safe for concurrent use. Shutdown
+// HTTPTransport serves MCP over Streamable HTTP on /mcp, and hands other
+// paths to HTTPOptions.Other. It is an http.Handler safe for concurrent use. Shutdown
 // must be called once it is no longer served: it ends every session and
 // waits for their goroutines.
 type HTTPTransport struct {
@@ -119,8 +109,7 @@ type HTTPTransport struct {
 	token          []byte // sha256 of the token; nil: none required
 	allowedHosts   map[string]struct{}
 	allowedOrigins map[string]struct{}
-	health         func(ctx context.Context) ([]byte, bool)
-	nowframe       func(ctx context.Context) []byte
+	other          func(http.ResponseWriter, *http.Request, bool)
 	maxBody        int64
 	bodyTimeout    time.Duration
 	maxSessions    int
@@ -145,8 +134,7 @@ type HTTPTransport struct {
 func (srv *Server) HTTPHandler(opts HTTPOptions) *HTTPTransport {
 	t := &HTTPTransport{
 		srv:         srv,
-		health:      opts.Health,
-		nowframe:    opts.Nowframe,
+		other:       opts.Other,
 		maxBody:     opts.MaxBodyBytes,
 		bodyTimeout: opts.BodyTimeout,
 		maxSessions: opts.MaxSessions,
@@ -247,16 +235,12 @@ func (t *HTTPTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	isMCP := r.URL.Path == PathMCP
 	fail := func(status int, msg string) {
-		switch status {
-		case http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound:
-			// Answered now, not after draining a body that may never come.
-			w.Header().Set("Connection", "close")
-		}
-		if isMCP {
-			writeJSON(w, status, errorReply(nil, CodeInvalidRequest, msg, nil))
+		if !isMCP {
+			HTTPError(w, status, msg)
 			return
 		}
-		writePlainError(w, status, msg)
+		closeOnRefusal(w, status)
+		WriteJSON(w, status, errorReply(nil, CodeInvalidRequest, msg, nil))
 	}
 	if !t.hostAllowed(r.Host) {
 		fail(http.StatusForbidden, "forbidden: Host not allowed")
@@ -266,71 +250,32 @@ func (t *HTTPTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusForbidden, "forbidden: Origin not allowed")
 		return
 	}
-	switch r.URL.Path {
-	case PathMCP:
-		if !t.Authorized(r) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="awbridge"`)
-			fail(http.StatusUnauthorized, "unauthorized: a bearer token is required")
-			return
-		}
-		switch r.Method {
-		case http.MethodPost:
-			t.servePost(w, r)
-		case http.MethodGet:
-			t.serveGet(w, r)
-		case http.MethodDelete:
-			t.serveDelete(w, r)
-		default:
-			w.Header().Set("Allow", "GET, POST, DELETE")
-			fail(http.StatusMethodNotAllowed, "method not allowed")
-		}
-	case PathHealth:
-		if t.health == nil {
-			fail(http.StatusNotFound, "not found")
-			return
-		}
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			fail(http.StatusMethodNotAllowed, "method not allowed")
-			return
-		}
-		body, healthy := t.health(r.Context())
-		status := http.StatusOK
-		if !healthy {
-			status = http.StatusServiceUnavailable
-		}
-		if !t.Authorized(r) {
-			// Any local user may ask whether awbridge is up; only the
-			// token's holder sees the report (the sidecar's payload).
-			body = []byte(`{"status":"degraded"}`)
-			if healthy {
-				body = []byte(`{"status":"healthy"}`)
-			}
-		}
-		writeJSON(w, status, body)
-	case PathNowframe:
-		if t.nowframe == nil {
-			fail(http.StatusNotFound, "not found")
-			return
-		}
-		if !t.Authorized(r) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="awbridge"`)
-			fail(http.StatusUnauthorized, "unauthorized: a bearer token is required")
-			return
-		}
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			fail(http.StatusMethodNotAllowed, "method not allowed")
-			return
-		}
-		body := t.nowframe(r.Context())
-		if len(body) == 0 {
-			fail(http.StatusServiceUnavailable, "no frame")
-			return
-		}
-		writeJSON(w, http.StatusOK, body)
-	default:
+	switch {
+	case !isMCP && t.other != nil:
+		t.other(w, r, t.Authorized(r))
+	case !isMCP:
 		fail(http.StatusNotFound, "not found")
+	case !t.Authorized(r):
+		w.Header().Set("WWW-Authenticate", `Bearer realm="awbridge"`)
+		fail(http.StatusUnauthorized, "unauthorized: a bearer token is required")
+	case r.Method == http.MethodPost:
+		t.servePost(w, r)
+	case r.Method == http.MethodGet:
+		t.serveGet(w, r)
+	case r.Method == http.MethodDelete:
+		t.serveDelete(w, r)
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		fail(http.StatusMethodNotAllowed, "method not allowed")
+	}
+}
+
+// closeOnRefusal closes the connection after a refusal (401, 403, 404):
+// answered now, not after draining a body that may never come.
+func closeOnRefusal(w http.ResponseWriter, status int) {
+	switch status {
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound:
+		w.Header().Set("Connection", "close")
 	}
 }
 
@@ -424,12 +369,12 @@ func (t *HTTPTransport) protocolVersionOK(r *http.Request) bool {
 func (t *HTTPTransport) sessionFor(w http.ResponseWriter, r *http.Request, id []byte) *httpSession {
 	sid := r.Header.Get(HeaderSessionID)
 	if sid == "" {
-		writeJSON(w, http.StatusBadRequest, errorReply(id, CodeInvalidRequest, "bad request: missing Mcp-Session-Id header (initialize first, or send a 2026-07-28 request with _meta)", nil))
+		WriteJSON(w, http.StatusBadRequest, errorReply(id, CodeInvalidRequest, "bad request: missing Mcp-Session-Id header (initialize first, or send a 2026-07-28 request with _meta)", nil))
 		return nil
 	}
 	s := t.lookup(sid)
 	if s == nil {
-		writeJSON(w, http.StatusNotFound, errorReply(id, CodeInvalidRequest, "session not found: initialize again", nil))
+		WriteJSON(w, http.StatusNotFound, errorReply(id, CodeInvalidRequest, "session not found: initialize again", nil))
 		return nil
 	}
 	return s
@@ -560,28 +505,28 @@ func checkPostMessage(m message) *postError {
 func (t *HTTPTransport) servePost(w http.ResponseWriter, r *http.Request) {
 	jsonOK, sseOK := acceptable(r.Header.Values("Accept"))
 	if !jsonOK && !sseOK {
-		writeJSON(w, http.StatusNotAcceptable, errorReply(nil, CodeInvalidRequest, "not acceptable: accept application/json or text/event-stream", nil))
+		WriteJSON(w, http.StatusNotAcceptable, errorReply(nil, CodeInvalidRequest, "not acceptable: accept application/json or text/event-stream", nil))
 		return
 	}
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		writeJSON(w, http.StatusUnsupportedMediaType, errorReply(nil, CodeInvalidRequest, "unsupported media type: send application/json", nil))
+		WriteJSON(w, http.StatusUnsupportedMediaType, errorReply(nil, CodeInvalidRequest, "unsupported media type: send application/json", nil))
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, t.maxBody))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			writeJSON(w, http.StatusRequestEntityTooLarge, errorReply(nil, CodeInvalidRequest, "request too large", nil))
+			WriteJSON(w, http.StatusRequestEntityTooLarge, errorReply(nil, CodeInvalidRequest, "request too large", nil))
 			return
 		}
-		writeJSON(w, http.StatusBadRequest, errorReply(nil, CodeInvalidRequest, "bad request: the body could not be read", nil))
+		WriteJSON(w, http.StatusBadRequest, errorReply(nil, CodeInvalidRequest, "bad request: the body could not be read", nil))
 		return
 	}
 	// Read whole: no deadline on watching the connection while the call runs.
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	p, perr := decodePost(body, t.srv.maxLine)
 	if perr != nil {
-		writeJSON(w, perr.status, perr.body)
+		WriteJSON(w, perr.status, perr.body)
 		return
 	}
 	if p.msgs[0].response {
@@ -601,13 +546,13 @@ func (t *HTTPTransport) servePost(w http.ResponseWriter, r *http.Request) {
 			// The header says 2026-07-28 (or later) but the body has no
 			// version: a malformed modern request, not a legacy one.
 			if v, ok := oneHeader(r, HeaderProtocolVersion); ok && !legacyVersion(v) {
-				writeJSON(w, http.StatusBadRequest, errorReply(p.req.id, CodeInvalidParams,
+				WriteJSON(w, http.StatusBadRequest, errorReply(p.req.id, CodeInvalidParams,
 					"invalid params: _meta."+MetaProtocolVersion+" is required (MCP-Protocol-Version says "+bounded(v)+")", nil))
 				return
 			}
 		}
 		if p.code != 0 && r.Header.Get(HeaderSessionID) == "" && m.method != "initialize" {
-			writeJSON(w, http.StatusBadRequest, errorReply(p.req.id, p.code, p.msg, nil))
+			WriteJSON(w, http.StatusBadRequest, errorReply(p.req.id, p.code, p.msg, nil))
 			return
 		}
 	}
@@ -630,7 +575,7 @@ func (t *HTTPTransport) serveLegacy(w http.ResponseWriter, r *http.Request, p po
 			if status == http.StatusServiceUnavailable {
 				w.Header().Set("Retry-After", "5")
 			}
-			writeJSON(w, status, errorReply(p.firstID, CodeInvalidRequest, msg, nil))
+			WriteJSON(w, status, errorReply(p.firstID, CodeInvalidRequest, msg, nil))
 			return
 		}
 		created = true
@@ -639,11 +584,11 @@ func (t *HTTPTransport) serveLegacy(w http.ResponseWriter, r *http.Request, p po
 			return
 		}
 		if !init && !t.protocolVersionOK(r) {
-			writeJSON(w, http.StatusBadRequest, errorReply(p.firstID, CodeInvalidRequest, "bad request: unsupported MCP-Protocol-Version", nil))
+			WriteJSON(w, http.StatusBadRequest, errorReply(p.firstID, CodeInvalidRequest, "bad request: unsupported MCP-Protocol-Version", nil))
 			return
 		}
 		if p.batch && s.negotiated() != Version20250326 {
-			writeJSON(w, http.StatusBadRequest, errorReply(nil, CodeInvalidRequest, "invalid request: batches are only accepted in a 2025-03-26 session", nil))
+			WriteJSON(w, http.StatusBadRequest, errorReply(nil, CodeInvalidRequest, "invalid request: batches are only accepted in a 2025-03-26 session", nil))
 			return
 		}
 	}
@@ -659,14 +604,14 @@ func (t *HTTPTransport) serveLegacy(w http.ResponseWriter, r *http.Request, p po
 	if len(p.keys) > 0 {
 		if wt = s.register(p.keys, streamOK && !p.batch); wt == nil {
 			abandon()
-			writeJSON(w, http.StatusBadRequest, errorReply(p.firstID, CodeInvalidRequest, "invalid request: a request with this id is already in flight in this session", nil))
+			WriteJSON(w, http.StatusBadRequest, errorReply(p.firstID, CodeInvalidRequest, "invalid request: a request with this id is already in flight in this session", nil))
 			return
 		}
 	}
 	if !s.dispatch(p) {
 		s.unregister(wt)
 		abandon()
-		writeJSON(w, http.StatusNotFound, errorReply(p.firstID, CodeInvalidRequest, "session not found: initialize again", nil))
+		WriteJSON(w, http.StatusNotFound, errorReply(p.firstID, CodeInvalidRequest, "session not found: initialize again", nil))
 		return
 	}
 	if wt == nil {
@@ -692,7 +637,7 @@ func (t *HTTPTransport) serveLegacy(w http.ResponseWriter, r *http.Request, p po
 				if sse.started {
 					return // the stream ends without a reply: the client sees the session gone
 				}
-				writeJSON(w, http.StatusNotFound, errorReply(p.firstID, CodeInvalidRequest, "session ended before the reply", nil))
+				WriteJSON(w, http.StatusNotFound, errorReply(p.firstID, CodeInvalidRequest, "session ended before the reply", nil))
 				return
 			}
 		}
@@ -715,7 +660,7 @@ func (t *HTTPTransport) serveLegacy(w http.ResponseWriter, r *http.Request, p po
 // writeReply answers a POST with one reply, as JSON or as one SSE event.
 func writeReply(w http.ResponseWriter, jsonOK bool, reply []byte) {
 	if jsonOK {
-		writeJSON(w, http.StatusOK, reply)
+		WriteJSON(w, http.StatusOK, reply)
 		return
 	}
 	setSSEHeaders(w)
@@ -728,11 +673,11 @@ func writeReply(w http.ResponseWriter, jsonOK bool, reply []byte) {
 func (t *HTTPTransport) serveGet(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get(HeaderSessionID) == "" {
 		w.Header().Set("Allow", "POST")
-		writeJSON(w, http.StatusMethodNotAllowed, errorReply(nil, CodeInvalidRequest, "method not allowed: GET needs a legacy session (Mcp-Session-Id); 2026-07-28 clients use subscriptions/listen", nil))
+		WriteJSON(w, http.StatusMethodNotAllowed, errorReply(nil, CodeInvalidRequest, "method not allowed: GET needs a legacy session (Mcp-Session-Id); 2026-07-28 clients use subscriptions/listen", nil))
 		return
 	}
 	if _, sseOK := acceptable(r.Header.Values("Accept")); !sseOK || r.Header.Get("Accept") == "" {
-		writeJSON(w, http.StatusNotAcceptable, errorReply(nil, CodeInvalidRequest, "not acceptable: a GET stream needs Accept: text/event-stream", nil))
+		WriteJSON(w, http.StatusNotAcceptable, errorReply(nil, CodeInvalidRequest, "not acceptable: a GET stream needs Accept: text/event-stream", nil))
 		return
 	}
 	s := t.sessionFor(w, r, nil)
@@ -740,7 +685,7 @@ func (t *HTTPTransport) serveGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !t.protocolVersionOK(r) {
-		writeJSON(w, http.StatusBadRequest, errorReply(nil, CodeInvalidRequest, "bad request: unsupported MCP-Protocol-Version", nil))
+		WriteJSON(w, http.StatusBadRequest, errorReply(nil, CodeInvalidRequest, "bad request: unsupported MCP-Protocol-Version", nil))
 		return
 	}
 	st := s.attach()
@@ -775,7 +720,7 @@ func (t *HTTPTransport) serveGet(w http.ResponseWriter, r *http.Request) {
 func (t *HTTPTransport) serveDelete(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get(HeaderSessionID) == "" {
 		w.Header().Set("Allow", "POST")
-		writeJSON(w, http.StatusMethodNotAllowed, errorReply(nil, CodeInvalidRequest, "method not allowed: DELETE needs a legacy session (Mcp-Session-Id)", nil))
+		WriteJSON(w, http.StatusMethodNotAllowed, errorReply(nil, CodeInvalidRequest, "method not allowed: DELETE needs a legacy session (Mcp-Session-Id)", nil))
 		return
 	}
 	s := t.sessionFor(w, r, nil)
@@ -1165,7 +1110,8 @@ func writeEvent(w io.Writer, msg []byte) error {
 	return err
 }
 
-func writeJSON(w http.ResponseWriter, status int, body []byte) {
+// WriteJSON answers with a JSON body, neither cached nor sniffed.
+func WriteJSON(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
@@ -1174,8 +1120,9 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	_, _ = w.Write(body)
 }
 
-// writePlainError answers a non-MCP path: {"error":"..."}.
-func writePlainError(w http.ResponseWriter, status int, msg string) {
-	b := append([]byte(`{"error":`), jsonw.AppendString(nil, msg)...)
-	writeJSON(w, status, append(b, '}'))
+// HTTPError answers a path other than /mcp with {"error":msg}; a refusal
+// (401, 403, 404) closes the connection.
+func HTTPError(w http.ResponseWriter, status int, msg string) {
+	closeOnRefusal(w, status)
+	WriteJSON(w, status, marshal(map[string]string{"error": msg}))
 }
