@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
 	"sync"
 )
 
@@ -27,17 +28,11 @@ const (
 	ReadTTLMillis = 0
 )
 
-// ModernVersions returns the versions served per request, newest first.
-func ModernVersions() []string { return []string{ModernVersion} }
-
-// AllVersions returns every version served, newest first: the modern ones,
+// AllVersions returns every version served, newest first: the modern one,
 // then the ones initialize negotiates.
 func AllVersions() []string {
-	out := ModernVersions()
-	legacy := SupportedVersions()
-	for i := len(legacy) - 1; i >= 0; i-- {
-		out = append(out, legacy[i])
-	}
+	out := versions()
+	slices.Reverse(out)
 	return out
 }
 
@@ -57,9 +52,6 @@ var modernMethods = map[string]bool{
 	"subscriptions/listen": true,
 }
 
-// modernSupported reports whether v is served per request.
-func modernSupported(v string) bool { return v == ModernVersion }
-
 // unsupportedVersionData is -32022's data.
 func unsupportedVersionData(requested string) []byte {
 	b, _ := json.Marshal(struct {
@@ -72,7 +64,7 @@ func unsupportedVersionData(requested string) []byte {
 // modernCheck validates a modern request's _meta: the code and message of
 // the error that answers it, or 0.
 func modernCheck(m requestMeta) (code int, msg string, data []byte) {
-	if !modernSupported(m.version) {
+	if m.version != ModernVersion {
 		return CodeUnsupportedVersion, "Unsupported protocol version", unsupportedVersionData(m.version)
 	}
 	if !m.hasCaps {

@@ -191,7 +191,7 @@ func errMessage(e *toolbus.ToolError, fallback string) string {
 func (srv *Server) renderOutcome(id []byte, direct bool, v string, out toolbus.Response) []byte {
 	e := out.Err
 	var head []byte
-	if v > LatestVersion {
+	if atLeast(v, ModernVersion) {
 		head = srv.modernHead
 	}
 	if direct {
@@ -220,7 +220,7 @@ func (srv *Server) renderOutcome(id []byte, direct bool, v string, out toolbus.R
 	case toolbus.StageValidate:
 		// SEP-1303: from 2025-11-25 on, invalid arguments are a tool
 		// result the model can read and correct.
-		if v <= Version20250618 {
+		if !atLeast(v, Version20251125) {
 			return errorReply(id, CodeInvalidParams, errMessage(e, "invalid params"), toolErrorJSON(e))
 		}
 	}

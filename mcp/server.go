@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -13,7 +14,8 @@ import (
 	"github.com/awbridge/awbridge/toolbus"
 )
 
-// MCP protocol versions this server speaks.
+// MCP protocol versions this server speaks. They compare by their place
+// in versions (atLeast), never as strings.
 const (
 	Version20241105 = "2024-11-05"
 	Version20250326 = "2025-03-26"
@@ -24,21 +26,25 @@ const (
 	LatestVersion = Version20251125
 )
 
+// versions are the versions served, oldest first: the ones initialize
+// negotiates, then ModernVersion, served per request.
+func versions() []string {
+	return []string{Version20241105, Version20250326, Version20250618, Version20251125, ModernVersion}
+}
+
+// versionIndex is v's place in versions, -1 for none ("" or unknown).
+func versionIndex(v string) int { return slices.Index(versions(), v) }
+
+// atLeast reports whether v is w or a later version ("" or unknown: no).
+func atLeast(v, w string) bool { return versionIndex(v) >= 0 && versionIndex(v) >= versionIndex(w) }
+
 // SupportedVersions returns the MCP versions initialize accepts, oldest
 // first. The slice is fresh on each call.
-func SupportedVersions() []string {
-	return []string{Version20241105, Version20250326, Version20250618, Version20251125}
-}
+func SupportedVersions() []string { return versions()[:versionIndex(ModernVersion)] }
 
 // legacyVersion reports whether v is one of SupportedVersions: a version
 // negotiated by initialize, not named per request.
-func legacyVersion(v string) bool {
-	switch v {
-	case Version20241105, Version20250326, Version20250618, Version20251125:
-		return true
-	}
-	return false
-}
+func legacyVersion(v string) bool { return versionIndex(v) >= 0 && !atLeast(v, ModernVersion) }
 
 // The default direct methods.
 const (
@@ -209,7 +215,7 @@ func NewServer(b Backend, opts Options) *Server {
 	}
 	for _, v := range SupportedVersions() {
 		info := s.info
-		if v >= Version20250618 {
+		if atLeast(v, Version20250618) {
 			info.Title = opts.ServerTitle
 		}
 		init := initializeResult{ProtocolVersion: v, Capabilities: caps, ServerInfo: info, Instructions: instr}
