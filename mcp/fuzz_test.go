@@ -83,7 +83,7 @@ func FuzzDispatch(f *testing.F) {
 		versions := append([]string{""}, SupportedVersions()...)
 		v := versions[int(pre)%len(versions)]
 		const limit = 4096
-		srv := NewServer(&stageBackend{}, Options{MaxLineBytes: limit})
+		srv := NewServer(&stageBackend{}, direct(Options{MaxLineBytes: limit}))
 		input := string(line) + "\n"
 		if v != "" {
 			input = initLine(initID, v) + "\n" + input
@@ -151,7 +151,7 @@ func FuzzDispatch(f *testing.F) {
 // benchConn runs Serve over pipes and returns a write end and a line reader
 // for the replies.
 func benchServe(b *testing.B, backend Backend, line string) {
-	srv := NewServer(backend, Options{})
+	srv := NewServer(backend, direct(Options{}))
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
@@ -468,7 +468,7 @@ func FuzzHTTPRequest(f *testing.F) {
 			}
 		}
 		be := &stageBackend{}
-		tr := NewServer(be, Options{MaxLineBytes: 4096}).HTTPHandler(HTTPOptions{
+		tr := NewServer(be, direct(Options{MaxLineBytes: 4096})).HTTPHandler(HTTPOptions{
 			Token: "s3cret",
 			Other: func(w http.ResponseWriter, r *http.Request, authorized bool) {
 				if authorized {
@@ -599,7 +599,7 @@ func FuzzSession(f *testing.F) {
 			}
 		}
 		var out bytes.Buffer
-		srv := NewServer(&resourceStage{stageBackend: &stageBackend{}}, Options{MaxLineBytes: 4096})
+		srv := NewServer(&resourceStage{stageBackend: &stageBackend{}}, direct(Options{MaxLineBytes: 4096}))
 		if err := srv.Serve(context.Background(), &in, &out); err != nil {
 			t.Fatalf("Serve: %v", err)
 		}

@@ -46,13 +46,6 @@ func SupportedVersions() []string { return versions()[:versionIndex(ModernVersio
 // negotiated by initialize, not named per request.
 func legacyVersion(v string) bool { return versionIndex(v) >= 0 && !atLeast(v, ModernVersion) }
 
-// The default direct methods.
-const (
-	MethodAwGetState    = "aw.get_state"
-	MethodNowframeBuild = "nowframe.build"
-	MethodSystemHealth  = "system.health"
-)
-
 // Bounds of every message, whatever the transport: a deeper or bigger one
 // gets one -32600 error naming the bound (with its id when the id can be
 // read) and is not decoded. Tool arguments nest well within them, and a
@@ -102,8 +95,7 @@ type Options struct {
 	// (default 64); one more is refused with an error line.
 	MaxConnections int
 	// DirectMethods are the JSON-RPC methods answered by Backend.Call with
-	// Direct set. nil means aw.get_state, nowframe.build and
-	// system.health; an empty non-nil slice means none. MCP method names
+	// Direct set (awbridge's: engine.DirectMethods). MCP method names
 	// (initialize, ping, tools/*, notifications/*) always keep their MCP
 	// meaning.
 	DirectMethods []string
@@ -196,11 +188,7 @@ func NewServer(b Backend, opts Options) *Server {
 	case s.drain < 0:
 		s.drain = 0
 	}
-	methods := opts.DirectMethods
-	if methods == nil {
-		methods = []string{MethodAwGetState, MethodNowframeBuild, MethodSystemHealth}
-	}
-	for _, m := range methods {
+	for _, m := range opts.DirectMethods {
 		s.direct[m] = struct{}{}
 	}
 	s.info = newServerInfo(opts.ServerName, opts.ServerVersion)
