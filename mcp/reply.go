@@ -67,13 +67,7 @@ type outMessage struct {
 	Method  string          `json:"method,omitempty"`
 	Params  any             `json:"params,omitempty"`
 	Result  any             `json:"result,omitempty"`
-	Error   *rpcError       `json:"error,omitempty"`
-}
-
-type rpcError struct {
-	Code    int             `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data,omitempty"`
+	Error   *RPCError       `json:"error,omitempty"`
 }
 
 func (m outMessage) render() []byte {
@@ -125,7 +119,7 @@ func resultReply(id, result []byte) []byte {
 
 // errorReply renders an error reply; data is raw JSON or nil.
 func errorReply(id []byte, code int, msg string, data []byte) []byte {
-	return outMessage{ID: replyID(id), Error: &rpcError{Code: code, Message: msg, Data: data}}.render()
+	return outMessage{ID: replyID(id), Error: &RPCError{Code: code, Message: msg, Data: data}}.render()
 }
 
 // toolResultReply renders an MCP CallToolResult carrying the envelope body
