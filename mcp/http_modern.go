@@ -40,9 +40,9 @@ func (t *HTTPTransport) serveModern(w http.ResponseWriter, r *http.Request, q *r
 		bad(http.StatusBadRequest, CodeHeaderMismatch, "Header mismatch: the Mcp-Method header must be present and equal the body's method", nil)
 		return
 	}
-	if !modernMethods[q.method] {
+	if !modernMethod(q.method) {
 		msg := "method not found"
-		if removedMethods[q.method] {
+		if removedMethod(q.method) {
 			msg += ": " + bounded(q.method) + " is not part of MCP " + ModernVersion
 		}
 		bad(http.StatusNotFound, CodeMethodNotFound, msg, nil)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -36,20 +37,33 @@ func AllVersions() []string {
 	return out
 }
 
-// removedMethods are legacy methods MCP 2026-07-28 removed: a modern
-// request for one is -32601.
-var removedMethods = map[string]bool{
-	"initialize": true, "ping": true, "logging/setLevel": true,
-	"resources/subscribe": true, "resources/unsubscribe": true,
-	"notifications/initialized": true, "notifications/roots/list_changed": true,
-	"tasks/get": true, "tasks/result": true, "tasks/list": true, "tasks/cancel": true,
+// removedMethod reports whether name is a legacy method MCP 2026-07-28
+// removed: a modern request for one is -32601.
+func removedMethod(name string) bool {
+	switch name {
+	case "initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe",
+		"notifications/initialized", "notifications/roots/list_changed",
+		"tasks/get", "tasks/result", "tasks/list", "tasks/cancel":
+		return true
+	}
+	return false
 }
 
-// modernMethods are the MCP methods a modern request may call.
-var modernMethods = map[string]bool{
-	"server/discover": true, "tools/list": true, "tools/call": true,
-	"resources/list": true, "resources/templates/list": true, "resources/read": true,
-	"subscriptions/listen": true,
+// modernMethod reports whether name is an MCP method a modern request may
+// call.
+func modernMethod(name string) bool {
+	switch name {
+	case "server/discover", "tools/list", "tools/call", "resources/list", "resources/templates/list",
+		"resources/read", "subscriptions/listen":
+		return true
+	}
+	return false
+}
+
+// mcpMethod reports whether name is an MCP method of either era: it keeps
+// its MCP meaning even when configured as a direct method.
+func mcpMethod(name string) bool {
+	return modernMethod(name) || removedMethod(name) || strings.HasPrefix(name, "notifications/")
 }
 
 // unsupportedVersionData is -32022's data.
@@ -85,11 +99,7 @@ func (s *session) handleModern(callCtx context.Context, q *request) {
 	case "server/discover":
 		s.replyTo(q, resultReply(q.id, s.srv.discover))
 	case "tools/list":
-		list := s.srv.backend.ToolsList(v)
-		if len(list) == 0 {
-			list = []byte(`{"tools":[]}`)
-		}
-		s.replyTo(q, resultReply(q.id, s.srv.modernResult(list, ListTTLMillis, "public")))
+		s.replyTo(q, resultReply(q.id, s.srv.modernResult(s.srv.toolsList(v), ListTTLMillis, "public")))
 	case "tools/call":
 		s.toolsCall(callCtx, q, v)
 	case "resources/list", "resources/templates/list", "resources/read":
@@ -97,7 +107,7 @@ func (s *session) handleModern(callCtx context.Context, q *request) {
 	case "subscriptions/listen":
 		s.listen(callCtx, q)
 	default:
-		if removedMethods[q.method] {
+		if removedMethod(q.method) {
 			s.fail(q, CodeMethodNotFound, "method not found: "+bounded(q.method)+" is not part of MCP "+ModernVersion, nil)
 			return
 		}
@@ -165,8 +175,8 @@ func listenFilter(raw json.RawMessage, rb ResourceBackend) (uris []string, ok bo
 		return nil, false
 	}
 	var subs json.RawMessage
-	if walkObject(raw, func(name string, val json.RawMessage) error {
-		if name == "resourceSubscriptions" {
+	if eachMember(raw, func(name []byte, val json.RawMessage) error {
+		if string(name) == "resourceSubscriptions" {
 			subs = val
 		}
 		return nil

@@ -167,11 +167,6 @@ func toolErrorJSON(e *toolbus.ToolError) []byte {
 	return []byte(`{"kind":"SystemError","code":"Internal","retryable":false,"message":"unrenderable tool error"}`)
 }
 
-// internalError stands for a Backend call that panicked.
-func internalError() *toolbus.ToolError {
-	return &toolbus.ToolError{Kind: toolbus.SystemError, Code: toolbus.CodeInternal, Message: "internal error"}
-}
-
 func errMessage(e *toolbus.ToolError, fallback string) string {
 	if e.Message != "" {
 		return e.Message

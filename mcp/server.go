@@ -221,6 +221,14 @@ func NewServer(b Backend, opts Options) *Server {
 	return s
 }
 
+// toolsList is tools/list's result in version v.
+func (srv *Server) toolsList(v string) []byte {
+	if list := srv.backend.ToolsList(v); len(list) > 0 {
+		return list
+	}
+	return []byte(`{"tools":[]}`)
+}
+
 // serverInfo names the server (initialize's serverInfo, a modern
 // result's _meta).
 type serverInfo struct {

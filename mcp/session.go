@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 
 	"github.com/rs/zerolog"
@@ -253,8 +252,8 @@ func decodeArray(b []byte) ([]json.RawMessage, error) {
 	if tok, err := dec.Token(); err != nil || tok != json.Delim(']') {
 		return nil, errSyntax
 	}
-	if err := atEnd(dec); err != nil {
-		return nil, err
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errSyntax // anything but whitespace after the array
 	}
 	return els, nil
 }
@@ -457,17 +456,6 @@ func (srv *Server) parseRequest(m message) (q *request, code int, msg string) {
 	return q, 0, ""
 }
 
-// mcpMethod reports whether name is an MCP method of either era: it keeps
-// its MCP meaning even when configured as a direct method.
-func mcpMethod(name string) bool {
-	switch name {
-	case "initialize", "ping", "tools/list", "tools/call", "resources/list", "resources/templates/list",
-		"resources/read", "resources/subscribe", "resources/unsubscribe", "server/discover", "subscriptions/listen":
-		return true
-	}
-	return strings.HasPrefix(name, "notifications/")
-}
-
 // handleMessage dispatches one decoded message (a line or a batch
 // element).
 func (s *session) handleMessage(callCtx context.Context, m message, b *batch) {
@@ -525,11 +513,7 @@ func (s *session) handleLegacy(callCtx context.Context, q *request) {
 		}
 		s.replyTo(q, resultReply(q.id, []byte("{}")))
 	case "tools/list":
-		list := s.srv.backend.ToolsList(s.version)
-		if len(list) == 0 {
-			list = []byte(`{"tools":[]}`)
-		}
-		s.replyTo(q, resultReply(q.id, list))
+		s.replyTo(q, resultReply(q.id, s.srv.toolsList(s.version)))
 	case "resources/list", "resources/templates/list", "resources/read", "resources/subscribe", "resources/unsubscribe":
 		s.handleResource(callCtx, q, "")
 	case "tools/call":
@@ -751,7 +735,8 @@ func (s *session) callBackend(ctx context.Context, req toolbus.Request) (out too
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error().Str("panic_type", fmt.Sprintf("%T", p)).Str("name", bounded(req.Name)).Msg("mcp: backend call panicked")
-			out = toolbus.Response{Err: internalError(), Stage: toolbus.StageExecute}
+			out = toolbus.Response{Stage: toolbus.StageExecute,
+				Err: &toolbus.ToolError{Kind: toolbus.SystemError, Code: toolbus.CodeInternal, Message: "internal error"}}
 		}
 	}()
 	return s.srv.backend.Call(ctx, req)
