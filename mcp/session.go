@@ -380,15 +380,6 @@ func (s *session) handleBatch(callCtx context.Context, msgs []*message) {
 	b.done(nil)
 }
 
-// reply sends an immediate reply, or adds it to the batch.
-func (s *session) reply(b *batch, key string, r []byte) {
-	if b != nil {
-		b.done1(r)
-		return
-	}
-	s.send(key, r)
-}
-
 // request is one request being dispatched: its raw id, the batch it
 // belongs to, and its params decoded once.
 type request struct {
@@ -402,7 +393,14 @@ type request struct {
 	args   json.RawMessage // a direct method's params
 }
 
-func (s *session) replyTo(q *request, r []byte) { s.reply(q.b, q.key, r) }
+// replyTo sends an immediate reply to q, or adds it to q's batch.
+func (s *session) replyTo(q *request, r []byte) {
+	if q.b != nil {
+		q.b.done1(r)
+		return
+	}
+	s.send(q.key, r)
+}
 
 func (s *session) fail(q *request, code int, msg string, data []byte) {
 	s.protocolError(code, msg)
@@ -608,17 +606,6 @@ func shuttingDown() toolbus.Response {
 	}}
 }
 
-// answerNow answers q with out on the calling goroutine.
-func (s *session) answerNow(q *request, direct bool, v string, out toolbus.Response) {
-	reply := s.srv.renderOutcome(q.id, direct, v, out)
-	if q.b != nil {
-		q.b.hold()
-		q.b.done(reply)
-		return
-	}
-	s.send(q.key, reply)
-}
-
 // startCall runs req on the Backend in its own goroutine once an in-flight
 // slot is free (reading waits for it: backpressure). A call read while the
 // session ends is answered at once (Cancelled), never dropped.
@@ -630,7 +617,7 @@ func (s *session) startCall(callCtx context.Context, q *request, req toolbus.Req
 			// The caller asked not to queue: answer ConcurrencyLimited now,
 			// on the reading goroutine (the engine does not run the tool).
 			req.Saturated = true
-			s.answerNow(q, req.Direct, v, s.callBackend(callCtx, req))
+			s.replyTo(q, s.srv.renderOutcome(q.id, req.Direct, v, s.callBackend(callCtx, req)))
 			return
 		}
 		if h := s.srv.hooks.readPaused; h != nil {
@@ -639,7 +626,7 @@ func (s *session) startCall(callCtx context.Context, q *request, req toolbus.Req
 		select {
 		case s.sem <- struct{}{}:
 		case <-s.stop:
-			s.answerNow(q, req.Direct, v, shuttingDown())
+			s.replyTo(q, s.srv.renderOutcome(q.id, req.Direct, v, shuttingDown()))
 			return
 		}
 	}
@@ -656,7 +643,7 @@ func (s *session) startCall(callCtx context.Context, q *request, req toolbus.Req
 		cancel()
 		<-s.sem
 		if stopped {
-			s.answerNow(q, req.Direct, v, shuttingDown())
+			s.replyTo(q, s.srv.renderOutcome(q.id, req.Direct, v, shuttingDown()))
 		} else {
 			s.fail(q, CodeInvalidRequest, errIDInUse, nil)
 		}
