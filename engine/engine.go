@@ -93,8 +93,11 @@ type Engine struct {
 	warmMaxAge atomic.Int64
 }
 
-// DirectMethods lists the direct JSON-RPC methods; each is also an
-// alias of its tool (aw_get_state, nowframe_build, system_health).
+// DirectMethods lists the direct JSON-RPC methods, answered with their
+// tool's bare result: the one place that says which methods are direct.
+// Each is its tool's name with '.' for the first '_' and an alias of it
+// (tools); mcp serves them (Options.DirectMethods) and Call refuses a
+// direct request for any other name.
 func DirectMethods() []string { return []string{"aw.get_state", "nowframe.build", "system.health"} }
 
 // New builds an Engine from deps, each piece after what it needs and

@@ -164,10 +164,3 @@ func (c *connBudget) wait(stop <-chan struct{}, paused func(), cur *batch) bool 
 		}
 	}
 }
-
-// Peak returns the most reply bytes ever charged at once.
-func (b *byteBudget) Peak() int64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.peak
-}

@@ -34,7 +34,7 @@ func TestReplyBytesStayWithinBudget(t *testing.T) {
 		perConn  = 64 << 10
 		oneReply = 2*(4<<10) + 512 // text and structuredContent, plus the envelope
 	)
-	srv := NewServer(bigBackend{body: body}, Options{MaxReplyBytes: budget, MaxConnReplyBytes: perConn})
+	srv := NewServer(bigBackend{body: body}, direct(Options{MaxReplyBytes: budget, MaxConnReplyBytes: perConn}))
 	paused := make(chan struct{}, 1)
 	srv.hooks.budgetPaused = func() {
 		select {
@@ -81,7 +81,7 @@ func TestReplyBytesStayWithinBudget(t *testing.T) {
 			t.Fatalf("a connection got %d replies (%v), want %d", r.lines, r.err, calls)
 		}
 	}
-	if peak, limit := srv.budget.Peak(), int64(budget+conns*2*oneReply); peak > limit {
+	if peak, limit := peakOf(srv.budget), int64(budget+conns*2*oneReply); peak > limit {
 		t.Fatalf("peak reply bytes %d, over the budget %d plus one reply per connection (%d)", peak, budget, limit)
 	} else {
 		t.Logf("peak reply bytes %d (budget %d)", peak, budget)
@@ -105,7 +105,7 @@ func TestBatchReplyBytesStayWithinBudget(t *testing.T) {
 		elements = 1000 // 1000 tools/call elements: ~100 KB of input, 5000 items
 		oneReply = 2*(4<<10) + 512
 	)
-	srv := NewServer(bigBackend{body: body}, Options{MaxReplyBytes: budget, MaxConnReplyBytes: perConn})
+	srv := NewServer(bigBackend{body: body}, direct(Options{MaxReplyBytes: budget, MaxConnReplyBytes: perConn}))
 	var b strings.Builder
 	b.WriteString(initLine("0", Version20250326) + "\n[")
 	for i := range elements {
@@ -136,7 +136,7 @@ func TestBatchReplyBytesStayWithinBudget(t *testing.T) {
 	if len(ids) != elements {
 		t.Fatalf("%d distinct ids in the array, want %d", len(ids), elements)
 	}
-	if peak, limit := srv.budget.Peak(), int64(budget+2*oneReply); peak > limit {
+	if peak, limit := peakOf(srv.budget), int64(budget+2*oneReply); peak > limit {
 		t.Fatalf("one batch made the server hold %d reply bytes at once: over the budget %d plus a reply or two (%d)", peak, budget, limit)
 	}
 }
@@ -146,7 +146,7 @@ func TestBatchReplyBytesStayWithinBudget(t *testing.T) {
 // written after its end, each message whole on its own line; every byte
 // charged is released once written.
 func TestStreamWriterHoldsBehindOpenArray(t *testing.T) {
-	srv := NewServer(bigBackend{}, Options{})
+	srv := NewServer(bigBackend{}, direct(Options{}))
 	c := newStreamConn(srv)
 	var out bytes.Buffer
 	go c.writeLoop(&out)
@@ -176,4 +176,11 @@ func TestStreamWriterHoldsBehindOpenArray(t *testing.T) {
 	if used, held := c.budget.used, c.budget.held; used != 0 || held != 0 {
 		t.Fatalf("after writing: %d bytes charged, %d held; want none", used, held)
 	}
+}
+
+// peakOf returns the most reply bytes b ever had charged at once.
+func peakOf(b *byteBudget) int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.peak
 }

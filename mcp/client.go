@@ -38,11 +38,11 @@ func NewClient(conn net.Conn, timeout time.Duration) *Client {
 // Close closes the connection.
 func (c *Client) Close() error { return c.conn.Close() }
 
-// RPCError is a JSON-RPC error reply.
+// RPCError is a JSON-RPC error reply's error.
 type RPCError struct {
-	Code    int
-	Message string
-	Data    json.RawMessage // raw JSON, nil when absent
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"` // raw JSON, nil when absent
 }
 
 func (e *RPCError) Error() string { return fmt.Sprintf("json-rpc error %d: %s", e.Code, e.Message) }
@@ -181,17 +181,13 @@ func progressOf(m message, token string) (toolbus.ProgressUpdate, bool) {
 func replyOf(line []byte) (json.RawMessage, error) {
 	var r struct {
 		Result json.RawMessage `json:"result"`
-		Error  *struct {
-			Code    int             `json:"code"`
-			Message string          `json:"message"`
-			Data    json.RawMessage `json:"data"`
-		} `json:"error"`
+		Error  *RPCError       `json:"error"`
 	}
 	if err := json.Unmarshal(line, &r); err != nil {
 		return nil, fmt.Errorf("mcp: unreadable reply: %w", err)
 	}
 	if r.Error != nil {
-		return nil, &RPCError{Code: r.Error.Code, Message: r.Error.Message, Data: r.Error.Data}
+		return nil, r.Error
 	}
 	return r.Result, nil
 }

@@ -18,7 +18,7 @@ import (
 // call holds the only in-flight slot.
 func TestOutOfOrderReplies(t *testing.T) {
 	g := newGate()
-	c := startConn(t, NewServer(g, Options{MaxInFlight: 1}))
+	c := startConn(t, NewServer(g, direct(Options{MaxInFlight: 1})))
 	c.send(toolCall("1", "slow", `{}`))
 	g.waitStarted(t, 1)
 	c.send(ping("2"), `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`, initLine("4", Version20250618))
@@ -40,7 +40,7 @@ func TestOutOfOrderReplies(t *testing.T) {
 // not read) until one of the first two finishes.
 func TestInFlightCapPausesReading(t *testing.T) {
 	g := newGate()
-	srv := NewServer(g, Options{MaxInFlight: 2})
+	srv := NewServer(g, direct(Options{MaxInFlight: 2}))
 	paused := make(chan struct{}, 16)
 	srv.hooks.readPaused = func() { paused <- struct{}{} }
 	c := startConn(t, srv)
@@ -85,7 +85,7 @@ func TestCancelledNotification(t *testing.T) {
 	for _, id := range []string{`7`, `"seven"`, `"s\u0065ven"`} {
 		t.Run(id, func(t *testing.T) {
 			g := newGate()
-			c := startConn(t, NewServer(g, Options{}))
+			c := startConn(t, NewServer(g, direct(Options{})))
 			c.send(toolCall(id, "slow", `{}`), toolCall("8", "other", `{}`))
 			g.waitStarted(t, 2)
 			rid := id
@@ -122,7 +122,7 @@ func TestCancelledNotification(t *testing.T) {
 func TestCancelledCallCompletingAnyway(t *testing.T) {
 	g := newGate()
 	g.ignoreCtx = true
-	c := startConn(t, NewServer(g, Options{}))
+	c := startConn(t, NewServer(g, direct(Options{})))
 	c.send(toolCall("1", "a", `{}`), toolCall("2", "b", `{}`))
 	g.waitStarted(t, 2)
 	c.send(
@@ -148,7 +148,7 @@ func TestCancelledCallCompletingAnyway(t *testing.T) {
 // At the end of input every call in flight is answered before Serve returns.
 func TestEOFWaitsForCalls(t *testing.T) {
 	g := newGate()
-	c := startConn(t, NewServer(g, Options{}))
+	c := startConn(t, NewServer(g, direct(Options{})))
 	c.send(toolCall("1", "a", `{}`), toolCall("2", "b", `{}`), `{"jsonrpc":"2.0","id":3,"method":"nowframe.build"}`)
 	g.waitStarted(t, 3)
 	c.in.Close()
@@ -180,7 +180,7 @@ func TestEOFWaitsForCalls(t *testing.T) {
 // are answered and Serve returns nil.
 func TestShutdownDrains(t *testing.T) {
 	g := newGate()
-	srv := NewServer(g, Options{DrainTimeout: time.Hour})
+	srv := NewServer(g, direct(Options{DrainTimeout: time.Hour}))
 	client, server := net.Pipe() // deadlines: Serve can interrupt its Read
 	defer client.Close()
 	outR, outW := io.Pipe()
@@ -227,7 +227,7 @@ func TestShutdownDrains(t *testing.T) {
 // go out, and Serve reports ErrDrainTimeout.
 func TestShutdownGraceExpires(t *testing.T) {
 	g := newGate()
-	srv := NewServer(g, Options{DrainTimeout: 10 * time.Millisecond})
+	srv := NewServer(g, direct(Options{DrainTimeout: 10 * time.Millisecond}))
 	inR, inW := io.Pipe() // no deadlines: the blocked Read is left behind
 	defer inW.Close()
 	var out syncBuffer
@@ -257,7 +257,7 @@ func TestShutdownGraceExpires(t *testing.T) {
 // returned.
 func TestWriteErrorEndsSession(t *testing.T) {
 	g := newGate()
-	srv := NewServer(g, Options{})
+	srv := NewServer(g, direct(Options{}))
 	inR, inW := io.Pipe()
 	defer inW.Close()
 	boom := errors.New("peer gone")
@@ -282,7 +282,7 @@ func TestWriteErrorEndsSession(t *testing.T) {
 
 // Several connections share one Server.
 func TestConcurrentConnections(t *testing.T) {
-	srv := NewServer(&stageBackend{}, Options{})
+	srv := NewServer(&stageBackend{}, direct(Options{}))
 	const conns, calls = 8, 200
 	errs := make(chan error, conns)
 	for i := range conns {
@@ -375,7 +375,7 @@ func (b saturatedBackend) Call(ctx context.Context, req toolbus.Request) toolbus
 // while the other call still runs; a call without it waits.
 func TestNoWaitCallIsAnsweredAtOnceWhenSaturated(t *testing.T) {
 	g := saturatedBackend{newGate(), make(chan toolbus.Request, 4)}
-	srv := NewServer(g, Options{MaxInFlight: 1})
+	srv := NewServer(g, direct(Options{MaxInFlight: 1}))
 	c := startConn(t, srv)
 	c.send(toolCall("1", "slow", `{}`))
 	g.waitStarted(t, 1)
@@ -399,7 +399,7 @@ func TestNoWaitCallIsAnsweredAtOnceWhenSaturated(t *testing.T) {
 // free again.
 func TestDuplicateIDOfCallInFlight(t *testing.T) {
 	g := newGate()
-	c := startConn(t, NewServer(g, Options{}))
+	c := startConn(t, NewServer(g, direct(Options{})))
 	c.send(initLine("0", Version20250326))
 	c.recv()
 	c.send(toolCall("5", "first", `{}`))

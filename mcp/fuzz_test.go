@@ -83,7 +83,7 @@ func FuzzDispatch(f *testing.F) {
 		versions := append([]string{""}, SupportedVersions()...)
 		v := versions[int(pre)%len(versions)]
 		const limit = 4096
-		srv := NewServer(&stageBackend{}, Options{MaxLineBytes: limit})
+		srv := NewServer(&stageBackend{}, direct(Options{MaxLineBytes: limit}))
 		input := string(line) + "\n"
 		if v != "" {
 			input = initLine(initID, v) + "\n" + input
@@ -151,7 +151,7 @@ func FuzzDispatch(f *testing.F) {
 // benchConn runs Serve over pipes and returns a write end and a line reader
 // for the replies.
 func benchServe(b *testing.B, backend Backend, line string) {
-	srv := NewServer(backend, Options{})
+	srv := NewServer(backend, direct(Options{}))
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
@@ -447,9 +447,9 @@ func FuzzHTTPRequest(f *testing.F) {
 		{"POST", PathMCP, "127.0.0.1", "null", "text/*;q=0.0", "text/plain", "", "{"},
 		{"GET", PathMCP, "127.0.0.1:8765", "", "text/event-stream", "", "Bearer s3cret", ""},
 		{"DELETE", PathMCP, "127.0.0.1:8765", "", "", "", "Bearer s3cret", ""},
-		{"GET", PathHealth, "LOCALHOST", "", "", "", "", ""},
-		{"HEAD", PathNowframe, "127.0.0.2:1", "", "", "", "Bearer s3cret", ""},
-		{"PUT", PathNowframe, "0:0:0:0:0:0:0:1", "", "", "", "", ""},
+		{"GET", "/healthz", "LOCALHOST", "", "", "", "", ""},
+		{"HEAD", "/v1/nowframe", "127.0.0.2:1", "", "", "", "Bearer s3cret", ""},
+		{"PUT", "/v1/nowframe", "0:0:0:0:0:0:0:1", "", "", "", "", ""},
 		{"GET", "/other", "::1", "", "", "", "", ""},
 	} {
 		f.Add(r.method, r.path, r.host, r.origin, r.accept, r.ctype, r.auth, []byte(r.body))
@@ -468,10 +468,15 @@ func FuzzHTTPRequest(f *testing.F) {
 			}
 		}
 		be := &stageBackend{}
-		tr := NewServer(be, Options{MaxLineBytes: 4096}).HTTPHandler(HTTPOptions{
-			Token:    "s3cret",
-			Health:   func(context.Context) ([]byte, bool) { return []byte(`{"ok":true}`), true },
-			Nowframe: func(context.Context) []byte { return []byte(`{"frame":1}`) },
+		tr := NewServer(be, direct(Options{MaxLineBytes: 4096})).HTTPHandler(HTTPOptions{
+			Token: "s3cret",
+			Other: func(w http.ResponseWriter, r *http.Request, authorized bool) {
+				if authorized {
+					WriteJSON(w, http.StatusOK, []byte(`{"ok":true}`))
+					return
+				}
+				HTTPError(w, http.StatusUnauthorized, "unauthorized")
+			},
 		})
 		defer func() {
 			ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
@@ -503,7 +508,7 @@ func FuzzHTTPRequest(f *testing.F) {
 				t.Fatalf("Host %q Origin %q: status %d, %d calls", host, origin, rec.Code, be.calls.Load())
 			}
 		}
-		if rec.Code/100 == 2 && (path == PathMCP || path == PathNowframe) {
+		if rec.Code/100 == 2 {
 			scheme, tok, _ := strings.Cut(auth, " ")
 			if !strings.EqualFold(scheme, "bearer") || strings.TrimSpace(tok) != "s3cret" {
 				t.Fatalf("%s %s answered %d with Authorization %q", method, path, rec.Code, auth)
@@ -594,7 +599,7 @@ func FuzzSession(f *testing.F) {
 			}
 		}
 		var out bytes.Buffer
-		srv := NewServer(&resourceStage{stageBackend: &stageBackend{}}, Options{MaxLineBytes: 4096})
+		srv := NewServer(&resourceStage{stageBackend: &stageBackend{}}, direct(Options{MaxLineBytes: 4096}))
 		if err := srv.Serve(context.Background(), &in, &out); err != nil {
 			t.Fatalf("Serve: %v", err)
 		}

@@ -59,7 +59,7 @@ func TestHeldRepliesBehindOpenArrayStayWithinBudget_review(t *testing.T) {
 			}
 		}()
 		synctest.Wait()
-		peak := srv.budget.Peak()
+		peak := peakOf(srv.budget)
 		close(be.release)
 		<-fed
 		inW.Close()

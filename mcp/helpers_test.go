@@ -78,6 +78,12 @@ func (b *stageBackend) requests() []toolbus.Request {
 	return append([]toolbus.Request(nil), b.reqs...)
 }
 
+// direct gives o the direct methods awbridge serves.
+func direct(o Options) Options {
+	o.DirectMethods = []string{"aw.get_state", "nowframe.build", "system.health"}
+	return o
+}
+
 func quote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)

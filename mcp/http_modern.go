@@ -26,7 +26,7 @@ const listenKeepAlive = 15 * time.Second
 // checked against the body, then dispatched on a session of its own.
 func (t *HTTPTransport) serveModern(w http.ResponseWriter, r *http.Request, q *request, jsonOK, sseOK bool) {
 	bad := func(status, code int, msg string, data []byte) {
-		writeJSON(w, status, errorReply(q.id, code, msg, data))
+		WriteJSON(w, status, errorReply(q.id, code, msg, data))
 	}
 	if v, ok := oneHeader(r, HeaderProtocolVersion); !ok || v != q.meta.version {
 		bad(http.StatusBadRequest, CodeHeaderMismatch, "Header mismatch: the MCP-Protocol-Version header must be present and equal _meta's "+MetaProtocolVersion, nil)
@@ -40,9 +40,9 @@ func (t *HTTPTransport) serveModern(w http.ResponseWriter, r *http.Request, q *r
 		bad(http.StatusBadRequest, CodeHeaderMismatch, "Header mismatch: the Mcp-Method header must be present and equal the body's method", nil)
 		return
 	}
-	if !modernMethods[q.method] {
+	if !modernMethod(q.method) {
 		msg := "method not found"
-		if removedMethods[q.method] {
+		if removedMethod(q.method) {
 			msg += ": " + bounded(q.method) + " is not part of MCP " + ModernVersion
 		}
 		bad(http.StatusNotFound, CodeMethodNotFound, msg, nil)
@@ -164,7 +164,7 @@ func (t *HTTPTransport) admitModern(w http.ResponseWriter, id []byte) bool {
 // shuttingDownHTTP refuses a request once Shutdown has begun.
 func shuttingDownHTTP(w http.ResponseWriter, id []byte) {
 	w.Header().Set("Retry-After", "5")
-	writeJSON(w, http.StatusServiceUnavailable, errorReply(id, CodeInvalidRequest, "service unavailable: shutting down", nil))
+	WriteJSON(w, http.StatusServiceUnavailable, errorReply(id, CodeInvalidRequest, "service unavailable: shutting down", nil))
 }
 
 // writeBusy answers a request the transport has no room for: 503 with
@@ -175,7 +175,7 @@ func writeBusy(w http.ResponseWriter, id []byte, msg string) {
 	e := &toolbus.ToolError{Kind: toolbus.PolicyError, Code: toolbus.CodeConcurrencyLimited, Retryable: true,
 		Message: msg, Hint: "retry after the Retry-After delay", RetryAfterMs: &ms}
 	w.Header().Set("Retry-After", "1")
-	writeJSON(w, http.StatusServiceUnavailable, errorReply(id, CodeConcurrencyLimited, msg, toolErrorJSON(e)))
+	WriteJSON(w, http.StatusServiceUnavailable, errorReply(id, CodeConcurrencyLimited, msg, toolErrorJSON(e)))
 }
 
 // oneHeader returns the single value of a header, trimmed; false when the

@@ -403,11 +403,7 @@ func TestHTTPDeleteThen404(t *testing.T) {
 }
 
 func TestHTTPAuth(t *testing.T) {
-	f := newHTTPFixture(t, &stageBackend{}, HTTPOptions{
-		Token:    testToken,
-		Health:   func(context.Context) ([]byte, bool) { return []byte(`{"status":"healthy"}`), true },
-		Nowframe: func(context.Context) []byte { return []byte(`{"reason":"http"}`) },
-	})
+	f := newHTTPFixture(t, &stageBackend{}, HTTPOptions{Token: testToken})
 	base := []string{"Content-Type", "application/json", "Accept", "application/json, text/event-stream"}
 	for _, tc := range []struct {
 		name, method, path, auth string
@@ -421,9 +417,6 @@ func TestHTTPAuth(t *testing.T) {
 		{"mcp DELETE no token", http.MethodDelete, PathMCP, "", http.StatusUnauthorized},
 		{"mcp right token", http.MethodPost, PathMCP, "Bearer " + testToken, http.StatusOK},
 		{"mcp scheme case", http.MethodPost, PathMCP, "bearer " + testToken, http.StatusOK},
-		{"nowframe no token", http.MethodGet, PathNowframe, "", http.StatusUnauthorized},
-		{"nowframe token", http.MethodGet, PathNowframe, "Bearer " + testToken, http.StatusOK},
-		{"healthz needs none", http.MethodGet, PathHealth, "", http.StatusOK},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			hdr := append([]string(nil), base...)
@@ -454,8 +447,9 @@ func TestHTTPHostAndOrigin(t *testing.T) {
 	f := newHTTPFixture(t, &stageBackend{}, HTTPOptions{
 		Token:          testToken,
 		AllowedOrigins: []string{"https://app.example"},
-		Health:         func(context.Context) ([]byte, bool) { return []byte(`{}`), true },
-		Nowframe:       func(context.Context) []byte { return []byte(`{}`) },
+		Other: func(w http.ResponseWriter, _ *http.Request, _ bool) {
+			WriteJSON(w, http.StatusOK, []byte(`{}`))
+		},
 	})
 	u, err := url.Parse(f.ts.URL)
 	if err != nil {
@@ -471,20 +465,18 @@ func TestHTTPHostAndOrigin(t *testing.T) {
 		{"rebinding Host on POST /mcp", http.MethodPost, PathMCP, []string{"Host", "evil.example:" + port}, http.StatusForbidden},
 		{"rebinding Host on GET /mcp", http.MethodGet, PathMCP, []string{"Host", "evil.example:" + port}, http.StatusForbidden},
 		{"rebinding Host on DELETE /mcp", http.MethodDelete, PathMCP, []string{"Host", "evil.example"}, http.StatusForbidden},
-		{"rebinding Host on /healthz", http.MethodGet, PathHealth, []string{"Host", "evil.example:" + port}, http.StatusForbidden},
-		{"rebinding Host on /v1/nowframe", http.MethodGet, PathNowframe, []string{"Host", "evil.example:" + port}, http.StatusForbidden},
-		{"rebinding Host on unknown path", http.MethodGet, "/nope", []string{"Host", "evil.example:" + port}, http.StatusForbidden},
+		{"rebinding Host on another path", http.MethodGet, "/healthz", []string{"Host", "evil.example:" + port}, http.StatusForbidden},
 		{"non-loopback IP Host", http.MethodPost, PathMCP, []string{"Host", "192.168.1.10:" + port}, http.StatusForbidden},
 		{"localhost Host", http.MethodPost, PathMCP, []string{"Host", "localhost:" + port}, http.StatusOK},
 		{"[::1] Host", http.MethodPost, PathMCP, []string{"Host", "[::1]:" + port}, http.StatusOK},
 		{"foreign Origin", http.MethodPost, PathMCP, []string{"Origin", "https://evil.example"}, http.StatusForbidden},
-		{"foreign Origin on /healthz", http.MethodGet, PathHealth, []string{"Origin", "https://evil.example"}, http.StatusForbidden},
+		{"foreign Origin on another path", http.MethodGet, "/healthz", []string{"Origin", "https://evil.example"}, http.StatusForbidden},
+		{"another path", http.MethodGet, "/healthz", nil, http.StatusOK},
 		{"null Origin", http.MethodPost, PathMCP, []string{"Origin", "null"}, http.StatusForbidden},
 		{"loopback Origin, other port", http.MethodPost, PathMCP, []string{"Origin", "http://localhost:1"}, http.StatusForbidden},
 		{"https loopback Origin", http.MethodPost, PathMCP, []string{"Origin", "https://127.0.0.1:" + port}, http.StatusForbidden},
 		{"loopback Origin, our port", http.MethodPost, PathMCP, []string{"Origin", "http://localhost:" + port}, http.StatusOK},
 		{"configured Origin", http.MethodPost, PathMCP, []string{"Origin", "https://app.example"}, http.StatusOK},
-		{"unknown path", http.MethodGet, "/nope", nil, http.StatusNotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := ""
@@ -501,6 +493,11 @@ func TestHTTPHostAndOrigin(t *testing.T) {
 		})
 	}
 
+	// Without Other, another path does not exist.
+	if r := newHTTPFixture(t, &stageBackend{}, HTTPOptions{}).do(http.MethodGet, "/nope", ""); r.status != http.StatusNotFound || !json.Valid([]byte(r.body)) {
+		t.Fatalf("unknown path: %d %s", r.status, r.body)
+	}
+
 	// Explicit AllowedHosts: only those.
 	strict := newHTTPFixture(t, &stageBackend{}, HTTPOptions{AllowedHosts: []string{"localhost:1234"}})
 	if r := strict.do(http.MethodPost, PathMCP, body, "Content-Type", "application/json"); r.status != http.StatusForbidden {
@@ -508,67 +505,6 @@ func TestHTTPHostAndOrigin(t *testing.T) {
 	}
 	if r := strict.do(http.MethodPost, PathMCP, body, "Content-Type", "application/json", "Host", "LOCALHOST:1234"); r.status != http.StatusOK {
 		t.Fatalf("listed Host: %d %s", r.status, r.body)
-	}
-}
-
-func TestHTTPHealthz(t *testing.T) {
-	var mu sync.Mutex
-	healthy := true
-	f := newHTTPFixture(t, &stageBackend{}, HTTPOptions{
-		Token: testToken,
-		Health: func(context.Context) ([]byte, bool) {
-			mu.Lock()
-			defer mu.Unlock()
-			if healthy {
-				return []byte(`{"status":"healthy","aw_ok":true}`), true
-			}
-			return []byte(`{"status":"degraded","aw_ok":false}`), false
-		},
-	})
-	auth := []string{"Authorization", "Bearer " + testToken}
-	wrong := []string{"Authorization", "Bearer not-the-token"}
-	for _, tc := range []struct {
-		name    string
-		healthy bool
-		hdr     []string
-		status  int
-		body    string
-	}{
-		// Without the token: the verdict only, never the report.
-		{"healthy, no token", true, nil, http.StatusOK, `{"status":"healthy"}`},
-		{"healthy, wrong token", true, wrong, http.StatusOK, `{"status":"healthy"}`},
-		{"degraded, no token", false, nil, http.StatusServiceUnavailable, `{"status":"degraded"}`},
-		// With it: the report.
-		{"healthy, token", true, auth, http.StatusOK, `{"status":"healthy","aw_ok":true}`},
-		{"degraded, token", false, auth, http.StatusServiceUnavailable, `{"status":"degraded","aw_ok":false}`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			mu.Lock()
-			healthy = tc.healthy
-			mu.Unlock()
-			r := f.do(http.MethodGet, PathHealth, "", tc.hdr...)
-			if r.status != tc.status || r.body != tc.body || r.header.Get("Content-Type") != "application/json" {
-				t.Fatalf("%d %s, want %d %s", r.status, r.body, tc.status, tc.body)
-			}
-		})
-	}
-	if r := f.do(http.MethodPost, PathHealth, "{}"); r.status != http.StatusMethodNotAllowed {
-		t.Fatalf("POST /healthz: %d", r.status)
-	}
-	// Without a Nowframe func, /v1/nowframe does not exist.
-	if r := f.do(http.MethodGet, PathNowframe, "", "Authorization", "Bearer "+testToken); r.status != http.StatusNotFound {
-		t.Fatalf("nowframe: %d", r.status)
-	}
-}
-
-func TestHTTPNowframe(t *testing.T) {
-	f := newHTTPFixture(t, &stageBackend{}, HTTPOptions{
-		Token:    testToken,
-		Nowframe: func(context.Context) []byte { return []byte(`{"timestamp":"t","reason":"http"}`) },
-	})
-	r := f.do(http.MethodGet, PathNowframe, "", "Authorization", "Bearer "+testToken)
-	if r.status != http.StatusOK || r.body != `{"timestamp":"t","reason":"http"}` {
-		t.Fatalf("nowframe: %d %s", r.status, r.body)
 	}
 }
 

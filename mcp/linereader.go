@@ -158,9 +158,6 @@ func (lr *lineReader) keepPrefix(l []byte) []byte {
 	return lr.prefix
 }
 
-// bufCap reports the reader's buffer capacity (tests check it stays bounded).
-func (lr *lineReader) bufCap() int { return cap(lr.buf) + cap(lr.prefix) }
-
 func trimCR(l []byte) []byte {
 	if n := len(l); n > 0 && l[n-1] == '\r' {
 		return l[:n-1]

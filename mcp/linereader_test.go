@@ -169,7 +169,7 @@ func TestLineReaderBoundedMemory(t *testing.T) {
 	if _, _, err := lr.next(); err != io.EOF {
 		t.Fatalf("third err = %v, want EOF", err)
 	}
-	if got, max := lr.bufCap(), limit+2+idPrefixBytes; got > max {
+	if got, max := cap(lr.buf)+cap(lr.prefix), limit+2+idPrefixBytes; got > max {
 		t.Fatalf("reader holds %d bytes after a 32 MiB line, want at most %d", got, max)
 	}
 }
@@ -216,8 +216,8 @@ func FuzzLineReader(f *testing.F) {
 				t.Fatalf("#%d = %q, want %q", i, got[i], want[i])
 			}
 		}
-		if lr.bufCap() > max+2+idPrefixBytes {
-			t.Fatalf("buffer grew to %d for limit %d", lr.bufCap(), max)
+		if cap(lr.buf)+cap(lr.prefix) > max+2+idPrefixBytes {
+			t.Fatalf("buffer grew to %d for limit %d", cap(lr.buf)+cap(lr.prefix), max)
 		}
 	})
 }

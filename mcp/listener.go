@@ -127,6 +127,7 @@ func (r *Refuser) Wait() { r.wg.Wait() }
 const refusedWarnEvery = time.Minute
 
 func tooManyConnections(n int) []byte {
-	return []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"too many connections: this awbridge serves at most ` +
-		strconv.Itoa(n) + ` at once","data":{"kind":"PolicyError","code":"ConcurrencyLimited","retryable":true,"retry_after_ms":1000}}}` + "\n")
+	msg := "too many connections: this awbridge serves at most " + strconv.Itoa(n) + " at once"
+	data := `{"kind":"PolicyError","code":"ConcurrencyLimited","retryable":true,"retry_after_ms":1000}`
+	return append(errorReply(nil, CodeServerError, msg, []byte(data)), '\n')
 }

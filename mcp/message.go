@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 
 	"github.com/awbridge/awbridge/internal/jsonw"
 )
@@ -30,19 +29,12 @@ type message struct {
 // errSyntax is any JSON syntax error: the message is answered with -32700.
 var errSyntax = errors.New("mcp: parse error")
 
-// walkObject calls fn with the decoded name and the raw value (no
+// eachMember calls fn with the decoded name (valid only during the call:
+// a switch on string(name) costs no allocation) and the raw value (no
 // surrounding whitespace) of each member of the object raw, in order,
 // repeated names included. raw must be one valid JSON object (whitespace
 // allowed around it): anything else is errSyntax, and fn is not called.
 // It returns fn's first error. Values alias raw.
-func walkObject(raw []byte, fn func(name string, val json.RawMessage) error) error {
-	return eachMember(raw, func(name []byte, val json.RawMessage) error {
-		return fn(string(name), val)
-	})
-}
-
-// eachMember is walkObject with the name as bytes, valid only during the
-// call: a switch on string(name) costs no allocation.
 func eachMember(raw []byte, fn func(name []byte, val json.RawMessage) error) error {
 	obj := jsonw.TrimSpace(raw)
 	if len(obj) == 0 || obj[0] != '{' || !json.Valid(obj) {
@@ -60,14 +52,6 @@ func eachMember(raw []byte, fn func(name []byte, val json.RawMessage) error) err
 		return err == nil
 	})
 	return err
-}
-
-// atEnd reports errSyntax when anything but whitespace follows the value.
-func atEnd(dec *json.Decoder) error {
-	if _, err := dec.Token(); err != io.EOF {
-		return errSyntax
-	}
-	return nil
 }
 
 // decodeMessage decodes one message object. A syntax error is errSyntax.

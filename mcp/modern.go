@@ -1,12 +1,12 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"strconv"
+	"slices"
+	"strings"
 	"sync"
-
-	"github.com/awbridge/awbridge/internal/jsonw"
 )
 
 // ModernVersion is the MCP version served statelessly: a request whose
@@ -29,38 +29,42 @@ const (
 	ReadTTLMillis = 0
 )
 
-// ModernVersions returns the versions served per request, newest first.
-func ModernVersions() []string { return []string{ModernVersion} }
-
-// AllVersions returns every version served, newest first: the modern ones,
+// AllVersions returns every version served, newest first: the modern one,
 // then the ones initialize negotiates.
 func AllVersions() []string {
-	out := ModernVersions()
-	legacy := SupportedVersions()
-	for i := len(legacy) - 1; i >= 0; i-- {
-		out = append(out, legacy[i])
-	}
+	out := versions()
+	slices.Reverse(out)
 	return out
 }
 
-// removedMethods are legacy methods MCP 2026-07-28 removed: a modern
-// request for one is -32601.
-var removedMethods = map[string]bool{
-	"initialize": true, "ping": true, "logging/setLevel": true,
-	"resources/subscribe": true, "resources/unsubscribe": true,
-	"notifications/initialized": true, "notifications/roots/list_changed": true,
-	"tasks/get": true, "tasks/result": true, "tasks/list": true, "tasks/cancel": true,
+// removedMethod reports whether name is a legacy method MCP 2026-07-28
+// removed: a modern request for one is -32601.
+func removedMethod(name string) bool {
+	switch name {
+	case "initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe",
+		"notifications/initialized", "notifications/roots/list_changed",
+		"tasks/get", "tasks/result", "tasks/list", "tasks/cancel":
+		return true
+	}
+	return false
 }
 
-// modernMethods are the MCP methods a modern request may call.
-var modernMethods = map[string]bool{
-	"server/discover": true, "tools/list": true, "tools/call": true,
-	"resources/list": true, "resources/templates/list": true, "resources/read": true,
-	"subscriptions/listen": true,
+// modernMethod reports whether name is an MCP method a modern request may
+// call.
+func modernMethod(name string) bool {
+	switch name {
+	case "server/discover", "tools/list", "tools/call", "resources/list", "resources/templates/list",
+		"resources/read", "subscriptions/listen":
+		return true
+	}
+	return false
 }
 
-// modernSupported reports whether v is served per request.
-func modernSupported(v string) bool { return v == ModernVersion }
+// mcpMethod reports whether name is an MCP method of either era: it keeps
+// its MCP meaning even when configured as a direct method.
+func mcpMethod(name string) bool {
+	return modernMethod(name) || removedMethod(name) || strings.HasPrefix(name, "notifications/")
+}
 
 // unsupportedVersionData is -32022's data.
 func unsupportedVersionData(requested string) []byte {
@@ -74,7 +78,7 @@ func unsupportedVersionData(requested string) []byte {
 // modernCheck validates a modern request's _meta: the code and message of
 // the error that answers it, or 0.
 func modernCheck(m requestMeta) (code int, msg string, data []byte) {
-	if !modernSupported(m.version) {
+	if m.version != ModernVersion {
 		return CodeUnsupportedVersion, "Unsupported protocol version", unsupportedVersionData(m.version)
 	}
 	if !m.hasCaps {
@@ -95,11 +99,7 @@ func (s *session) handleModern(callCtx context.Context, q *request) {
 	case "server/discover":
 		s.replyTo(q, resultReply(q.id, s.srv.discover))
 	case "tools/list":
-		list := s.srv.backend.ToolsList(v)
-		if len(list) == 0 {
-			list = []byte(`{"tools":[]}`)
-		}
-		s.replyTo(q, resultReply(q.id, s.srv.modernResult(list, ListTTLMillis, "public")))
+		s.replyTo(q, resultReply(q.id, s.srv.modernResult(s.srv.toolsList(v), ListTTLMillis, "public")))
 	case "tools/call":
 		s.toolsCall(callCtx, q, v)
 	case "resources/list", "resources/templates/list", "resources/read":
@@ -107,7 +107,7 @@ func (s *session) handleModern(callCtx context.Context, q *request) {
 	case "subscriptions/listen":
 		s.listen(callCtx, q)
 	default:
-		if removedMethods[q.method] {
+		if removedMethod(q.method) {
 			s.fail(q, CodeMethodNotFound, "method not found: "+bounded(q.method)+" is not part of MCP "+ModernVersion, nil)
 			return
 		}
@@ -115,65 +115,53 @@ func (s *session) handleModern(callCtx context.Context, q *request) {
 	}
 }
 
-// renderModernHead renders the members every modern result starts with.
-func renderModernHead(name, version string) []byte {
-	b := []byte(`"resultType":"complete","_meta":{"` + MetaServerInfo + `":{"name":`)
-	b = jsonw.AppendString(b, name)
-	b = append(b, `,"version":`...)
-	b = jsonw.AppendString(b, version)
-	return append(b, "}}"...)
+// modernMembers are the members every modern result starts with; lists
+// and the discovery result add their cache hints.
+type modernMembers struct {
+	ResultType string `json:"resultType"`
+	Meta       any    `json:"_meta"`
+	TTL        *int   `json:"ttlMs,omitempty"`
+	CacheScope string `json:"cacheScope,omitempty"`
+}
+
+func (srv *Server) modernMembers() modernMembers {
+	return modernMembers{ResultType: "complete", Meta: resultMeta{Info: &srv.info}}
+}
+
+// resultMeta is the _meta of a modern result, and of a subscription's
+// messages.
+type resultMeta struct {
+	SubscriptionID json.RawMessage `json:"io.modelcontextprotocol/subscriptionId,omitempty"`
+	Info           *serverInfo     `json:"io.modelcontextprotocol/serverInfo,omitempty"`
+}
+
+// discoverResult is server/discover's result.
+type discoverResult struct {
+	modernMembers
+	SupportedVersions []string     `json:"supportedVersions"`
+	Capabilities      capabilities `json:"capabilities"`
+	Instructions      string       `json:"instructions,omitempty"`
 }
 
 // modernResult adds resultType, the server's identity and, when scope is
-// not "", the cache hints to a result object rendered elsewhere.
+// not "", the cache hints to a result object rendered elsewhere (spliced
+// in as it is: see resultReply).
 func (srv *Server) modernResult(result []byte, ttl int, scope string) []byte {
-	i := 0
-	for i < len(result) && result[i] != '{' {
-		i++
-	}
-	if i == len(result) {
+	i := bytes.IndexByte(result, '{')
+	if i < 0 {
 		return result
 	}
-	rest := result[i+1:]
-	out := make([]byte, 0, len(result)+len(srv.modernHead)+48)
-	out = append(out, '{')
-	out = append(out, srv.modernHead...)
+	m := srv.modernMembers()
 	if scope != "" {
-		out = append(out, `,"ttlMs":`...)
-		out = strconv.AppendInt(out, int64(ttl), 10)
-		out = append(out, `,"cacheScope":`...)
-		out = jsonw.AppendString(out, scope)
+		m.TTL, m.CacheScope = &ttl, scope
 	}
+	out := marshal(m)
+	out = out[:len(out)-1]
+	rest := result[i+1:]
 	if firstByte(rest) != '}' {
 		out = append(out, ',')
 	}
 	return appendRawJSON(out, rest)
-}
-
-// renderDiscover renders server/discover's result.
-func renderDiscover(name, version, instructions string, resources bool) []byte {
-	caps := map[string]any{"tools": map[string]bool{"listChanged": false}}
-	if resources {
-		caps["resources"] = map[string]bool{"subscribe": true, "listChanged": false}
-	}
-	b, _ := json.Marshal(struct {
-		ResultType        string         `json:"resultType"`
-		SupportedVersions []string       `json:"supportedVersions"`
-		Capabilities      map[string]any `json:"capabilities"`
-		Instructions      string         `json:"instructions,omitempty"`
-		Meta              map[string]any `json:"_meta"`
-		TTL               int            `json:"ttlMs"`
-		CacheScope        string         `json:"cacheScope"`
-	}{
-		ResultType:        "complete",
-		SupportedVersions: AllVersions(),
-		Capabilities:      caps,
-		Instructions:      instructions,
-		Meta:              map[string]any{MetaServerInfo: map[string]string{"name": name, "version": version}},
-		TTL:               ListTTLMillis,
-		CacheScope:        "public",
-	})
-	return b
 }
 
 // listenFilter is the part of subscriptions/listen's filter awbridge
@@ -187,8 +175,8 @@ func listenFilter(raw json.RawMessage, rb ResourceBackend) (uris []string, ok bo
 		return nil, false
 	}
 	var subs json.RawMessage
-	if walkObject(raw, func(name string, val json.RawMessage) error {
-		if name == "resourceSubscriptions" {
+	if eachMember(raw, func(name []byte, val json.RawMessage) error {
+		if string(name) == "resourceSubscriptions" {
 			subs = val
 		}
 		return nil
@@ -254,15 +242,12 @@ func (s *session) listen(callCtx context.Context, q *request) {
 	s.calls.Add(1)
 	s.mu.Unlock()
 
-	ack := []byte(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"` + MetaSubscriptionID + `":`)
-	ack = append(ack, c.id...)
-	ack = append(ack, `},"notifications":{`...)
+	filter := map[string]any{}
 	if len(uris) > 0 {
-		list, _ := json.Marshal(uris)
-		ack = append(ack, `"resourceSubscriptions":`...)
-		ack = append(ack, list...)
+		filter["resourceSubscriptions"] = uris
 	}
-	ack = append(ack, "}}}"...)
+	subID := resultMeta{SubscriptionID: c.id}
+	ack := notification("notifications/subscriptions/acknowledged", map[string]any{"_meta": subID, "notifications": filter})
 	// Arm every watch before the acknowledgement: a change right after it
 	// must not be missed.
 	changed := make([]<-chan struct{}, len(uris))
@@ -277,11 +262,7 @@ func (s *session) listen(callCtx context.Context, q *request) {
 		defer s.calls.Done()
 		var wg sync.WaitGroup
 		for i, uri := range uris {
-			note := []byte(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"_meta":{"` + MetaSubscriptionID + `":`)
-			note = append(note, c.id...)
-			note = append(note, `},"uri":`...)
-			note = jsonw.AppendString(note, uri)
-			note = append(note, "}}"...)
+			note := notification("notifications/resources/updated", map[string]any{"_meta": subID, "uri": uri})
 			wg.Go(func() { defer release[i](); s.watch(ctx, rb, uri, changed[i], note, c.key) })
 		}
 		select {
@@ -301,11 +282,10 @@ func (s *session) listen(callCtx context.Context, q *request) {
 }
 
 // listenClosed is the reply that ends a subscription the server closes.
-func (s *session) listenClosed(id []byte) []byte {
-	res := []byte(`{"resultType":"complete","_meta":{"` + MetaSubscriptionID + `":`)
-	res = append(res, id...)
-	res = append(res, `,"`+MetaServerInfo+`":`...)
-	res = append(res, s.srv.serverInfo...)
-	res = append(res, "}}"...)
-	return resultReply(id, res)
+func (s *session) listenClosed(id []byte) []byte { return listenEnded(id, s.srv.info) }
+
+// listenEnded is the completion result of the subscription id.
+func listenEnded(id []byte, info serverInfo) []byte {
+	return resultReply(id, marshal(modernMembers{ResultType: "complete",
+		Meta: resultMeta{SubscriptionID: id, Info: &info}}))
 }

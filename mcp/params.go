@@ -3,8 +3,6 @@ package mcp
 import (
 	"encoding/json"
 	"errors"
-
-	"github.com/awbridge/awbridge/internal/jsonw"
 )
 
 // Keys of a request's params._meta (MCP 2026-07-28, and W3C trace context
@@ -149,8 +147,7 @@ func splitMeta(obj json.RawMessage) (args, meta json.RawMessage) {
 			if len(args) > 1 {
 				args = append(args, ',')
 			}
-			args = jsonw.AppendString(args, string(name))
-			args = append(args, ':')
+			args = append(append(args, marshal(string(name))...), ':')
 			args = append(args, val...)
 		}
 		return nil

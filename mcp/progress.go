@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"math"
-	"strconv"
 	"sync"
 
-	"github.com/awbridge/awbridge/internal/jsonw"
 	"github.com/awbridge/awbridge/toolbus"
 )
 
@@ -90,30 +88,16 @@ func (p *progressSink) stop() {
 
 // progressNote renders one notifications/progress.
 func progressNote(token json.RawMessage, u toolbus.ProgressUpdate) []byte {
-	b := make([]byte, 0, 96+len(token)+len(u.Message))
-	b = append(b, `{"jsonrpc":"2.0","method":"`+MethodProgress+`","params":{"progressToken":`...)
-	b = append(b, token...)
-	b = append(b, `,"progress":`...)
-	b = appendNumber(b, u.Progress)
-	if u.Total > 0 {
-		b = append(b, `,"total":`...)
-		b = appendNumber(b, u.Total)
+	finite := func(v float64) float64 {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return 0
+		}
+		return v
 	}
-	if u.Message != "" {
-		b = append(b, `,"message":`...)
-		b = jsonw.AppendString(b, u.Message)
-	}
-	return append(b, "}}"...)
-}
-
-// appendNumber appends a finite float as JSON: plain digits below 1e21,
-// an exponent above (as encoding/json writes them).
-func appendNumber(b []byte, v float64) []byte {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return append(b, '0')
-	}
-	if a := math.Abs(v); a != 0 && (a < 1e-6 || a >= 1e21) {
-		return strconv.AppendFloat(b, v, 'g', -1, 64)
-	}
-	return strconv.AppendFloat(b, v, 'f', -1, 64)
+	return notification(MethodProgress, struct {
+		Token    json.RawMessage `json:"progressToken"`
+		Progress float64         `json:"progress"`
+		Total    float64         `json:"total,omitempty"`
+		Message  string          `json:"message,omitempty"`
+	}{token, finite(u.Progress), max(finite(u.Total), 0), u.Message})
 }

@@ -11,8 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/awbridge/awbridge/internal/jsonw"
 )
 
 // RelayOptions configures Relay. The zero value gives the defaults.
@@ -103,16 +101,8 @@ func Relay(ctx context.Context, conn net.Conn, in io.Reader, out io.Writer, opts
 	if opts.FirstReply <= 0 {
 		opts.FirstReply = DefaultRelayFirstReply
 	}
-	name, version := opts.ServerName, opts.ServerVersion
-	if name == "" {
-		name = DefaultServerName
-	}
-	if version == "" {
-		version = "dev"
-	}
-	info, _ := json.Marshal(map[string]string{"name": name, "version": version})
 	r := &relay{
-		ctx: ctx, conn: conn, opts: opts, serverInfo: info,
+		ctx: ctx, conn: conn, opts: opts, info: newServerInfo(opts.ServerName, opts.ServerVersion),
 		out:     &lineOut{w: bufio.NewWriterSize(out, 64<<10)},
 		pending: map[string]*owed{}, subs: map[string]bool{},
 		failed: make(chan struct{}),
@@ -165,13 +155,13 @@ func Relay(ctx context.Context, conn net.Conn, in io.Reader, out io.Writer, opts
 
 // relay is one relayed session.
 type relay struct {
-	ctx        context.Context
-	conn       net.Conn
-	opts       RelayOptions
-	serverInfo []byte
-	out        *lineOut
-	wg         sync.WaitGroup
-	failed     chan struct{} // closed once the service's owed calls are answered and the fallback told the session
+	ctx    context.Context
+	conn   net.Conn
+	opts   RelayOptions
+	info   serverInfo
+	out    *lineOut
+	wg     sync.WaitGroup
+	failed chan struct{} // closed once the service's owed calls are answered and the fallback told the session
 
 	mu           sync.Mutex
 	room         *sync.Cond       // signalled when pending shrinks, or the relay fails or stops
@@ -583,14 +573,7 @@ func (r *relay) pumpService() {
 
 // listenEnded is the completion result of a modern subscription the
 // service's end closed.
-func (r *relay) listenEnded(id []byte) []byte {
-	res := []byte(`{"resultType":"complete","_meta":{"` + MetaSubscriptionID + `":`)
-	res = append(res, id...)
-	res = append(res, `,"`+MetaServerInfo+`":`...)
-	res = append(res, r.serverInfo...)
-	res = append(res, "}}"...)
-	return resultReply(id, res)
-}
+func (r *relay) listenEnded(id []byte) []byte { return listenEnded(id, r.info) }
 
 // startFallback starts the in-process engine and returns the lines that
 // replay the legacy session to it. Called with mu held.
@@ -610,18 +593,21 @@ func (r *relay) startFallback() []byte {
 	r.wg.Go(func() { r.pump(outR, false) })
 	var replay []byte
 	if r.version != "" {
-		replay = append(replay, `{"jsonrpc":"2.0","id":`+relayReplayID+`,"method":"initialize","params":{"protocolVersion":`...)
-		replay = jsonw.AppendString(replay, r.version)
-		replay = append(replay, "}}\n"...)
+		replay = append(replay, replayRequest("initialize", "protocolVersion", r.version)...)
 		r.replays++
 	}
 	for uri := range r.subs {
-		replay = append(replay, `{"jsonrpc":"2.0","id":`+relayReplayID+`,"method":"resources/subscribe","params":{"uri":`...)
-		replay = jsonw.AppendString(replay, uri)
-		replay = append(replay, "}}\n"...)
+		replay = append(replay, replayRequest("resources/subscribe", "uri", uri)...)
 		r.replays++
 	}
 	return replay
+}
+
+// replayRequest is one line replayed to the fallback: a request with one
+// string parameter.
+func replayRequest(method, param, value string) []byte {
+	line := outMessage{ID: json.RawMessage(relayReplayID), Method: method, Params: map[string]string{param: value}}.render()
+	return append(line, '\n')
 }
 
 // pump reads one upstream (the service, or the fallback) and passes its

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"time"
-
-	"github.com/awbridge/awbridge/internal/jsonw"
 )
 
 // ResourceBackend is implemented by a Backend that serves MCP resources
@@ -126,8 +124,7 @@ func (s *session) handleResource(callCtx context.Context, q *request, v string) 
 			ctx, cancel := context.WithCancel(callCtx)
 			s.subs[uri] = cancel
 			s.calls.Add(1)
-			note := append([]byte(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":`), jsonw.AppendString(nil, uri)...)
-			note = append(note, "}}"...)
+			note := notification("notifications/resources/updated", map[string]string{"uri": uri})
 			changed := rb.ResourceChanged(uri) // armed before the reply: no change after it is missed
 			release := watching(rb, uri)
 			go func() {

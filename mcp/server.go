@@ -6,15 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/rs/zerolog"
 
-	"github.com/awbridge/awbridge/internal/jsonw"
 	"github.com/awbridge/awbridge/toolbus"
 )
 
-// MCP protocol versions this server speaks.
+// MCP protocol versions this server speaks. They compare by their place
+// in versions (atLeast), never as strings.
 const (
 	Version20241105 = "2024-11-05"
 	Version20250326 = "2025-03-26"
@@ -25,28 +26,25 @@ const (
 	LatestVersion = Version20251125
 )
 
+// versions are the versions served, oldest first: the ones initialize
+// negotiates, then ModernVersion, served per request.
+func versions() []string {
+	return []string{Version20241105, Version20250326, Version20250618, Version20251125, ModernVersion}
+}
+
+// versionIndex is v's place in versions, -1 for none ("" or unknown).
+func versionIndex(v string) int { return slices.Index(versions(), v) }
+
+// atLeast reports whether v is w or a later version ("" or unknown: no).
+func atLeast(v, w string) bool { return versionIndex(v) >= 0 && versionIndex(v) >= versionIndex(w) }
+
 // SupportedVersions returns the MCP versions initialize accepts, oldest
 // first. The slice is fresh on each call.
-func SupportedVersions() []string {
-	return []string{Version20241105, Version20250326, Version20250618, Version20251125}
-}
+func SupportedVersions() []string { return versions()[:versionIndex(ModernVersion)] }
 
 // legacyVersion reports whether v is one of SupportedVersions: a version
 // negotiated by initialize, not named per request.
-func legacyVersion(v string) bool {
-	switch v {
-	case Version20241105, Version20250326, Version20250618, Version20251125:
-		return true
-	}
-	return false
-}
-
-// The default direct methods.
-const (
-	MethodAwGetState    = "aw.get_state"
-	MethodNowframeBuild = "nowframe.build"
-	MethodSystemHealth  = "system.health"
-)
+func legacyVersion(v string) bool { return versionIndex(v) >= 0 && !atLeast(v, ModernVersion) }
 
 // Bounds of every message, whatever the transport: a deeper or bigger one
 // gets one -32600 error naming the bound (with its id when the id can be
@@ -97,8 +95,7 @@ type Options struct {
 	// (default 64); one more is refused with an error line.
 	MaxConnections int
 	// DirectMethods are the JSON-RPC methods answered by Backend.Call with
-	// Direct set. nil means aw.get_state, nowframe.build and
-	// system.health; an empty non-nil slice means none. MCP method names
+	// Direct set (awbridge's: engine.DirectMethods). MCP method names
 	// (initialize, ping, tools/*, notifications/*) always keep their MCP
 	// meaning.
 	DirectMethods []string
@@ -112,9 +109,6 @@ type Options struct {
 	// Engine, when set, says in initialize's _meta which engine answers
 	// ("service": the shared one behind the socket; "in-process").
 	Engine string
-	// LegacyDirectErrorCode answers execution failures of direct methods
-	// with -32601, as some older bridges did, instead of the server-range codes.
-	LegacyDirectErrorCode bool
 	// MaxReplyBytes bounds, across the Server's stream connections, the
 	// reply bytes queued for writing plus an estimate for each call in
 	// flight (default 4 MiB); MaxConnReplyBytes bounds them per
@@ -136,13 +130,12 @@ type Server struct {
 	maxInFlight int
 	maxConns    int
 	direct      map[string]struct{}
-	legacy      bool
 	drain       time.Duration
 	log         zerolog.Logger
 	initResult  map[string][]byte // pre-rendered initialize result per version
 	modernHead  []byte            // resultType and _meta of every modern result
-	serverInfo  []byte            // {"name":...,"version":...}
-	discover    []byte            // server/discover's result
+	info        serverInfo
+	discover    []byte // server/discover's result
 	budget      *byteBudget
 	connBytes   int64
 
@@ -167,7 +160,6 @@ func NewServer(b Backend, opts Options) *Server {
 		maxLine:     opts.MaxLineBytes,
 		maxInFlight: opts.MaxInFlight,
 		maxConns:    opts.MaxConnections,
-		legacy:      opts.LegacyDirectErrorCode,
 		drain:       opts.DrainTimeout,
 		log:         opts.Logger,
 		direct:      map[string]struct{}{},
@@ -196,56 +188,82 @@ func NewServer(b Backend, opts Options) *Server {
 	case s.drain < 0:
 		s.drain = 0
 	}
-	methods := opts.DirectMethods
-	if methods == nil {
-		methods = []string{MethodAwGetState, MethodNowframeBuild, MethodSystemHealth}
-	}
-	for _, m := range methods {
+	for _, m := range opts.DirectMethods {
 		s.direct[m] = struct{}{}
 	}
-	name, version, instr := opts.ServerName, opts.ServerVersion, opts.Instructions
+	s.info = newServerInfo(opts.ServerName, opts.ServerVersion)
+	instr := opts.Instructions
+	if instr == "" {
+		instr = DefaultInstructions
+	}
+	_, resources := b.(ResourceBackend)
+	caps := capabilities{Tools: capability{}}
+	if resources {
+		caps.Resources = &capability{Subscribe: true}
+	}
+	for _, v := range SupportedVersions() {
+		info := s.info
+		if atLeast(v, Version20250618) {
+			info.Title = opts.ServerTitle
+		}
+		init := initializeResult{ProtocolVersion: v, Capabilities: caps, ServerInfo: info, Instructions: instr}
+		if opts.Engine != "" {
+			init.Meta = map[string]string{"awbridge/engine": opts.Engine}
+		}
+		s.initResult[v] = marshal(init)
+	}
+	head := marshal(s.modernMembers())
+	s.modernHead = head[1 : len(head)-1]
+	disc := discoverResult{modernMembers: s.modernMembers(), SupportedVersions: AllVersions(), Capabilities: caps, Instructions: instr}
+	ttl := ListTTLMillis
+	disc.TTL, disc.CacheScope = &ttl, "public"
+	s.discover = marshal(disc)
+	return s
+}
+
+// toolsList is tools/list's result in version v.
+func (srv *Server) toolsList(v string) []byte {
+	if list := srv.backend.ToolsList(v); len(list) > 0 {
+		return list
+	}
+	return []byte(`{"tools":[]}`)
+}
+
+// serverInfo names the server (initialize's serverInfo, a modern
+// result's _meta).
+type serverInfo struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Title   string `json:"title,omitempty"`
+}
+
+// newServerInfo fills in the default name and version.
+func newServerInfo(name, version string) serverInfo {
 	if name == "" {
 		name = DefaultServerName
 	}
 	if version == "" {
 		version = "dev"
 	}
-	if instr == "" {
-		instr = DefaultInstructions
-	}
-	_, resources := b.(ResourceBackend)
-	for _, v := range SupportedVersions() {
-		s.initResult[v] = renderInitialize(v, name, version, opts.ServerTitle, instr, opts.Engine, resources)
-	}
-	s.modernHead = renderModernHead(name, version)
-	s.serverInfo, _ = json.Marshal(map[string]string{"name": name, "version": version})
-	s.discover = renderDiscover(name, version, instr, resources)
-	return s
+	return serverInfo{Name: name, Version: version}
 }
 
-func renderInitialize(v, name, version, title, instr, engine string, resources bool) []byte {
-	b := []byte(`{"protocolVersion":`)
-	b = jsonw.AppendString(b, v)
-	b = append(b, `,"capabilities":{"tools":{"listChanged":false}`...)
-	if resources {
-		b = append(b, `,"resources":{"subscribe":true,"listChanged":false}`...)
-	}
-	b = append(b, `},"serverInfo":{"name":`...)
-	b = jsonw.AppendString(b, name)
-	b = append(b, `,"version":`...)
-	b = jsonw.AppendString(b, version)
-	if title != "" && v >= Version20250618 {
-		b = append(b, `,"title":`...)
-		b = jsonw.AppendString(b, title)
-	}
-	b = append(b, `},"instructions":`...)
-	b = jsonw.AppendString(b, instr)
-	if engine != "" {
-		b = append(b, `,"_meta":{"awbridge/engine":`...)
-		b = jsonw.AppendString(b, engine)
-		b = append(b, '}')
-	}
-	return append(b, '}')
+type capabilities struct {
+	Tools     capability  `json:"tools"`
+	Resources *capability `json:"resources,omitempty"`
+}
+
+type capability struct {
+	Subscribe   bool `json:"subscribe,omitempty"`
+	ListChanged bool `json:"listChanged"`
+}
+
+type initializeResult struct {
+	ProtocolVersion string            `json:"protocolVersion"`
+	Capabilities    capabilities      `json:"capabilities"`
+	ServerInfo      serverInfo        `json:"serverInfo"`
+	Instructions    string            `json:"instructions"`
+	Meta            map[string]string `json:"_meta,omitempty"`
 }
 
 // Serve runs one connection: it reads messages from r and writes replies to

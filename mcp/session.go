@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 
 	"github.com/rs/zerolog"
@@ -253,8 +252,8 @@ func decodeArray(b []byte) ([]json.RawMessage, error) {
 	if tok, err := dec.Token(); err != nil || tok != json.Delim(']') {
 		return nil, errSyntax
 	}
-	if err := atEnd(dec); err != nil {
-		return nil, err
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errSyntax // anything but whitespace after the array
 	}
 	return els, nil
 }
@@ -381,15 +380,6 @@ func (s *session) handleBatch(callCtx context.Context, msgs []*message) {
 	b.done(nil)
 }
 
-// reply sends an immediate reply, or adds it to the batch.
-func (s *session) reply(b *batch, key string, r []byte) {
-	if b != nil {
-		b.done1(r)
-		return
-	}
-	s.send(key, r)
-}
-
 // request is one request being dispatched: its raw id, the batch it
 // belongs to, and its params decoded once.
 type request struct {
@@ -403,7 +393,14 @@ type request struct {
 	args   json.RawMessage // a direct method's params
 }
 
-func (s *session) replyTo(q *request, r []byte) { s.reply(q.b, q.key, r) }
+// replyTo sends an immediate reply to q, or adds it to q's batch.
+func (s *session) replyTo(q *request, r []byte) {
+	if q.b != nil {
+		q.b.done1(r)
+		return
+	}
+	s.send(q.key, r)
+}
 
 func (s *session) fail(q *request, code int, msg string, data []byte) {
 	s.protocolError(code, msg)
@@ -455,17 +452,6 @@ func (srv *Server) parseRequest(m message) (q *request, code int, msg string) {
 		}
 	}
 	return q, 0, ""
-}
-
-// mcpMethod reports whether name is an MCP method of either era: it keeps
-// its MCP meaning even when configured as a direct method.
-func mcpMethod(name string) bool {
-	switch name {
-	case "initialize", "ping", "tools/list", "tools/call", "resources/list", "resources/templates/list",
-		"resources/read", "resources/subscribe", "resources/unsubscribe", "server/discover", "subscriptions/listen":
-		return true
-	}
-	return strings.HasPrefix(name, "notifications/")
 }
 
 // handleMessage dispatches one decoded message (a line or a batch
@@ -525,11 +511,7 @@ func (s *session) handleLegacy(callCtx context.Context, q *request) {
 		}
 		s.replyTo(q, resultReply(q.id, []byte("{}")))
 	case "tools/list":
-		list := s.srv.backend.ToolsList(s.version)
-		if len(list) == 0 {
-			list = []byte(`{"tools":[]}`)
-		}
-		s.replyTo(q, resultReply(q.id, list))
+		s.replyTo(q, resultReply(q.id, s.srv.toolsList(s.version)))
 	case "resources/list", "resources/templates/list", "resources/read", "resources/subscribe", "resources/unsubscribe":
 		s.handleResource(callCtx, q, "")
 	case "tools/call":
@@ -624,17 +606,6 @@ func shuttingDown() toolbus.Response {
 	}}
 }
 
-// answerNow answers q with out on the calling goroutine.
-func (s *session) answerNow(q *request, direct bool, v string, out toolbus.Response) {
-	reply := s.srv.renderOutcome(q.id, direct, v, out)
-	if q.b != nil {
-		q.b.hold()
-		q.b.done(reply)
-		return
-	}
-	s.send(q.key, reply)
-}
-
 // startCall runs req on the Backend in its own goroutine once an in-flight
 // slot is free (reading waits for it: backpressure). A call read while the
 // session ends is answered at once (Cancelled), never dropped.
@@ -646,7 +617,7 @@ func (s *session) startCall(callCtx context.Context, q *request, req toolbus.Req
 			// The caller asked not to queue: answer ConcurrencyLimited now,
 			// on the reading goroutine (the engine does not run the tool).
 			req.Saturated = true
-			s.answerNow(q, req.Direct, v, s.callBackend(callCtx, req))
+			s.replyTo(q, s.srv.renderOutcome(q.id, req.Direct, v, s.callBackend(callCtx, req)))
 			return
 		}
 		if h := s.srv.hooks.readPaused; h != nil {
@@ -655,7 +626,7 @@ func (s *session) startCall(callCtx context.Context, q *request, req toolbus.Req
 		select {
 		case s.sem <- struct{}{}:
 		case <-s.stop:
-			s.answerNow(q, req.Direct, v, shuttingDown())
+			s.replyTo(q, s.srv.renderOutcome(q.id, req.Direct, v, shuttingDown()))
 			return
 		}
 	}
@@ -672,7 +643,7 @@ func (s *session) startCall(callCtx context.Context, q *request, req toolbus.Req
 		cancel()
 		<-s.sem
 		if stopped {
-			s.answerNow(q, req.Direct, v, shuttingDown())
+			s.replyTo(q, s.srv.renderOutcome(q.id, req.Direct, v, shuttingDown()))
 		} else {
 			s.fail(q, CodeInvalidRequest, errIDInUse, nil)
 		}
@@ -751,7 +722,8 @@ func (s *session) callBackend(ctx context.Context, req toolbus.Request) (out too
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error().Str("panic_type", fmt.Sprintf("%T", p)).Str("name", bounded(req.Name)).Msg("mcp: backend call panicked")
-			out = toolbus.Response{Err: internalError(), Stage: toolbus.StageExecute}
+			out = toolbus.Response{Stage: toolbus.StageExecute,
+				Err: &toolbus.ToolError{Kind: toolbus.SystemError, Code: toolbus.CodeInternal, Message: "internal error"}}
 		}
 	}()
 	return s.srv.backend.Call(ctx, req)

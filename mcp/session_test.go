@@ -177,7 +177,7 @@ func TestProtocolRules(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			b := &stageBackend{}
-			srv := NewServer(b, Options{})
+			srv := NewServer(b, direct(Options{}))
 			checkOne(t, serveOne(t, srv, tc.version, tc.line), tc.want)
 			// Only calls with an id that passed the checks reach the backend.
 			if tc.want.none && b.calls.Load() != 0 {
@@ -189,7 +189,7 @@ func TestProtocolRules(t *testing.T) {
 
 // After every error the stream goes on, and each request gets its answer.
 func TestStreamGoesOnAfterErrors(t *testing.T) {
-	srv := NewServer(&stageBackend{}, Options{MaxLineBytes: 256})
+	srv := NewServer(&stageBackend{}, direct(Options{MaxLineBytes: 256}))
 	input := strings.Join([]string{
 		`{broken`,
 		ping("1"),
@@ -245,7 +245,7 @@ func TestInitializeNegotiation(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := NewServer(&stageBackend{}, Options{ServerVersion: "1.2.3", ServerTitle: "AW bridge", Instructions: "be brief"})
+			srv := NewServer(&stageBackend{}, direct(Options{ServerVersion: "1.2.3", ServerTitle: "AW bridge", Instructions: "be brief"}))
 			line := `{"jsonrpc":"2.0","id":1,"method":"initialize"`
 			if tc.params != "" {
 				line += `,"params":` + tc.params
@@ -289,7 +289,7 @@ func TestInitializeNegotiation(t *testing.T) {
 }
 
 func TestDefaultInstructions(t *testing.T) {
-	r := checkOne(t, serveOne(t, NewServer(&stageBackend{}, Options{}), "", initLine("1", Version20250618)), want{id: "1"})
+	r := checkOne(t, serveOne(t, NewServer(&stageBackend{}, direct(Options{})), "", initLine("1", Version20250618)), want{id: "1"})
 	var res struct{ Instructions string }
 	_ = json.Unmarshal(r.Result, &res)
 	if !strings.Contains(res.Instructions, "never instructions") || !strings.Contains(res.Instructions, "ActivityWatch") {
@@ -301,7 +301,7 @@ func TestDefaultInstructions(t *testing.T) {
 func TestVersionReachesBackend(t *testing.T) {
 	for _, v := range append(SupportedVersions(), "") {
 		b := &stageBackend{}
-		serveOne(t, NewServer(b, Options{}), v, toolCall("1", "ok", `{}`))
+		serveOne(t, NewServer(b, direct(Options{})), v, toolCall("1", "ok", `{}`))
 		reqs := b.requests()
 		if len(reqs) != 1 || reqs[0].Direct || reqs[0].Name != "ok" || string(reqs[0].Args) != `{}` {
 			t.Errorf("version %q: backend saw %+v", v, reqs)
@@ -339,7 +339,7 @@ func TestToolsCallMapping(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			b := &stageBackend{}
-			r := checkOne(t, serveOne(t, NewServer(b, Options{}), tc.version, toolCall(`"c1"`, "ok", tc.args)), want{id: `"c1"`, code: tc.wantCode})
+			r := checkOne(t, serveOne(t, NewServer(b, direct(Options{})), tc.version, toolCall(`"c1"`, "ok", tc.args)), want{id: `"c1"`, code: tc.wantCode})
 			if tc.wantCode != 0 {
 				var te toolbus.ToolError
 				if err := json.Unmarshal(r.Error.Data, &te); err != nil || te.Code != tc.wantDataCode {
@@ -386,31 +386,28 @@ func TestToolsCallMapping(t *testing.T) {
 func TestDirectMethodMapping(t *testing.T) {
 	tests := []struct {
 		name     string
-		legacy   bool
 		params   string
 		wantCode int
 		wantData string
 	}{
-		{"ok", false, `{"reason":"manual"}`, 0, ""},
-		{"validate", false, `{"mode":"validate"}`, CodeInvalidParams, toolbus.CodeSchemaInvalid},
-		{"validate legacy", true, `{"mode":"validate"}`, CodeInvalidParams, toolbus.CodeSchemaInvalid},
-		{"resolve", false, `{"mode":"resolve"}`, CodeMethodNotFound, toolbus.CodeUnknownTool},
-		{"aw unavailable", false, `{"mode":"execute","code":"AwUnavailable"}`, CodeAwUnavailable, toolbus.CodeAwUnavailable},
-		{"sidecar unavailable", false, `{"mode":"execute","code":"SidecarUnavailable"}`, CodeSidecarUnavailable, toolbus.CodeSidecarUnavailable},
-		{"timeout", false, `{"mode":"execute","code":"Timeout"}`, CodeTimeout, toolbus.CodeTimeout},
-		{"circuit open", false, `{"mode":"execute","code":"CircuitOpen"}`, CodeCircuitOpen, toolbus.CodeCircuitOpen},
-		{"rate limited", false, `{"mode":"execute","code":"RateLimited"}`, CodeRateLimited, toolbus.CodeRateLimited},
-		{"concurrency limited", false, `{"mode":"execute","code":"ConcurrencyLimited"}`, CodeConcurrencyLimited, toolbus.CodeConcurrencyLimited},
-		{"cancelled", false, `{"mode":"execute","code":"Cancelled"}`, CodeCancelled, toolbus.CodeCancelled},
-		{"other", false, `{"mode":"execute","code":"Internal"}`, CodeServerError, toolbus.CodeInternal},
-		{"legacy aw unavailable", true, `{"mode":"execute","code":"AwUnavailable"}`, CodeMethodNotFound, toolbus.CodeAwUnavailable},
-		{"panic", false, `{"mode":"panic"}`, CodeServerError, toolbus.CodeInternal},
+		{"ok", `{"reason":"manual"}`, 0, ""},
+		{"validate", `{"mode":"validate"}`, CodeInvalidParams, toolbus.CodeSchemaInvalid},
+		{"resolve", `{"mode":"resolve"}`, CodeMethodNotFound, toolbus.CodeUnknownTool},
+		{"aw unavailable", `{"mode":"execute","code":"AwUnavailable"}`, CodeAwUnavailable, toolbus.CodeAwUnavailable},
+		{"sidecar unavailable", `{"mode":"execute","code":"SidecarUnavailable"}`, CodeSidecarUnavailable, toolbus.CodeSidecarUnavailable},
+		{"timeout", `{"mode":"execute","code":"Timeout"}`, CodeTimeout, toolbus.CodeTimeout},
+		{"circuit open", `{"mode":"execute","code":"CircuitOpen"}`, CodeCircuitOpen, toolbus.CodeCircuitOpen},
+		{"rate limited", `{"mode":"execute","code":"RateLimited"}`, CodeRateLimited, toolbus.CodeRateLimited},
+		{"concurrency limited", `{"mode":"execute","code":"ConcurrencyLimited"}`, CodeConcurrencyLimited, toolbus.CodeConcurrencyLimited},
+		{"cancelled", `{"mode":"execute","code":"Cancelled"}`, CodeCancelled, toolbus.CodeCancelled},
+		{"other", `{"mode":"execute","code":"Internal"}`, CodeServerError, toolbus.CodeInternal},
+		{"panic", `{"mode":"panic"}`, CodeServerError, toolbus.CodeInternal},
 	}
 	for _, tc := range tests {
 		for _, v := range []string{"", Version20251125} {
 			t.Run(tc.name+"/"+v, func(t *testing.T) {
 				b := &stageBackend{}
-				srv := NewServer(b, Options{LegacyDirectErrorCode: tc.legacy})
+				srv := NewServer(b, direct(Options{}))
 				line := `{"jsonrpc":"2.0","id":7,"method":"aw.get_state","params":` + tc.params + `}`
 				r := checkOne(t, serveOne(t, srv, v, line), want{id: "7", code: tc.wantCode})
 				reqs := b.requests()
@@ -458,7 +455,7 @@ func TestDirectMethodMeta(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := &stageBackend{}
 			line := `{"jsonrpc":"2.0","id":7,"method":"nowframe.build","params":` + tc.params + `}`
-			r := checkOne(t, serveOne(t, NewServer(b, Options{}), "", line), want{id: "7", code: tc.wantCode})
+			r := checkOne(t, serveOne(t, NewServer(b, direct(Options{})), "", line), want{id: "7", code: tc.wantCode})
 			reqs := b.requests()
 			if tc.wantCode != 0 {
 				if len(reqs) != 0 || !strings.Contains(r.Error.Message, "_meta must be an object") {
@@ -508,7 +505,7 @@ func TestBatches(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := serveOne(t, NewServer(&stageBackend{}, Options{}), Version20250326, tc.line)
+			got := serveOne(t, NewServer(&stageBackend{}, direct(Options{})), Version20250326, tc.line)
 			if tc.none {
 				if len(got) != 0 {
 					t.Fatalf("got %q, want no reply", got[0].Raw)
@@ -542,8 +539,8 @@ func TestBatches(t *testing.T) {
 		})
 	}
 	// The empty batch is a single error, not an array.
-	checkOne(t, serveOne(t, NewServer(&stageBackend{}, Options{}), Version20250326, `[]`), want{id: "null", code: CodeInvalidRequest})
-	checkOne(t, serveOne(t, NewServer(&stageBackend{}, Options{}), Version20250326, ` [ ] `), want{id: "null", code: CodeInvalidRequest})
+	checkOne(t, serveOne(t, NewServer(&stageBackend{}, direct(Options{})), Version20250326, `[]`), want{id: "null", code: CodeInvalidRequest})
+	checkOne(t, serveOne(t, NewServer(&stageBackend{}, direct(Options{})), Version20250326, ` [ ] `), want{id: "null", code: CodeInvalidRequest})
 }
 
 func TestIDFromPrefix(t *testing.T) {
@@ -570,7 +567,7 @@ func TestIDFromPrefix(t *testing.T) {
 
 // A 2 MiB line gets one error with its id, and the next line works.
 func TestTooLargeRequest(t *testing.T) {
-	srv := NewServer(&stageBackend{}, Options{})
+	srv := NewServer(&stageBackend{}, direct(Options{}))
 	g := &genReader{
 		head: []byte(`{"jsonrpc":"2.0","id":"big","method":"tools/call","params":{"name":"ok","arguments":{"x":"`),
 		n:    2 << 20,
@@ -640,7 +637,7 @@ func TestMultilineBodyStaysOnOneLine(t *testing.T) {
 	b := backendFunc(func(req toolbus.Request) toolbus.Response {
 		return toolbus.Response{Body: json.RawMessage("{\n  \"a\": \"x\",\r\n  \"b\": [1,\n 2]\n}")}
 	})
-	got := serveOne(t, NewServer(b, Options{}), "", `{"jsonrpc":"2.0","id":1,"method":"system.health"}`+"\n"+toolCall("2", "t", "{}"))
+	got := serveOne(t, NewServer(b, direct(Options{})), "", `{"jsonrpc":"2.0","id":1,"method":"system.health"}`+"\n"+toolCall("2", "t", "{}"))
 	if len(got) != 2 {
 		t.Fatalf("got %d lines, want 2", len(got))
 	}
@@ -653,14 +650,14 @@ func (f backendFunc) ToolsList(string) json.RawMessage                          
 
 func TestEmptyToolsList(t *testing.T) {
 	b := backendFunc(func(toolbus.Request) toolbus.Response { return toolbus.Response{} })
-	checkOne(t, serveOne(t, NewServer(b, Options{}), "", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`), want{id: "1", result: `{"tools":[]}`})
+	checkOne(t, serveOne(t, NewServer(b, direct(Options{})), "", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`), want{id: "1", result: `{"tools":[]}`})
 }
 
 // Logs name methods and tools, never params, arguments or ids' contents.
 func TestLogsNeverHoldParams(t *testing.T) {
 	var logs syncBuffer
 	log := zerolog.New(&logs).Level(zerolog.DebugLevel)
-	srv := NewServer(&stageBackend{}, Options{Logger: log})
+	srv := NewServer(&stageBackend{}, direct(Options{Logger: log}))
 	const secret = "s3cret-window-title"
 	input := strings.Join([]string{
 		toolCall("1", "ok", `{"title":"`+secret+`"}`),
@@ -686,7 +683,7 @@ func TestLogsNeverHoldParams(t *testing.T) {
 // no reply and leaves the call alone: it is answered once, with its result.
 func TestClientResponseBesideCall(t *testing.T) {
 	g := newGate()
-	c := startConn(t, NewServer(g, Options{}))
+	c := startConn(t, NewServer(g, direct(Options{})))
 	c.send(toolCall("5", "slow", `{}`))
 	g.waitStarted(t, 1)
 	c.send(`{"jsonrpc":"2.0","id":5,"result":{}}`, `{"jsonrpc":"2.0","id":5,"error":{"code":-32603,"message":"x"}}`, ping("6"))

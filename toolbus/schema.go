@@ -116,14 +116,15 @@ const (
 	versionTitle       = "2025-06-18" // title, outputSchema
 )
 
-// forVersion picks the list for a protocol version. Versions are dates
-// (YYYY-MM-DD), so they compare as strings; "" (none negotiated) gets the
-// base shape, which every client understands.
+// forVersion picks the list for a protocol version: the Tool of the
+// revision that defined it. The revisions before 2025-06-18 are known and
+// final; every later one lists the full Tool. "" (none negotiated) gets
+// the base shape, which every client understands.
 func (l *toolLists) forVersion(version string) json.RawMessage {
-	switch {
-	case version == "" || version < versionAnnotations:
+	switch version {
+	case "", "2024-11-05":
 		return l.base()
-	case version < versionTitle:
+	case versionAnnotations:
 		return l.annotations()
 	}
 	return l.full()
@@ -144,6 +145,8 @@ func (b *Bus) lazyLists() toolLists {
 	return toolLists{base: render(""), annotations: render(versionAnnotations), full: render(versionTitle)}
 }
 
+// renderList renders tools/list in the shape of version: "" (base),
+// versionAnnotations or versionTitle.
 func (b *Bus) renderList(version string) (json.RawMessage, error) {
 	type annotations struct {
 		Title           string `json:"title,omitempty"`
@@ -165,14 +168,14 @@ func (b *Bus) renderList(version string) (json.RawMessage, error) {
 	}{Tools: []tool{}}
 	for _, e := range b.tools {
 		t := tool{Name: e.tool.Name, Description: e.tool.Description, InputSchema: inputSchema(e.params)}
-		if version >= versionAnnotations {
+		if version != "" {
 			t.Annotations = &annotations{ReadOnlyHint: e.tool.ReadOnly,
 				IdempotentHint: e.tool.Idempotent, DestructiveHint: !e.tool.ReadOnly, OpenWorldHint: false}
-			if version < versionTitle {
+			if version == versionAnnotations {
 				t.Annotations.Title = e.tool.Title // the only place 2025-03-26 has for it
 			}
 		}
-		if version >= versionTitle {
+		if version == versionTitle {
 			rs := e.tool.ResultSchema
 			if len(rs) == 0 {
 				rs = json.RawMessage(`{}`)

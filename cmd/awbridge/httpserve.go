@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -24,9 +25,11 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/awbridge/awbridge/config"
+	"github.com/awbridge/awbridge/engine"
 	"github.com/awbridge/awbridge/health"
 	"github.com/awbridge/awbridge/internal/atomicfile"
 	"github.com/awbridge/awbridge/mcp"
+	"github.com/awbridge/awbridge/toolbus"
 )
 
 // httpTokenFile is the bearer token of `serve --http`, in the state folder.
@@ -41,6 +44,69 @@ const (
 // httpShutdownGrace bounds the HTTP endpoint's shutdown: sessions answer
 // their calls in flight (mcp.DefaultDrainTimeout), then connections close.
 const httpShutdownGrace = mcp.DefaultDrainTimeout + 5*time.Second
+
+// The paths served beside MCP's /mcp.
+const (
+	pathHealth   = "/healthz"
+	pathNowframe = "/v1/nowframe"
+)
+
+// statusPaths answers the HTTP endpoint's paths other than /mcp
+// (mcp.HTTPOptions.Other: Host and Origin were checked). GET /healthz:
+// the health object, redacted as system.health renders it, 200 when
+// healthy, else 503; a caller without the bearer token gets only
+// {"status":"healthy"} or {"status":"degraded"}. GET /v1/nowframe, for
+// the token's holder: nowframe.build's frame (503 when it fails).
+type statusPaths struct {
+	health   func(ctx context.Context) (body []byte, healthy bool)
+	nowframe func(ctx context.Context) []byte // nil body: 503
+}
+
+// engineStatus is statusPaths of the engine.
+func engineStatus(eng *engine.Engine) statusPaths {
+	return statusPaths{health: eng.HealthJSON, nowframe: func(ctx context.Context) []byte {
+		out := eng.Call(ctx, toolbus.Request{Direct: true, Name: "nowframe.build",
+			Args: json.RawMessage(`{"reason":"http","max_age_ms":2000}`)})
+		if out.Err != nil {
+			return nil
+		}
+		return out.Body
+	}}
+}
+
+func (p statusPaths) serve(w http.ResponseWriter, r *http.Request, authorized bool) {
+	switch {
+	case r.URL.Path != pathHealth && r.URL.Path != pathNowframe:
+		mcp.HTTPError(w, http.StatusNotFound, "not found")
+	case r.URL.Path == pathNowframe && !authorized:
+		w.Header().Set("WWW-Authenticate", `Bearer realm="awbridge"`)
+		mcp.HTTPError(w, http.StatusUnauthorized, "unauthorized: a bearer token is required")
+	case r.Method != http.MethodGet && r.Method != http.MethodHead:
+		w.Header().Set("Allow", "GET, HEAD")
+		mcp.HTTPError(w, http.StatusMethodNotAllowed, "method not allowed")
+	case r.URL.Path == pathNowframe:
+		if body := p.nowframe(r.Context()); len(body) > 0 {
+			mcp.WriteJSON(w, http.StatusOK, body)
+			return
+		}
+		mcp.HTTPError(w, http.StatusServiceUnavailable, "no frame")
+	default:
+		body, healthy := p.health(r.Context())
+		status := http.StatusOK
+		if !healthy {
+			status = http.StatusServiceUnavailable
+		}
+		if !authorized {
+			// Any local user may ask whether awbridge is up; only the
+			// token's holder sees the report (the sidecar's payload).
+			body = []byte(`{"status":"degraded"}`)
+			if healthy {
+				body = []byte(`{"status":"healthy"}`)
+			}
+		}
+		mcp.WriteJSON(w, status, body)
+	}
+}
 
 // errNotLoopback is returned by listenHTTP for an address off this machine.
 var errNotLoopback = errors.New("the HTTP endpoint listens on loopback only (127.0.0.1, [::1] or localhost)")

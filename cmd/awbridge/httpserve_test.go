@@ -201,7 +201,7 @@ func TestServeHTTP(t *testing.T) {
 	tr := mcp.NewServer(pingBackend{}, mcp.Options{}).HTTPHandler(mcp.HTTPOptions{
 		Token:        "serve-http-test-token",
 		AllowedHosts: httpAllowedHosts(ln),
-		Health:       func(context.Context) ([]byte, bool) { return []byte(`{"status":"healthy"}`), true },
+		Other:        statusPaths{health: func(context.Context) ([]byte, bool) { return []byte(`{"status":"healthy"}`), true }}.serve,
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -209,7 +209,7 @@ func TestServeHTTP(t *testing.T) {
 	go func() { done <- serveHTTP(ctx, ln, tr, 0, zerolog.Nop()) }()
 	base := "http://" + ln.Addr().String()
 
-	res, err := http.Get(base + mcp.PathHealth)
+	res, err := http.Get(base + pathHealth)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +256,7 @@ func TestServeHTTP(t *testing.T) {
 	if _, err := bufio.NewReader(stream.Body).ReadString('\n'); err == nil {
 		t.Fatal("the GET stream is still open")
 	}
-	if _, err := http.Get(base + mcp.PathHealth); err == nil {
+	if _, err := http.Get(base + pathHealth); err == nil {
 		t.Fatal("still listening after stop")
 	}
 }
@@ -329,7 +329,7 @@ func TestServeHTTPCapsIdleConnections(t *testing.T) {
 	tr := mcp.NewServer(pingBackend{}, mcp.Options{}).HTTPHandler(mcp.HTTPOptions{
 		Token:        "serve-http-test-token",
 		AllowedHosts: httpAllowedHosts(ln),
-		Health:       func(context.Context) ([]byte, bool) { return []byte(`{"status":"healthy"}`), true },
+		Other:        statusPaths{health: func(context.Context) ([]byte, bool) { return []byte(`{"status":"healthy"}`), true }}.serve,
 	})
 	base := startHTTP(t, tr, ln, maxConns)
 
@@ -343,7 +343,7 @@ func TestServeHTTPCapsIdleConnections(t *testing.T) {
 		idle[i] = c
 	}
 
-	res, err := freshClient().Get(base + mcp.PathHealth)
+	res, err := freshClient().Get(base + pathHealth)
 	if err != nil {
 		t.Fatalf("/healthz under an idle flood: %v", err)
 	}
@@ -399,7 +399,7 @@ func TestServeHTTPStalledBodiesDoNotStarve(t *testing.T) {
 	tr := mcp.NewServer(pingBackend{}, mcp.Options{}).HTTPHandler(mcp.HTTPOptions{
 		Token:        "serve-http-test-token",
 		AllowedHosts: httpAllowedHosts(ln),
-		Health:       func(context.Context) ([]byte, bool) { return []byte(`{"status":"healthy"}`), true },
+		Other:        statusPaths{health: func(context.Context) ([]byte, bool) { return []byte(`{"status":"healthy"}`), true }}.serve,
 	})
 	base, capped := startCapped(t, tr, ln, maxConns)
 
@@ -420,7 +420,7 @@ func TestServeHTTPStalledBodiesDoNotStarve(t *testing.T) {
 	waitUntil(t, "the stalled requests being handled", func() bool { return capped.active() == maxConns })
 
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 2 * time.Minute}
-	req, _ := http.NewRequest(http.MethodGet, base+mcp.PathHealth, nil)
+	req, _ := http.NewRequest(http.MethodGet, base+pathHealth, nil)
 	req.Header.Set("Authorization", "Bearer serve-http-test-token")
 	res, err := client.Do(req)
 	if err != nil {
@@ -487,7 +487,7 @@ func TestServeHTTPRefusesBeyondTheCapWhenAllBusy(t *testing.T) {
 	// Beyond them: a minimal 503 with Retry-After (issue 16: the modern
 	// era's caps could never answer it, the connection was reset first).
 	for i := range 3 {
-		res, err := freshClient().Get(base + mcp.PathHealth)
+		res, err := freshClient().Get(base + pathHealth)
 		if err != nil {
 			t.Fatalf("connection %d beyond %d busy ones: %v", i, maxConns, err)
 		}
@@ -639,7 +639,7 @@ func TestServeHTTPHealthzRedactsTheProbe(t *testing.T) {
 	}
 	get := func(auth string) (int, string) {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+mcp.PathHealth, nil)
+		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+pathHealth, nil)
 		if auth != "" {
 			req.Header.Set("Authorization", "Bearer "+auth)
 		}
@@ -699,5 +699,75 @@ func eachString(path string, v any, f func(path, s string)) {
 		for i, c := range x {
 			eachString(path+"["+strconv.Itoa(i)+"]", c, f)
 		}
+	}
+}
+
+// /healthz and /v1/nowframe beside /mcp: the health verdict for anyone,
+// the report and the frame for the token's holder only.
+func TestStatusPaths(t *testing.T) {
+	const token = "status-paths-test-token"
+	var mu sync.Mutex
+	healthy, frame := true, []byte(`{"timestamp":"t","reason":"http"}`)
+	tr := mcp.NewServer(pingBackend{}, mcp.Options{}).HTTPHandler(mcp.HTTPOptions{Token: token, Other: statusPaths{
+		health: func(context.Context) ([]byte, bool) {
+			mu.Lock()
+			defer mu.Unlock()
+			if healthy {
+				return []byte(`{"status":"healthy","aw_ok":true}`), true
+			}
+			return []byte(`{"status":"degraded","aw_ok":false}`), false
+		},
+		nowframe: func(context.Context) []byte {
+			mu.Lock()
+			defer mu.Unlock()
+			return frame
+		},
+	}.serve})
+	ts := httptest.NewServer(tr)
+	defer ts.Close()
+	defer tr.Shutdown(context.Background())
+	auth, wrong := "Bearer "+token, "Bearer not-the-token"
+	for _, tc := range []struct {
+		name, method, path, auth string
+		healthy                  bool
+		frame                    string
+		status                   int
+		body                     string
+	}{
+		// Without the token: the verdict only, never the report.
+		{"healthy, no token", "GET", pathHealth, "", true, "", 200, `{"status":"healthy"}`},
+		{"healthy, wrong token", "GET", pathHealth, wrong, true, "", 200, `{"status":"healthy"}`},
+		{"degraded, no token", "GET", pathHealth, "", false, "", 503, `{"status":"degraded"}`},
+		// With it: the report.
+		{"healthy, token", "GET", pathHealth, auth, true, "", 200, `{"status":"healthy","aw_ok":true}`},
+		{"degraded, token", "GET", pathHealth, auth, false, "", 503, `{"status":"degraded","aw_ok":false}`},
+		{"POST /healthz", "POST", pathHealth, "", true, "", 405, `{"error":"method not allowed"}`},
+		{"nowframe, token", "GET", pathNowframe, auth, true, `{"timestamp":"t","reason":"http"}`, 200, `{"timestamp":"t","reason":"http"}`},
+		{"nowframe, no token", "GET", pathNowframe, "", true, `{}`, 401, `{"error":"unauthorized: a bearer token is required"}`},
+		{"nowframe, wrong token", "GET", pathNowframe, wrong, true, `{}`, 401, `{"error":"unauthorized: a bearer token is required"}`},
+		{"nowframe failed", "GET", pathNowframe, auth, true, "", 503, `{"error":"no frame"}`},
+		{"unknown path", "GET", "/nope", auth, true, "", 404, `{"error":"not found"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mu.Lock()
+			healthy, frame = tc.healthy, []byte(tc.frame)
+			mu.Unlock()
+			req, _ := http.NewRequest(tc.method, ts.URL+tc.path, nil)
+			if tc.auth != "" {
+				req.Header.Set("Authorization", tc.auth)
+			}
+			res, err := ts.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			body, _ := io.ReadAll(res.Body)
+			if res.StatusCode != tc.status || string(body) != tc.body || res.Header.Get("Content-Type") != "application/json" {
+				t.Fatalf("%d %s, want %d %s", res.StatusCode, body, tc.status, tc.body)
+			}
+			if tc.status == 401 && !strings.HasPrefix(res.Header.Get("WWW-Authenticate"), "Bearer") {
+				t.Fatalf("WWW-Authenticate %q", res.Header.Get("WWW-Authenticate"))
+			}
+		})
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -15,7 +14,6 @@ import (
 	"github.com/awbridge/awbridge/engine"
 	"github.com/awbridge/awbridge/install"
 	"github.com/awbridge/awbridge/mcp"
-	"github.com/awbridge/awbridge/toolbus"
 	"github.com/rs/zerolog"
 )
 
@@ -103,16 +101,8 @@ func serveOn(ctx context.Context, e *env, l *config.Loaded, log zerolog.Logger, 
 			return srv.HTTPHandler(mcp.HTTPOptions{
 				Token:        token,
 				AllowedHosts: httpAllowedHosts(ln),
-				Health:       eng.HealthJSON, // redacted as system.health is
-				Nowframe: func(ctx context.Context) []byte {
-					out := eng.Call(ctx, toolbus.Request{Direct: true, Name: "nowframe.build",
-						Args: json.RawMessage(`{"reason":"http","max_age_ms":2000}`)})
-					if out.Err != nil {
-						return nil // 503
-					}
-					return out.Body
-				},
-				Logger: log,
+				Other:        engineStatus(eng).serve,
+				Logger:       log,
 			})
 		}
 		wg.Go(func() { web.Run(ctx, handler, l.Config.Server.MaxConnections) })
