@@ -12,12 +12,10 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -32,7 +30,7 @@ import (
 
 // actBind makes b report to t (a subtest) until the returned func runs:
 // a session is used by one test goroutine at a time.
-func actBind(b *rpcSession, t *testing.T) func() {
+func actBind(b *proc, t *testing.T) func() {
 	prev := b.t
 	b.t = t
 	return func() { b.t = prev }
@@ -274,7 +272,7 @@ func TestActivityDaysAcrossDaylightSavingChanges(t *testing.T) {
 
 // actTimelinePages pages through activity_timeline with args and limit,
 // following next_cursor, and returns every block and the first cursor.
-func actTimelinePages(b *rpcSession, args map[string]any, limit int) (blocks []activity.Block, period activity.Period, firstCursor string) {
+func actTimelinePages(b *proc, args map[string]any, limit int) (blocks []activity.Block, period activity.Period, firstCursor string) {
 	b.t.Helper()
 	args = maps.Clone(args)
 	args["limit"] = limit
@@ -403,7 +401,7 @@ func TestActivityTimeline(t *testing.T) {
 // next_cursor shows every block of the normal answer (before, compact
 // showed 10 blocks and {"_dropped": N}, and its cursor skipped them).
 // A compact page's cursor also serves the normal mode.
-func checkCompactTimeline(t *testing.T, b *rpcSession, args map[string]any) {
+func checkCompactTimeline(t *testing.T, b *proc, args map[string]any) {
 	t.Helper()
 	whole, _, _ := actTimelinePages(b, args, 13)
 	a := maps.Clone(args)
@@ -920,19 +918,11 @@ func TestTodayAndSummaryCommands(t *testing.T) {
 	cal := actCalendar{loc, 4 * time.Hour, time.Monday}
 	run := func(args ...string) (string, string) {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), faultCeiling)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, binPath, args...)
-		cmd.Env = env
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("awbridge %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, out.String(), errb.String())
+		code, out, errs := runBin(t, env, args...)
+		if code != 0 || strings.Contains(errs, "panic") {
+			t.Fatalf("awbridge %s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, out, errs)
 		}
-		if strings.Contains(errb.String(), "panic") {
-			t.Errorf("awbridge %s: stderr:\n%s", strings.Join(args, " "), errb.String())
-		}
-		return out.String(), errb.String()
+		return out, errs
 	}
 
 	before := time.Now()

@@ -562,9 +562,9 @@ func keysOf(m map[string]float64) []string {
 
 // actSession is `awbridge stdio` in env with a 2025-11-25 session
 // initialized (the version current clients negotiate).
-func actSession(t *testing.T, env []string) *rpcSession {
+func actSession(t *testing.T, env []string) *proc {
 	t.Helper()
-	b := startBridge(t, env)
+	b := start(t, env)
 	var init struct {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
@@ -573,9 +573,7 @@ func actSession(t *testing.T, env []string) *rpcSession {
 	if init.ProtocolVersion != "2025-11-25" {
 		t.Fatalf("initialize negotiated %q", init.ProtocolVersion)
 	}
-	if _, err := b.stdin.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")); err != nil {
-		t.Fatal(err)
-	}
+	b.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return b
 }
 
@@ -583,7 +581,7 @@ func actSession(t *testing.T, env []string) *rpcSession {
 // sent as a JSON-RPC error (invalid arguments in older protocol versions)
 // comes back as an envelope holding the ToolError; a tool the binary does
 // not have fails the test, saying so.
-func actCall(b *rpcSession, name string, args map[string]any) (faultEnvelope, bool) {
+func actCall(b *proc, name string, args map[string]any) (faultEnvelope, bool) {
 	b.t.Helper()
 	if args == nil {
 		args = map[string]any{}
@@ -639,7 +637,7 @@ func actCall(b *rpcSession, name string, args map[string]any) (faultEnvelope, bo
 }
 
 // actResult calls a tool that must succeed and decodes its result into v.
-func actResult(b *rpcSession, name string, args map[string]any, v any) faultEnvelope {
+func actResult(b *proc, name string, args map[string]any, v any) faultEnvelope {
 	b.t.Helper()
 	env, isErr := actCall(b, name, args)
 	if isErr || !env.Success || env.Error != nil {

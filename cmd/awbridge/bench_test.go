@@ -26,36 +26,11 @@ func benchBin() string {
 	return binPath
 }
 
-// stdioProc is a running `awbridge stdio` for benchmarks.
-type stdioProc struct {
-	cmd *exec.Cmd
-	in  io.WriteCloser
-	out *bufio.Reader
-}
-
-func startStdio(b *testing.B, env []string) *stdioProc {
-	b.Helper()
+// benchStdio runs the benchmarks' binary's `awbridge stdio` in env.
+func benchStdio(b *testing.B, env []string) *proc {
 	cmd := exec.Command(benchBin(), "stdio")
 	cmd.Env = env
-	in, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	p := &stdioProc{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}
-	b.Cleanup(func() { in.Close(); cmd.Wait() })
-	return p
-}
-
-func (p *stdioProc) roundTrip(b *testing.B, line string) string {
-	if _, err := io.WriteString(p.in, line+"\n"); err != nil {
-		b.Fatal(err)
-	}
-	reply, err := p.out.ReadString('\n')
-	if err != nil {
-		b.Fatal(err)
-	}
-	return reply
+	return startCmd(b, cmd)
 }
 
 // cpuTime is the CPU time the process has used so far (Linux): the sum of
@@ -220,19 +195,19 @@ func TestPackageInitIsCheap(t *testing.T) {
 // p50 and p99 latency, the server's CPU per call read from /proc before
 // and after the measured calls, and the session's peak resident memory.
 func benchRoundTrip(b *testing.B, warmup, line string, env ...string) {
-	p := startStdio(b, benchEnv(b, env...))
+	p := benchStdio(b, benchEnv(b, env...))
 	if warmup != "" {
-		p.roundTrip(b, warmup)
+		p.roundTrip(warmup)
 	}
 	for range 200 {
-		p.roundTrip(b, line)
+		p.roundTrip(line)
 	}
 	lat := make([]time.Duration, 0, b.N)
 	cpu0, okCPU := cpuTime(p.cmd.Process.Pid)
 	b.ResetTimer()
 	for b.Loop() {
 		t0 := time.Now()
-		p.roundTrip(b, line)
+		p.roundTrip(line)
 		lat = append(lat, time.Since(t0))
 	}
 	b.StopTimer()
@@ -342,11 +317,11 @@ func answerText(line string) (string, error) {
 // nowframe_build answer's text content in response_mode ai (the default)
 // and compact. ns/op is one tools/list round trip.
 func BenchmarkModelBytes(b *testing.B) {
-	p := startStdio(b, benchEnv(b))
-	p.roundTrip(b, benchInit)
-	io.WriteString(p.in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	p := benchStdio(b, benchEnv(b))
+	p.roundTrip(benchInit)
+	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	const list = `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
-	reply := p.roundTrip(b, list)
+	reply := p.roundTrip(list)
 	var rep struct {
 		Result json.RawMessage `json:"result"`
 	}
@@ -360,17 +335,17 @@ func BenchmarkModelBytes(b *testing.B) {
 	call := func(mode string) string {
 		return `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"nowframe_build","arguments":{"reason":"bench","response_mode":"` + mode + `"}}}`
 	}
-	p.roundTrip(b, call("ai")) // warm: the frame is fetched once
+	p.roundTrip(call("ai")) // warm: the frame is fetched once
 	texts := map[string]int{}
 	for _, mode := range []string{"ai", "compact"} {
-		text, err := answerText(p.roundTrip(b, call(mode)))
+		text, err := answerText(p.roundTrip(call(mode)))
 		if err != nil {
 			b.Fatalf("nowframe_build in %s mode: %v", mode, err)
 		}
 		texts[mode] = len(text)
 	}
 	for b.Loop() {
-		p.roundTrip(b, list)
+		p.roundTrip(list)
 	}
 	b.ReportMetric(float64(modelBytes), "tools-list-model-B")
 	b.ReportMetric(float64(len(strings.TrimSpace(reply))), "tools-list-reply-B")

@@ -90,24 +90,6 @@ func modelView(t *testing.T, toolsResult json.RawMessage) (total int, per []stri
 	return total, per
 }
 
-// replies runs one `awbridge stdio` session and returns the replies by id.
-func replies(t *testing.T, env []string, input []string) map[string]reply {
-	t.Helper()
-	lines, stderr := session(t, env, input)
-	got := map[string]reply{}
-	for _, l := range lines {
-		var r reply
-		if err := json.Unmarshal([]byte(l), &r); err != nil {
-			t.Fatalf("stdout line is not JSON: %v: %s", err, l)
-		}
-		got[string(r.ID)] = r
-	}
-	if len(got) == 0 {
-		t.Fatalf("no replies; stderr:\n%s", stderr)
-	}
-	return got
-}
-
 const initialize20251125 = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"budget-test","version":"0"}}}`
 
 // TestToolsListBudget measures what the real binary's tools/list hands the

@@ -1,20 +1,14 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // docsPath is the contract document whose examples TestDocsExamples replays.
@@ -246,74 +240,6 @@ func requestID(line string) (string, bool) {
 	return string(id), true
 }
 
-// docSession runs `awbridge stdio` as a client that waits for each reply
-// before it sends the next request (so examples that build on an earlier
-// call, like store_as then state get, are deterministic), or, pipelined,
-// sends them all at once, and returns every stdout line.
-func docSession(t *testing.T, env []string, requests []docLine, pipelined bool) ([]string, string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binPath, "stdio")
-	cmd.Env = env
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	out := make(chan string, 64)
-	go func() {
-		defer close(out)
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(nil, 8<<20)
-		for sc.Scan() {
-			out <- sc.Text()
-		}
-	}()
-	var lines []string
-	fail := func(format string, args ...any) {
-		stdin.Close()
-		cancel()
-		for range out {
-		}
-		_ = cmd.Wait()
-		t.Fatalf(format+"\nstderr:\n%s", append(args, errb.String())...)
-	}
-	for _, r := range requests {
-		if _, err := io.WriteString(stdin, r.text+"\n"); err != nil {
-			fail("line %d: writing the request: %v", r.line, err)
-		}
-		if _, wants := requestID(r.text); !wants || pipelined {
-			continue
-		}
-		select {
-		case l, ok := <-out:
-			if !ok {
-				fail("line %d: stdout ended before the reply", r.line)
-			}
-			lines = append(lines, l)
-		case <-time.After(30 * time.Second):
-			fail("line %d: no reply within 30 s", r.line)
-		}
-	}
-	stdin.Close()
-	for l := range out { // anything else: a reply nobody should have got
-		lines = append(lines, l)
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("awbridge stdio: %v\nstderr:\n%s", err, errb.String())
-	}
-	return lines, errb.String()
-}
-
 // TestDocsExamples replays every ```jsonl example of docs/tool-bus.md
 // against the binary, one stdio session per block, so the contract
 // document cannot drift from what awbridge does. Each "<- " line must be a
@@ -347,7 +273,19 @@ func replayDocExamples(t *testing.T, path string, minBlocks int) {
 				}
 				env = append(env, kv) // exec keeps the last value of a key
 			}
-			got, stderr := docSession(t, env, b.requests, b.pipelined)
+			// Wait for each reply before the next request (examples that
+			// build on an earlier call, like store_as then state get, are
+			// deterministic), unless the block is pipelined.
+			p := start(t, env)
+			var got []string
+			for _, r := range b.requests {
+				p.send(r.text)
+				if _, wants := requestID(r.text); wants && !b.pipelined {
+					got = append(got, p.next())
+				}
+			}
+			stderr := p.close()
+			got = append(got, p.unread...) // anything else: a reply nobody should have got
 			checkModes(t, path, b.line, filepath.Join(root, "artifacts"), stateDir)
 			t.Logf("%s:%d: replies:\n%s", path, b.line, strings.Join(got, "\n"))
 			byID := map[string]string{}

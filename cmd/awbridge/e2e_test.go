@@ -1,18 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -23,30 +17,6 @@ import (
 	"github.com/awbridge/awbridge/aw/awsim"
 	"github.com/awbridge/awbridge/internal/awfixture"
 )
-
-var update = flag.Bool("update", false, "rewrite golden transcripts")
-
-// binPath is the awbridge binary built once for these tests.
-var binPath string
-
-func TestMain(m *testing.M) {
-	flag.Parse()
-	dir, err := os.MkdirTemp("", "awbridge-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binPath = filepath.Join(dir, "awbridge")
-	build := exec.Command("go", "build", "-o", binPath, ".")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building awbridge:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
 
 // recordedAW serves the recorded aw-server exchanges.
 func recordedAW(t *testing.T) (*httptest.Server, *awfixture.Server) {
@@ -82,45 +52,6 @@ func serveRecorded(tb testing.TB) (*httptest.Server, *awfixture.Server) {
 	srv := httptest.NewServer(fs)
 	tb.Cleanup(srv.Close)
 	return srv, fs
-}
-
-// baseEnv is a clean environment: no user config, no user state.
-func baseEnv(t testing.TB, awURL string, extra ...string) []string {
-	home := t.TempDir()
-	env := []string{
-		"HOME=" + home, "PATH=" + os.Getenv("PATH"),
-		"XDG_CONFIG_HOME=" + filepath.Join(home, "config"),
-		"XDG_STATE_HOME=" + filepath.Join(home, "state"),
-		"AWBRIDGE_AW_URL=" + awURL,
-		"AWBRIDGE_LOG_LEVEL=warn",
-		// No service answers here unless a test starts one.
-		"AWBRIDGE_SOCKET=" + filepath.Join(home, "no-service.sock"),
-		// Answers name the machine's zone: the same one on every machine.
-		"TZ=UTC",
-	}
-	return append(env, extra...)
-}
-
-// session runs `awbridge stdio`, writes the input lines, closes stdin and
-// returns every stdout line and stderr.
-func session(t *testing.T, env []string, input []string) (lines []string, stderr string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binPath, "stdio")
-	cmd.Env = env
-	cmd.Stdin = strings.NewReader(strings.Join(input, "\n") + "\n")
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("awbridge stdio: %v\nstderr:\n%s", err, errb.String())
-	}
-	for _, l := range strings.Split(strings.TrimRight(out.String(), "\n"), "\n") {
-		if l != "" {
-			lines = append(lines, l)
-		}
-	}
-	return lines, errb.String()
 }
 
 // volatile are keys whose values change run to run; transcripts show them
@@ -172,17 +103,6 @@ func normalizeLine(t *testing.T, line string) string {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(normalize(v))
 	return strings.TrimSuffix(b.String(), "\n")
-}
-
-// replyID returns the raw id of a reply line ("" for a batch reply).
-func replyID(line string) string {
-	var r struct {
-		ID json.RawMessage `json:"id"`
-	}
-	if json.Unmarshal([]byte(line), &r) != nil {
-		return ""
-	}
-	return string(r.ID)
 }
 
 // TestTranscripts replays testdata/transcripts/*.txt through the real
@@ -343,28 +263,14 @@ func TestSlowActivityWatchDoesNotDelayPing(t *testing.T) {
 	defer hang.Close()
 	defer once.Do(func() { close(release) })
 
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binPath, "stdio")
-	cmd.Env = baseEnv(t, hang.URL, "AWBRIDGE_AW_TIMEOUT=30s")
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Wait()
-	defer stdin.Close()
-	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"nowframe.build"}`+"\n")
-	io.WriteString(stdin, `{"jsonrpc":"2.0","id":2,"method":"ping"}`+"\n")
-	io.WriteString(stdin, `{"jsonrpc":"2.0","id":3,"method":"system.health"}`+"\n")
-	sc := bufio.NewScanner(stdout)
-	sc.Buffer(nil, 1<<20)
+	p := start(t, baseEnv(t, hang.URL, "AWBRIDGE_AW_TIMEOUT=30s"))
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"nowframe.build"}`)
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+	p.send(`{"jsonrpc":"2.0","id":3,"method":"system.health"}`)
 	got := map[string]string{}
 	for range 2 {
-		if !sc.Scan() {
-			t.Fatal("no reply")
-		}
-		got[replyID(sc.Text())] = sc.Text()
+		l := p.next()
+		got[replyID(l)] = l
 	}
 	if got["2"] != `{"jsonrpc":"2.0","id":2,"result":{}}` || !strings.Contains(got["3"], `"aw_ok":false`) {
 		t.Fatalf("while ActivityWatch hangs (30 s deadline) the first replies were %v, want the pong and health", got)
@@ -376,55 +282,38 @@ func TestHealthCommandWithActivityWatchStopped(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	url := srv.URL
 	srv.Close()
-	cmd := exec.Command(binPath, "health")
-	cmd.Env = baseEnv(t, url, "AWBRIDGE_AW_TIMEOUT=500ms")
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := cmd.ProcessState.ExitCode()
-	if err == nil || (code != 1 && code != 2) {
+	env := baseEnv(t, url, "AWBRIDGE_AW_TIMEOUT=500ms")
+	code, out, errs := runBin(t, env, "health")
+	if code != 1 && code != 2 {
 		t.Fatalf("exit %d, want 1 or 2", code)
 	}
-	first := strings.SplitN(out.String(), "\n", 2)[0]
-	if first != out.String()[:len(first)] || !strings.HasPrefix(first, "ActivityWatch does not answer at "+url) || !strings.Contains(first, "start ActivityWatch") {
+	first := strings.SplitN(out, "\n", 2)[0]
+	if first != out[:len(first)] || !strings.HasPrefix(first, "ActivityWatch does not answer at "+url) || !strings.Contains(first, "start ActivityWatch") {
 		t.Fatalf("first line = %q", first)
 	}
-	if strings.Contains(out.String()+errb.String(), "goroutine ") || strings.Contains(out.String()+errb.String(), "panic") {
-		t.Fatalf("a stack trace:\n%s%s", out.String(), errb.String())
+	if strings.Contains(out+errs, "goroutine ") || strings.Contains(out+errs, "panic") {
+		t.Fatalf("a stack trace:\n%s%s", out, errs)
 	}
 
-	cmd = exec.Command(binPath, "health", "--json")
-	cmd.Env = baseEnv(t, url, "AWBRIDGE_AW_TIMEOUT=500ms")
-	out.Reset()
-	cmd.Stdout = &out
-	_ = cmd.Run()
+	_, out, _ = runBin(t, env, "health", "--json")
 	var h map[string]any
-	if err := json.Unmarshal(out.Bytes(), &h); err != nil || h["aw_ok"] != false {
-		t.Fatalf("--json stdout = %q", out.String())
+	if err := json.Unmarshal([]byte(out), &h); err != nil || h["aw_ok"] != false {
+		t.Fatalf("--json stdout = %q", out)
 	}
 }
 
 func TestBadConfigIsOneLineAndExit2(t *testing.T) {
-	cmd := exec.Command(binPath, "health")
-	cmd.Env = baseEnv(t, "http://127.0.0.1:5600", "AWBRIDGE_AW_TIMEOUT=soon")
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	_ = cmd.Run()
-	if cmd.ProcessState.ExitCode() != 2 || strings.Count(strings.TrimSpace(errb.String()), "\n") != 0 ||
-		!strings.Contains(errb.String(), "AWBRIDGE_AW_TIMEOUT") {
-		t.Fatalf("exit %d, stderr %q", cmd.ProcessState.ExitCode(), errb.String())
+	code, _, errs := runBin(t, baseEnv(t, "http://127.0.0.1:5600", "AWBRIDGE_AW_TIMEOUT=soon"), "health")
+	if code != 2 || strings.Count(strings.TrimSpace(errs), "\n") != 0 || !strings.Contains(errs, "AWBRIDGE_AW_TIMEOUT") {
+		t.Fatalf("exit %d, stderr %q", code, errs)
 	}
 }
 
 func TestDemoShowsASessionAndFrames(t *testing.T) {
-	cmd := exec.Command(binPath, "demo", "--duration", "3s")
-	cmd.Env = baseEnv(t, "http://127.0.0.1:1")
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("demo: %v\n%s", err, errb.String())
+	code, s, errs := runBin(t, baseEnv(t, "http://127.0.0.1:1"), "demo", "--duration", "3s")
+	if code != 0 {
+		t.Fatalf("demo: exit %d\n%s", code, errs)
 	}
-	s := out.String()
 	for _, want := range []string{`<- {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18"`, `"aw_ok":true`, `"sidecar_probe_status":true`, `<- {"jsonrpc":"2.0","id":3,"result":{"content"`} {
 		if !strings.Contains(s, want) {
 			t.Fatalf("demo output lacks %s:\n%s", want, s)
@@ -437,46 +326,19 @@ func TestDemoShowsASessionAndFrames(t *testing.T) {
 
 func TestEveryCommandHasHelpWithAnExample(t *testing.T) {
 	for _, c := range commands() {
-		cmd := exec.Command(binPath, c.name, "--help")
-		cmd.Env = baseEnv(t, "http://127.0.0.1:1")
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("%s --help: %v", c.name, err)
-		}
-		if !strings.Contains(out.String(), "Example:\n  awbridge "+c.name) || errb.Len() != 0 {
-			t.Fatalf("%s --help lacks an example on stdout:\n%s%s", c.name, out.String(), errb.String())
+		code, out, errs := runBin(t, baseEnv(t, "http://127.0.0.1:1"), c.name, "--help")
+		if code != 0 || !strings.Contains(out, "Example:\n  awbridge "+c.name) || errs != "" {
+			t.Fatalf("%s --help: exit %d, no example on stdout:\n%s%s", c.name, code, out, errs)
 		}
 	}
 }
 
 func TestNowframeAgainstTheSimulator(t *testing.T) {
 	// The real binary's `sim` on a free port, then `nowframe --json` at it.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	sim := exec.CommandContext(ctx, binPath, "sim", "--addr", addr)
-	sim.Env = baseEnv(t, "http://127.0.0.1:1")
-	simErr := &syncBuffer{}
-	sim.Stderr = simErr
-	if err := sim.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer sim.Wait()
-	defer cancel()
-	url := "http://" + addr
-	simErr.waitFor(t, "simulated ActivityWatch at "+url) // it listens
-	var out bytes.Buffer
-	cmd := exec.Command(binPath, "nowframe", "--json", "--reason", "sim-test")
-	cmd.Env = baseEnv(t, url, "AWBRIDGE_SIDECAR_URL="+url)
-	cmd.Stdout = &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("nowframe at the simulator: %v\n%s", err, out.String())
+	url := startSimBinary(t)
+	code, out, errs := runBin(t, baseEnv(t, url, "AWBRIDGE_SIDECAR_URL="+url), "nowframe", "--json", "--reason", "sim-test")
+	if code != 0 {
+		t.Fatalf("nowframe at the simulator: exit %d\n%s%s", code, out, errs)
 	}
 	var f struct {
 		Reason string `json:"reason"`
@@ -493,11 +355,11 @@ func TestNowframeAgainstTheSimulator(t *testing.T) {
 			} `json:"selection"`
 		} `json:"now"`
 	}
-	if err := json.Unmarshal(out.Bytes(), &f); err != nil {
-		t.Fatalf("nowframe --json stdout is not the frame alone: %v\n%s", err, out.String())
+	if err := json.Unmarshal([]byte(out), &f); err != nil {
+		t.Fatalf("nowframe --json stdout is not the frame alone: %v\n%s", err, out)
 	}
 	if f.Reason != "sim-test" || !f.Omni.OK || f.Now.Stale || f.Now.Window.App == "" || f.Now.Selection.Host != "awsim" {
-		t.Fatalf("frame from the simulator: %s", out.String())
+		t.Fatalf("frame from the simulator: %s", out)
 	}
 }
 
@@ -505,17 +367,16 @@ func TestNowframeAgainstTheSimulator(t *testing.T) {
 func TestCallCommandPassesThePipeline(t *testing.T) {
 	srv, _ := recordedAW(t)
 	root := t.TempDir()
-	cmd := exec.Command(binPath, "call", "aw_get_state", `{"trace_id":"cli","span_id":"c1","output":{"path":"info","pick":["hostname"]}}`)
-	cmd.Env = baseEnv(t, srv.URL, "AWBRIDGE_CONTEXT_ROOT="+root)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("awbridge call: %v", err)
+	code, out, errs := runBin(t, baseEnv(t, srv.URL, "AWBRIDGE_CONTEXT_ROOT="+root), "call", "aw_get_state",
+		`{"trace_id":"cli","span_id":"c1","output":{"path":"info","pick":["hostname"]}}`)
+	if code != 0 {
+		t.Fatalf("awbridge call: exit %d\n%s", code, errs)
 	}
 	var env struct {
 		Result map[string]any `json:"result"`
 		URI    string         `json:"artifact_uri_json"`
 	}
-	if err := json.Unmarshal(out, &env); err != nil || len(env.Result) != 1 || env.Result["hostname"] != "vm" ||
+	if err := json.Unmarshal([]byte(out), &env); err != nil || len(env.Result) != 1 || env.Result["hostname"] != "vm" ||
 		env.URI != "artifact://runs/cli/tool_calls/c1/result.json" {
 		t.Fatalf("envelope %s", out)
 	}
@@ -546,11 +407,9 @@ func TestPersistentStateAcrossProcesses(t *testing.T) {
 	if err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("state file: %v %v", st, err)
 	}
-	cmd := exec.Command(binPath, "state", "--json")
-	cmd.Env = env
-	out, err := cmd.Output()
-	if err != nil || !strings.Contains(string(out), `"key":"focus","scope":"persistent"`) || !strings.Contains(string(out), `"served_by":"in-process"`) {
-		t.Fatalf("awbridge state --json: %s %v", out, err)
+	code, out, errs := runBin(t, env, "state", "--json")
+	if code != 0 || !strings.Contains(out, `"key":"focus","scope":"persistent"`) || !strings.Contains(out, `"served_by":"in-process"`) {
+		t.Fatalf("awbridge state --json: exit %d %s %s", code, out, errs)
 	}
 }
 

@@ -1,12 +1,8 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"errors"
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -99,24 +95,4 @@ func stalledWeekAW(t *testing.T, stalled func(*http.Request)) string {
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL
-}
-
-// runBin runs the binary with args in env and returns its exit code,
-// stdout and stderr.
-func runBin(t *testing.T, env []string, args ...string) (int, string, string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), faultCeiling)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binPath, args...)
-	cmd.Env = env
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return ee.ExitCode(), out.String(), errb.String()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return 0, out.String(), errb.String()
 }

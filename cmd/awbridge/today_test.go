@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
 
 	"github.com/awbridge/awbridge/activity"
@@ -224,25 +222,7 @@ func (f forwardProgress) Call(ctx context.Context, req toolbus.Request) toolbus.
 func TestTodayAgainstTheSimulator(t *testing.T) {
 	url := startSimBinary(t)
 	env := baseEnv(t, url, "AWBRIDGE_SIDECAR_URL="+url)
-	run := func(args ...string) (int, string, string) {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, binPath, args...)
-		cmd.Env = env
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err := cmd.Run()
-		var ee *exec.ExitError
-		switch {
-		case err == nil:
-			return 0, out.String(), errb.String()
-		case errors.As(err, &ee):
-			return ee.ExitCode(), out.String(), errb.String()
-		}
-		t.Fatalf("awbridge %v: %v", args, err)
-		return 0, "", ""
-	}
+	run := func(args ...string) (int, string, string) { return runBin(t, env, args...) }
 	code, list, errs := run("tools", "--json")
 	var tools struct {
 		Tools []struct{ Name string } `json:"tools"`
@@ -251,7 +231,7 @@ func TestTodayAgainstTheSimulator(t *testing.T) {
 		t.Fatalf("awbridge tools --json: exit %d\n%s%s", code, list, errs)
 	}
 	if !strings.Contains(list, `"name":"`+summaryTool+`"`) {
-		t.Skip(summaryTool + " is not in tools/list yet (it is being built in engine/): this test runs once it is")
+		t.Fatalf("%s is not in tools/list:\n%s", summaryTool, list)
 	}
 
 	var out string
