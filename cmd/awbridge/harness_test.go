@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +26,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/awbridge/awbridge/aw/awsim"
+	"github.com/awbridge/awbridge/internal/awfixture"
 )
 
 var update = flag.Bool("update", false, "rewrite golden transcripts")
@@ -108,9 +112,13 @@ type proc struct {
 	exited bool
 }
 
-// start runs `awbridge stdio` in env; Cleanup ends it.
-func start(t testing.TB, env []string) *proc {
-	cmd := exec.Command(binPath, "stdio")
+// start runs `awbridge stdio` (or the command args) in env; Cleanup ends
+// it.
+func start(t testing.TB, env []string, args ...string) *proc {
+	if len(args) == 0 {
+		args = []string{"stdio"}
+	}
+	cmd := exec.Command(binPath, args...)
 	cmd.Env = env
 	return startCmd(t, cmd)
 }
@@ -151,6 +159,19 @@ func dial(t testing.TB, sock string) *proc {
 	}
 	t.Cleanup(func() { conn.Close() })
 	return &proc{t: t, in: conn, out: bufio.NewReaderSize(conn, 1<<20), rd: conn, stderr: &syncBuffer{}}
+}
+
+// socketCall sends lines on a fresh connection to serve's socket and
+// returns the line that follows each.
+func socketCall(t testing.TB, sock string, lines ...string) []string {
+	t.Helper()
+	p := dial(t, sock)
+	defer p.close()
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = p.roundTrip(l)
+	}
+	return out
 }
 
 // session is a whole `awbridge stdio` session: it writes the input lines,
@@ -427,4 +448,40 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// recordedAW serves the recorded aw-server exchanges.
+func recordedAW(t *testing.T) (*httptest.Server, *awfixture.Server) {
+	t.Helper()
+	srv, fs := serveRecorded(t)
+	return srv, fs
+}
+
+// simulatedAW is the built-in ActivityWatch simulator holding the last
+// hour of a simulated person's activity: unlike the recorded exchanges, it
+// answers any period's event reads (the activity tools need them).
+func simulatedAW(t *testing.T) *httptest.Server {
+	t.Helper()
+	sim := awsim.New(awsim.Options{Hostname: "vm", Seed: 7})
+	sim.Seed(time.Now())
+	srv := httptest.NewServer(sim)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func recordedAWb(b *testing.B) (string, *awfixture.Server) {
+	srv, fs := serveRecorded(b)
+	return srv.URL, fs
+}
+
+func serveRecorded(tb testing.TB) (*httptest.Server, *awfixture.Server) {
+	tb.Helper()
+	xs, err := awfixture.Load()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	fs := awfixture.NewServer(xs)
+	srv := httptest.NewServer(fs)
+	tb.Cleanup(srv.Close)
+	return srv, fs
 }

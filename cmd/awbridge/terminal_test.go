@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -148,35 +149,22 @@ func TestCtrlCEndsAWaitForTheService(t *testing.T) {
 }
 
 // TestHealthWithActivityWatchStopped: one plain line, nothing on stderr,
-// exit 1.
+// exit 1; --json says aw_ok false.
 func TestHealthWithActivityWatchStopped(t *testing.T) {
 	aw := "http://" + closedAddr(t)
-	cmd := exec.Command(binPath, "health")
-	cmd.Env = baseEnv(t, aw)
 	// What a person has: no log level set.
-	cmd.Env = slicesDelete(cmd.Env, "AWBRIDGE_LOG_LEVEL=warn")
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != exitDegraded {
-		t.Fatalf("health: %v, want exit 1\n%s%s", err, out.String(), errb.String())
-	}
+	env := slices.DeleteFunc(baseEnv(t, aw), func(kv string) bool { return kv == "AWBRIDGE_LOG_LEVEL=warn" })
+	code, out, errs := runBin(t, env, "health")
 	want := "ActivityWatch does not answer at " + aw + " (connection refused): start ActivityWatch (aw-qt or aw-server), " +
 		"or set activitywatch.url (or AWBRIDGE_AW_URL) to where it runs\n"
-	if out.String() != want || errb.Len() != 0 {
-		t.Fatalf("health printed\nstdout: %q\nstderr: %q\nwant stdout %q and no stderr", out.String(), errb.String(), want)
+	if code != exitDegraded || out != want || errs != "" {
+		t.Fatalf("health: exit %d, want 1\nstdout: %q\nstderr: %q\nwant stdout %q and no stderr", code, out, errs, want)
 	}
-}
-
-func slicesDelete(s []string, v string) []string {
-	var out []string
-	for _, x := range s {
-		if x != v {
-			out = append(out, x)
-		}
+	_, out, _ = runBin(t, env, "health", "--json")
+	var h map[string]any
+	if err := json.Unmarshal([]byte(out), &h); err != nil || h["aw_ok"] != false {
+		t.Fatalf("--json stdout = %q", out)
 	}
-	return out
 }
 
 // TestPrintHealthGolden: the readable report, one plain line per failure
@@ -565,19 +553,22 @@ func TestStdioWarnsWhenTheServiceReadsAnotherAW(t *testing.T) {
 	}
 }
 
-// TestDemoShowsTheNowPart: make demo shows the "now" part of the answer.
+// TestDemoShowsTheNowPart: make demo shows a session, frames and the "now"
+// part of the answer.
 func TestDemoShowsTheNowPart(t *testing.T) {
-	cmd := exec.Command(binPath, "demo", "--duration", "2s")
-	cmd.Env = baseEnv(t, "http://127.0.0.1:1")
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("demo: %v\n%s", err, errb.String())
+	code, out, errs := runBin(t, baseEnv(t, "http://127.0.0.1:1"), "demo", "--duration", "3s")
+	if code != 0 {
+		t.Fatalf("demo: exit %d\n%s", code, errs)
 	}
-	for _, want := range []string{`its "now" part`, `"window": {`, `"afk": {`, `"summary": "`} {
-		if !strings.Contains(out.String(), want) {
-			t.Fatalf("demo output lacks %s:\n%s", want, out.String())
+	for _, want := range []string{`<- {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18"`, `"aw_ok":true`,
+		`"sidecar_probe_status":true`, `<- {"jsonrpc":"2.0","id":3,"result":{"content"`,
+		`its "now" part`, `"window": {`, `"afk": {`, `"summary": "`} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("demo output lacks %s:\n%s", want, out)
 		}
+	}
+	if !strings.Contains(out, "Active in ") && !strings.Contains(out, "Away since") {
+		t.Fatalf("demo showed no frame:\n%s", out)
 	}
 }
 
@@ -703,4 +694,72 @@ func TestToolsTableKeepsItsColumns(t *testing.T) {
 		`{"name":"state","title":"A title long enough to need a second line in a table eighty columns wide, and a third"}]}`))
 	checkTable(b.String())
 	goldenFile(t, "tools.golden", b.String())
+}
+
+func TestBadConfigIsOneLineAndExit2(t *testing.T) {
+	code, _, errs := runBin(t, baseEnv(t, "http://127.0.0.1:5600", "AWBRIDGE_AW_TIMEOUT=soon"), "health")
+	if code != 2 || strings.Count(strings.TrimSpace(errs), "\n") != 0 || !strings.Contains(errs, "AWBRIDGE_AW_TIMEOUT") {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+}
+
+func TestEveryCommandHasHelpWithAnExample(t *testing.T) {
+	for _, c := range commands() {
+		code, out, errs := runBin(t, baseEnv(t, "http://127.0.0.1:1"), c.name, "--help")
+		if code != 0 || !strings.Contains(out, "Example:\n  awbridge "+c.name) || errs != "" {
+			t.Fatalf("%s --help: exit %d, no example on stdout:\n%s%s", c.name, code, out, errs)
+		}
+	}
+}
+
+func TestNowframeAgainstTheSimulator(t *testing.T) {
+	// The real binary's `sim` on a free port, then `nowframe --json` at it.
+	url := startSimBinary(t)
+	code, out, errs := runBin(t, baseEnv(t, url, "AWBRIDGE_SIDECAR_URL="+url), "nowframe", "--json", "--reason", "sim-test")
+	if code != 0 {
+		t.Fatalf("nowframe at the simulator: exit %d\n%s%s", code, out, errs)
+	}
+	var f struct {
+		Reason string `json:"reason"`
+		Omni   struct {
+			OK bool `json:"ok"`
+		} `json:"omni_probe"`
+		Now struct {
+			Stale  bool `json:"stale"`
+			Window struct {
+				App string `json:"app"`
+			} `json:"window"`
+			Selection struct {
+				Host string `json:"host"`
+			} `json:"selection"`
+		} `json:"now"`
+	}
+	if err := json.Unmarshal([]byte(out), &f); err != nil {
+		t.Fatalf("nowframe --json stdout is not the frame alone: %v\n%s", err, out)
+	}
+	if f.Reason != "sim-test" || !f.Omni.OK || f.Now.Stale || f.Now.Window.App == "" || f.Now.Selection.Host != "awsim" {
+		t.Fatalf("frame from the simulator: %s", out)
+	}
+}
+
+// awbridge call passes the same pipeline: shaping, the envelope, artifacts.
+func TestCallCommandPassesThePipeline(t *testing.T) {
+	srv, _ := recordedAW(t)
+	root := t.TempDir()
+	code, out, errs := runBin(t, baseEnv(t, srv.URL, "AWBRIDGE_CONTEXT_ROOT="+root), "call", "aw_get_state",
+		`{"trace_id":"cli","span_id":"c1","output":{"path":"info","pick":["hostname"]}}`)
+	if code != 0 {
+		t.Fatalf("awbridge call: exit %d\n%s", code, errs)
+	}
+	var env struct {
+		Result map[string]any `json:"result"`
+		URI    string         `json:"artifact_uri_json"`
+	}
+	if err := json.Unmarshal([]byte(out), &env); err != nil || len(env.Result) != 1 || env.Result["hostname"] != "vm" ||
+		env.URI != "artifact://runs/cli/tool_calls/c1/result.json" {
+		t.Fatalf("envelope %s", out)
+	}
+	if _, err := os.Stat(filepath.Join(root, "artifacts/runs/cli/tool_calls/c1.context")); err != nil {
+		t.Fatal(err)
+	}
 }
