@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"os/user"
 	"path/filepath"
 	"strings"
@@ -398,23 +397,20 @@ func TestInstallDryRunOfTheRealBinary(t *testing.T) {
 			home = v
 		}
 	}
-	cmd := exec.Command(binPath, "install", "--dry-run")
-	cmd.Env = env
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("install --dry-run: %v\n%s", err, errb.String())
+	code, out, errs := runBin(t, env, "install", "--dry-run")
+	if code != 0 {
+		t.Fatalf("install --dry-run: exit %d\n%s", code, errs)
 	}
 	exe, err := filepath.EvalSymlinks(binPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := filepath.Join(home, "config", "awbridge", "config.toml")
-	if want := "ExecStart=" + exe + " serve --config " + cfg + "\n"; !strings.Contains(out.String(), want) {
-		t.Fatalf("stdout lacks %q:\n%s", want, out.String())
+	if want := "ExecStart=" + exe + " serve --config " + cfg + "\n"; !strings.Contains(out, want) {
+		t.Fatalf("stdout lacks %q:\n%s", want, out)
 	}
-	if !strings.Contains(errb.String(), "dry run, nothing changed") {
-		t.Fatalf("stderr:\n%s", errb.String())
+	if !strings.Contains(errs, "dry run, nothing changed") {
+		t.Fatalf("stderr:\n%s", errs)
 	}
 	if entries, _ := os.ReadDir(home); len(entries) != 0 {
 		t.Fatalf("a dry run wrote into the home folder: %v", entries)
@@ -422,11 +418,7 @@ func TestInstallDryRunOfTheRealBinary(t *testing.T) {
 
 	// status of the real binary: the socket does not answer, exit 1.
 	sock := filepath.Join(shortDir(t), "s.sock")
-	cmd = exec.Command(binPath, "status")
-	cmd.Env = append(env, "AWBRIDGE_SOCKET="+sock)
-	b, err := cmd.Output()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != exitDegraded || !strings.Contains(string(b), "socket:  "+sock+" does not answer") {
-		t.Fatalf("status: %v\n%s", err, b)
+	if code, out, _ := runBin(t, append(env, "AWBRIDGE_SOCKET="+sock), "status"); code != exitDegraded || !strings.Contains(out, "socket:  "+sock+" does not answer") {
+		t.Fatalf("status: exit %d\n%s", code, out)
 	}
 }

@@ -90,24 +90,10 @@ func TestServiceThatNeverAnswers(t *testing.T) {
 	env := baseEnv(t, "http://"+closedAddr(t), "AWBRIDGE_SOCKET="+m.sock,
 		"AWBRIDGE_AW_TIMEOUT=100ms", "AWBRIDGE_SIDECAR_TIMEOUT=100ms")
 	for _, args := range [][]string{{"nowframe"}, {"health"}, {"tools"}, {"state"}, {"call", "help"}} {
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		cmd := exec.CommandContext(ctx, binPath, args...)
-		cmd.Env = env
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err := cmd.Run()
-		late := ctx.Err() != nil
-		cancel()
-		if late {
-			t.Fatalf("awbridge %v still waited for a mute service after a minute", args)
-		}
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != exitUsage {
-			t.Fatalf("awbridge %v: %v, want exit %d\n%s%s", args, err, exitUsage, out.String(), errb.String())
-		}
+		code, out, errs := runBin(t, env, args...) // a minute at most
 		want := fmt.Sprintf("awbridge %s: the awbridge service did not answer within 3.1s", args[0])
-		if !strings.HasPrefix(errb.String(), want) || strings.Count(errb.String(), "\n") != 1 || out.Len() != 0 {
-			t.Fatalf("awbridge %v printed\nstdout: %q\nstderr: %q\nwant one line starting %q", args, out.String(), errb.String(), want)
+		if code != exitUsage || !strings.HasPrefix(errs, want) || strings.Count(errs, "\n") != 1 || out != "" {
+			t.Fatalf("awbridge %v: exit %d, want %d\nstdout: %q\nstderr: %q\nwant one line starting %q", args, code, exitUsage, out, errs, want)
 		}
 	}
 }
@@ -532,23 +518,16 @@ func TestStdioWarnsWhenTheServiceReadsAnotherAW(t *testing.T) {
 		url  string
 		warn bool
 	}{{other, true}, {srv.URL + "/", false}} {
-		cmd := exec.Command(binPath, "stdio")
-		cmd.Env = append(baseEnv(t, tt.url), "AWBRIDGE_SOCKET="+sock)
-		cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n")
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("stdio: %v\n%s", err, errb.String())
-		}
+		lines, errs := session(t, append(baseEnv(t, tt.url), "AWBRIDGE_SOCKET="+sock), []string{`{"jsonrpc":"2.0","id":1,"method":"ping"}`})
 		want := "awbridge stdio: the running service answers this session and reads ActivityWatch at " + srv.URL + ", not at " + other + " from AWBRIDGE_AW_URL"
 		switch {
-		case tt.warn && (!strings.HasPrefix(errb.String(), want) || strings.Count(errb.String(), "\n") != 1):
-			t.Fatalf("stdio with AWBRIDGE_AW_URL=%s: stderr %q, want one line starting %q", tt.url, errb.String(), want)
-		case !tt.warn && errb.Len() != 0:
-			t.Fatalf("stdio with the service's own URL warned: %q", errb.String())
+		case tt.warn && (!strings.HasPrefix(errs, want) || strings.Count(errs, "\n") != 1):
+			t.Fatalf("stdio with AWBRIDGE_AW_URL=%s: stderr %q, want one line starting %q", tt.url, errs, want)
+		case !tt.warn && errs != "":
+			t.Fatalf("stdio with the service's own URL warned: %q", errs)
 		}
-		if !strings.Contains(out.String(), `"id":1`) {
-			t.Fatalf("the relayed session did not answer: %q", out.String())
+		if len(lines) != 1 || !strings.Contains(lines[0], `"id":1`) {
+			t.Fatalf("the relayed session did not answer: %q", lines)
 		}
 	}
 }
@@ -599,12 +578,9 @@ func TestNowframeStaleSaysHowLongAndHowLongAgo(t *testing.T) {
 	post("aw-watcher-afk_vm", `{"client":"aw-watcher-afk","type":"afkstatus","hostname":"vm"}`)
 	post("aw-watcher-afk_vm/events", `[{"timestamp":"`+ts+`","duration":21,"data":{"status":"not-afk"}}]`)
 
-	cmd := exec.Command(binPath, "nowframe")
-	cmd.Env = baseEnv(t, srv.URL, "TZ=UTC")
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("nowframe: %v\n%s%s", err, out.String(), errb.String())
+	code, out, errs := runBin(t, baseEnv(t, srv.URL, "TZ=UTC"), "nowframe")
+	if code != 0 {
+		t.Fatalf("nowframe: exit %d\n%s%s", code, out, errs)
 	}
 	// The minute may turn while the command runs.
 	agoNow := span(time.Since(start.Add(21 * time.Second)))
@@ -612,12 +588,12 @@ func TestNowframeStaleSaysHowLongAndHowLongAgo(t *testing.T) {
 	for _, ago := range []string{"2 h 15 min", "2 h 16 min"} {
 		l := fmt.Sprintf("Code: main.go - awbridge (at %s for 21 s, seen %s ago) - not away then - nothing new lately: "+
 			"the watchers stopped or the machine slept (last seen %s)\n", start.Format("15:04"), ago, start.Add(21*time.Second).Format("15:04"))
-		if out.String() == l {
+		if out == l {
 			return
 		}
 		line = l
 	}
-	t.Fatalf("a stale frame printed\n%q\nwant (about %s ago)\n%q", out.String(), agoNow, line)
+	t.Fatalf("a stale frame printed\n%q\nwant (about %s ago)\n%q", out, agoNow, line)
 }
 
 // TestFlagsBeforeOrAfterArguments: flags may come before or after a
