@@ -14,9 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kardianos/service"
-
 	"github.com/awbridge/awbridge/install"
+	"github.com/kardianos/service"
 )
 
 // fakeManager is a service manager in memory that behaves like
@@ -420,5 +419,68 @@ func TestInstallDryRunOfTheRealBinary(t *testing.T) {
 	sock := filepath.Join(shortDir(t), "s.sock")
 	if code, out, _ := runBin(t, append(env, "AWBRIDGE_SOCKET="+sock), "status"); code != exitDegraded || !strings.Contains(out, "socket:  "+sock+" does not answer") {
 		t.Fatalf("status: exit %d\n%s", code, out)
+	}
+}
+
+// TestInstallSystemRunsAsTheInvokingUser: a system-wide unit runs as the
+// person installing it (under sudo, SUDO_USER, with that person's config
+// file), never as root; root without sudo is refused with the reason.
+func TestInstallSystemRunsAsTheInvokingUser(t *testing.T) {
+	users := map[string]*user.User{
+		"alice": {Username: "alice", Uid: "1001", Gid: "1001", HomeDir: "/home/alice"},
+		"bob":   {Username: "bob", Uid: "1000", Gid: "1000", HomeDir: "/home/bob"},
+		"root":  {Username: "root", Uid: "0", Gid: "0", HomeDir: "/root"},
+	}
+	tests := []struct {
+		name     string
+		uid      int
+		sudoUser string
+		code     int
+	}{
+		{"as-bob", 1000, "", exitOK},
+		{"sudo-from-alice", 0, "alice", exitOK},
+		{"root-without-sudo", 0, "", exitUsage},
+		{"sudo-from-root", 0, "root", exitUsage},
+	}
+	for _, goos := range []string{"linux", "darwin"} {
+		for _, tt := range tests {
+			t.Run(goos+"-"+tt.name, func(t *testing.T) {
+				w := newServiceWorld(t)
+				w.deps.goos = goos
+				w.deps.uid = tt.uid
+				w.deps.lookupUser = func(name string) (*user.User, error) {
+					if u, ok := users[name]; ok {
+						return u, nil
+					}
+					return nil, user.UnknownUserError(name)
+				}
+				w.deps.currentUser = func() (*user.User, error) {
+					if tt.uid == 0 {
+						return users["root"], nil
+					}
+					return users["bob"], nil
+				}
+				// Under sudo, HOME is root's: the service must still get
+				// alice's config file, not root's.
+				if tt.uid == 0 {
+					w.vars["HOME"] = "/root"
+					delete(w.vars, "XDG_CONFIG_HOME")
+				} else {
+					w.vars["HOME"] = "/home/bob"
+					delete(w.vars, "XDG_CONFIG_HOME")
+				}
+				if tt.sudoUser != "" {
+					w.vars["SUDO_USER"] = tt.sudoUser
+				}
+				code, out, errs := w.run(t, runInstall, "--dry-run", "--system")
+				if code != tt.code {
+					t.Fatalf("exit %d, want %d\n%s%s", code, tt.code, out, errs)
+				}
+				checkGolden(t, filepath.Join("testdata", "terminal", "install-system-"+goos+"-"+tt.name+".golden"), "stdout:\n"+out+"stderr:\n"+errs)
+				if code == exitOK && strings.Contains(out, "/root/") {
+					t.Fatalf("the unit reads root's files:\n%s", out)
+				}
+			})
+		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -274,24 +273,4 @@ func TestTodayAgainstTheSimulator(t *testing.T) {
 	if code != exitDegraded || out != "" || !strings.HasPrefix(errs, "awbridge today: ") || strings.Count(errs, "\n") != 1 {
 		t.Fatalf("ActivityWatch stopped: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
-}
-
-// startSimBinary runs the real binary's `sim` on a free port until the
-// test ends and returns its URL.
-func startSimBinary(t *testing.T) string {
-	t.Helper()
-	addr := closedAddr(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	sim := exec.CommandContext(ctx, binPath, "sim", "--addr", addr)
-	sim.Env = baseEnv(t, "http://127.0.0.1:1")
-	simErr := &syncBuffer{}
-	sim.Stderr = simErr
-	if err := sim.Start(); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); _ = sim.Wait() })
-	url := "http://" + addr
-	simErr.waitFor(t, "simulated ActivityWatch at "+url) // it listens
-	return url
 }
