@@ -11,9 +11,8 @@ package main
 // themselves (testdata/realaw, recorded by scripts/realrecord), the
 // oracle. The helpers: histories placed relative to the real clock, a
 // simulator holding them, an independent calendar to say which instants a
-// period must cover, crafted time zones with a daylight-saving change on a
-// chosen day, and a stdio session that tells "this tool does not exist"
-// apart from every other failure.
+// period must cover, and crafted time zones with a daylight-saving change
+// on a chosen day.
 
 import (
 	"bytes"
@@ -100,7 +99,7 @@ func TestActivitySummaryMatchesActivityWatch(t *testing.T) {
 		t.Run(v.name, func(t *testing.T) {
 			sim := newActSim(t, h, v.settings)
 			b := actSession(t, actEnv(t, sim.URL(), "AWBRIDGE_TIMEZONE="+zone))
-			actCall(b, "activity_summary", map[string]any{"period": "today"}) // a tool the binary lacks fails here, once
+			b.tool("activity_summary", map[string]any{"period": "today"}) // a tool the binary lacks fails here, once
 			for _, p := range []struct {
 				label string
 				args  map[string]any
@@ -400,7 +399,7 @@ func TestActivityTimeline(t *testing.T) {
 		a := maps.Clone(args)
 		maps.Copy(a, bad.args)
 		a["limit"] = 7
-		env, isErr := actCall(b, "activity_timeline", a)
+		env, isErr := b.tool("activity_timeline", a)
 		checkRefusal(t, "activity_timeline with a "+bad.name+" cursor", env, isErr, "cursor")
 		b.ping()
 	}
@@ -591,7 +590,7 @@ func TestActivityToolsRefuseBadArguments(t *testing.T) {
 			if c.arg == "group_by" && tool != "activity_summary" {
 				continue
 			}
-			env, isErr := actCall(b, tool, c.args)
+			env, isErr := b.tool(tool, c.args)
 			checkRefusal(t, tool+" "+c.name, env, isErr, c.arg)
 			b.ping()
 		}
@@ -1082,7 +1081,7 @@ func TestActivityAcceptHarness(t *testing.T) {
 		if n < 20 || !strings.Contains(string(env.raw), "evilapp") {
 			t.Errorf("the frame of the hostile desktop's last window: %s", clipLine(string(env.raw), 800))
 		}
-		env, isErr := actCall(b, "nowframe_build", map[string]any{"reason": 5})
+		env, isErr := b.tool("nowframe_build", map[string]any{"reason": 5})
 		checkRefusal(t, "nowframe_build with a number for reason", env, isErr, "reason")
 		b.ping()
 		b.close()
@@ -1684,72 +1683,14 @@ func actSession(t *testing.T, env []string) *proc {
 		t.Fatalf("initialize negotiated %q", init.ProtocolVersion)
 	}
 	b.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	b.refusals = true
 	return b
-}
-
-// actCall calls a tool and returns its envelope and isError. A refusal
-// sent as a JSON-RPC error (invalid arguments in older protocol versions)
-// comes back as an envelope holding the ToolError; a tool the binary does
-// not have fails the test, saying so.
-func actCall(b *proc, name string, args map[string]any) (faultEnvelope, bool) {
-	b.t.Helper()
-	if args == nil {
-		args = map[string]any{}
-	}
-	line := b.request("tools/call", map[string]any{"name": name, "arguments": args})
-	var r struct {
-		Result *struct {
-			Structured json.RawMessage `json:"structuredContent"`
-			Content    []struct {
-				Text string `json:"text"`
-			} `json:"content"`
-			IsError bool `json:"isError"`
-		} `json:"result"`
-		Error *struct {
-			Code    int             `json:"code"`
-			Message string          `json:"message"`
-			Data    json.RawMessage `json:"data"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal([]byte(line), &r); err != nil {
-		b.t.Fatalf("%s: reply is not JSON-RPC: %v: %s", name, err, clipLine(line, 500))
-	}
-	var env faultEnvelope
-	switch {
-	case r.Error != nil:
-		var te struct {
-			Code string `json:"code"`
-		}
-		_ = json.Unmarshal(r.Error.Data, &te)
-		if te.Code == "UnknownTool" {
-			b.t.Fatalf("the binary has no tool %s yet (UnknownTool): %s", name, clipLine(line, 300))
-		}
-		if len(r.Error.Data) == 0 {
-			b.t.Fatalf("%s: JSON-RPC error without a ToolError: %s", name, clipLine(line, 500))
-		}
-		raw := []byte(`{"success":false,"tool":"` + name + `","status":"Error","error":` + string(r.Error.Data) + `}`)
-		if err := json.Unmarshal(raw, &env); err != nil {
-			b.t.Fatalf("%s: error data: %v: %s", name, err, clipLine(line, 500))
-		}
-		env.raw = raw
-		return env, true
-	case r.Result == nil:
-		b.t.Fatalf("%s: neither result nor error: %s", name, clipLine(line, 500))
-	}
-	if err := json.Unmarshal(r.Result.Structured, &env); err != nil {
-		b.t.Fatalf("%s: envelope: %v: %s", name, err, clipLine(string(r.Result.Structured), 500))
-	}
-	if len(r.Result.Content) != 1 || !json.Valid([]byte(r.Result.Content[0].Text)) {
-		b.t.Fatalf("%s: the text content is not the envelope: %s", name, clipLine(line, 500))
-	}
-	env.raw = r.Result.Structured
-	return env, r.Result.IsError
 }
 
 // actResult calls a tool that must succeed and decodes its result into v.
 func actResult(b *proc, name string, args map[string]any, v any) faultEnvelope {
 	b.t.Helper()
-	env, isErr := actCall(b, name, args)
+	env, isErr := b.tool(name, args)
 	if isErr || !env.Success || env.Error != nil {
 		b.t.Fatalf("%s %v failed: %s", name, args, clipLine(string(env.raw), 800))
 	}

@@ -110,6 +110,9 @@ type proc struct {
 	unread []string // lines read but not yet asked for, in order
 	nextID int
 	exited bool
+	// refusals: a tool's JSON-RPC error carrying a ToolError is its
+	// envelope (see tool).
+	refusals bool
 }
 
 // start runs `awbridge stdio` (or the command args) in env; Cleanup ends
@@ -318,29 +321,49 @@ func (p *proc) result(method string, params, v any) {
 }
 
 // tool calls an MCP tool and returns its envelope (structuredContent) and
-// isError.
+// isError. A JSON-RPC error fails the test, unless the session takes
+// refusals (invalid arguments in older protocol versions come so) and it
+// carries a ToolError: then the envelope holds that ToolError.
 func (p *proc) tool(name string, args map[string]any) (faultEnvelope, bool) {
 	p.t.Helper()
-	var r struct {
-		Structured json.RawMessage `json:"structuredContent"`
-		Content    []struct {
-			Text string `json:"text"`
-		} `json:"content"`
-		IsError bool `json:"isError"`
-	}
 	if args == nil {
 		args = map[string]any{}
 	}
-	p.result("tools/call", map[string]any{"name": name, "arguments": args}, &r)
+	line := p.request("tools/call", map[string]any{"name": name, "arguments": args})
+	var r struct {
+		Result struct {
+			Structured json.RawMessage `json:"structuredContent"`
+			Content    []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+			IsError bool `json:"isError"`
+		} `json:"result"`
+		Error *struct {
+			Data json.RawMessage `json:"data"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(line), &r); err != nil {
+		p.t.Fatalf("%s: reply is not JSON-RPC: %v: %s", name, err, clipLine(line, 500))
+	}
 	var env faultEnvelope
-	if err := json.Unmarshal(r.Structured, &env); err != nil {
-		p.t.Fatalf("%s: envelope: %v: %s", name, err, r.Structured)
+	if r.Error != nil {
+		if !p.refusals || len(r.Error.Data) == 0 {
+			p.t.Fatalf("%s: not a result: %s", name, clipLine(line, 500))
+		}
+		env.raw = json.RawMessage(`{"success":false,"tool":"` + name + `","status":"Error","error":` + string(r.Error.Data) + `}`)
+		if err := json.Unmarshal(env.raw, &env); err != nil {
+			p.t.Fatalf("%s: error data: %v: %s", name, err, clipLine(line, 500))
+		}
+		return env, true
 	}
-	if len(r.Content) != 1 || !json.Valid([]byte(r.Content[0].Text)) {
-		p.t.Fatalf("%s: the text content is not the envelope: %+v", name, r.Content)
+	if err := json.Unmarshal(r.Result.Structured, &env); err != nil {
+		p.t.Fatalf("%s: envelope: %v: %s", name, err, clipLine(line, 500))
 	}
-	env.raw = r.Structured
-	return env, r.IsError
+	if len(r.Result.Content) != 1 || !json.Valid([]byte(r.Result.Content[0].Text)) {
+		p.t.Fatalf("%s: the text content is not the envelope: %s", name, clipLine(line, 500))
+	}
+	env.raw = r.Result.Structured
+	return env, r.Result.IsError
 }
 
 // ping asserts the process still answers.
