@@ -88,8 +88,8 @@ const benchInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"prot
 // benchEnv is a clean environment for `awbridge stdio` with its engine in
 // process (no relay to a service), reading the recorded ActivityWatch.
 func benchEnv(b *testing.B, extra ...string) []string {
-	srv, _ := recordedAWb(b)
-	return baseEnv(b, srv, append([]string{"AWBRIDGE_RELAY=0"}, extra...)...)
+	srv, _ := recordedAW(b)
+	return baseEnv(b, srv.URL, append([]string{"AWBRIDGE_RELAY=0"}, extra...)...)
 }
 
 // BenchmarkStartToFirstAnswer: from exec of `awbridge stdio` to the reply

@@ -852,22 +852,6 @@ func TestSidecarFaultsThroughTheBinary(t *testing.T) {
 	}
 }
 
-// recordedWith is the recorded aw-server with some routes replaced.
-func recordedWith(t *testing.T, routes map[string]http.HandlerFunc) (*httptest.Server, *awfixture.Server) {
-	t.Helper()
-	xs, err := awfixture.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	fs := awfixture.NewServer(xs)
-	for route, h := range routes {
-		fs.Handle(route, h)
-	}
-	srv := httptest.NewServer(fs)
-	t.Cleanup(srv.Close)
-	return srv, fs
-}
-
 const (
 	windowEvents = "GET /api/0/buckets/aw-watcher-window_testhost/events?limit=2"
 	afkEvents    = "GET /api/0/buckets/aw-watcher-afk_testhost/events?limit=2"
@@ -956,15 +940,6 @@ func TestBucketVanishingBetweenReadsThroughTheBinary(t *testing.T) {
 	checkNothingTorn(t, nil, root, stateDir)
 }
 
-func loadRecorded(t *testing.T) map[string]*awfixture.Exchange {
-	t.Helper()
-	xs, err := awfixture.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return xs
-}
-
 // restartableAW is an ActivityWatch that stops (connections refused) and
 // starts again on the same address, as aw-server does when the person
 // quits and restarts it.
@@ -1045,11 +1020,7 @@ func waitUntil(t *testing.T, what string, cond func() bool) time.Duration {
 // without waiting out the 10 s cool-down.
 func TestServeRecoversWhenActivityWatchRestarts(t *testing.T) {
 	t.Parallel()
-	xs, err := awfixture.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	aw := newRestartableAW(t, awfixture.NewServer(xs))
+	aw := newRestartableAW(t, awfixture.NewServer(loadRecorded(t)))
 	sock := filepath.Join(t.TempDir(), "awbridge", "awbridge.sock")
 	env, root, stateDir := faultEnv(t, "http://"+aw.addr, "AWBRIDGE_AW_TIMEOUT=1s", "AWBRIDGE_SOCKET="+sock, "AWBRIDGE_LOG_LEVEL=info")
 	svc, svcErr := startServe(t, env, sock)

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -473,10 +474,32 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// recordedAW serves the recorded aw-server exchanges.
-func recordedAW(t *testing.T) (*httptest.Server, *awfixture.Server) {
+// loadRecorded is the recorded aw-server exchanges.
+func loadRecorded(t testing.TB) map[string]*awfixture.Exchange {
 	t.Helper()
-	srv, fs := serveRecorded(t)
+	xs, err := awfixture.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return xs
+}
+
+// recordedAW serves the recorded aw-server exchanges.
+func recordedAW(t testing.TB) (*httptest.Server, *awfixture.Server) {
+	t.Helper()
+	return recordedWith(t, nil)
+}
+
+// recordedWith serves the recorded aw-server exchanges, with routes
+// answered by their own handlers.
+func recordedWith(t testing.TB, routes map[string]http.HandlerFunc) (*httptest.Server, *awfixture.Server) {
+	t.Helper()
+	fs := awfixture.NewServer(loadRecorded(t))
+	for route, h := range routes {
+		fs.Handle(route, h)
+	}
+	srv := httptest.NewServer(fs)
+	t.Cleanup(srv.Close)
 	return srv, fs
 }
 
@@ -490,23 +513,6 @@ func simulatedAW(t *testing.T) *httptest.Server {
 	srv := httptest.NewServer(sim)
 	t.Cleanup(srv.Close)
 	return srv
-}
-
-func recordedAWb(b *testing.B) (string, *awfixture.Server) {
-	srv, fs := serveRecorded(b)
-	return srv.URL, fs
-}
-
-func serveRecorded(tb testing.TB) (*httptest.Server, *awfixture.Server) {
-	tb.Helper()
-	xs, err := awfixture.Load()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	fs := awfixture.NewServer(xs)
-	srv := httptest.NewServer(fs)
-	tb.Cleanup(srv.Close)
-	return srv, fs
 }
 
 // checkGolden compares got with the file at path (go test -update writes it).

@@ -81,7 +81,7 @@ func runMemLoad(tb testing.TB, conns, perConn int) (memLoadResult, error) {
 	if runtime.GOOS != "linux" {
 		tb.Skip("peak resident memory is read from /proc (Linux only)")
 	}
-	srv, _ := serveRecorded(tb)
+	srv, _ := recordedAW(tb)
 	dir, err := os.MkdirTemp("", "awm") // short: a socket path is limited to ~100 bytes
 	if err != nil {
 		tb.Fatal(err)

@@ -49,11 +49,7 @@ func TestHugeLineIsRejectedAndTheStreamGoesOn(t *testing.T) {
 }
 
 func TestCallsInFlightAtEndOfInputAreAnswered(t *testing.T) {
-	xs, err := awfixture.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	fs := awfixture.NewServer(xs)
+	fs := awfixture.NewServer(loadRecorded(t))
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(200 * time.Millisecond)
 		fs.ServeHTTP(w, r)
