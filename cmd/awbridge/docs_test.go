@@ -62,7 +62,7 @@ func parseDocBlocks(doc string) ([]docBlock, error) {
 				cur.replies = append(cur.replies, docLine{n, strings.TrimPrefix(l, "<- ")})
 			case trimmed == "":
 			default:
-				return nil, fmt.Errorf("line %d: a jsonl block holds only \"-> \" and \"<- \" lines, got %q", n, clipDoc(l))
+				return nil, fmt.Errorf("line %d: a jsonl block holds only \"-> \" and \"<- \" lines, got %q", n, clipLine(l, 80))
 			}
 		case inOther:
 			if strings.HasPrefix(trimmed, "```") {
@@ -95,13 +95,6 @@ func parseDocBlocks(doc string) ([]docBlock, error) {
 		return nil, fmt.Errorf("line %d: jsonl block is never closed", cur.line)
 	}
 	return blocks, nil
-}
-
-func clipDoc(s string) string {
-	if len(s) > 80 {
-		return s[:80] + "…"
-	}
-	return s
 }
 
 // decodeJSON decodes one JSON value, numbers as json.Number.
@@ -219,7 +212,7 @@ func subset(path string, want, got any) string {
 
 func brief(v any) string {
 	b, _ := json.Marshal(v)
-	return clipDoc(string(b))
+	return clipLine(string(b), 80)
 }
 
 // requestID returns the raw id of a request line that expects a reply, and
@@ -265,8 +258,7 @@ func replayDocExamples(t *testing.T, path string, minBlocks int) {
 	srv, _ := recordedAW(t)
 	for _, b := range blocks {
 		t.Run(fmt.Sprintf("line_%d", b.line), func(t *testing.T) {
-			root, stateDir := t.TempDir(), filepath.Join(t.TempDir(), "state")
-			env := baseEnv(t, srv.URL, "AWBRIDGE_CONTEXT_ROOT="+root, "AWBRIDGE_STATE_DIR="+stateDir)
+			env, root, stateDir := faultEnv(t, srv.URL)
 			for _, kv := range b.env {
 				if strings.Contains(kv, "<sim>") { // the simulator: any period's events
 					kv = strings.ReplaceAll(kv, "<sim>", simulatedAW(t).URL)

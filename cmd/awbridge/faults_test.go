@@ -279,16 +279,6 @@ func contextDocProblem(doc []byte) string {
 	return ""
 }
 
-// faultEnv is a clean environment for one fault: its own context root and
-// state dir, plus extra settings.
-func faultEnv(t *testing.T, awURL string, extra ...string) (env []string, root, stateDir string) {
-	// The state dir does not exist yet: awbridge makes it 0700 (a 0755
-	// temp dir would be tightened, with a warning).
-	root, stateDir = t.TempDir(), filepath.Join(t.TempDir(), "state")
-	env = baseEnv(t, awURL, append([]string{"AWBRIDGE_CONTEXT_ROOT=" + root, "AWBRIDGE_STATE_DIR=" + stateDir}, extra...)...)
-	return env, root, stateDir
-}
-
 // Handlers of the faults.
 
 func statusHandler(code int, contentType, body string) http.HandlerFunc {

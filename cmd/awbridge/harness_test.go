@@ -229,7 +229,7 @@ func replies(t testing.TB, env []string, input []string) map[string]reply {
 func (p *proc) send(line string) {
 	p.t.Helper()
 	if _, err := io.WriteString(p.in, line+"\n"); err != nil {
-		p.t.Fatalf("writing %s: %v (the process died?)\nstderr:\n%s", clipDoc(line), err, p.stderr.String())
+		p.t.Fatalf("writing %s: %v (the process died?)\nstderr:\n%s", clipLine(line, 80), err, p.stderr.String())
 	}
 }
 
@@ -534,4 +534,14 @@ func checkGolden(t *testing.T, path, got string) {
 	if got != string(want) {
 		t.Errorf("%s differs (go test -update rewrites it)\ngot:\n%s\nwant:\n%s", path, got, want)
 	}
+}
+
+// faultEnv is a clean environment with a context root and a state dir of
+// its own, plus extra settings.
+func faultEnv(t testing.TB, awURL string, extra ...string) (env []string, root, stateDir string) {
+	// The state dir does not exist yet: awbridge makes it 0700 (a 0755
+	// temp dir would be tightened, with a warning).
+	root, stateDir = t.TempDir(), filepath.Join(t.TempDir(), "state")
+	env = baseEnv(t, awURL, append([]string{"AWBRIDGE_CONTEXT_ROOT=" + root, "AWBRIDGE_STATE_DIR=" + stateDir}, extra...)...)
+	return env, root, stateDir
 }
