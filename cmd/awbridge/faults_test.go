@@ -356,17 +356,6 @@ func cutMidBody(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// closedAddr is an address nobody listens on (connection refused).
-func closedAddr(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
 // goldenTable collects one Markdown row per fault from parallel subtests
 // and compares the table with testdata/faults/<name> once they are all
 // done (go test -update rewrites it). It is what the person's assistant

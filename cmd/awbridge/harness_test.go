@@ -545,3 +545,26 @@ func faultEnv(t testing.TB, awURL string, extra ...string) (env []string, root, 
 	env = baseEnv(t, awURL, append([]string{"AWBRIDGE_CONTEXT_ROOT=" + root, "AWBRIDGE_STATE_DIR=" + stateDir}, extra...)...)
 	return env, root, stateDir
 }
+
+// shortDir is a temporary folder with a short path (a socket's path is
+// limited to about 100 bytes).
+func shortDir(t testing.TB) string {
+	t.Helper()
+	d, err := os.MkdirTemp("", "awb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
+}
+
+// closedAddr is an address nobody listens on (connection refused).
+func closedAddr(t testing.TB) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}

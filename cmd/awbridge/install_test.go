@@ -131,16 +131,6 @@ func newServiceWorld(t *testing.T) *serviceWorld {
 	return w
 }
 
-func shortDir(t *testing.T) string {
-	t.Helper()
-	d, err := os.MkdirTemp("", "awb")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(d) })
-	return d
-}
-
 // run runs one service command and returns its exit code, stdout and
 // stderr.
 func (w *serviceWorld) run(t *testing.T, f func(context.Context, *env, []string, serviceDeps) int, args ...string) (int, string, string) {

@@ -46,12 +46,7 @@ func startServe(t testing.TB, env []string, sock string) (*exec.Cmd, *syncBuffer
 // folder (a socket's path is limited to about 100 bytes).
 func notifySocket(t testing.TB) (*net.UnixConn, string) {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "awn")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	name := filepath.Join(dir, "notify")
+	name := filepath.Join(shortDir(t), "notify")
 	c, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: name, Net: "unixgram"})
 	if err != nil {
 		t.Fatal(err)
@@ -371,12 +366,7 @@ func TestTerminalCommandsUseTheService(t *testing.T) {
 // the Host check, on the real binary; the official SDK as the client.
 func TestServeOverHTTP(t *testing.T) {
 	srv, _ := recordedAW(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := closedAddr(t)
 	stateDir := t.TempDir()
 	sock := filepath.Join(t.TempDir(), "awbridge", "awbridge.sock")
 	env := append(baseEnv(t, srv.URL), "AWBRIDGE_HTTP="+addr, "AWBRIDGE_STATE_DIR="+stateDir)
