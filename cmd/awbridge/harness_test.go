@@ -1,11 +1,13 @@
 package main
 
-// The one harness that drives the binary in these tests: TestMain builds it
-// once; start runs `awbridge stdio` (or any command, startCmd) and dial
-// connects to serve's socket, both as a proc that sends lines and reads
-// replies by id under a ceiling, with stderr collected; session is a whole
-// session (send everything, close stdin, read every reply); runBin is a
-// one-shot command.
+// The one harness that drives the binary in these tests: TestMain builds
+// it once; start runs `awbridge stdio` (or another command: startCmd) and
+// dial connects to serve's socket, both as a proc that sends lines and
+// reads replies by id under a ceiling, with stderr collected; session is a
+// whole stdio session (send everything, close stdin, read every reply);
+// runBin is a one-shot command; startServe and startSimBinary run the
+// service and the simulator. Below them: the environments and the
+// ActivityWatch the binary is pointed at.
 
 import (
 	"bufio"
@@ -95,6 +97,73 @@ func runBin(t testing.TB, env []string, args ...string) (int, string, string) {
 		t.Fatalf("awbridge %s: %v\nstderr:\n%s", strings.Join(args, " "), err, errb.String())
 	}
 	return 0, out.String(), errb.String()
+}
+
+// startServe runs `awbridge serve` on a socket in a temp folder and waits
+// until it says it is ready (READY=1 on its NOTIFY_SOCKET).
+func startServe(t testing.TB, env []string, sock string) (*exec.Cmd, *syncBuffer) {
+	t.Helper()
+	ready, name := notifySocket(t)
+	cmd := exec.Command(binPath, "serve", "--socket", sock)
+	cmd.Env = append(env[:len(env):len(env)], "NOTIFY_SOCKET="+name)
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	waitReady(t, ready, stderr)
+	return cmd, stderr
+}
+
+// notifySocket is a datagram socket for serve's NOTIFY_SOCKET, in a short
+// folder (a socket's path is limited to about 100 bytes).
+func notifySocket(t testing.TB) (*net.UnixConn, string) {
+	t.Helper()
+	name := filepath.Join(shortDir(t), "notify")
+	c, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: name, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c, name
+}
+
+// waitReady reads one READY=1 from a notify socket; the deadline is a
+// ceiling for a serve that never gets there, never the expectation.
+func waitReady(t testing.TB, c *net.UnixConn, stderr fmt.Stringer) {
+	t.Helper()
+	c.SetReadDeadline(time.Now().Add(faultCeiling))
+	buf := make([]byte, 256)
+	n, _, err := c.ReadFromUnix(buf)
+	if err != nil || string(buf[:n]) != "READY=1" {
+		t.Fatalf("serve never said it was ready: %q %v\n%s", buf[:n], err, stderr.String())
+	}
+}
+
+// startSimBinary runs the real binary's `sim` on a free port until the
+// test ends and returns its URL.
+func startSimBinary(t *testing.T) string {
+	t.Helper()
+	addr := closedAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	sim := exec.CommandContext(ctx, binPath, "sim", "--addr", addr)
+	sim.Env = baseEnv(t, "http://127.0.0.1:1")
+	simErr := &syncBuffer{}
+	sim.Stderr = simErr
+	if err := sim.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); _ = sim.Wait() })
+	url := "http://" + addr
+	simErr.waitFor(t, "simulated ActivityWatch at "+url) // it listens
+	return url
 }
 
 // proc is a JSON-RPC session with awbridge: `awbridge stdio` (or another

@@ -20,53 +20,6 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// startServe runs `awbridge serve` on a socket in a temp folder and waits
-// until it says it is ready (READY=1 on its NOTIFY_SOCKET).
-func startServe(t testing.TB, env []string, sock string) (*exec.Cmd, *syncBuffer) {
-	t.Helper()
-	ready, name := notifySocket(t)
-	cmd := exec.Command(binPath, "serve", "--socket", sock)
-	cmd.Env = append(env[:len(env):len(env)], "NOTIFY_SOCKET="+name)
-	stderr := &syncBuffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	})
-	waitReady(t, ready, stderr)
-	return cmd, stderr
-}
-
-// notifySocket is a datagram socket for serve's NOTIFY_SOCKET, in a short
-// folder (a socket's path is limited to about 100 bytes).
-func notifySocket(t testing.TB) (*net.UnixConn, string) {
-	t.Helper()
-	name := filepath.Join(shortDir(t), "notify")
-	c, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: name, Net: "unixgram"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c, name
-}
-
-// waitReady reads one READY=1 from a notify socket; the deadline is a
-// ceiling for a serve that never gets there, never the expectation.
-func waitReady(t testing.TB, c *net.UnixConn, stderr fmt.Stringer) {
-	t.Helper()
-	c.SetReadDeadline(time.Now().Add(faultCeiling))
-	buf := make([]byte, 256)
-	n, _, err := c.ReadFromUnix(buf)
-	if err != nil || string(buf[:n]) != "READY=1" {
-		t.Fatalf("serve never said it was ready: %q %v\n%s", buf[:n], err, stderr.String())
-	}
-}
-
 func TestServeSharesOneEngineAcrossConnections(t *testing.T) {
 	srv, _ := recordedAW(t)
 	dir := t.TempDir()

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os/exec"
 	"strings"
 	"testing"
 )
@@ -31,26 +30,6 @@ func TestSimRefusesNonLoopback(t *testing.T) {
 	if _, _, err := startSim(context.Background(), "0.0.0.0:0", false); err == nil || errors.Is(err, context.Canceled) {
 		t.Fatalf("startSim on 0.0.0.0: %v", err)
 	}
-}
-
-// startSimBinary runs the real binary's `sim` on a free port until the
-// test ends and returns its URL.
-func startSimBinary(t *testing.T) string {
-	t.Helper()
-	addr := closedAddr(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	sim := exec.CommandContext(ctx, binPath, "sim", "--addr", addr)
-	sim.Env = baseEnv(t, "http://127.0.0.1:1")
-	simErr := &syncBuffer{}
-	sim.Stderr = simErr
-	if err := sim.Start(); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); _ = sim.Wait() })
-	url := "http://" + addr
-	simErr.waitFor(t, "simulated ActivityWatch at "+url) // it listens
-	return url
 }
 
 func TestNowframeAgainstTheSimulator(t *testing.T) {
