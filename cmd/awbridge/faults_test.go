@@ -382,20 +382,7 @@ func newGoldenTable(t *testing.T, file, header string, order []string) *goldenTa
 			}
 			b.WriteString(row + "\n")
 		}
-		path := filepath.Join("testdata", "faults", file)
-		if *update {
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			return
-		}
-		want, err := os.ReadFile(path)
-		if err != nil || string(want) != b.String() {
-			t.Errorf("%s differs (go test -update rewrites it): %v\ngot:\n%s", path, err, b.String())
-		}
+		checkGolden(t, filepath.Join("testdata", "faults", file), b.String())
 	})
 	return g
 }

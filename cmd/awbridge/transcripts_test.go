@@ -85,7 +85,7 @@ func TestTranscripts(t *testing.T) {
 					header = append(header, l)
 				}
 			}
-			lines, stderr := session(t, baseEnv(t, srv.URL), input)
+			lines, _ := session(t, baseEnv(t, srv.URL), input)
 			// Ids are echoed byte for byte (normalising below would hide it).
 			sent := map[string]bool{"null": true}
 			for _, in := range input {
@@ -123,15 +123,7 @@ func TestTranscripts(t *testing.T) {
 			for _, l := range lines {
 				got.WriteString("<- " + normalizeLine(t, l) + "\n")
 			}
-			if *update {
-				if err := os.WriteFile(f, []byte(got.String()), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			if got.String() != string(raw) {
-				t.Fatalf("transcript %s differs (go test -update rewrites it); stderr:\n%s\ngot:\n%s", f, stderr, got.String())
-			}
+			checkGolden(t, f, got.String())
 		})
 	}
 }
