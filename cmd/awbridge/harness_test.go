@@ -330,13 +330,16 @@ func (p *proc) read() string {
 	return strings.TrimSuffix(l, "\n")
 }
 
-// drain reads what is left until the end of output, keeping the lines.
+// drain reads the rest of the output until its end, keeping the lines.
 func (p *proc) drain() {
 	_ = p.rd.SetReadDeadline(time.Now().Add(faultCeiling))
 	for {
 		l, err := p.out.ReadString('\n')
 		if l = strings.TrimSuffix(l, "\n"); l != "" {
 			p.unread = append(p.unread, l)
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			p.t.Errorf("the output did not end within %v\nstderr:\n%s", faultCeiling, p.stderr.String())
 		}
 		if err != nil {
 			return
@@ -444,16 +447,17 @@ func (p *proc) ping() {
 	}
 }
 
-// close ends the session (stdin closed), reads the rest of its output
-// into unread and asserts a clean exit without a panic; it returns stderr.
+// close ends the session (stdin closed); of a process, it reads the rest
+// of the output into unread and asserts a clean exit without a panic, and
+// returns stderr.
 func (p *proc) close() string {
 	p.t.Helper()
 	p.in.Close()
-	p.drain()
 	p.exited = true
 	if p.cmd == nil {
 		return ""
 	}
+	p.drain()
 	err := waitOrKill(p.t, p.cmd)
 	stderr := p.stderr.String()
 	if err != nil {
