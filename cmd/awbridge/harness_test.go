@@ -83,10 +83,16 @@ func baseEnv(t testing.TB, awURL string, extra ...string) []string {
 // stdout and stderr.
 func runBin(t testing.TB, env []string, args ...string) (int, string, string) {
 	t.Helper()
+	return runBinIn(t, "", env, args...)
+}
+
+// runBinIn is runBin in the folder dir.
+func runBinIn(t testing.TB, dir string, env []string, args ...string) (int, string, string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*faultCeiling)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binPath, args...)
-	cmd.Env = env
+	cmd.Env, cmd.Dir = env, dir
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
