@@ -163,17 +163,14 @@ func BenchmarkStartToFirstAnswer(b *testing.B) {
 // a loaded machine blurs) must stay small: compiling counted-repetition
 // regexps at start-up cost toolbus and config some 3,600 of them.
 func TestPackageInitIsCheap(t *testing.T) {
-	cmd := exec.Command(binPath, "version")
-	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
-	var trace bytes.Buffer
-	cmd.Stderr = &trace
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("awbridge version: %v\n%s", err, trace.Bytes())
+	code, _, trace := runBin(t, append(os.Environ(), "GODEBUG=inittrace=1"), "version")
+	if code != 0 {
+		t.Fatalf("awbridge version: exit %d\n%s", code, trace)
 	}
 	const budget = 1000
 	total := 0
 	var each []string
-	for _, line := range strings.Split(trace.String(), "\n") {
+	for _, line := range strings.Split(trace, "\n") {
 		// init github.com/awbridge/awbridge/mcp @14 ms, 0.09 ms clock, 760 bytes, 6 allocs
 		f := strings.Fields(line)
 		if len(f) < 2 || f[0] != "init" || !strings.HasPrefix(f[1], "github.com/awbridge/awbridge") || f[len(f)-1] != "allocs" {
