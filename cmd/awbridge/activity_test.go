@@ -551,7 +551,7 @@ func checkTimeline(t *testing.T, blocks []activity.Block, start, end time.Time, 
 // checkRefusal checks that a call was refused as an invalid argument the
 // model can correct: isError, a contract error, not retryable, a message
 // naming the argument.
-func checkRefusal(t *testing.T, what string, env faultEnvelope, isErr bool, arg string) {
+func checkRefusal(t *testing.T, what string, env toolEnvelope, isErr bool, arg string) {
 	t.Helper()
 	if !isErr || env.Success || env.Error == nil {
 		t.Errorf("%s: not refused: %s", what, clipLine(string(env.raw), 400))
@@ -1688,7 +1688,7 @@ func actSession(t *testing.T, env []string) *proc {
 }
 
 // actResult calls a tool that must succeed and decodes its result into v.
-func actResult(b *proc, name string, args map[string]any, v any) faultEnvelope {
+func actResult(b *proc, name string, args map[string]any, v any) toolEnvelope {
 	b.t.Helper()
 	env, isErr := b.tool(name, args)
 	if isErr || !env.Success || env.Error != nil {

@@ -147,37 +147,6 @@ type faultUpstream struct {
 	Circuit    string `json:"circuit"`
 }
 
-// faultEnvelope is what these tests read of a tool call's envelope.
-type faultEnvelope struct {
-	Success bool            `json:"success"`
-	Tool    string          `json:"tool"`
-	Status  string          `json:"status"`
-	Result  json.RawMessage `json:"result"`
-	Error   *struct {
-		Kind         string         `json:"kind"`
-		Code         string         `json:"code"`
-		Retryable    bool           `json:"retryable"`
-		Message      string         `json:"message"`
-		Hint         string         `json:"hint"`
-		Details      map[string]any `json:"details"`
-		RetryAfterMs *int64         `json:"retry_after_ms"`
-	} `json:"error"`
-	URIContext  *string `json:"artifact_uri_context"`
-	URIJSON     *string `json:"artifact_uri_json"`
-	WriteFailed bool    `json:"artifact_write_failed"`
-	Trace       struct {
-		TraceID string `json:"trace_id"`
-		SpanID  string `json:"span_id"`
-	} `json:"trace"`
-	Policy struct {
-		Circuit string `json:"circuit"`
-	} `json:"policy"`
-	NextActions []struct {
-		Tool string `json:"tool"`
-	} `json:"next_actions"`
-	raw json.RawMessage
-}
-
 // checkNothingTorn walks dirs: every file must be whole. JSON files (the
 // state file, result.json) parse, .context documents have the legend, the
 // call's line and only A/N/R lines, and no temp file is left behind. Files
@@ -602,7 +571,7 @@ func TestActivityWatchFaultsThroughTheBinary(t *testing.T) {
 			if env1.URIJSON == nil || *env1.URIJSON != "artifact://runs/faults/tool_calls/state1/result.json" || env1.WriteFailed {
 				t.Errorf("artifact URIs of a failed call: %v %v (write failed %v)", env1.URIContext, env1.URIJSON, env1.WriteFailed)
 			}
-			var onDisk faultEnvelope
+			var onDisk toolEnvelope
 			if raw, err := os.ReadFile(filepath.Join(root, "artifacts/runs/faults/tool_calls/state1/result.json")); err != nil ||
 				json.Unmarshal(raw, &onDisk) != nil || onDisk.Status != env1.Status {
 				t.Errorf("result.json: %s, %v; want the envelope", raw, err)
@@ -1166,7 +1135,7 @@ func TestContextRootFullThenReadOnlyMidRun(t *testing.T) {
 	env := baseEnv(t, recorded.URL, "AWBRIDGE_CONTEXT_ROOT="+mnt, "AWBRIDGE_STATE_DIR="+stateDir)
 	b := start(t, env)
 
-	call := func(span string) faultEnvelope {
+	call := func(span string) toolEnvelope {
 		t.Helper()
 		env, isErr := b.tool("nowframe_build", map[string]any{"trace_id": "disk", "span_id": span,
 			"output": map[string]any{"path": "now", "pick": []string{"summary", "window"}}})
@@ -1197,7 +1166,7 @@ func TestContextRootFullThenReadOnlyMidRun(t *testing.T) {
 			}
 		}
 	}
-	setState := func(key string) faultEnvelope {
+	setState := func(key string) toolEnvelope {
 		t.Helper()
 		env, _ := b.tool("state", map[string]any{"action": "set", "key": key, "value": map[string]any{"n": key}, "scope": "persistent"})
 		return env

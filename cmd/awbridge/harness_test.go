@@ -403,7 +403,7 @@ func (p *proc) result(method string, params, v any) {
 // isError. A JSON-RPC error fails the test, unless the session takes
 // refusals (invalid arguments in older protocol versions come so) and it
 // carries a ToolError: then the envelope holds that ToolError.
-func (p *proc) tool(name string, args map[string]any) (faultEnvelope, bool) {
+func (p *proc) tool(name string, args map[string]any) (toolEnvelope, bool) {
 	p.t.Helper()
 	if args == nil {
 		args = map[string]any{}
@@ -424,7 +424,7 @@ func (p *proc) tool(name string, args map[string]any) (faultEnvelope, bool) {
 	if err := json.Unmarshal([]byte(line), &r); err != nil {
 		p.t.Fatalf("%s: reply is not JSON-RPC: %v: %s", name, err, clipLine(line, 500))
 	}
-	var env faultEnvelope
+	var env toolEnvelope
 	if r.Error != nil {
 		if !p.refusals || len(r.Error.Data) == 0 {
 			p.t.Fatalf("%s: not a result: %s", name, clipLine(line, 500))
@@ -646,4 +646,35 @@ func closedAddr(t testing.TB) string {
 	addr := ln.Addr().String()
 	ln.Close()
 	return addr
+}
+
+// toolEnvelope is what the tests read of a tool call's envelope.
+type toolEnvelope struct {
+	Success bool            `json:"success"`
+	Tool    string          `json:"tool"`
+	Status  string          `json:"status"`
+	Result  json.RawMessage `json:"result"`
+	Error   *struct {
+		Kind         string         `json:"kind"`
+		Code         string         `json:"code"`
+		Retryable    bool           `json:"retryable"`
+		Message      string         `json:"message"`
+		Hint         string         `json:"hint"`
+		Details      map[string]any `json:"details"`
+		RetryAfterMs *int64         `json:"retry_after_ms"`
+	} `json:"error"`
+	URIContext  *string `json:"artifact_uri_context"`
+	URIJSON     *string `json:"artifact_uri_json"`
+	WriteFailed bool    `json:"artifact_write_failed"`
+	Trace       struct {
+		TraceID string `json:"trace_id"`
+		SpanID  string `json:"span_id"`
+	} `json:"trace"`
+	Policy struct {
+		Circuit string `json:"circuit"`
+	} `json:"policy"`
+	NextActions []struct {
+		Tool string `json:"tool"`
+	} `json:"next_actions"`
+	raw json.RawMessage
 }
