@@ -26,36 +26,11 @@ func benchBin() string {
 	return binPath
 }
 
-// stdioProc is a running `awbridge stdio` for benchmarks.
-type stdioProc struct {
-	cmd *exec.Cmd
-	in  io.WriteCloser
-	out *bufio.Reader
-}
-
-func startStdio(b *testing.B, env []string) *stdioProc {
-	b.Helper()
+// benchStdio runs the benchmarks' binary's `awbridge stdio` in env.
+func benchStdio(b *testing.B, env []string) *proc {
 	cmd := exec.Command(benchBin(), "stdio")
 	cmd.Env = env
-	in, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	p := &stdioProc{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}
-	b.Cleanup(func() { in.Close(); cmd.Wait() })
-	return p
-}
-
-func (p *stdioProc) roundTrip(b *testing.B, line string) string {
-	if _, err := io.WriteString(p.in, line+"\n"); err != nil {
-		b.Fatal(err)
-	}
-	reply, err := p.out.ReadString('\n')
-	if err != nil {
-		b.Fatal(err)
-	}
-	return reply
+	return startCmd(b, cmd)
 }
 
 // cpuTime is the CPU time the process has used so far (Linux): the sum of
@@ -113,8 +88,8 @@ const benchInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"prot
 // benchEnv is a clean environment for `awbridge stdio` with its engine in
 // process (no relay to a service), reading the recorded ActivityWatch.
 func benchEnv(b *testing.B, extra ...string) []string {
-	srv, _ := recordedAWb(b)
-	return baseEnv(b, srv, append([]string{"AWBRIDGE_RELAY=0"}, extra...)...)
+	srv, _ := recordedAW(b)
+	return baseEnv(b, srv.URL, append([]string{"AWBRIDGE_RELAY=0"}, extra...)...)
 }
 
 // BenchmarkStartToFirstAnswer: from exec of `awbridge stdio` to the reply
@@ -188,17 +163,14 @@ func BenchmarkStartToFirstAnswer(b *testing.B) {
 // a loaded machine blurs) must stay small: compiling counted-repetition
 // regexps at start-up cost toolbus and config some 3,600 of them.
 func TestPackageInitIsCheap(t *testing.T) {
-	cmd := exec.Command(binPath, "version")
-	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
-	var trace bytes.Buffer
-	cmd.Stderr = &trace
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("awbridge version: %v\n%s", err, trace.Bytes())
+	code, _, trace := runBin(t, append(os.Environ(), "GODEBUG=inittrace=1"), "version")
+	if code != 0 {
+		t.Fatalf("awbridge version: exit %d\n%s", code, trace)
 	}
 	const budget = 1000
 	total := 0
 	var each []string
-	for _, line := range strings.Split(trace.String(), "\n") {
+	for _, line := range strings.Split(trace, "\n") {
 		// init github.com/awbridge/awbridge/mcp @14 ms, 0.09 ms clock, 760 bytes, 6 allocs
 		f := strings.Fields(line)
 		if len(f) < 2 || f[0] != "init" || !strings.HasPrefix(f[1], "github.com/awbridge/awbridge") || f[len(f)-1] != "allocs" {
@@ -220,19 +192,19 @@ func TestPackageInitIsCheap(t *testing.T) {
 // p50 and p99 latency, the server's CPU per call read from /proc before
 // and after the measured calls, and the session's peak resident memory.
 func benchRoundTrip(b *testing.B, warmup, line string, env ...string) {
-	p := startStdio(b, benchEnv(b, env...))
+	p := benchStdio(b, benchEnv(b, env...))
 	if warmup != "" {
-		p.roundTrip(b, warmup)
+		p.roundTrip(warmup)
 	}
 	for range 200 {
-		p.roundTrip(b, line)
+		p.roundTrip(line)
 	}
 	lat := make([]time.Duration, 0, b.N)
 	cpu0, okCPU := cpuTime(p.cmd.Process.Pid)
 	b.ResetTimer()
 	for b.Loop() {
 		t0 := time.Now()
-		p.roundTrip(b, line)
+		p.roundTrip(line)
 		lat = append(lat, time.Since(t0))
 	}
 	b.StopTimer()
@@ -342,11 +314,11 @@ func answerText(line string) (string, error) {
 // nowframe_build answer's text content in response_mode ai (the default)
 // and compact. ns/op is one tools/list round trip.
 func BenchmarkModelBytes(b *testing.B) {
-	p := startStdio(b, benchEnv(b))
-	p.roundTrip(b, benchInit)
-	io.WriteString(p.in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	p := benchStdio(b, benchEnv(b))
+	p.roundTrip(benchInit)
+	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	const list = `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
-	reply := p.roundTrip(b, list)
+	reply := p.roundTrip(list)
 	var rep struct {
 		Result json.RawMessage `json:"result"`
 	}
@@ -360,17 +332,17 @@ func BenchmarkModelBytes(b *testing.B) {
 	call := func(mode string) string {
 		return `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"nowframe_build","arguments":{"reason":"bench","response_mode":"` + mode + `"}}}`
 	}
-	p.roundTrip(b, call("ai")) // warm: the frame is fetched once
+	p.roundTrip(call("ai")) // warm: the frame is fetched once
 	texts := map[string]int{}
 	for _, mode := range []string{"ai", "compact"} {
-		text, err := answerText(p.roundTrip(b, call(mode)))
+		text, err := answerText(p.roundTrip(call(mode)))
 		if err != nil {
 			b.Fatalf("nowframe_build in %s mode: %v", mode, err)
 		}
 		texts[mode] = len(text)
 	}
 	for b.Loop() {
-		p.roundTrip(b, list)
+		p.roundTrip(list)
 	}
 	b.ReportMetric(float64(modelBytes), "tools-list-model-B")
 	b.ReportMetric(float64(len(strings.TrimSpace(reply))), "tools-list-reply-B")

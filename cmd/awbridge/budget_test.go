@@ -90,55 +90,36 @@ func modelView(t *testing.T, toolsResult json.RawMessage) (total int, per []stri
 	return total, per
 }
 
-// replies runs one `awbridge stdio` session and returns the replies by id.
-func replies(t *testing.T, env []string, input []string) map[string]reply {
-	t.Helper()
-	lines, stderr := session(t, env, input)
-	got := map[string]reply{}
-	for _, l := range lines {
-		var r reply
-		if err := json.Unmarshal([]byte(l), &r); err != nil {
-			t.Fatalf("stdout line is not JSON: %v: %s", err, l)
-		}
-		got[string(r.ID)] = r
-	}
-	if len(got) == 0 {
-		t.Fatalf("no replies; stderr:\n%s", stderr)
-	}
-	return got
-}
-
 const initialize20251125 = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"budget-test","version":"0"}}}`
 
 // TestToolsListBudget measures what the real binary's tools/list hands the
 // model (name, description and inputSchema of every tool) and fails above
 // 8 KB, and checks that every tool still lists the allowed values of the
 // common arguments that have them. A 2025-11-25 session is measured, and a
-// stateless 2026-07-28 request where the binary answers one.
+// stateless 2026-07-28 request.
 func TestToolsListBudget(t *testing.T) {
 	env := baseEnv(t, "http://127.0.0.1:1", "AWBRIDGE_RELAY=0") // nothing listens: the list needs no ActivityWatch
-	got := replies(t, env, []string{initialize20251125, `{"jsonrpc":"2.0","method":"notifications/initialized"}`,
-		`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`})
-	total, per := modelView(t, got["2"].Result)
-	t.Logf("tools/list 2025-11-25: %d bytes for the model (%s); whole result %d bytes", total, strings.Join(per, " "), len(got["2"].Result))
-	if total > budgetToolsList {
-		t.Errorf("tools/list 2025-11-25 hands the model %d bytes, over the budget of %d", total, budgetToolsList)
+	for _, era := range []struct {
+		version string
+		input   []string
+	}{
+		{"2025-11-25", []string{initialize20251125, `{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+			`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`}},
+		{"2026-07-28", []string{`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{` +
+			`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
+			`"io.modelcontextprotocol/clientInfo":{"name":"budget-test","version":"0"}}}}`}},
+	} {
+		got := replies(t, env, era.input)["2"].Result
+		if era.version == "2026-07-28" && !bytes.Contains(got, []byte(`"resultType"`)) {
+			t.Fatalf("tools/list %s: not a stateless answer (no resultType): %s", era.version, got)
+		}
+		total, per := modelView(t, got)
+		t.Logf("tools/list %s: %d bytes for the model (%s); whole result %d bytes", era.version, total, strings.Join(per, " "), len(got))
+		if total > budgetToolsList {
+			t.Errorf("tools/list %s hands the model %d bytes, over the budget of %d", era.version, total, budgetToolsList)
+		}
+		checkPublishedValues(t, era.version, got)
 	}
-	checkPublishedValues(t, "2025-11-25", got["2"].Result)
-
-	modern := replies(t, env, []string{`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{` +
-		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
-		`"io.modelcontextprotocol/clientInfo":{"name":"budget-test","version":"0"}}}}`})
-	if modern["2"].Result == nil || !bytes.Contains(modern["2"].Result, []byte(`"resultType"`)) {
-		t.Logf("tools/list 2026-07-28: not measured, the binary does not serve the modern era yet (no resultType in the answer)")
-		return
-	}
-	total, per = modelView(t, modern["2"].Result)
-	t.Logf("tools/list 2026-07-28: %d bytes for the model (%s); whole result %d bytes", total, strings.Join(per, " "), len(modern["2"].Result))
-	if total > budgetToolsList {
-		t.Errorf("tools/list 2026-07-28 hands the model %d bytes, over the budget of %d", total, budgetToolsList)
-	}
-	checkPublishedValues(t, "2026-07-28", modern["2"].Result)
 }
 
 // longZone is one of the longest names in the zone database.

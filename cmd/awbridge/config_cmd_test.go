@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -92,47 +91,21 @@ func TestConfigCommandGolden(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			home := configHome(t, tt.file, tt.token)
-			cmd := exec.Command(binPath, append([]string{"config"}, tt.args...)...)
-			cmd.Env = append([]string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}, tt.env...)
-			cmd.Dir = home
-			var out, errb bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &out, &errb
-			_ = cmd.Run()
-			stdout := out.String()
-			if slices.Contains(tt.args, "--json") && out.Len() > 0 {
+			code, stdout, errs := runBinIn(t, home, append([]string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}, tt.env...),
+				append([]string{"config"}, tt.args...)...)
+			if slices.Contains(tt.args, "--json") && stdout != "" {
 				var pretty bytes.Buffer
-				if err := json.Indent(&pretty, out.Bytes(), "", "  "); err != nil {
+				if err := json.Indent(&pretty, []byte(stdout), "", "  "); err != nil {
 					t.Fatalf("--json stdout is not one JSON document: %v\n%s", err, stdout)
 				}
 				stdout = strings.TrimRight(pretty.String(), "\n") + "\n"
 			}
-			got := "exit " + strconv.Itoa(cmd.ProcessState.ExitCode()) + "\n--- stdout\n" + stdout + "--- stderr\n" + errb.String()
+			got := "exit " + strconv.Itoa(code) + "\n--- stdout\n" + stdout + "--- stderr\n" + errs
 			got = strings.ReplaceAll(got, home, "$HOME")
 			if !tt.secret && (strings.Contains(got, secretToken) || strings.Contains(got, secretKey)) {
 				t.Errorf("a secret is shown without --show-secrets:\n%s", got)
 			}
 			checkGolden(t, filepath.Join("testdata", "config", tt.name+".golden"), got)
 		})
-	}
-}
-
-// checkGolden compares got with the file at path (go test -update writes it).
-func checkGolden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -update writes it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs (go test -update rewrites it)\ngot:\n%s\nwant:\n%s", path, got, want)
 	}
 }

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,19 +34,15 @@ func TestRelativeConfigPathsThroughTheBinary(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cmd := exec.Command(binPath, tt.args...)
-			cmd.Env = baseEnv(t, srv.URL, tt.env...)
-			cmd.Dir = wd
-			var out, errb bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &out, &errb
-			if err := cmd.Run(); err != nil {
-				t.Fatalf("%v: %v\nstderr: %s", tt.args, err, errb.String())
+			code, out, errs := runBinIn(t, wd, baseEnv(t, srv.URL, tt.env...), tt.args...)
+			if code != 0 {
+				t.Fatalf("%v: exit %d\nstderr: %s", tt.args, code, errs)
 			}
-			if !strings.Contains(out.String(), tt.want) {
-				t.Errorf("stdout lacks %q:\n%s", tt.want, out.String())
+			if !strings.Contains(out, tt.want) {
+				t.Errorf("stdout lacks %q:\n%s", tt.want, out)
 			}
-			if strings.Contains(errb.String(), "not an absolute path") {
-				t.Errorf("stderr: %s", errb.String())
+			if strings.Contains(errs, "not an absolute path") {
+				t.Errorf("stderr: %s", errs)
 			}
 		})
 	}

@@ -1,20 +1,14 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // docsPath is the contract document whose examples TestDocsExamples replays.
@@ -68,7 +62,7 @@ func parseDocBlocks(doc string) ([]docBlock, error) {
 				cur.replies = append(cur.replies, docLine{n, strings.TrimPrefix(l, "<- ")})
 			case trimmed == "":
 			default:
-				return nil, fmt.Errorf("line %d: a jsonl block holds only \"-> \" and \"<- \" lines, got %q", n, clipDoc(l))
+				return nil, fmt.Errorf("line %d: a jsonl block holds only \"-> \" and \"<- \" lines, got %q", n, clipLine(l, 80))
 			}
 		case inOther:
 			if strings.HasPrefix(trimmed, "```") {
@@ -101,13 +95,6 @@ func parseDocBlocks(doc string) ([]docBlock, error) {
 		return nil, fmt.Errorf("line %d: jsonl block is never closed", cur.line)
 	}
 	return blocks, nil
-}
-
-func clipDoc(s string) string {
-	if len(s) > 80 {
-		return s[:80] + "…"
-	}
-	return s
 }
 
 // decodeJSON decodes one JSON value, numbers as json.Number.
@@ -225,7 +212,7 @@ func subset(path string, want, got any) string {
 
 func brief(v any) string {
 	b, _ := json.Marshal(v)
-	return clipDoc(string(b))
+	return clipLine(string(b), 80)
 }
 
 // requestID returns the raw id of a request line that expects a reply, and
@@ -244,74 +231,6 @@ func requestID(line string) (string, bool) {
 		return "", false // a notification
 	}
 	return string(id), true
-}
-
-// docSession runs `awbridge stdio` as a client that waits for each reply
-// before it sends the next request (so examples that build on an earlier
-// call, like store_as then state get, are deterministic), or, pipelined,
-// sends them all at once, and returns every stdout line.
-func docSession(t *testing.T, env []string, requests []docLine, pipelined bool) ([]string, string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binPath, "stdio")
-	cmd.Env = env
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	out := make(chan string, 64)
-	go func() {
-		defer close(out)
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(nil, 8<<20)
-		for sc.Scan() {
-			out <- sc.Text()
-		}
-	}()
-	var lines []string
-	fail := func(format string, args ...any) {
-		stdin.Close()
-		cancel()
-		for range out {
-		}
-		_ = cmd.Wait()
-		t.Fatalf(format+"\nstderr:\n%s", append(args, errb.String())...)
-	}
-	for _, r := range requests {
-		if _, err := io.WriteString(stdin, r.text+"\n"); err != nil {
-			fail("line %d: writing the request: %v", r.line, err)
-		}
-		if _, wants := requestID(r.text); !wants || pipelined {
-			continue
-		}
-		select {
-		case l, ok := <-out:
-			if !ok {
-				fail("line %d: stdout ended before the reply", r.line)
-			}
-			lines = append(lines, l)
-		case <-time.After(30 * time.Second):
-			fail("line %d: no reply within 30 s", r.line)
-		}
-	}
-	stdin.Close()
-	for l := range out { // anything else: a reply nobody should have got
-		lines = append(lines, l)
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("awbridge stdio: %v\nstderr:\n%s", err, errb.String())
-	}
-	return lines, errb.String()
 }
 
 // TestDocsExamples replays every ```jsonl example of docs/tool-bus.md
@@ -339,15 +258,26 @@ func replayDocExamples(t *testing.T, path string, minBlocks int) {
 	srv, _ := recordedAW(t)
 	for _, b := range blocks {
 		t.Run(fmt.Sprintf("line_%d", b.line), func(t *testing.T) {
-			root, stateDir := t.TempDir(), filepath.Join(t.TempDir(), "state")
-			env := baseEnv(t, srv.URL, "AWBRIDGE_CONTEXT_ROOT="+root, "AWBRIDGE_STATE_DIR="+stateDir)
+			env, root, stateDir := faultEnv(t, srv.URL)
 			for _, kv := range b.env {
 				if strings.Contains(kv, "<sim>") { // the simulator: any period's events
 					kv = strings.ReplaceAll(kv, "<sim>", simulatedAW(t).URL)
 				}
 				env = append(env, kv) // exec keeps the last value of a key
 			}
-			got, stderr := docSession(t, env, b.requests, b.pipelined)
+			// Wait for each reply before the next request (examples that
+			// build on an earlier call, like store_as then state get, are
+			// deterministic), unless the block is pipelined.
+			p := start(t, env)
+			var got []string
+			for _, r := range b.requests {
+				p.send(r.text)
+				if _, wants := requestID(r.text); wants && !b.pipelined {
+					got = append(got, p.next())
+				}
+			}
+			stderr := p.close()
+			got = append(got, p.unread...) // anything else: a reply nobody should have got
 			checkModes(t, path, b.line, filepath.Join(root, "artifacts"), stateDir)
 			t.Logf("%s:%d: replies:\n%s", path, b.line, strings.Join(got, "\n"))
 			byID := map[string]string{}
@@ -448,15 +378,17 @@ func checkEnvelopeText(t *testing.T, doc string, line int, reply string) {
 		t.Errorf("%s:%d: a tool result without exactly one text content: %s", doc, line, reply)
 		return
 	}
-	text, err1 := decodeJSON(r.Result.Content[0].Text)
-	sc, err2 := decodeJSON(string(r.Result.Structured))
-	if err1 != nil || err2 != nil || canonical(text) != canonical(sc) {
+	if text := canonical(r.Result.Content[0].Text); text == "" || text != canonical(string(r.Result.Structured)) {
 		t.Errorf("%s:%d: text content and structuredContent differ: %s", doc, line, reply)
 	}
 }
 
-// canonical renders a decoded value with sorted keys.
-func canonical(v any) string {
+// canonical is the JSON text s with sorted keys, "" when s is not JSON.
+func canonical(s string) string {
+	v, err := decodeJSON(s)
+	if err != nil {
+		return ""
+	}
 	b, _ := json.Marshal(v)
 	return string(b)
 }

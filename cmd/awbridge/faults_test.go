@@ -6,7 +6,6 @@ package main
 // goes on answering, and that nothing on disk is torn.
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
 	"encoding/json"
@@ -17,7 +16,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -33,10 +31,6 @@ import (
 	"github.com/awbridge/awbridge/internal/tmpfstest"
 	"github.com/awbridge/awbridge/toolbus/artifacts"
 )
-
-// faultCeiling bounds every wait of these tests: generous, never a timing
-// assertion.
-const faultCeiling = 30 * time.Second
 
 // switchAW is an ActivityWatch whose behaviour a test switches while the
 // bridge runs: the recorded aw-server until a fault is set, and again once
@@ -77,260 +71,6 @@ func (s *switchAW) set(h http.HandlerFunc) {
 	}
 	var hh http.Handler = h
 	s.fault.Store(&hh)
-}
-
-// rpcSession is a JSON-RPC session with awbridge (`awbridge stdio`, or a
-// connection to serve's socket) with its replies collected by id. Used by
-// one test goroutine.
-type rpcSession struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	stderr *syncBuffer
-	lines  chan string
-	got    map[string]string // replies read but not yet asked for, by id
-	nextID int
-	exited bool
-}
-
-// syncBuffer is a bytes.Buffer safe for the process's writer and the test.
-type syncBuffer struct {
-	mu   sync.Mutex
-	b    bytes.Buffer
-	grew chan struct{} // closed and replaced at each write
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.grew != nil {
-		close(s.grew)
-		s.grew = nil
-	}
-	return s.b.Write(p)
-}
-
-// waitFor blocks until the output holds want (a line the process
-// writes when it gets there), failing the test after faultCeiling.
-func (s *syncBuffer) waitFor(t *testing.T, want string) {
-	t.Helper()
-	ceiling := time.NewTimer(faultCeiling)
-	defer ceiling.Stop()
-	for {
-		s.mu.Lock()
-		if strings.Contains(s.b.String(), want) {
-			s.mu.Unlock()
-			return
-		}
-		if s.grew == nil {
-			s.grew = make(chan struct{})
-		}
-		grew := s.grew
-		s.mu.Unlock()
-		select {
-		case <-grew:
-		case <-ceiling.C:
-			t.Fatalf("%q not written within %v:\n%s", want, faultCeiling, s.String())
-		}
-	}
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// startBridge runs `awbridge stdio` in env; Cleanup ends it.
-func startBridge(t *testing.T, env []string) *rpcSession {
-	t.Helper()
-	cmd := exec.Command(binPath, "stdio")
-	cmd.Env = env
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &rpcSession{t: t, cmd: cmd, stdin: stdin, stderr: &syncBuffer{}, lines: make(chan string, 64), got: map[string]string{}}
-	cmd.Stderr = b.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	readerDone := b.read(stdout)
-	t.Cleanup(func() {
-		if !b.exited {
-			stdin.Close()
-			waitOrKill(t, cmd)
-		}
-		for range b.lines { // drain so the reader can end
-		}
-		<-readerDone
-	})
-	return b
-}
-
-// dialBridge is a session on the service's socket.
-func dialBridge(t *testing.T, sock string) *rpcSession {
-	t.Helper()
-	conn, err := net.Dial("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &rpcSession{t: t, stdin: conn, stderr: &syncBuffer{}, lines: make(chan string, 64), got: map[string]string{}}
-	readerDone := b.read(conn)
-	t.Cleanup(func() {
-		conn.Close()
-		for range b.lines {
-		}
-		<-readerDone
-	})
-	return b
-}
-
-// read feeds b.lines from r until EOF; the returned channel closes when
-// the reader goroutine (owned by b's Cleanup) has ended.
-func (b *rpcSession) read(r io.Reader) chan struct{} {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer close(b.lines)
-		sc := bufio.NewScanner(r)
-		sc.Buffer(nil, 16<<20)
-		for sc.Scan() {
-			b.lines <- sc.Text()
-		}
-	}()
-	return done
-}
-
-// waitOrKill waits for cmd to exit after its input closed, killing it past
-// the ceiling; it reports whether the exit was clean.
-func waitOrKill(t *testing.T, cmd *exec.Cmd) error {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(faultCeiling):
-		cmd.Process.Kill()
-		<-done
-		t.Errorf("awbridge did not exit within %v of its input closing", faultCeiling)
-		return fmt.Errorf("killed")
-	}
-}
-
-// request sends one JSON-RPC request and returns its reply line.
-func (b *rpcSession) request(method string, params any) string {
-	b.t.Helper()
-	b.nextID++
-	id := fmt.Sprint(b.nextID)
-	msg := map[string]any{"jsonrpc": "2.0", "id": b.nextID, "method": method}
-	if params != nil {
-		msg["params"] = params
-	}
-	line, err := json.Marshal(msg)
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	if _, err := b.stdin.Write(append(line, '\n')); err != nil {
-		b.t.Fatalf("writing %s: %v (the process died?)\nstderr:\n%s", method, err, b.stderr.String())
-	}
-	return b.reply(id)
-}
-
-// reply waits for the reply with the raw id (ceiling-bounded).
-func (b *rpcSession) reply(id string) string {
-	b.t.Helper()
-	timer := time.NewTimer(faultCeiling)
-	defer timer.Stop()
-	for {
-		if l, ok := b.got[id]; ok {
-			delete(b.got, id)
-			return l
-		}
-		select {
-		case l, ok := <-b.lines:
-			if !ok {
-				b.t.Fatalf("awbridge closed stdout before answering id %s\nstderr:\n%s", id, b.stderr.String())
-			}
-			b.got[replyID(l)] = l
-		case <-timer.C:
-			b.t.Fatalf("no reply to id %s within %v\nstderr:\n%s", id, faultCeiling, b.stderr.String())
-		}
-	}
-}
-
-// result decodes the result of a reply into v, failing on a JSON-RPC error.
-func (b *rpcSession) result(method string, params, v any) {
-	b.t.Helper()
-	line := b.request(method, params)
-	var r struct {
-		Result json.RawMessage `json:"result"`
-		Error  json.RawMessage `json:"error"`
-	}
-	if err := json.Unmarshal([]byte(line), &r); err != nil || r.Result == nil {
-		b.t.Fatalf("%s: not a result: %s", method, line)
-	}
-	if err := json.Unmarshal(r.Result, v); err != nil {
-		b.t.Fatalf("%s: %v: %s", method, err, r.Result)
-	}
-}
-
-// tool calls an MCP tool and returns its envelope (structuredContent) and
-// isError.
-func (b *rpcSession) tool(name string, args map[string]any) (faultEnvelope, bool) {
-	b.t.Helper()
-	var r struct {
-		Structured json.RawMessage `json:"structuredContent"`
-		Content    []struct {
-			Text string `json:"text"`
-		} `json:"content"`
-		IsError bool `json:"isError"`
-	}
-	if args == nil {
-		args = map[string]any{}
-	}
-	b.result("tools/call", map[string]any{"name": name, "arguments": args}, &r)
-	var env faultEnvelope
-	if err := json.Unmarshal(r.Structured, &env); err != nil {
-		b.t.Fatalf("%s: envelope: %v: %s", name, err, r.Structured)
-	}
-	if len(r.Content) != 1 || !json.Valid([]byte(r.Content[0].Text)) {
-		b.t.Fatalf("%s: the text content is not the envelope: %+v", name, r.Content)
-	}
-	env.raw = r.Structured
-	return env, r.IsError
-}
-
-// ping asserts the process still answers.
-func (b *rpcSession) ping() {
-	b.t.Helper()
-	if l := b.request("ping", nil); !strings.Contains(l, `"result":{}`) {
-		b.t.Fatalf("ping: %s", l)
-	}
-}
-
-// close ends the session (stdin closed) and asserts a clean exit; it
-// returns stderr.
-func (b *rpcSession) close() string {
-	b.t.Helper()
-	b.stdin.Close()
-	err := waitOrKill(b.t, b.cmd)
-	b.exited = true
-	stderr := b.stderr.String()
-	if err != nil {
-		b.t.Errorf("awbridge exited with %v\nstderr:\n%s", err, stderr)
-	}
-	for _, bad := range []string{"panic", "goroutine ", "DATA RACE"} {
-		if strings.Contains(stderr, bad) {
-			b.t.Errorf("stderr holds %q:\n%s", bad, stderr)
-		}
-	}
-	return stderr
 }
 
 // faultFrame is what these tests read of a nowframe.
@@ -405,37 +145,6 @@ type faultUpstream struct {
 	OK         bool   `json:"ok"`
 	Error      string `json:"error"`
 	Circuit    string `json:"circuit"`
-}
-
-// faultEnvelope is what these tests read of a tool call's envelope.
-type faultEnvelope struct {
-	Success bool            `json:"success"`
-	Tool    string          `json:"tool"`
-	Status  string          `json:"status"`
-	Result  json.RawMessage `json:"result"`
-	Error   *struct {
-		Kind         string         `json:"kind"`
-		Code         string         `json:"code"`
-		Retryable    bool           `json:"retryable"`
-		Message      string         `json:"message"`
-		Hint         string         `json:"hint"`
-		Details      map[string]any `json:"details"`
-		RetryAfterMs *int64         `json:"retry_after_ms"`
-	} `json:"error"`
-	URIContext  *string `json:"artifact_uri_context"`
-	URIJSON     *string `json:"artifact_uri_json"`
-	WriteFailed bool    `json:"artifact_write_failed"`
-	Trace       struct {
-		TraceID string `json:"trace_id"`
-		SpanID  string `json:"span_id"`
-	} `json:"trace"`
-	Policy struct {
-		Circuit string `json:"circuit"`
-	} `json:"policy"`
-	NextActions []struct {
-		Tool string `json:"tool"`
-	} `json:"next_actions"`
-	raw json.RawMessage
 }
 
 // checkNothingTorn walks dirs: every file must be whole. JSON files (the
@@ -539,16 +248,6 @@ func contextDocProblem(doc []byte) string {
 	return ""
 }
 
-// faultEnv is a clean environment for one fault: its own context root and
-// state dir, plus extra settings.
-func faultEnv(t *testing.T, awURL string, extra ...string) (env []string, root, stateDir string) {
-	// The state dir does not exist yet: awbridge makes it 0700 (a 0755
-	// temp dir would be tightened, with a warning).
-	root, stateDir = t.TempDir(), filepath.Join(t.TempDir(), "state")
-	env = baseEnv(t, awURL, append([]string{"AWBRIDGE_CONTEXT_ROOT=" + root, "AWBRIDGE_STATE_DIR=" + stateDir}, extra...)...)
-	return env, root, stateDir
-}
-
 // Handlers of the faults.
 
 func statusHandler(code int, contentType, body string) http.HandlerFunc {
@@ -626,17 +325,6 @@ func cutMidBody(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// closedAddr is an address nobody listens on (connection refused).
-func closedAddr(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
 // goldenTable collects one Markdown row per fault from parallel subtests
 // and compares the table with testdata/faults/<name> once they are all
 // done (go test -update rewrites it). It is what the person's assistant
@@ -663,20 +351,7 @@ func newGoldenTable(t *testing.T, file, header string, order []string) *goldenTa
 			}
 			b.WriteString(row + "\n")
 		}
-		path := filepath.Join("testdata", "faults", file)
-		if *update {
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			return
-		}
-		want, err := os.ReadFile(path)
-		if err != nil || string(want) != b.String() {
-			t.Errorf("%s differs (go test -update rewrites it): %v\ngot:\n%s", path, err, b.String())
-		}
+		checkGolden(t, filepath.Join("testdata", "faults", file), b.String())
 	})
 	return g
 }
@@ -821,7 +496,7 @@ func TestActivityWatchFaultsThroughTheBinary(t *testing.T) {
 				aw.set(f.handler(aw))
 			}
 			env, root, stateDir := faultEnv(t, url, f.env...)
-			b := startBridge(t, env)
+			b := start(t, env)
 			hasAll := func(what, s string) {
 				t.Helper()
 				for _, w := range f.want {
@@ -896,7 +571,7 @@ func TestActivityWatchFaultsThroughTheBinary(t *testing.T) {
 			if env1.URIJSON == nil || *env1.URIJSON != "artifact://runs/faults/tool_calls/state1/result.json" || env1.WriteFailed {
 				t.Errorf("artifact URIs of a failed call: %v %v (write failed %v)", env1.URIContext, env1.URIJSON, env1.WriteFailed)
 			}
-			var onDisk faultEnvelope
+			var onDisk toolEnvelope
 			if raw, err := os.ReadFile(filepath.Join(root, "artifacts/runs/faults/tool_calls/state1/result.json")); err != nil ||
 				json.Unmarshal(raw, &onDisk) != nil || onDisk.Status != env1.Status {
 				t.Errorf("result.json: %s, %v; want the envelope", raw, err)
@@ -1072,7 +747,7 @@ func TestSidecarFaultsThroughTheBinary(t *testing.T) {
 			}
 			timeout := cmp.Or(f.timeout, "2s")
 			env, root, stateDir := faultEnv(t, recorded.URL, "AWBRIDGE_SIDECAR_URL="+url, "AWBRIDGE_SIDECAR_TIMEOUT="+timeout)
-			b := startBridge(t, env)
+			b := start(t, env)
 
 			var fr faultFrame
 			b.result("nowframe.build", nil, &fr)
@@ -1112,22 +787,6 @@ func TestSidecarFaultsThroughTheBinary(t *testing.T) {
 	}
 }
 
-// recordedWith is the recorded aw-server with some routes replaced.
-func recordedWith(t *testing.T, routes map[string]http.HandlerFunc) (*httptest.Server, *awfixture.Server) {
-	t.Helper()
-	xs, err := awfixture.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	fs := awfixture.NewServer(xs)
-	for route, h := range routes {
-		fs.Handle(route, h)
-	}
-	srv := httptest.NewServer(fs)
-	t.Cleanup(srv.Close)
-	return srv, fs
-}
-
 const (
 	windowEvents = "GET /api/0/buckets/aw-watcher-window_testhost/events?limit=2"
 	afkEvents    = "GET /api/0/buckets/aw-watcher-afk_testhost/events?limit=2"
@@ -1161,7 +820,7 @@ func TestEventsFromTheFutureThroughTheBinary(t *testing.T) {
 		afkEvents:    eventsAt(-10*time.Second, 130, `{"status": "not-afk"}`),
 	})
 	env, root, stateDir := faultEnv(t, srv.URL)
-	b := startBridge(t, env)
+	b := start(t, env)
 	var fr faultFrame
 	b.result("nowframe.build", nil, &fr)
 	w := fr.Now.Window
@@ -1193,7 +852,7 @@ func TestBucketVanishingBetweenReadsThroughTheBinary(t *testing.T) {
 		`{"message": "There's no bucket named aw-watcher-window_testhost. You have requested this URI [/api/0/buckets/aw-watcher-window_testhost/events] but did you mean /api/0/buckets/<string:bucket_id>/events ?"}`+"\n")
 	srv, fs := recordedWith(t, map[string]http.HandlerFunc{windowEvents: gone})
 	env, root, stateDir := faultEnv(t, srv.URL)
-	b := startBridge(t, env)
+	b := start(t, env)
 	var fr faultFrame
 	b.result("nowframe.build", nil, &fr)
 	aws := fr.Sources.ActivityWatch
@@ -1214,15 +873,6 @@ func TestBucketVanishingBetweenReadsThroughTheBinary(t *testing.T) {
 	b.ping()
 	b.close()
 	checkNothingTorn(t, nil, root, stateDir)
-}
-
-func loadRecorded(t *testing.T) map[string]*awfixture.Exchange {
-	t.Helper()
-	xs, err := awfixture.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return xs
 }
 
 // restartableAW is an ActivityWatch that stops (connections refused) and
@@ -1305,15 +955,11 @@ func waitUntil(t *testing.T, what string, cond func() bool) time.Duration {
 // without waiting out the 10 s cool-down.
 func TestServeRecoversWhenActivityWatchRestarts(t *testing.T) {
 	t.Parallel()
-	xs, err := awfixture.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	aw := newRestartableAW(t, awfixture.NewServer(xs))
+	aw := newRestartableAW(t, awfixture.NewServer(loadRecorded(t)))
 	sock := filepath.Join(t.TempDir(), "awbridge", "awbridge.sock")
 	env, root, stateDir := faultEnv(t, "http://"+aw.addr, "AWBRIDGE_AW_TIMEOUT=1s", "AWBRIDGE_SOCKET="+sock, "AWBRIDGE_LOG_LEVEL=info")
 	svc, svcErr := startServe(t, env, sock)
-	b := dialBridge(t, sock)
+	b := dial(t, sock)
 	fresh := func() faultFrame {
 		var fr faultFrame
 		env, _ := b.tool("nowframe_build", map[string]any{"max_age_ms": 0})
@@ -1421,7 +1067,7 @@ func TestServeBucketsVanishBetweenPolls(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "awbridge", "awbridge.sock")
 	env, root, stateDir := faultEnv(t, sim.URL, "AWBRIDGE_SOCKET="+sock)
 	svc, svcErr := startServe(t, env, sock)
-	b := dialBridge(t, sock)
+	b := dial(t, sock)
 	frames := 0
 	fresh := func() faultFrame {
 		t.Helper()
@@ -1487,9 +1133,9 @@ func TestContextRootFullThenReadOnlyMidRun(t *testing.T) {
 	recorded, _ := recordedAW(t)
 	stateDir := filepath.Join(mnt, "state")
 	env := baseEnv(t, recorded.URL, "AWBRIDGE_CONTEXT_ROOT="+mnt, "AWBRIDGE_STATE_DIR="+stateDir)
-	b := startBridge(t, env)
+	b := start(t, env)
 
-	call := func(span string) faultEnvelope {
+	call := func(span string) toolEnvelope {
 		t.Helper()
 		env, isErr := b.tool("nowframe_build", map[string]any{"trace_id": "disk", "span_id": span,
 			"output": map[string]any{"path": "now", "pick": []string{"summary", "window"}}})
@@ -1520,7 +1166,7 @@ func TestContextRootFullThenReadOnlyMidRun(t *testing.T) {
 			}
 		}
 	}
-	setState := func(key string) faultEnvelope {
+	setState := func(key string) toolEnvelope {
 		t.Helper()
 		env, _ := b.tool("state", map[string]any{"action": "set", "key": key, "value": map[string]any{"n": key}, "scope": "persistent"})
 		return env
@@ -1629,7 +1275,7 @@ func TestContextRootReadOnlyAtStart(t *testing.T) {
 	mnt := tmpfstest.Mount(t, "64k", true)
 	recorded, _ := recordedAW(t)
 	env, _, stateDir := faultEnv(t, recorded.URL, "AWBRIDGE_CONTEXT_ROOT="+mnt)
-	b := startBridge(t, env)
+	b := start(t, env)
 	env1, isErr := b.tool("nowframe_build", map[string]any{"trace_id": "ro", "span_id": "c1"})
 	if isErr || !env1.Success || env1.URIJSON != nil || env1.URIContext != nil {
 		t.Fatalf("call with a read-only root: %s", env1.raw)
@@ -1679,7 +1325,7 @@ func TestCorruptedStateFileAtStart(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			b := startBridge(t, env)
+			b := start(t, env)
 			if env, _ := b.tool("state", map[string]any{"action": "get", "key": "focus"}); env.Error == nil || env.Error.Code != "NotFound" {
 				t.Errorf("a key of the corrupted file: %s", env.raw)
 			}
@@ -1710,7 +1356,7 @@ func TestCorruptedStateFileAtStart(t *testing.T) {
 			}
 
 			// The next start finds a good file and says nothing.
-			b = startBridge(t, env)
+			b = start(t, env)
 			if env, _ := b.tool("state", map[string]any{"action": "get", "key": "after"}); !env.Success || !strings.Contains(string(env.Result), `"value":1`) {
 				t.Errorf("the new state after a restart: %s", env.raw)
 			}
@@ -1732,7 +1378,7 @@ func TestStateDirUnusableAtStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	env, root, _ := faultEnv(t, recorded.URL, "AWBRIDGE_STATE_DIR="+notADir)
-	b := startBridge(t, env)
+	b := start(t, env)
 	if env, _ := b.tool("state", map[string]any{"action": "set", "key": "k", "value": 1}); !env.Success {
 		t.Fatalf("session state with an unusable state dir: %s", env.raw)
 	}

@@ -1,12 +1,8 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"errors"
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -101,22 +97,23 @@ func stalledWeekAW(t *testing.T, stalled func(*http.Request)) string {
 	return srv.URL
 }
 
-// runBin runs the binary with args in env and returns its exit code,
-// stdout and stderr.
-func runBin(t *testing.T, env []string, args ...string) (int, string, string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), faultCeiling)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binPath, args...)
-	cmd.Env = env
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return ee.ExitCode(), out.String(), errb.String()
-	} else if err != nil {
-		t.Fatal(err)
+// TestTerminalWaitsForTheHistoryTimeout: the terminal commands talk to
+// the service with an exchange timeout of max(activitywatch.timeout,
+// sidecar.timeout) + 3 s, restarted by each progress notification, while a
+// history read may take up to activitywatch.history_timeout without
+// progress (or wait, silently, for the heavy-read token another call
+// holds). `awbridge summary --period last_7d` through serve against an
+// ActivityWatch that never sends an old day prints the history's own
+// message, not "the awbridge service did not answer" (which tells the
+// person to restart a service that is fine). Here the exchange timeout is
+// 3.5 s (both live deadlines 500 ms) and the history deadline 6 s.
+func TestTerminalWaitsForTheHistoryTimeout(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "awbridge", "awbridge.sock")
+	env := baseEnv(t, stalledWeekAW(t, nil), "AWBRIDGE_AW_HISTORY_TIMEOUT=6s", "AWBRIDGE_AW_TIMEOUT=500ms", "AWBRIDGE_SIDECAR_TIMEOUT=500ms",
+		"AWBRIDGE_TIMEZONE=UTC", "AWBRIDGE_LOG_LEVEL=error", "AWBRIDGE_SOCKET="+sock)
+	startServe(t, env, sock)
+	code, out, errs := runBin(t, env, "summary", "--period", "last_7d", "--json")
+	if !strings.HasPrefix(errs, "awbridge summary: ActivityWatch took longer than 6s to send ") {
+		t.Errorf("the week with an old day slower than history_timeout, through serve: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
-	return 0, out.String(), errb.String()
 }

@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -119,11 +118,9 @@ func TestServeKeepsTheSocketWhenTheHTTPPortIsTaken(t *testing.T) {
 		t.Fatalf("the log does not say the HTTP port is taken:\n%s", log)
 	}
 	// The terminal's health says it in a sentence, with what to do.
-	h := exec.Command(binPath, "health")
-	h.Env = append(env[:len(env):len(env)], "AWBRIDGE_SOCKET="+sock)
-	out, _ := h.Output()
-	if !strings.Contains(string(out), "The HTTP endpoint is not served ("+addr+" is in use") ||
-		!strings.Contains(string(out), "the Unix socket and 'awbridge stdio' still work") {
+	_, out, _ := runBin(t, append(env[:len(env):len(env)], "AWBRIDGE_SOCKET="+sock), "health")
+	if !strings.Contains(out, "The HTTP endpoint is not served ("+addr+" is in use") ||
+		!strings.Contains(out, "the Unix socket and 'awbridge stdio' still work") {
 		t.Fatalf("awbridge health while the port is taken: %s", out)
 	}
 	after := readTokenFile(t, stateDir)

@@ -8,16 +8,14 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"os/user"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/kardianos/service"
-
 	"github.com/awbridge/awbridge/install"
+	"github.com/kardianos/service"
 )
 
 // fakeManager is a service manager in memory that behaves like
@@ -131,16 +129,6 @@ func newServiceWorld(t *testing.T) *serviceWorld {
 		},
 	}
 	return w
-}
-
-func shortDir(t *testing.T) string {
-	t.Helper()
-	d, err := os.MkdirTemp("", "awb")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(d) })
-	return d
 }
 
 // run runs one service command and returns its exit code, stdout and
@@ -398,23 +386,20 @@ func TestInstallDryRunOfTheRealBinary(t *testing.T) {
 			home = v
 		}
 	}
-	cmd := exec.Command(binPath, "install", "--dry-run")
-	cmd.Env = env
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("install --dry-run: %v\n%s", err, errb.String())
+	code, out, errs := runBin(t, env, "install", "--dry-run")
+	if code != 0 {
+		t.Fatalf("install --dry-run: exit %d\n%s", code, errs)
 	}
 	exe, err := filepath.EvalSymlinks(binPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := filepath.Join(home, "config", "awbridge", "config.toml")
-	if want := "ExecStart=" + exe + " serve --config " + cfg + "\n"; !strings.Contains(out.String(), want) {
-		t.Fatalf("stdout lacks %q:\n%s", want, out.String())
+	if want := "ExecStart=" + exe + " serve --config " + cfg + "\n"; !strings.Contains(out, want) {
+		t.Fatalf("stdout lacks %q:\n%s", want, out)
 	}
-	if !strings.Contains(errb.String(), "dry run, nothing changed") {
-		t.Fatalf("stderr:\n%s", errb.String())
+	if !strings.Contains(errs, "dry run, nothing changed") {
+		t.Fatalf("stderr:\n%s", errs)
 	}
 	if entries, _ := os.ReadDir(home); len(entries) != 0 {
 		t.Fatalf("a dry run wrote into the home folder: %v", entries)
@@ -422,11 +407,70 @@ func TestInstallDryRunOfTheRealBinary(t *testing.T) {
 
 	// status of the real binary: the socket does not answer, exit 1.
 	sock := filepath.Join(shortDir(t), "s.sock")
-	cmd = exec.Command(binPath, "status")
-	cmd.Env = append(env, "AWBRIDGE_SOCKET="+sock)
-	b, err := cmd.Output()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != exitDegraded || !strings.Contains(string(b), "socket:  "+sock+" does not answer") {
-		t.Fatalf("status: %v\n%s", err, b)
+	if code, out, _ := runBin(t, append(env, "AWBRIDGE_SOCKET="+sock), "status"); code != exitDegraded || !strings.Contains(out, "socket:  "+sock+" does not answer") {
+		t.Fatalf("status: exit %d\n%s", code, out)
+	}
+}
+
+// TestInstallSystemRunsAsTheInvokingUser: a system-wide unit runs as the
+// person installing it (under sudo, SUDO_USER, with that person's config
+// file), never as root; root without sudo is refused with the reason.
+func TestInstallSystemRunsAsTheInvokingUser(t *testing.T) {
+	users := map[string]*user.User{
+		"alice": {Username: "alice", Uid: "1001", Gid: "1001", HomeDir: "/home/alice"},
+		"bob":   {Username: "bob", Uid: "1000", Gid: "1000", HomeDir: "/home/bob"},
+		"root":  {Username: "root", Uid: "0", Gid: "0", HomeDir: "/root"},
+	}
+	tests := []struct {
+		name     string
+		uid      int
+		sudoUser string
+		code     int
+	}{
+		{"as-bob", 1000, "", exitOK},
+		{"sudo-from-alice", 0, "alice", exitOK},
+		{"root-without-sudo", 0, "", exitUsage},
+		{"sudo-from-root", 0, "root", exitUsage},
+	}
+	for _, goos := range []string{"linux", "darwin"} {
+		for _, tt := range tests {
+			t.Run(goos+"-"+tt.name, func(t *testing.T) {
+				w := newServiceWorld(t)
+				w.deps.goos = goos
+				w.deps.uid = tt.uid
+				w.deps.lookupUser = func(name string) (*user.User, error) {
+					if u, ok := users[name]; ok {
+						return u, nil
+					}
+					return nil, user.UnknownUserError(name)
+				}
+				w.deps.currentUser = func() (*user.User, error) {
+					if tt.uid == 0 {
+						return users["root"], nil
+					}
+					return users["bob"], nil
+				}
+				// Under sudo, HOME is root's: the service must still get
+				// alice's config file, not root's.
+				if tt.uid == 0 {
+					w.vars["HOME"] = "/root"
+					delete(w.vars, "XDG_CONFIG_HOME")
+				} else {
+					w.vars["HOME"] = "/home/bob"
+					delete(w.vars, "XDG_CONFIG_HOME")
+				}
+				if tt.sudoUser != "" {
+					w.vars["SUDO_USER"] = tt.sudoUser
+				}
+				code, out, errs := w.run(t, runInstall, "--dry-run", "--system")
+				if code != tt.code {
+					t.Fatalf("exit %d, want %d\n%s%s", code, tt.code, out, errs)
+				}
+				checkGolden(t, filepath.Join("testdata", "terminal", "install-system-"+goos+"-"+tt.name+".golden"), "stdout:\n"+out+"stderr:\n"+errs)
+				if code == exitOK && strings.Contains(out, "/root/") {
+					t.Fatalf("the unit reads root's files:\n%s", out)
+				}
+			})
+		}
 	}
 }

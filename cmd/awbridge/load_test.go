@@ -3,13 +3,11 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -412,25 +410,9 @@ func loadCounts(calls []loadCall) string {
 
 func TestConcurrentCallsOneStdioConnection(t *testing.T) {
 	srv, _ := recordedAW(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binPath, "stdio")
-	cmd.Env = baseEnv(t, srv.URL)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lc := loadConn{w: stdin, r: bufio.NewReaderSize(stdout, 1<<20), abort: func() { cmd.Process.Kill() }}
-	defer func() {
-		if t.Failed() {
-			lc.abort()
-		}
-		stdin.Close()
-		cmd.Wait()
-	}()
+	p := start(t, baseEnv(t, srv.URL))
+	p.rd.SetReadDeadline(time.Now().Add(2 * faultCeiling)) // a ceiling, never the expectation
+	lc := loadConn{w: p.in, r: p.out, abort: func() { p.cmd.Process.Kill() }}
 	if err := loadPreload(lc, "stdio"); err != nil {
 		t.Fatal(err)
 	}
@@ -438,7 +420,7 @@ func TestConcurrentCallsOneStdioConnection(t *testing.T) {
 	t0 := time.Now()
 	reordered, err := loadExchange(lc, calls)
 	if err != nil {
-		t.Fatalf("1,000 calls in flight over one stdio connection: %v\nstderr:\n%s", err, stderr.String())
+		t.Fatalf("1,000 calls in flight over one stdio connection: %v\nstderr:\n%s", err, p.stderr.String())
 	}
 	t.Logf("1,000 calls in flight at once over stdio, all answered correctly in %v, %d answered out of order (%s)",
 		time.Since(t0).Round(time.Millisecond), reordered, loadCounts(calls))
@@ -446,12 +428,9 @@ func TestConcurrentCallsOneStdioConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Nothing more comes: at the end of input the process exits cleanly.
-	stdin.Close()
-	if rest, _ := io.ReadAll(lc.r); len(rest) != 0 {
-		t.Fatalf("lines after every call was answered: %.300s", rest)
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("awbridge stdio after the load: %v\n%s", err, stderr.String())
+	p.close()
+	if len(p.unread) != 0 {
+		t.Fatalf("lines after every call was answered: %.300s", p.unread)
 	}
 }
 

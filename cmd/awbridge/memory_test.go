@@ -81,13 +81,8 @@ func runMemLoad(tb testing.TB, conns, perConn int) (memLoadResult, error) {
 	if runtime.GOOS != "linux" {
 		tb.Skip("peak resident memory is read from /proc (Linux only)")
 	}
-	srv, _ := serveRecorded(tb)
-	dir, err := os.MkdirTemp("", "awm") // short: a socket path is limited to ~100 bytes
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { os.RemoveAll(dir) })
-	sock := filepath.Join(dir, "awbridge.sock")
+	srv, _ := recordedAW(tb)
+	sock := filepath.Join(shortDir(tb), "awbridge.sock")
 	svc, stderr := startServe(tb, append(baseEnv(tb, srv.URL), "AWBRIDGE_SOCKET="+sock), sock)
 	pid := svc.Process.Pid
 	res := memLoadResult{calls: conns * perConn}

@@ -1,11 +1,7 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -83,40 +79,12 @@ func TestStdioSessionsStartingTogetherPruneOnce(t *testing.T) {
 	plantRuns(t, root, time.Now().Add(-8*24*time.Hour), traces...)
 
 	const n = 4
-	type proc struct {
-		cmd    *exec.Cmd
-		stdin  io.WriteCloser
-		stdout *bufio.Reader
-		stderr bytes.Buffer
-	}
 	procs := make([]*proc, n)
 	for i := range procs {
-		p := &proc{cmd: exec.Command(binPath, "stdio")}
-		p.cmd.Env = env
-		p.cmd.Stderr = &p.stderr
-		var err error
-		if p.stdin, err = p.cmd.StdinPipe(); err != nil {
-			t.Fatal(err)
-		}
-		out, err := p.cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		p.stdout = bufio.NewReader(out)
-		procs[i] = p
+		procs[i] = start(t, env)
 	}
 	for _, p := range procs {
-		if err := p.cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { p.cmd.Process.Kill(); p.cmd.Wait() })
-	}
-	// Each has started its engine (and so its pass) once it answers.
-	for i, p := range procs {
-		io.WriteString(p.stdin, pingOnly[0]+"\n")
-		if line, err := p.stdout.ReadString('\n'); err != nil || !strings.Contains(line, `"result":{}`) {
-			t.Fatalf("session %d: %q %v\n%s", i, line, err, p.stderr.String())
-		}
+		p.ping() // each has started its engine (and so its pass) once it answers
 	}
 	stamp := filepath.Join(root, "artifacts", artifacts.PruneStamp)
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
@@ -128,11 +96,8 @@ func TestStdioSessionsStartingTogetherPruneOnce(t *testing.T) {
 		}
 	}
 	passes := 0
-	for i, p := range procs {
-		p.stdin.Close()
-		if err := p.cmd.Wait(); err != nil {
-			t.Fatalf("session %d: %v\n%s", i, err, p.stderr.String())
-		}
+	for _, p := range procs {
+		p.close()
 		for _, msg := range []string{`"artifacts pruned"`, `"artifacts: nothing to prune"`,
 			`"artifacts: some runs could not be pruned"`, `"artifacts: prune pass stopped`} {
 			passes += strings.Count(p.stderr.String(), msg)

@@ -16,36 +16,21 @@ var protocolVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-
 // the validator library: nothing is fetched).
 const metaSchema2020 = "https://json-schema.org/draft/2020-12/schema"
 
-// reply is one JSON-RPC reply.
-type reply struct {
-	ID     json.RawMessage `json:"id"`
-	Result json.RawMessage `json:"result"`
-	Error  json.RawMessage `json:"error"`
-}
-
 // listOverStdio runs one `awbridge stdio` session of protocol version v
 // and returns the replies to tools/list, resources/list and
 // resources/templates/list, and the advertised capabilities.
 func listOverStdio(t *testing.T, env []string, v string) (tools, resources, templates reply, caps json.RawMessage) {
 	t.Helper()
-	lines, stderr := session(t, env, []string{
+	got := replies(t, env, []string{
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + v + `","capabilities":{},"clientInfo":{"name":"schema-test","version":"0"}}}`,
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`,
 		`{"jsonrpc":"2.0","id":3,"method":"resources/list","params":{}}`,
 		`{"jsonrpc":"2.0","id":4,"method":"resources/templates/list","params":{}}`,
 	})
-	got := map[string]reply{}
-	for _, l := range lines {
-		var r reply
-		if err := json.Unmarshal([]byte(l), &r); err != nil {
-			t.Fatalf("stdout line is not JSON: %v: %s", err, l)
-		}
-		got[string(r.ID)] = r
-	}
 	for _, id := range []string{"1", "2", "3", "4"} {
 		if _, ok := got[id]; !ok {
-			t.Fatalf("%s: no reply to request %s; stdout: %q\nstderr:\n%s", v, id, lines, stderr)
+			t.Fatalf("%s: no reply to request %s: %v", v, id, got)
 		}
 	}
 	var init struct {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -28,12 +27,7 @@ type sdkService struct {
 // on and the token created in its state folder.
 func startSDKService(t *testing.T, awURL string) sdkService {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := closedAddr(t)
 	env, _, stateDir := faultEnv(t, awURL, "AWBRIDGE_HTTP="+addr)
 	sock := filepath.Join(shortDir(t), "awbridge.sock")
 	env = append(env, "AWBRIDGE_SOCKET="+sock)

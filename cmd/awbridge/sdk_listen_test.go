@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os/exec"
 	"slices"
@@ -12,7 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -230,33 +228,15 @@ type wireMsg struct {
 	line   string
 }
 
-// next reads the next line of b within the ceiling.
-func wireNext(t *testing.T, b *rpcSession) wireMsg {
+// wireNext decodes the next line of b.
+func wireNext(t *testing.T, b *proc) wireMsg {
 	t.Helper()
-	timer := time.NewTimer(sdkCeiling)
-	defer timer.Stop()
-	select {
-	case l, ok := <-b.lines:
-		if !ok {
-			t.Fatalf("awbridge closed stdout\nstderr:\n%s", b.stderr.String())
-		}
-		var m wireMsg
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("not JSON: %v: %s", err, clipLine(l, 300))
-		}
-		m.line = l
-		return m
-	case <-timer.C:
-		t.Fatalf("nothing written within %v\nstderr:\n%s", sdkCeiling, b.stderr.String())
+	var m wireMsg
+	m.line = b.next()
+	if err := json.Unmarshal([]byte(m.line), &m); err != nil {
+		t.Fatalf("not JSON: %v: %s", err, clipLine(m.line, 300))
 	}
-	return wireMsg{}
-}
-
-func wireSend(t *testing.T, b *rpcSession, line string) {
-	t.Helper()
-	if _, err := io.WriteString(b.stdin, line+"\n"); err != nil {
-		t.Fatalf("writing: %v\nstderr:\n%s", err, b.stderr.String())
-	}
+	return m
 }
 
 // TestListenOnTheWire is a hand-written client of awbridge stdio's wire, a
@@ -269,19 +249,19 @@ func wireSend(t *testing.T, b *rpcSession, line string) {
 func TestListenOnTheWire(t *testing.T) {
 	aw := newFlipAW(t)
 	env, _, _ := faultEnv(t, aw.url)
-	b := startBridge(t, env)
+	b := start(t, env)
 
-	wireSend(t, b, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"wire","version":"0"}}}`)
+	b.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"wire","version":"0"}}}`)
 	if m := wireNext(t, b); string(m.ID) != "1" || m.Result == nil {
 		t.Fatalf("initialize: %s", m.line)
 	}
-	wireSend(t, b, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	wireSend(t, b, `{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"`+uriNowframe+`"}}`)
+	b.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	b.send(`{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"` + uriNowframe + `"}}`)
 	if m := wireNext(t, b); string(m.ID) != "2" || string(m.Result) != "{}" {
 		t.Fatalf("resources/subscribe: %s", m.line)
 	}
-	wireSend(t, b, `{"jsonrpc":"2.0","id":"sub-1","method":"subscriptions/listen","params":{`+wireMeta+
-		`,"notifications":{"resourceSubscriptions":["`+uriNowframe+`","nowframe://elsewhere"]}}}`)
+	b.send(`{"jsonrpc":"2.0","id":"sub-1","method":"subscriptions/listen","params":{` + wireMeta +
+		`,"notifications":{"resourceSubscriptions":["` + uriNowframe + `","nowframe://elsewhere"]}}}`)
 	ack := wireNext(t, b)
 	if ack.Method != methodAcknowledge || string(ack.Params.Meta[metaSubscription]) != `"sub-1"` ||
 		!slices.Equal(ack.Params.Notifications.ResourceSubscriptions, []string{uriNowframe}) || ack.ID != nil {
@@ -293,7 +273,7 @@ func TestListenOnTheWire(t *testing.T) {
 	for n := 0; modern == nil || legacy == nil; n++ {
 		aw.flips.Add(1)
 		id := fmt.Sprintf(`"build-%d"`, n)
-		wireSend(t, b, `{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{`+wireMeta+
+		b.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{` + wireMeta +
 			`,"name":"nowframe_build","arguments":{"max_age_ms":0,"response_mode":"compact"}}}`)
 		for answered := false; !answered && (modern == nil || legacy == nil); {
 			m := wireNext(t, b)
@@ -318,8 +298,8 @@ func TestListenOnTheWire(t *testing.T) {
 
 	// Cancelled, the subscription ends with no reply: nothing for "sub-1"
 	// comes before the answer to a later request.
-	wireSend(t, b, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"sub-1"}}`)
-	wireSend(t, b, `{"jsonrpc":"2.0","id":"after","method":"tools/list","params":{`+wireMeta+`}}`)
+	b.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"sub-1"}}`)
+	b.send(`{"jsonrpc":"2.0","id":"after","method":"tools/list","params":{` + wireMeta + `}}`)
 	for {
 		m := wireNext(t, b)
 		if string(m.ID) == `"sub-1"` {

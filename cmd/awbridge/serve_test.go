@@ -1,17 +1,16 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,82 +19,6 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// startServe runs `awbridge serve` on a socket in a temp folder and waits
-// until it says it is ready (READY=1 on its NOTIFY_SOCKET).
-func startServe(t testing.TB, env []string, sock string) (*exec.Cmd, *syncBuffer) {
-	t.Helper()
-	ready, name := notifySocket(t)
-	cmd := exec.Command(binPath, "serve", "--socket", sock)
-	cmd.Env = append(env[:len(env):len(env)], "NOTIFY_SOCKET="+name)
-	stderr := &syncBuffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	})
-	waitReady(t, ready, stderr)
-	return cmd, stderr
-}
-
-// notifySocket is a datagram socket for serve's NOTIFY_SOCKET, in a short
-// folder (a socket's path is limited to about 100 bytes).
-func notifySocket(t testing.TB) (*net.UnixConn, string) {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "awn")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	name := filepath.Join(dir, "notify")
-	c, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: name, Net: "unixgram"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c, name
-}
-
-// waitReady reads one READY=1 from a notify socket; the deadline is a
-// ceiling for a serve that never gets there, never the expectation.
-func waitReady(t testing.TB, c *net.UnixConn, stderr fmt.Stringer) {
-	t.Helper()
-	c.SetReadDeadline(time.Now().Add(faultCeiling))
-	buf := make([]byte, 256)
-	n, _, err := c.ReadFromUnix(buf)
-	if err != nil || string(buf[:n]) != "READY=1" {
-		t.Fatalf("serve never said it was ready: %q %v\n%s", buf[:n], err, stderr.String())
-	}
-}
-
-// socketCall sends lines on a fresh connection and returns one reply per
-// line that has an id.
-func socketCall(t *testing.T, sock string, lines ...string) []string {
-	t.Helper()
-	c, err := net.Dial("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	r := bufio.NewReader(c)
-	var out []string
-	for _, l := range lines {
-		if _, err := c.Write([]byte(l + "\n")); err != nil {
-			t.Fatal(err)
-		}
-		reply, err := r.ReadString('\n')
-		if err != nil {
-			t.Fatalf("reading the reply to %s: %v", l, err)
-		}
-		out = append(out, reply)
-	}
-	return out
-}
 
 func TestServeSharesOneEngineAcrossConnections(t *testing.T) {
 	srv, _ := recordedAW(t)
@@ -135,11 +58,8 @@ func TestServeSharesOneEngineAcrossConnections(t *testing.T) {
 	}
 
 	// A second serve on a live socket refuses, clearly.
-	second := exec.Command(binPath, "serve", "--socket", sock)
-	second.Env = env
-	out, err := second.CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "already serves on "+sock) {
-		t.Fatalf("second serve: %v %s", err, out)
+	if code, out, errs := runBin(t, env, "serve", "--socket", sock); code == 0 || !strings.Contains(out+errs, "already serves on "+sock) {
+		t.Fatalf("second serve: exit %d %s%s", code, out, errs)
 	}
 
 	// SIGTERM: exit 0, socket removed.
@@ -258,12 +178,8 @@ func TestStdioRelaysToTheService(t *testing.T) {
 		args []string
 		env  string
 	}{{[]string{"stdio", "--no-relay"}, ""}, {[]string{"stdio"}, "AWBRIDGE_RELAY=never"}} {
-		cmd := exec.Command(binPath, c.args...)
-		cmd.Env = append(env, c.env)
-		cmd.Stdin = strings.NewReader(init + "\n")
-		out, err := cmd.Output()
-		if err != nil || !strings.Contains(string(out), `"awbridge/engine":"in-process"`) {
-			t.Fatalf("%v %s: %s %v", c.args, c.env, out, err)
+		if l := start(t, append(env, c.env), c.args...).roundTrip(init); !strings.Contains(l, `"awbridge/engine":"in-process"`) {
+			t.Fatalf("%v %s: %s", c.args, c.env, l)
 		}
 	}
 }
@@ -279,65 +195,15 @@ func TestRelayFailsOverWhenTheServiceDies(t *testing.T) {
 	env := append(baseEnv(t, xs, "AWBRIDGE_AW_TIMEOUT=30s"), "AWBRIDGE_SOCKET="+sock)
 	svc, _ := startServe(t, env, sock)
 
-	cmd := exec.Command(binPath, "stdio")
-	cmd.Env = env
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Wait()
-	defer stdin.Close() // first: a failed test must not wait for a stdio that still reads
-	lines := make(chan string)
-	go func() {
-		defer close(lines)
-		r := bufio.NewReader(stdout)
-		for {
-			l, err := r.ReadString('\n')
-			if err != nil {
-				return
-			}
-			lines <- l
-		}
-	}()
-	seen := map[string]int{} // replies by id
-	var all []string
-	// until reads lines up to the reply to id, counting every reply.
+	p := start(t, env)
+	var all []string // the lines asked for
 	until := func(id string) string {
 		t.Helper()
-		ceiling := time.NewTimer(60 * time.Second)
-		defer ceiling.Stop()
-		for {
-			select {
-			case l, ok := <-lines:
-				if !ok {
-					t.Fatalf("stdout ended before the reply to %s; got:\n%s\nstderr: %s", id, strings.Join(all, ""), stderr.String())
-				}
-				all = append(all, l)
-				var m struct {
-					ID json.RawMessage `json:"id"`
-				}
-				if json.Unmarshal([]byte(l), &m) != nil {
-					t.Fatalf("not JSON: %.200s", l)
-				}
-				if m.ID != nil {
-					seen[string(m.ID)]++
-				}
-				if string(m.ID) == id {
-					return l
-				}
-			case <-ceiling.C:
-				t.Fatalf("no reply to %s; got:\n%s", id, strings.Join(all, ""))
-			}
-		}
+		l := p.reply(id)
+		all = append(all, l)
+		return l
 	}
-	send := func(l string) {
-		if _, err := io.WriteString(stdin, l+"\n"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	send := p.send
 	modernMeta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 
 	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`)
@@ -366,7 +232,7 @@ func TestRelayFailsOverWhenTheServiceDies(t *testing.T) {
 	}
 	for id, want := range map[string]string{`2`: `"ServiceUnavailable"`, `"big"`: `"ServiceUnavailable"`, `"sub"`: `"resultType":"complete"`} {
 		n := 0
-		for _, l := range all {
+		for _, l := range slices.Concat(all, p.unread) {
 			if strings.Contains(l, `"id":`+id+`,`) {
 				n++
 				if !strings.Contains(l, want) || (want == `"ServiceUnavailable"` && !strings.Contains(l, `"retryable":true`)) {
@@ -385,23 +251,17 @@ func TestRelayFailsOverWhenTheServiceDies(t *testing.T) {
 	}
 	send(strings.Replace(strings.Replace(big, `"id":"big"`, `"id":"big2"`, 1), `"aw_get_state"`, `"help"`, 1))
 	until(`"big2"`)
-	stdin.Close()
-	for l := range lines {
-		all = append(all, l)
-		if strings.Contains(l, `"id":`) {
-			var m struct {
-				ID json.RawMessage `json:"id"`
-			}
-			json.Unmarshal([]byte(l), &m)
-			seen[string(m.ID)]++
+	p.close()
+	all = append(all, p.unread...)
+	seen := map[string]int{} // replies by id
+	for _, l := range all {
+		if id := replyID(l); id != "" {
+			seen[id]++
 		}
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("stdio after failover: %v\n%s", err, stderr.String())
 	}
 	for _, id := range []string{`1`, `2`, `"big"`, `"sub"`, `"pong"`, `3`, `4`, `"big2"`} {
 		if seen[id] != 1 {
-			t.Errorf("id %s answered %d times:\n%s", id, seen[id], strings.Join(all, ""))
+			t.Errorf("id %s answered %d times:\n%s", id, seen[id], strings.Join(all, "\n"))
 		}
 	}
 	if len(seen) != 8 {
@@ -429,10 +289,8 @@ func TestTerminalCommandsUseTheService(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "awbridge", "awbridge.sock")
 	env := append(baseEnv(t, srv.URL), "AWBRIDGE_SOCKET="+sock)
 	run := func(args ...string) string {
-		cmd := exec.Command(binPath, args...)
-		cmd.Env = env
-		out, _ := cmd.Output()
-		return string(out)
+		_, out, _ := runBin(t, env, args...)
+		return out
 	}
 	if got := run("health", "--json"); !strings.Contains(got, `"served_by":"in-process"`) {
 		t.Fatalf("health without a service: %s", got)
@@ -461,12 +319,7 @@ func TestTerminalCommandsUseTheService(t *testing.T) {
 // the Host check, on the real binary; the official SDK as the client.
 func TestServeOverHTTP(t *testing.T) {
 	srv, _ := recordedAW(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := closedAddr(t)
 	stateDir := t.TempDir()
 	sock := filepath.Join(t.TempDir(), "awbridge", "awbridge.sock")
 	env := append(baseEnv(t, srv.URL), "AWBRIDGE_HTTP="+addr, "AWBRIDGE_STATE_DIR="+stateDir)
@@ -539,21 +392,15 @@ func TestServeRefusesToTouchOtherFiles(t *testing.T) {
 	os.Mkdir(dir, 0o700)
 	notASocket := filepath.Join(dir, "awbridge.sock")
 	os.WriteFile(notASocket, []byte("precious"), 0o600)
-	cmd := exec.Command(binPath, "serve", "--socket", notASocket)
-	cmd.Env = baseEnv(t, srv.URL)
-	out, err := cmd.CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "not a socket") {
-		t.Fatalf("serve on a regular file: %v %s", err, out)
+	if code, out, errs := runBin(t, baseEnv(t, srv.URL), "serve", "--socket", notASocket); code == 0 || !strings.Contains(out+errs, "not a socket") {
+		t.Fatalf("serve on a regular file: exit %d %s%s", code, out, errs)
 	}
 	if b, _ := os.ReadFile(notASocket); string(b) != "precious" {
 		t.Fatal("serve removed a file that was not a socket")
 	}
 	open := t.TempDir() // 0755, not ours to tighten
-	cmd = exec.Command(binPath, "serve", "--socket", filepath.Join(open, "s.sock"))
-	cmd.Env = baseEnv(t, srv.URL)
-	out, err = cmd.CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "open to other users") {
-		t.Fatalf("serve in an open folder: %v %s", err, out)
+	if code, out, errs := runBin(t, baseEnv(t, srv.URL), "serve", "--socket", filepath.Join(open, "s.sock")); code == 0 || !strings.Contains(out+errs, "open to other users") {
+		t.Fatalf("serve in an open folder: exit %d %s%s", code, out, errs)
 	}
 	if st, _ := os.Stat(open); st.Mode().Perm() != 0o755 {
 		t.Fatal("serve chmodded a folder it did not make")
@@ -566,25 +413,19 @@ func TestServeSIGTERMAnswersCallsInFlight(t *testing.T) {
 	aw := hangingAW(t)
 	sock := filepath.Join(t.TempDir(), "awbridge", "awbridge.sock")
 	svc, stderr := startServe(t, append(baseEnv(t, aw, "AWBRIDGE_AW_TIMEOUT=60s"), "AWBRIDGE_SOCKET="+sock), sock)
-	c, err := net.Dial("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dial(t, sock)
 	// A ping after the call: its pong says the service has read past the
 	// call, which is in flight there (ActivityWatch hangs).
-	c.Write([]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"aw_get_state","arguments":{}}}` + "\n" +
-		`{"jsonrpc":"2.0","id":"pong","method":"ping"}` + "\n"))
-	r := bufio.NewReader(c)
-	if pong, err := r.ReadString('\n'); err != nil || !strings.Contains(pong, `"id":"pong","result":{}`) {
-		t.Fatalf("ping: %q %v", pong, err)
+	c.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"aw_get_state","arguments":{}}}`)
+	if pong := c.roundTrip(`{"jsonrpc":"2.0","id":"pong","method":"ping"}`); !strings.Contains(pong, `"id":"pong","result":{}`) {
+		t.Fatalf("ping: %q", pong)
 	}
 	svc.Process.Signal(syscall.SIGTERM)
 	t0 := time.Now()
-	reply, err := r.ReadString('\n')
+	reply := c.next()
 	t.Logf("reply after %v: %s", time.Since(t0), reply)
-	if err != nil || !strings.Contains(reply, `"id":7`) {
-		t.Fatalf("the call in flight at SIGTERM got %q, %v", reply, err)
+	if !strings.Contains(reply, `"id":7`) {
+		t.Fatalf("the call in flight at SIGTERM got %q", reply)
 	}
 	if err := svc.Wait(); err != nil {
 		t.Fatalf("serve after SIGTERM: %v\n%s", err, stderr.String())

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -89,24 +90,10 @@ func TestServiceThatNeverAnswers(t *testing.T) {
 	env := baseEnv(t, "http://"+closedAddr(t), "AWBRIDGE_SOCKET="+m.sock,
 		"AWBRIDGE_AW_TIMEOUT=100ms", "AWBRIDGE_SIDECAR_TIMEOUT=100ms")
 	for _, args := range [][]string{{"nowframe"}, {"health"}, {"tools"}, {"state"}, {"call", "help"}} {
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		cmd := exec.CommandContext(ctx, binPath, args...)
-		cmd.Env = env
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err := cmd.Run()
-		late := ctx.Err() != nil
-		cancel()
-		if late {
-			t.Fatalf("awbridge %v still waited for a mute service after a minute", args)
-		}
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != exitUsage {
-			t.Fatalf("awbridge %v: %v, want exit %d\n%s%s", args, err, exitUsage, out.String(), errb.String())
-		}
+		code, out, errs := runBin(t, env, args...) // a minute at most
 		want := fmt.Sprintf("awbridge %s: the awbridge service did not answer within 3.1s", args[0])
-		if !strings.HasPrefix(errb.String(), want) || strings.Count(errb.String(), "\n") != 1 || out.Len() != 0 {
-			t.Fatalf("awbridge %v printed\nstdout: %q\nstderr: %q\nwant one line starting %q", args, out.String(), errb.String(), want)
+		if code != exitUsage || !strings.HasPrefix(errs, want) || strings.Count(errs, "\n") != 1 || out != "" {
+			t.Fatalf("awbridge %v: exit %d, want %d\nstdout: %q\nstderr: %q\nwant one line starting %q", args, code, exitUsage, out, errs, want)
 		}
 	}
 }
@@ -148,35 +135,22 @@ func TestCtrlCEndsAWaitForTheService(t *testing.T) {
 }
 
 // TestHealthWithActivityWatchStopped: one plain line, nothing on stderr,
-// exit 1.
+// exit 1; --json says aw_ok false.
 func TestHealthWithActivityWatchStopped(t *testing.T) {
 	aw := "http://" + closedAddr(t)
-	cmd := exec.Command(binPath, "health")
-	cmd.Env = baseEnv(t, aw)
 	// What a person has: no log level set.
-	cmd.Env = slicesDelete(cmd.Env, "AWBRIDGE_LOG_LEVEL=warn")
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != exitDegraded {
-		t.Fatalf("health: %v, want exit 1\n%s%s", err, out.String(), errb.String())
-	}
+	env := slices.DeleteFunc(baseEnv(t, aw), func(kv string) bool { return kv == "AWBRIDGE_LOG_LEVEL=warn" })
+	code, out, errs := runBin(t, env, "health")
 	want := "ActivityWatch does not answer at " + aw + " (connection refused): start ActivityWatch (aw-qt or aw-server), " +
 		"or set activitywatch.url (or AWBRIDGE_AW_URL) to where it runs\n"
-	if out.String() != want || errb.Len() != 0 {
-		t.Fatalf("health printed\nstdout: %q\nstderr: %q\nwant stdout %q and no stderr", out.String(), errb.String(), want)
+	if code != exitDegraded || out != want || errs != "" {
+		t.Fatalf("health: exit %d, want 1\nstdout: %q\nstderr: %q\nwant stdout %q and no stderr", code, out, errs, want)
 	}
-}
-
-func slicesDelete(s []string, v string) []string {
-	var out []string
-	for _, x := range s {
-		if x != v {
-			out = append(out, x)
-		}
+	_, out, _ = runBin(t, env, "health", "--json")
+	var h map[string]any
+	if err := json.Unmarshal([]byte(out), &h); err != nil || h["aw_ok"] != false {
+		t.Fatalf("--json stdout = %q", out)
 	}
-	return out
 }
 
 // TestPrintHealthGolden: the readable report, one plain line per failure
@@ -285,7 +259,7 @@ func TestPrintHealthGolden(t *testing.T) {
 			t.Errorf("%s: a doubled prefix, a JSON field, a repeated cause or a count of -1:\n%s", tt.name, s)
 		}
 	}
-	goldenFile(t, "health-report.golden", b.String())
+	checkGolden(t, filepath.Join("testdata", "terminal", "health-report.golden"), b.String())
 }
 
 // TestPrintFrameGolden: `awbridge nowframe` in words, in local time.
@@ -388,7 +362,7 @@ func TestPrintFrameGolden(t *testing.T) {
 			t.Errorf("%s: the line quotes the server or says ActivityWatch did not answer when it did:\n%s", tt.name, out.String())
 		}
 	}
-	goldenFile(t, "nowframe.golden", b.String())
+	checkGolden(t, filepath.Join("testdata", "terminal", "nowframe.golden"), b.String())
 	if !strings.Contains(b.String(), "Code: main.go - awbridge (since 10:42, 3 min) - not away\n") {
 		t.Fatalf("the README's example line is not what nowframe prints:\n%s", b.String())
 	}
@@ -544,40 +518,36 @@ func TestStdioWarnsWhenTheServiceReadsAnotherAW(t *testing.T) {
 		url  string
 		warn bool
 	}{{other, true}, {srv.URL + "/", false}} {
-		cmd := exec.Command(binPath, "stdio")
-		cmd.Env = append(baseEnv(t, tt.url), "AWBRIDGE_SOCKET="+sock)
-		cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n")
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("stdio: %v\n%s", err, errb.String())
-		}
+		lines, errs := session(t, append(baseEnv(t, tt.url), "AWBRIDGE_SOCKET="+sock), []string{`{"jsonrpc":"2.0","id":1,"method":"ping"}`})
 		want := "awbridge stdio: the running service answers this session and reads ActivityWatch at " + srv.URL + ", not at " + other + " from AWBRIDGE_AW_URL"
 		switch {
-		case tt.warn && (!strings.HasPrefix(errb.String(), want) || strings.Count(errb.String(), "\n") != 1):
-			t.Fatalf("stdio with AWBRIDGE_AW_URL=%s: stderr %q, want one line starting %q", tt.url, errb.String(), want)
-		case !tt.warn && errb.Len() != 0:
-			t.Fatalf("stdio with the service's own URL warned: %q", errb.String())
+		case tt.warn && (!strings.HasPrefix(errs, want) || strings.Count(errs, "\n") != 1):
+			t.Fatalf("stdio with AWBRIDGE_AW_URL=%s: stderr %q, want one line starting %q", tt.url, errs, want)
+		case !tt.warn && errs != "":
+			t.Fatalf("stdio with the service's own URL warned: %q", errs)
 		}
-		if !strings.Contains(out.String(), `"id":1`) {
-			t.Fatalf("the relayed session did not answer: %q", out.String())
+		if len(lines) != 1 || !strings.Contains(lines[0], `"id":1`) {
+			t.Fatalf("the relayed session did not answer: %q", lines)
 		}
 	}
 }
 
-// TestDemoShowsTheNowPart: make demo shows the "now" part of the answer.
+// TestDemoShowsTheNowPart: make demo shows a session, frames and the "now"
+// part of the answer.
 func TestDemoShowsTheNowPart(t *testing.T) {
-	cmd := exec.Command(binPath, "demo", "--duration", "2s")
-	cmd.Env = baseEnv(t, "http://127.0.0.1:1")
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("demo: %v\n%s", err, errb.String())
+	code, out, errs := runBin(t, baseEnv(t, "http://127.0.0.1:1"), "demo", "--duration", "3s")
+	if code != 0 {
+		t.Fatalf("demo: exit %d\n%s", code, errs)
 	}
-	for _, want := range []string{`its "now" part`, `"window": {`, `"afk": {`, `"summary": "`} {
-		if !strings.Contains(out.String(), want) {
-			t.Fatalf("demo output lacks %s:\n%s", want, out.String())
+	for _, want := range []string{`<- {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18"`, `"aw_ok":true`,
+		`"sidecar_probe_status":true`, `<- {"jsonrpc":"2.0","id":3,"result":{"content"`,
+		`its "now" part`, `"window": {`, `"afk": {`, `"summary": "`} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("demo output lacks %s:\n%s", want, out)
 		}
+	}
+	if !strings.Contains(out, "Active in ") && !strings.Contains(out, "Away since") {
+		t.Fatalf("demo showed no frame:\n%s", out)
 	}
 }
 
@@ -608,12 +578,9 @@ func TestNowframeStaleSaysHowLongAndHowLongAgo(t *testing.T) {
 	post("aw-watcher-afk_vm", `{"client":"aw-watcher-afk","type":"afkstatus","hostname":"vm"}`)
 	post("aw-watcher-afk_vm/events", `[{"timestamp":"`+ts+`","duration":21,"data":{"status":"not-afk"}}]`)
 
-	cmd := exec.Command(binPath, "nowframe")
-	cmd.Env = baseEnv(t, srv.URL, "TZ=UTC")
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("nowframe: %v\n%s%s", err, out.String(), errb.String())
+	code, out, errs := runBin(t, baseEnv(t, srv.URL, "TZ=UTC"), "nowframe")
+	if code != 0 {
+		t.Fatalf("nowframe: exit %d\n%s%s", code, out, errs)
 	}
 	// The minute may turn while the command runs.
 	agoNow := span(time.Since(start.Add(21 * time.Second)))
@@ -621,12 +588,12 @@ func TestNowframeStaleSaysHowLongAndHowLongAgo(t *testing.T) {
 	for _, ago := range []string{"2 h 15 min", "2 h 16 min"} {
 		l := fmt.Sprintf("Code: main.go - awbridge (at %s for 21 s, seen %s ago) - not away then - nothing new lately: "+
 			"the watchers stopped or the machine slept (last seen %s)\n", start.Format("15:04"), ago, start.Add(21*time.Second).Format("15:04"))
-		if out.String() == l {
+		if out == l {
 			return
 		}
 		line = l
 	}
-	t.Fatalf("a stale frame printed\n%q\nwant (about %s ago)\n%q", out.String(), agoNow, line)
+	t.Fatalf("a stale frame printed\n%q\nwant (about %s ago)\n%q", out, agoNow, line)
 }
 
 // TestFlagsBeforeOrAfterArguments: flags may come before or after a
@@ -702,5 +669,43 @@ func TestToolsTableKeepsItsColumns(t *testing.T) {
 		`{"name":"an_extraordinarily_long_tool_name_from_a_plugin","title":"Its title"},`+
 		`{"name":"state","title":"A title long enough to need a second line in a table eighty columns wide, and a third"}]}`))
 	checkTable(b.String())
-	goldenFile(t, "tools.golden", b.String())
+	checkGolden(t, filepath.Join("testdata", "terminal", "tools.golden"), b.String())
+}
+
+func TestBadConfigIsOneLineAndExit2(t *testing.T) {
+	code, _, errs := runBin(t, baseEnv(t, "http://127.0.0.1:5600", "AWBRIDGE_AW_TIMEOUT=soon"), "health")
+	if code != 2 || strings.Count(strings.TrimSpace(errs), "\n") != 0 || !strings.Contains(errs, "AWBRIDGE_AW_TIMEOUT") {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+}
+
+func TestEveryCommandHasHelpWithAnExample(t *testing.T) {
+	for _, c := range commands() {
+		code, out, errs := runBin(t, baseEnv(t, "http://127.0.0.1:1"), c.name, "--help")
+		if code != 0 || !strings.Contains(out, "Example:\n  awbridge "+c.name) || errs != "" {
+			t.Fatalf("%s --help: exit %d, no example on stdout:\n%s%s", c.name, code, out, errs)
+		}
+	}
+}
+
+// awbridge call passes the same pipeline: shaping, the envelope, artifacts.
+func TestCallCommandPassesThePipeline(t *testing.T) {
+	srv, _ := recordedAW(t)
+	root := t.TempDir()
+	code, out, errs := runBin(t, baseEnv(t, srv.URL, "AWBRIDGE_CONTEXT_ROOT="+root), "call", "aw_get_state",
+		`{"trace_id":"cli","span_id":"c1","output":{"path":"info","pick":["hostname"]}}`)
+	if code != 0 {
+		t.Fatalf("awbridge call: exit %d\n%s", code, errs)
+	}
+	var env struct {
+		Result map[string]any `json:"result"`
+		URI    string         `json:"artifact_uri_json"`
+	}
+	if err := json.Unmarshal([]byte(out), &env); err != nil || len(env.Result) != 1 || env.Result["hostname"] != "vm" ||
+		env.URI != "artifact://runs/cli/tool_calls/c1/result.json" {
+		t.Fatalf("envelope %s", out)
+	}
+	if _, err := os.Stat(filepath.Join(root, "artifacts/runs/cli/tool_calls/c1.context")); err != nil {
+		t.Fatal(err)
+	}
 }

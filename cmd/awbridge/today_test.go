@@ -4,14 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
 
 	"github.com/awbridge/awbridge/activity"
@@ -224,25 +221,7 @@ func (f forwardProgress) Call(ctx context.Context, req toolbus.Request) toolbus.
 func TestTodayAgainstTheSimulator(t *testing.T) {
 	url := startSimBinary(t)
 	env := baseEnv(t, url, "AWBRIDGE_SIDECAR_URL="+url)
-	run := func(args ...string) (int, string, string) {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, binPath, args...)
-		cmd.Env = env
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err := cmd.Run()
-		var ee *exec.ExitError
-		switch {
-		case err == nil:
-			return 0, out.String(), errb.String()
-		case errors.As(err, &ee):
-			return ee.ExitCode(), out.String(), errb.String()
-		}
-		t.Fatalf("awbridge %v: %v", args, err)
-		return 0, "", ""
-	}
+	run := func(args ...string) (int, string, string) { return runBin(t, env, args...) }
 	code, list, errs := run("tools", "--json")
 	var tools struct {
 		Tools []struct{ Name string } `json:"tools"`
@@ -251,7 +230,7 @@ func TestTodayAgainstTheSimulator(t *testing.T) {
 		t.Fatalf("awbridge tools --json: exit %d\n%s%s", code, list, errs)
 	}
 	if !strings.Contains(list, `"name":"`+summaryTool+`"`) {
-		t.Skip(summaryTool + " is not in tools/list yet (it is being built in engine/): this test runs once it is")
+		t.Fatalf("%s is not in tools/list:\n%s", summaryTool, list)
 	}
 
 	var out string
@@ -294,24 +273,4 @@ func TestTodayAgainstTheSimulator(t *testing.T) {
 	if code != exitDegraded || out != "" || !strings.HasPrefix(errs, "awbridge today: ") || strings.Count(errs, "\n") != 1 {
 		t.Fatalf("ActivityWatch stopped: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
-}
-
-// startSimBinary runs the real binary's `sim` on a free port until the
-// test ends and returns its URL.
-func startSimBinary(t *testing.T) string {
-	t.Helper()
-	addr := closedAddr(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	sim := exec.CommandContext(ctx, binPath, "sim", "--addr", addr)
-	sim.Env = baseEnv(t, "http://127.0.0.1:1")
-	simErr := &syncBuffer{}
-	sim.Stderr = simErr
-	if err := sim.Start(); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); _ = sim.Wait() })
-	url := "http://" + addr
-	simErr.waitFor(t, "simulated ActivityWatch at "+url) // it listens
-	return url
 }
