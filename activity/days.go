@@ -3,10 +3,12 @@ package activity
 import (
 	"context"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/awbridge/awbridge/aw"
 	"github.com/awbridge/awbridge/aw/transform"
+	"github.com/awbridge/awbridge/upstream"
 )
 
 // Reading, stitching and keeping a day's events, in one place: a call's
@@ -211,6 +213,86 @@ func (s *Service) loadInto(ctx context.Context, ld *periodEvents, in inputs, now
 	return err
 }
 
+// readTargetDays calls read for every (target, day), the newest day first,
+// at most parallel at once; read fills its own (target, day) slot. The
+// first failure of a window or AFK target cancels the reads left (no
+// answer without it); a web target's failure only marks it. dayDone, when
+// set, hears each day as its last read ends (ctx is cancelled once the
+// call has failed). It returns each target's first failure (nil where
+// none) and an *UnreadableError when a window or AFK bucket failed, else
+// the caller's ctx error (some days were never read).
+func readTargetDays(ctx context.Context, targets []target, days, parallel int,
+	read func(ctx context.Context, t, d int) error, dayDone func(ctx context.Context, d int, failed bool)) ([]error, error) {
+	type job struct{ t, d int }
+	jobs := make([]job, 0, len(targets)*days)
+	for d := days - 1; d >= 0; d-- {
+		for t := range targets {
+			jobs = append(jobs, job{t, d})
+		}
+	}
+	errs := make([]error, len(targets))
+	left := make([]int, days) // reads left per day
+	failedDay := make([]bool, days)
+	for d := range left {
+		left[d] = len(targets)
+	}
+	parent := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu sync.Mutex
+		wg sync.WaitGroup
+	)
+	queue := make(chan job)
+	for range min(parallel, len(jobs)) {
+		wg.Go(func() {
+			for j := range queue {
+				err := read(ctx, j.t, j.d)
+				mu.Lock()
+				if err != nil && errs[j.t] == nil && ctx.Err() == nil {
+					// Once ctx is done, failures are its consequence.
+					errs[j.t] = err
+					if targets[j.t].role != RoleWeb {
+						cancel()
+					}
+				}
+				failedDay[j.d] = failedDay[j.d] || err != nil
+				left[j.d]--
+				done, failed := left[j.d] == 0, failedDay[j.d]
+				mu.Unlock()
+				if done && dayDone != nil {
+					dayDone(ctx, j.d, failed)
+				}
+			}
+		})
+	}
+feed:
+	for _, j := range jobs {
+		select {
+		case queue <- j:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(queue)
+	wg.Wait()
+
+	var (
+		failed   []string
+		failures []error
+	)
+	for t, tg := range targets {
+		if errs[t] != nil && tg.role != RoleWeb {
+			failed = append(failed, tg.id)
+			failures = append(failures, errs[t])
+		}
+	}
+	if len(failed) > 0 {
+		return errs, &UnreadableError{Buckets: failed, Err: upstream.Join(failures...)}
+	}
+	return errs, parent.Err()
+}
+
 // loadDay returns one bucket's events of one day within the period,
 // reading what the store lacks.
 func (s *Service) loadDay(ctx context.Context, key dayKey, d dayPlan, now time.Time) ([]ev, []span64, error) {
@@ -316,9 +398,9 @@ func (s *Service) read(ctx context.Context, bucket string, sp span64) ([]ev, []s
 
 // readSpan reads one bucket's events within sp in one call through the
 // source, decoded, oldest first, clipped to sp. An answer over the
-// client's body limit halves sp (down to MinSplit) and reads each half,
+// client's body limit halves sp (down to minSplit) and reads each half,
 // the halves joined again where the cut split an event; a span still too
-// large at MinSplit is left out, returned as a hole. The events returned
+// large at minSplit is left out, returned as a hole. The events returned
 // are charged to the budget ctx carries (the caller refunds them);
 // running out of it fails the read.
 func (f *Fetcher) readSpan(ctx context.Context, dec *transform.Decoder, id string, sp span64) ([]ev, []span64, error) {
@@ -326,7 +408,7 @@ func (f *Fetcher) readSpan(ctx context.Context, dec *transform.Decoder, id strin
 		got              []aw.Event
 		tooLarge, unread bool
 	)
-	long, minSplit := sp.end-sp.start, f.opts.MinSplit.Microseconds()
+	long := sp.end - sp.start
 	if long > heavySpan.Microseconds() {
 		select {
 		case f.heavy <- struct{}{}:
@@ -338,9 +420,9 @@ func (f *Fetcher) readSpan(ctx context.Context, dec *transform.Decoder, id strin
 		evs, err := f.opts.AW.Events(ctx, id, aw.EventQuery{Start: time.UnixMicro(sp.start), End: time.UnixMicro(sp.end), SkipMalformed: true})
 		if aw.KindOf(err) == aw.TooLarge {
 			// The server answered; our limit refused it. Not a failure:
-			// halve the span, or leave it out once it is MinSplit short
+			// halve the span, or leave it out once it is minSplit short
 			// (anything can store that many events in so short a time).
-			tooLarge, unread = long >= 2*minSplit, long < 2*minSplit
+			tooLarge, unread = long >= 2*minSplit.Microseconds(), long < 2*minSplit.Microseconds()
 			return nil
 		}
 		got = evs

@@ -22,20 +22,25 @@ type Reader interface {
 	Settings(ctx context.Context) (aw.Settings, error)
 }
 
-// Defaults of FetcherOptions.
+// DefaultParallel is FetcherOptions.Parallel's default.
+const DefaultParallel = 4
+
 const (
-	DefaultParallel = 4
-	DefaultMinSplit = 15 * time.Minute
-	// DefaultHeavyParallel is 1: on the real Python aw-server a week of
-	// window events read a day at a time takes 1.6 s one read after
-	// another and 2.0 s two or four at once (it computes each answer
-	// under one interpreter lock), and a frame's read sent meanwhile
-	// waits behind every read in flight. aw-server-rust hands every
-	// request to one datastore thread, so it is no faster in parallel.
-	DefaultHeavyParallel = 1
+	// heavyParallel is 1: on the real Python aw-server a week of window
+	// events read a day at a time takes 1.6 s one read after another and
+	// 2.0 s two or four at once (it computes each answer under one
+	// interpreter lock), and a frame's read sent meanwhile waits behind
+	// every read in flight. aw-server-rust hands every request to one
+	// datastore thread, so it is no faster in parallel. Small reads (the
+	// open day's newest minutes) go beside a heavy one up to Parallel.
+	heavyParallel = 1
 	// heavySpan is the span beyond which a read counts as heavy: a day,
 	// or the part of one before the last few minutes re-read.
 	heavySpan = time.Hour
+	// minSplit is the shortest piece a read is split into when its answer
+	// exceeds the client's body limit: such a piece is halved and each
+	// half read again, down to this.
+	minSplit = 15 * time.Minute
 )
 
 // FetcherOptions configure a Fetcher.
@@ -57,18 +62,6 @@ type FetcherOptions struct {
 	Host string
 	// Parallel bounds the event reads in flight (default 4).
 	Parallel int
-	// HeavyParallel bounds the reads of more than an hour of events in
-	// flight at once, across every call of the Fetcher (default
-	// DefaultHeavyParallel); small reads (the open day's newest minutes)
-	// go beside them up to Parallel.
-	HeavyParallel int
-	// MinSplit is the shortest piece a day is split into when its answer
-	// exceeds the client's body limit (default 15 min): such a piece is
-	// halved and each half read again, down to this.
-	MinSplit time.Duration
-	// Thresholds decide when a bucket is stale (default: the frame's,
-	// nowframe.DefaultThresholds).
-	Thresholds nowframe.Thresholds
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -87,26 +80,10 @@ func NewFetcher(opts FetcherOptions) *Fetcher {
 	if opts.Parallel <= 0 {
 		opts.Parallel = DefaultParallel
 	}
-	if opts.MinSplit <= 0 {
-		opts.MinSplit = DefaultMinSplit
-	}
-	if opts.HeavyParallel <= 0 {
-		opts.HeavyParallel = DefaultHeavyParallel
-	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	d := nowframe.DefaultThresholds()
-	if opts.Thresholds.Window <= 0 {
-		opts.Thresholds.Window = d.Window
-	}
-	if opts.Thresholds.AFK <= 0 {
-		opts.Thresholds.AFK = d.AFK
-	}
-	if opts.Thresholds.Web <= 0 {
-		opts.Thresholds.Web = d.Web
-	}
-	return &Fetcher{opts: opts, heavy: make(chan struct{}, opts.HeavyParallel)}
+	return &Fetcher{opts: opts, heavy: make(chan struct{}, heavyParallel)}
 }
 
 // do runs fn through the source, or directly without one.
@@ -223,86 +200,6 @@ type target struct {
 	id, role string
 }
 
-// readTargetDays calls read for every (target, day), the newest day first,
-// at most parallel at once; read fills its own (target, day) slot. The
-// first failure of a window or AFK target cancels the reads left (no
-// answer without it); a web target's failure only marks it. dayDone, when
-// set, hears each day as its last read ends (ctx is cancelled once the
-// call has failed). It returns each target's first failure (nil where
-// none) and an *UnreadableError when a window or AFK bucket failed, else
-// the caller's ctx error (some days were never read).
-func readTargetDays(ctx context.Context, targets []target, days, parallel int,
-	read func(ctx context.Context, t, d int) error, dayDone func(ctx context.Context, d int, failed bool)) ([]error, error) {
-	type job struct{ t, d int }
-	jobs := make([]job, 0, len(targets)*days)
-	for d := days - 1; d >= 0; d-- {
-		for t := range targets {
-			jobs = append(jobs, job{t, d})
-		}
-	}
-	errs := make([]error, len(targets))
-	left := make([]int, days) // reads left per day
-	failedDay := make([]bool, days)
-	for d := range left {
-		left[d] = len(targets)
-	}
-	parent := ctx
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		mu sync.Mutex
-		wg sync.WaitGroup
-	)
-	queue := make(chan job)
-	for range min(parallel, len(jobs)) {
-		wg.Go(func() {
-			for j := range queue {
-				err := read(ctx, j.t, j.d)
-				mu.Lock()
-				if err != nil && errs[j.t] == nil && ctx.Err() == nil {
-					// Once ctx is done, failures are its consequence.
-					errs[j.t] = err
-					if targets[j.t].role != RoleWeb {
-						cancel()
-					}
-				}
-				failedDay[j.d] = failedDay[j.d] || err != nil
-				left[j.d]--
-				done, failed := left[j.d] == 0, failedDay[j.d]
-				mu.Unlock()
-				if done && dayDone != nil {
-					dayDone(ctx, j.d, failed)
-				}
-			}
-		})
-	}
-feed:
-	for _, j := range jobs {
-		select {
-		case queue <- j:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(queue)
-	wg.Wait()
-
-	var (
-		failed   []string
-		failures []error
-	)
-	for t, tg := range targets {
-		if errs[t] != nil && tg.role != RoleWeb {
-			failed = append(failed, tg.id)
-			failures = append(failures, errs[t])
-		}
-	}
-	if len(failed) > 0 {
-		return errs, &UnreadableError{Buckets: failed, Err: upstream.Join(failures...)}
-	}
-	return errs, parent.Err()
-}
-
 // bucketRead describes target tg: its newest event's end and whether that
 // is stale: seen (the newest event read) at now when it is the later, else
 // the bucket list's as of when the list was read (it may be reused for
@@ -320,12 +217,13 @@ func (f *Fetcher) bucketRead(m *Meta, tg target, now, seen time.Time) BucketRead
 	age := max(0, at.Sub(newest))
 	ageS := math.Round(age.Seconds()*10) / 10
 	br.NewestEnd, br.AgeS = &newest, &ageS
-	limit := f.opts.Thresholds.Web
+	th := nowframe.DefaultThresholds() // the frames': a bucket is stale alike
+	limit := th.Web
 	switch tg.role {
 	case RoleWindow:
-		limit = f.opts.Thresholds.Window
+		limit = th.Window
 	case RoleAFK:
-		limit = f.opts.Thresholds.AFK
+		limit = th.AFK
 	}
 	br.Stale = age > limit
 	return br

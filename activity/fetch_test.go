@@ -112,44 +112,44 @@ func (r piecesReader) Events(_ context.Context, _ string, q aw.EventQuery) ([]aw
 // its id and meet at the cut (within the 1 ms the server adds to a range's
 // end), events without duration counted where they start.
 func TestReadStitches(t *testing.T) {
-	const s = int64(time.Second / time.Microsecond)
+	const m = int64(time.Minute / time.Microsecond)
 	base := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC).UnixMicro()
-	e := func(id int64, start, dur float64) aw.Event {
+	e := func(id int64, startMin, durS float64) aw.Event {
 		var i *int64
 		if id != 0 {
 			i = &id
 		}
-		return aw.Event{ID: i, Timestamp: time.UnixMicro(base + int64(start*float64(s))), Duration: dur, Data: json.RawMessage(`{}`)}
+		return aw.Event{ID: i, Timestamp: time.UnixMicro(base + int64(startMin*float64(m))), Duration: durS, Data: json.RawMessage(`{}`)}
 	}
 	tests := []struct {
 		name string
-		a, b []aw.Event // the answers for [0, 50 s) and [50 s, 100 s), newest first
-		want [][3]int64 // id, start, duration (s)
+		a, b []aw.Event // the answers for [0, 50 min) and [50 min, 100 min), newest first
+		want [][3]int64 // id, start, duration (min)
 	}{
 		{"an event cut by the split is whole again",
-			[]aw.Event{e(2, 40, 10.001), e(1, 0, 40)}, []aw.Event{e(3, 60, 40.001), e(2, 50, 10)},
+			[]aw.Event{e(2, 40, 600.001), e(1, 0, 2400)}, []aw.Event{e(3, 60, 2400.001), e(2, 50, 600)},
 			[][3]int64{{1, 0, 40}, {2, 40, 20}, {3, 60, 40}}},
 		{"without ids the parts stay apart",
-			[]aw.Event{e(0, 40, 10.001)}, []aw.Event{e(0, 50, 10)}, [][3]int64{{0, 40, 10}, {0, 50, 10}}},
+			[]aw.Event{e(0, 40, 600.001)}, []aw.Event{e(0, 50, 600)}, [][3]int64{{0, 40, 10}, {0, 50, 10}}},
 		{"different ids stay apart",
-			[]aw.Event{e(1, 40, 10.001)}, []aw.Event{e(2, 50, 10)}, [][3]int64{{1, 40, 10}, {2, 50, 10}}},
+			[]aw.Event{e(1, 40, 600.001)}, []aw.Event{e(2, 50, 600)}, [][3]int64{{1, 40, 10}, {2, 50, 10}}},
 		{"the span read clips both ends; events only touching it are dropped",
-			[]aw.Event{e(2, -5, 10), e(1, -10, 5)}, []aw.Event{e(4, 100, 10), e(3, 95, 10)}, [][3]int64{{2, 0, 5}, {3, 95, 5}}},
+			[]aw.Event{e(2, -5, 600), e(1, -10, 300)}, []aw.Event{e(4, 100, 600), e(3, 95, 600)}, [][3]int64{{2, 0, 5}, {3, 95, 5}}},
 		{"an event without duration counts where it starts",
 			[]aw.Event{e(1, 50, 0), e(9, 0, 0)}, []aw.Event{e(1, 50, 0)}, [][3]int64{{9, 0, 0}, {1, 50, 0}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := NewFetcher(FetcherOptions{AW: piecesReader{pieces: map[[2]int64][]aw.Event{
-				{base, base + 50*s}: tt.a, {base + 50*s, base + 100*s}: tt.b}}, MinSplit: time.Second})
+				{base, base + 50*m}: tt.a, {base + 50*m, base + 100*m}: tt.b}}})
 			var dec transform.Decoder
-			evs, holes, err := f.readSpan(t.Context(), &dec, "b", span64{base, base + 100*s})
+			evs, holes, err := f.readSpan(t.Context(), &dec, "b", span64{base, base + 100*m})
 			if err != nil || len(holes) != 0 {
 				t.Fatalf("err %v, holes %v", err, holes)
 			}
 			var got [][3]int64
 			for _, x := range evs {
-				got = append(got, [3]int64{x.ID, (x.Start - base) / s, x.Duration / s})
+				got = append(got, [3]int64{x.ID, (x.Start - base) / m, x.Duration / m})
 			}
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("got %v, want %v", got, tt.want)

@@ -230,7 +230,8 @@ type unitPlan struct {
 }
 
 // plan splits p into days and units: a closed day (ended Reread ago) is
-// one unit, an open one is split into hours.
+// one unit, an open one is split into hours (why units: see the package
+// doc).
 func (s *Service) plan(p Period, now time.Time) ([]dayPlan, []unitPlan) {
 	ps := spanOf(p.Span())
 	reread := s.opts.Reread
