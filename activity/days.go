@@ -175,7 +175,7 @@ type periodEvents struct {
 	events [][][]ev     // [target][day]
 	counts [][]int      // [target][day]: how many events were read
 	ends   [][]int64    // [target][day]: the newest one's end (0: none)
-	failed []error      // per target: a web bucket that could not be read
+	failed []error      // per target: its first read failing
 	budget *budget      // counts the events held
 }
 
@@ -187,15 +187,18 @@ func (ld *periodEvents) release(d int) {
 	}
 }
 
-// load makes sure every target's events of every day are read, reading
-// only what the store lacks, at most Parallel reads at once, the newest
-// day first, and calls onDay (when set) as each day is complete, telling
-// whether one of its reads failed. A window or AFK bucket failing fails
-// the call with an *UnreadableError.
+// loadInto reads every target's events of every day into ld, only what
+// the store lacks, at most Parallel reads at once, the newest day first,
+// and calls onDay (when set) as each day is complete, telling whether one
+// of its reads failed (ctx is cancelled once the call has failed). The
+// first failure of a window or AFK bucket cancels the reads left (no
+// answer without it) and fails the call with an *UnreadableError; a web
+// bucket's failure only marks it (ld.failed). Else it returns ctx's error
+// (some days were never read).
 func (s *Service) loadInto(ctx context.Context, ld *periodEvents, in inputs, now time.Time, prog *progress, onDay func(d int, failed bool)) error {
-	days := ld.days
-	errs, err := readTargetDays(ctx, in.targets, len(days), s.f.opts.Parallel, func(ctx context.Context, t, d int) error {
-		tg := in.targets[t]
+	days, targets := ld.days, in.targets
+	read := func(ctx context.Context, t, d int) error {
+		tg := targets[t]
 		evs, holes, err := s.loadDay(ctx, dayKey{tg.id, in.created[t], days[d].full.start}, days[d], now)
 		if err != nil {
 			return &ReadError{Role: tg.role, Day: days[d].date, Err: err}
@@ -203,36 +206,16 @@ func (s *Service) loadInto(ctx context.Context, ld *periodEvents, in inputs, now
 		// Each (target, day) has its own slot.
 		ld.events[t][d], ld.counts[t][d], ld.ends[t][d], ld.holes[t][d] = evs, len(evs), newestEnd(evs), holes
 		return ld.budget.charge(len(evs))
-	}, func(ctx context.Context, d int, failed bool) {
-		prog.step(1, "reading ActivityWatch's events by day")
-		if onDay != nil && ctx.Err() == nil {
-			onDay(d, failed)
-		}
-	})
-	copy(ld.failed, errs)
-	return err
-}
-
-// readTargetDays calls read for every (target, day), the newest day first,
-// at most parallel at once; read fills its own (target, day) slot. The
-// first failure of a window or AFK target cancels the reads left (no
-// answer without it); a web target's failure only marks it. dayDone, when
-// set, hears each day as its last read ends (ctx is cancelled once the
-// call has failed). It returns each target's first failure (nil where
-// none) and an *UnreadableError when a window or AFK bucket failed, else
-// the caller's ctx error (some days were never read).
-func readTargetDays(ctx context.Context, targets []target, days, parallel int,
-	read func(ctx context.Context, t, d int) error, dayDone func(ctx context.Context, d int, failed bool)) ([]error, error) {
+	}
 	type job struct{ t, d int }
-	jobs := make([]job, 0, len(targets)*days)
-	for d := days - 1; d >= 0; d-- {
+	jobs := make([]job, 0, len(targets)*len(days))
+	for d := len(days) - 1; d >= 0; d-- {
 		for t := range targets {
 			jobs = append(jobs, job{t, d})
 		}
 	}
-	errs := make([]error, len(targets))
-	left := make([]int, days) // reads left per day
-	failedDay := make([]bool, days)
+	left := make([]int, len(days)) // reads left per day
+	failedDay := make([]bool, len(days))
 	for d := range left {
 		left[d] = len(targets)
 	}
@@ -244,14 +227,14 @@ func readTargetDays(ctx context.Context, targets []target, days, parallel int,
 		wg sync.WaitGroup
 	)
 	queue := make(chan job)
-	for range min(parallel, len(jobs)) {
+	for range min(s.f.opts.Parallel, len(jobs)) {
 		wg.Go(func() {
 			for j := range queue {
 				err := read(ctx, j.t, j.d)
 				mu.Lock()
-				if err != nil && errs[j.t] == nil && ctx.Err() == nil {
+				if err != nil && ld.failed[j.t] == nil && ctx.Err() == nil {
 					// Once ctx is done, failures are its consequence.
-					errs[j.t] = err
+					ld.failed[j.t] = err
 					if targets[j.t].role != RoleWeb {
 						cancel()
 					}
@@ -260,8 +243,11 @@ func readTargetDays(ctx context.Context, targets []target, days, parallel int,
 				left[j.d]--
 				done, failed := left[j.d] == 0, failedDay[j.d]
 				mu.Unlock()
-				if done && dayDone != nil {
-					dayDone(ctx, j.d, failed)
+				if done {
+					prog.step(1, "reading ActivityWatch's events by day")
+					if onDay != nil && ctx.Err() == nil {
+						onDay(j.d, failed)
+					}
 				}
 			}
 		})
@@ -282,15 +268,15 @@ feed:
 		failures []error
 	)
 	for t, tg := range targets {
-		if errs[t] != nil && tg.role != RoleWeb {
+		if ld.failed[t] != nil && tg.role != RoleWeb {
 			failed = append(failed, tg.id)
-			failures = append(failures, errs[t])
+			failures = append(failures, ld.failed[t])
 		}
 	}
 	if len(failed) > 0 {
-		return errs, &UnreadableError{Buckets: failed, Err: upstream.Join(failures...)}
+		return &UnreadableError{Buckets: failed, Err: upstream.Join(failures...)}
 	}
-	return errs, parent.Err()
+	return parent.Err()
 }
 
 // loadDay returns one bucket's events of one day within the period,
