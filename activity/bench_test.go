@@ -21,6 +21,9 @@ import (
 //   - warm: the same service again: closed days and hours from the store,
 //     the open day's newest minutes read again and its last hours
 //     computed;
+//   - raw-fetch: the period's events read as a cold call reads them (by
+//     days, decoded, stitched) and nothing computed, the yardstick of
+//     the cold answer;
 //   - compute: the canonical computation of the period's units from
 //     events in memory, nothing kept.
 func BenchmarkSummaryWeek(b *testing.B) {
@@ -46,6 +49,27 @@ func BenchmarkSummaryWeek(b *testing.B) {
 		b.ResetTimer()
 		for b.Loop() {
 			if _, err := s.Summary(ctx, q); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("raw-fetch", func(b *testing.B) {
+		s := newService(b, env, clk, ServiceOptions{CacheBytes: -1})
+		m, err := s.f.Meta(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		now := clk.now()
+		p, err := m.Calendar(s.opts.Zone).Resolve(mustSpec(b, "this_week"), now)
+		if err != nil {
+			b.Fatal(err)
+		}
+		in, _ := s.inputsOf(m)
+		days, _ := s.plan(p, now)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for b.Loop() {
+			if err := s.loadInto(ctx, newPeriodEvents(in, days, nil), in, now, nil, nil); err != nil {
 				b.Fatal(err)
 			}
 		}
