@@ -53,40 +53,37 @@ func BenchmarkSummaryWeek(b *testing.B) {
 			}
 		}
 	})
-	b.Run("raw-fetch", func(b *testing.B) {
+	// week is a cold service's plan of this_week.
+	week := func(b *testing.B) (*Service, Period, inputs, []dayPlan, []unitPlan) {
 		s := newService(b, env, clk, ServiceOptions{CacheBytes: -1})
 		m, err := s.f.Meta(ctx)
 		if err != nil {
 			b.Fatal(err)
 		}
-		now := clk.now()
-		p, err := m.Calendar(s.opts.Zone).Resolve(mustSpec(b, "this_week"), now)
+		spec, err := ParseSpec("this_week", "", "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		p, err := m.Calendar(s.opts.Zone).Resolve(spec, clk.now())
 		if err != nil {
 			b.Fatal(err)
 		}
 		in, _ := s.inputsOf(m)
-		days, _ := s.plan(p, now)
+		days, plans := s.plan(p, clk.now())
+		return s, p, in, days, plans
+	}
+	b.Run("raw-fetch", func(b *testing.B) {
+		s, _, in, days, _ := week(b)
 		b.ReportAllocs()
-		b.ResetTimer()
 		for b.Loop() {
-			if err := s.loadInto(ctx, newPeriodEvents(in, days, nil), in, now, nil, nil); err != nil {
+			if err := s.loadInto(ctx, newPeriodEvents(in, days, nil), in, clk.now(), nil, nil); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("compute", func(b *testing.B) {
-		s := newService(b, env, clk, ServiceOptions{CacheBytes: -1})
-		m, err := s.f.Meta(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
+		s, p, in, days, plans := week(b)
 		now := clk.now()
-		p, err := m.Calendar(s.opts.Zone).Resolve(mustSpec(b, "this_week"), now)
-		if err != nil {
-			b.Fatal(err)
-		}
-		in, _ := s.inputsOf(m)
-		days, plans := s.plan(p, now)
 		ld := newPeriodEvents(in, days, nil)
 		if err := s.loadInto(ctx, ld, in, now, nil, nil); err != nil {
 			b.Fatal(err)
@@ -96,7 +93,6 @@ func BenchmarkSummaryWeek(b *testing.B) {
 			read[t] = slices.Clone(ld.events[t])
 		}
 		b.ReportAllocs()
-		b.ResetTimer()
 		for b.Loop() {
 			for t := range read {
 				copy(ld.events[t], read[t]) // the computer lets each day go
@@ -110,14 +106,6 @@ func BenchmarkSummaryWeek(b *testing.B) {
 			_ = pr.summary(GroupByApp, 10, false)
 		}
 	})
-}
-
-func mustSpec(b *testing.B, period string) Spec {
-	s, err := ParseSpec(period, "", "")
-	if err != nil {
-		b.Fatal(err)
-	}
-	return s
 }
 
 // BenchmarkWarmWeekRevalidate is a repeated this_week in serve over the
