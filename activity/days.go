@@ -50,7 +50,7 @@ type bucketDay struct {
 	// Reread is taken as final.
 	readAt int64
 	// holes are the stretches whose events ActivityWatch holds too many
-	// of to read (see piece.unread), in time order: left out.
+	// of to read (see readSpan), in time order: left out.
 	holes []span64
 	// checkedAt is when the server last confirmed a complete day (see
 	// revalidate); count, when counted, is the server's count of the

@@ -23,8 +23,9 @@
 // soon as its days are read, are kept because computing the whole period
 // per call costs what a person notices: a repeated this_week in serve on
 // the real aw-server (week.py's week, 46,840 events, a loaded 2-CPU
-// machine) took a median 612 ms so against 202 ms by units, far over the
-// 50 ms asked (BenchmarkSummaryWeek/warm: 65 ms against 2.6 ms).
+// machine, calls interleaved) took a median 349-612 ms so against 94-202
+// ms by units, far over the 50 ms asked (BenchmarkSummaryWeek/warm: 65 ms
+// against 2.6 ms).
 // Reading, stitching and keeping a day's events live in days.go.
 //
 // Anything can write to ActivityWatch, so a call's memory is bounded by
