@@ -80,12 +80,3 @@ func (b *budget) refund(n int) {
 		b.held.Add(-int64(n))
 	}
 }
-
-// pieceEvents counts the events of pieces.
-func pieceEvents(pieces []piece) int {
-	n := 0
-	for _, pc := range pieces {
-		n += len(pc.events)
-	}
-	return n
-}

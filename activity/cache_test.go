@@ -232,7 +232,7 @@ func TestStoreBounded(t *testing.T) {
 			t.Errorf("a small store answers differently")
 		}
 	}
-	if n, _, _ := small.store.size(); n > 256<<10 {
+	if n := small.store.bytes; n > 256<<10 {
 		t.Errorf("the store holds %d bytes, over its bound", n)
 	}
 	// Days beyond CacheDays are not kept.
@@ -240,7 +240,7 @@ func TestStoreBounded(t *testing.T) {
 	if _, err := old.Summary(context.Background(), SummaryQuery{Start: "2026-03-23T00:00:00+01:00", End: "2026-03-30T00:00:00+02:00"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, days, units := old.store.size(); days+units != 0 {
+	if days, units := len(old.store.days), len(old.store.units); days+units != 0 {
 		t.Errorf("days older than 14 days were kept: %d days, %d units", days, units)
 	}
 }

@@ -17,92 +17,37 @@ import (
 
 	"github.com/awbridge/awbridge/activity/activitytest"
 	"github.com/awbridge/awbridge/aw"
+	"github.com/awbridge/awbridge/aw/transform"
 	"github.com/awbridge/awbridge/nowframe"
 	"github.com/awbridge/awbridge/upstream"
 )
 
-// want is what a bucket's events within p must read as: the generated
-// events overlapping p, clipped to it, oldest first.
-func want(b *activitytest.Bucket, p Period) []aw.Event {
-	var out []aw.Event
-	for _, e := range b.Events {
-		if c, ok := clip(e, p.Start, p.End); ok {
-			out = append(out, c)
-		}
-	}
-	return out
-}
+// weekQuery asks most of the small week, cut inside a session at its
+// start, its last day half an hour long (a short read).
+var weekQuery = SummaryQuery{Start: "2026-03-23T10:00:00+01:00", End: "2026-03-29T04:30:00.123+02:00"}
 
-// sameEvents compares events as a person would notice: times to the
-// microsecond and the same data.
-func sameEvents(t *testing.T, what string, got, want []aw.Event) {
+// readWeek answers weekQuery from a new service that keeps nothing: every
+// day of every bucket read.
+func readWeek(t *testing.T, env *simEnv, o ServiceOptions) (*Summary, error) {
 	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d events, want %d", what, len(got), len(want))
-	}
-	for i := range want {
-		g, w := got[i], want[i]
-		var gd, wd any
-		_ = json.Unmarshal(g.Data, &gd)
-		_ = json.Unmarshal(w.Data, &wd)
-		if g.Timestamp.Sub(w.Timestamp).Abs() > time.Microsecond || math.Abs(g.Duration-w.Duration) > 1e-6 || !reflect.DeepEqual(gd, wd) {
-			t.Fatalf("%s event %d: got %v +%v %s, want %v +%v %s", what, i, g.Timestamp, g.Duration, g.Data, w.Timestamp, w.Duration, w.Data)
-		}
-	}
+	o.CacheBytes = -1
+	return newService(t, env, &clock{t: env.now}, o).Summary(t.Context(), weekQuery)
 }
 
-// cutPeriod is a period of the small week cut inside sessions at both
-// ends, on a calendar whose days start at noon: every day boundary cuts
-// events that the read must join again.
-func cutPeriod(t *testing.T, env *simEnv) Period {
-	t.Helper()
-	c := NewCalendar(Zone{Name: "Europe/Berlin", Loc: env.h.Start.Location()}, aw.Settings{StartOfDay: "12:00"})
-	loc := env.h.Start.Location()
-	start := time.Date(2026, 3, 23, 10, 0, 0, 0, loc).Format(time.RFC3339)
-	end := time.Date(2026, 3, 29, 12, 30, 0, 123e6, loc).Format(time.RFC3339Nano)
-	return resolve(t, c, "", start, end, env.now)
-}
-
-// TestEventsMatchHistory reads a week cut into noon-to-noon days from the
-// simulator and gets exactly the generated events clipped to the period:
-// nothing lost, nothing doubled at the day boundaries, the spring change
-// included; it names the host and buckets read with their freshness.
-func TestEventsMatchHistory(t *testing.T) {
+// TestReadSource: a period's answer names the host and the buckets read,
+// each with its newest event, its age and whether it is stale, and the
+// period's freshness.
+func TestReadSource(t *testing.T) {
 	env := newSimEnv(t, envOptions{week: smallWeek})
-	ctx := t.Context()
-	m, err := env.f.Meta(ctx)
+	sum, err := readWeek(t, env, ServiceOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := cutPeriod(t, env)
-	days := p.Days()
-	if len(days) != 8 {
-		t.Fatalf("%d days: %v", len(days), days)
-	}
-	raw, err := env.f.Events(ctx, m, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sameEvents(t, "window", raw.Window, want(env.h.Window, p))
-	sameEvents(t, "afk", raw.AFK, want(env.h.AFK, p))
-	if len(raw.Web) != 2 {
-		t.Fatalf("%d web buckets read, want chrome and firefox", len(raw.Web))
-	}
-	for _, w := range raw.Web {
-		b := env.h.Chrome
-		if strings.Contains(w.Bucket, "firefox") {
-			b = env.h.Firefox
-		}
-		sameEvents(t, w.Bucket, w.Events, want(b, p))
-	}
-	if raw.Requests != 8*4 {
-		t.Errorf("%d reads, want 8 days x 4 buckets", raw.Requests)
-	}
-	if raw.Source.Host != "testhost" || raw.Source.HostSource != nowframe.HostFromAWHostname {
-		t.Errorf("source %+v", raw.Source)
+	if sum.Source.Host != "testhost" || sum.Source.HostSource != nowframe.HostFromAWHostname {
+		t.Errorf("source %+v", sum.Source)
 	}
 	roles := []string{}
-	for _, b := range raw.Source.Buckets {
+	for _, b := range sum.Source.Buckets {
 		roles = append(roles, b.Role)
 		var gen *activitytest.Bucket
 		for _, g := range env.h.Buckets() {
@@ -121,54 +66,95 @@ func TestEventsMatchHistory(t *testing.T) {
 	if !reflect.DeepEqual(roles, []string{RoleWindow, RoleAFK, RoleWeb, RoleWeb}) {
 		t.Errorf("roles %v", roles)
 	}
-	if len(raw.Freshness.StaleWatchers) != 4 || !raw.Freshness.AsOf.Equal(env.now) {
-		t.Errorf("freshness %+v", raw.Freshness)
+	if len(sum.Freshness.StaleWatchers) != 4 || !sum.Freshness.AsOf.Equal(env.now) {
+		t.Errorf("freshness %+v", sum.Freshness)
 	}
 	if st := env.src.Status(); !st.OK || st.ConsecutiveFailures != 0 {
 		t.Errorf("source status %+v", st)
 	}
 }
 
-// TestEventsSplitsTooLargeDays reads with a body limit smaller than a
-// day's answer: the days are halved and read again, the result is the
-// same, and the breaker counts no failure.
-func TestEventsSplitsTooLargeDays(t *testing.T) {
+// TestReadSplitsTooLarge: a read whose answer exceeds the client's body
+// limit is split, and the breaker counts no failure (TestSplitReadsAnswerAlike
+// compares the answers); a limit even the server's metadata exceeds fails
+// the call with the client's TooLarge.
+func TestReadSplitsTooLarge(t *testing.T) {
 	env := newSimEnv(t, envOptions{week: smallWeek, client: aw.Options{MaxBodyBytes: 48 << 10}})
-	ctx := t.Context()
-	m, err := env.f.Meta(ctx)
-	if err != nil {
+	if _, err := readWeek(t, env, ServiceOptions{}); err != nil {
 		t.Fatal(err)
-	}
-	p := cutPeriod(t, env)
-	raw, err := env.f.Events(ctx, m, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sameEvents(t, "window", raw.Window, want(env.h.Window, p))
-	for _, w := range raw.Web {
-		b := env.h.Chrome
-		if strings.Contains(w.Bucket, "firefox") {
-			b = env.h.Firefox
-		}
-		sameEvents(t, w.Bucket, w.Events, want(b, p))
-	}
-	if raw.Requests <= 8*4 {
-		t.Errorf("%d reads: no day was split", raw.Requests)
 	}
 	if st := env.src.Status(); !st.OK || st.ConsecutiveFailures != 0 {
 		t.Errorf("source status %+v after splitting", st)
 	}
-
-	// A limit no split can meet fails with the client's TooLarge.
-	tiny := newSimEnv(t, envOptions{week: smallWeek, client: aw.Options{MaxBodyBytes: 1 << 10},
-		fetcher: FetcherOptions{MinSplit: 6 * time.Hour}})
-	m, err = tiny.f.Meta(ctx)
-	if err == nil {
-		_, err = tiny.f.Events(ctx, m, cutPeriod(t, tiny))
-	}
-	var ue *UnreadableError
-	if aw.KindOf(err) != aw.TooLarge || (m != nil && !errors.As(err, &ue)) {
+	tiny := newSimEnv(t, envOptions{week: smallWeek, client: aw.Options{MaxBodyBytes: 1 << 10}})
+	if _, err := readWeek(t, tiny, ServiceOptions{}); aw.KindOf(err) != aw.TooLarge {
 		t.Errorf("err = %v, want a too-large read", err)
+	}
+}
+
+// piecesReader answers a read of one of its spans (µs since the epoch)
+// with its events, and any other with the client's TooLarge, so that a
+// read is split into its spans.
+type piecesReader struct {
+	Reader
+	pieces map[[2]int64][]aw.Event
+}
+
+func (r piecesReader) Events(_ context.Context, _ string, q aw.EventQuery) ([]aw.Event, error) {
+	if evs, ok := r.pieces[[2]int64{q.Start.UnixMicro(), q.End.UnixMicro()}]; ok {
+		return evs, nil
+	}
+	return nil, &aw.Error{Op: "events", Kind: aw.TooLarge, Message: "body exceeds the limit"}
+}
+
+// TestReadStitches covers a read split in two: the events clipped to the
+// span read, an event the split cut joined again when both parts carry
+// its id and meet at the cut (within the 1 ms the server adds to a range's
+// end), events without duration counted where they start.
+func TestReadStitches(t *testing.T) {
+	const m = int64(time.Minute / time.Microsecond)
+	base := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC).UnixMicro()
+	e := func(id int64, startMin, durS float64) aw.Event {
+		var i *int64
+		if id != 0 {
+			i = &id
+		}
+		return aw.Event{ID: i, Timestamp: time.UnixMicro(base + int64(startMin*float64(m))), Duration: durS, Data: json.RawMessage(`{}`)}
+	}
+	tests := []struct {
+		name string
+		a, b []aw.Event // the answers for [0, 50 min) and [50 min, 100 min), newest first
+		want [][3]int64 // id, start, duration (min)
+	}{
+		{"an event cut by the split is whole again",
+			[]aw.Event{e(2, 40, 600.001), e(1, 0, 2400)}, []aw.Event{e(3, 60, 2400.001), e(2, 50, 600)},
+			[][3]int64{{1, 0, 40}, {2, 40, 20}, {3, 60, 40}}},
+		{"without ids the parts stay apart",
+			[]aw.Event{e(0, 40, 600.001)}, []aw.Event{e(0, 50, 600)}, [][3]int64{{0, 40, 10}, {0, 50, 10}}},
+		{"different ids stay apart",
+			[]aw.Event{e(1, 40, 600.001)}, []aw.Event{e(2, 50, 600)}, [][3]int64{{1, 40, 10}, {2, 50, 10}}},
+		{"the span read clips both ends; events only touching it are dropped",
+			[]aw.Event{e(2, -5, 600), e(1, -10, 300)}, []aw.Event{e(4, 100, 600), e(3, 95, 600)}, [][3]int64{{2, 0, 5}, {3, 95, 5}}},
+		{"an event without duration counts where it starts",
+			[]aw.Event{e(1, 50, 0), e(9, 0, 0)}, []aw.Event{e(1, 50, 0)}, [][3]int64{{9, 0, 0}, {1, 50, 0}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := NewFetcher(FetcherOptions{AW: piecesReader{pieces: map[[2]int64][]aw.Event{
+				{base, base + 50*m}: tt.a, {base + 50*m, base + 100*m}: tt.b}}})
+			var dec transform.Decoder
+			evs, holes, err := f.readSpan(t.Context(), &dec, "b", span64{base, base + 100*m})
+			if err != nil || len(holes) != 0 {
+				t.Fatalf("err %v, holes %v", err, holes)
+			}
+			var got [][3]int64
+			for _, x := range evs {
+				got = append(got, [3]int64{x.ID, (x.Start - base) / m, x.Duration / m})
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
 	}
 }
 
@@ -211,20 +197,17 @@ func (cw *countingWrap) wrap(next http.Handler) http.Handler {
 	})
 }
 
-// TestEventsParallelismBounded checks reads run in parallel, never more
-// than Parallel at once.
-func TestEventsParallelismBounded(t *testing.T) {
+// TestReadParallelismBounded checks reads run in parallel, never more
+// than Parallel at once, one per day and bucket.
+func TestReadParallelismBounded(t *testing.T) {
 	for _, parallel := range []int{1, 3, 4} {
 		cw := &countingWrap{barrier: parallel}
-		env := newSimEnv(t, envOptions{week: smallWeek, wrap: cw.wrap, fetcher: FetcherOptions{Parallel: parallel}})
-		m, err := env.f.Meta(t.Context())
+		env := newSimEnv(t, envOptions{week: smallWeek, wrap: cw.wrap})
+		sum, err := readWeek(t, env, ServiceOptions{Fetcher: FetcherOptions{Parallel: parallel}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := env.f.Events(t.Context(), m, cutPeriod(t, env)); err != nil {
-			t.Fatal(err)
-		}
-		if cw.max != parallel || cw.total != 32 {
+		if cw.max != parallel || cw.total != 4*len(sum.Period.Days()) {
 			t.Errorf("parallel %d: at most %d reads at once (of %d)", parallel, cw.max, cw.total)
 		}
 	}
@@ -247,50 +230,38 @@ func faultWrap(match string, status int, hits *atomic.Int64) func(http.Handler) 
 	}
 }
 
-// TestEventsWebBucketUnreadable checks a browser bucket that fails is
-// marked unreadable and left out, and the rest is read.
-func TestEventsWebBucketUnreadable(t *testing.T) {
+// TestReadWebBucketUnreadable checks a browser bucket that fails is
+// marked unreadable and left out, with a note, and the rest is read.
+func TestReadWebBucketUnreadable(t *testing.T) {
 	var hits atomic.Int64
 	env := newSimEnv(t, envOptions{week: smallWeek, wrap: faultWrap("firefox", http.StatusInternalServerError, &hits),
 		client: aw.Options{RetryMax: -1}})
-	m, err := env.f.Meta(t.Context())
+	sum, err := readWeek(t, env, ServiceOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := cutPeriod(t, env)
-	raw, err := env.f.Events(t.Context(), m, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(raw.Web) != 1 || !strings.Contains(raw.Web[0].Bucket, "chrome") {
-		t.Fatalf("web buckets read: %+v", raw.Web)
-	}
-	sameEvents(t, "window", raw.Window, want(env.h.Window, p))
 	var ff BucketRead
-	for _, b := range raw.Source.Buckets {
+	for _, b := range sum.Source.Buckets {
 		if strings.Contains(b.ID, "firefox") {
 			ff = b
 		}
 	}
-	if !ff.Unreadable || ff.Events != 0 || !strings.Contains(raw.Source.Note, "browser bucket could not be read") {
-		t.Errorf("firefox %+v, note %q", ff, raw.Source.Note)
+	notes := strings.Join(sum.Notes, "; ")
+	if !ff.Unreadable || ff.Events != 0 || !strings.Contains(notes, "browser bucket could not be read") || sum.ActiveS == 0 {
+		t.Errorf("firefox %+v, notes %q, active %v s", ff, notes, sum.ActiveS)
 	}
-	if strings.Contains(raw.Source.Note, "firefox") {
-		t.Errorf("the note names a bucket: %q", raw.Source.Note)
+	if strings.Contains(notes, "firefox") {
+		t.Errorf("a note names a bucket: %q", notes)
 	}
 }
 
-// TestEventsWindowBucketGone checks a window bucket that vanished since
-// Meta fails the read with an *UnreadableError naming it, whose cause is
-// the client's NotFound.
-func TestEventsWindowBucketGone(t *testing.T) {
+// TestReadWindowBucketGone checks a window bucket that vanished since
+// the bucket list was read fails the call with an *UnreadableError naming
+// it, whose cause is the client's NotFound, without reading on.
+func TestReadWindowBucketGone(t *testing.T) {
 	var hits atomic.Int64
 	env := newSimEnv(t, envOptions{week: smallWeek, wrap: faultWrap("aw-watcher-window", http.StatusNotFound, &hits)})
-	m, err := env.f.Meta(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = env.f.Events(t.Context(), m, cutPeriod(t, env))
+	_, err := readWeek(t, env, ServiceOptions{})
 	var ue *UnreadableError
 	var ne *upstream.Error
 	if !errors.As(err, &ue) || len(ue.Buckets) != 1 || ue.Buckets[0] != env.h.Window.ID || aw.KindOf(err) != aw.NotFound || !errors.As(err, &ne) {
@@ -301,21 +272,20 @@ func TestEventsWindowBucketGone(t *testing.T) {
 	}
 }
 
-// TestEventsThroughBreaker checks reads go through the source: a server
+// TestReadThroughBreaker checks reads go through the source: a server
 // failing every event read opens its circuit, and then a read is refused
 // without touching the server.
-func TestEventsThroughBreaker(t *testing.T) {
+func TestReadThroughBreaker(t *testing.T) {
 	var hits atomic.Int64
 	env := newSimEnv(t, envOptions{week: smallWeek, wrap: faultWrap("/api/0/buckets/", http.StatusServiceUnavailable, &hits),
 		client: aw.Options{RetryMax: -1}})
-	m, err := env.f.Meta(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := cutPeriod(t, env)
-	for i := 0; i < 3 && env.src.Circuit() != upstream.Open; i++ {
-		if _, err := env.f.Events(t.Context(), m, p); err == nil {
+	// One service, as in a process: the metadata read once (a success
+	// would reset the breaker's count).
+	s := newService(t, env, &clock{t: env.now}, ServiceOptions{CacheBytes: -1})
+	for i := 0; i < 5 && env.src.Circuit() != upstream.Open; i++ {
+		if _, err := s.Summary(t.Context(), weekQuery); err == nil {
 			t.Fatal("a read of a failing server succeeded")
+
 		}
 	}
 	if env.src.Circuit() != upstream.Open {
@@ -327,7 +297,7 @@ func TestEventsThroughBreaker(t *testing.T) {
 	before := hits.Load()
 	var ue *upstream.Error
 	for range 3 {
-		_, err = env.f.Events(t.Context(), m, p)
+		_, err := s.Summary(t.Context(), weekQuery)
 		if !errors.As(err, &ue) || ue.Code != upstream.CodeCircuitOpen {
 			t.Errorf("err = %v, want CircuitOpen", err)
 		}
@@ -335,14 +305,11 @@ func TestEventsThroughBreaker(t *testing.T) {
 	if more := hits.Load() - before; more > DefaultParallel {
 		t.Errorf("%d more reads reached the server with the circuit open", more)
 	}
-	if _, err := env.f.Meta(t.Context()); !errors.As(err, &ue) || ue.Code != upstream.CodeCircuitOpen {
-		t.Errorf("Meta with the circuit open: %v", err)
-	}
 }
 
-// TestEventsCallerGoesAway checks a cancelled read returns the context's
+// TestReadCallerGoesAway checks a cancelled call returns the context's
 // error and does not count against ActivityWatch.
-func TestEventsCallerGoesAway(t *testing.T) {
+func TestReadCallerGoesAway(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	first := make(chan struct{})
 	var once sync.Once
@@ -357,15 +324,12 @@ func TestEventsCallerGoesAway(t *testing.T) {
 		})
 	}
 	env := newSimEnv(t, envOptions{week: smallWeek, wrap: wrap})
-	m, err := env.f.Meta(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	go func() {
 		<-first
 		cancel()
 	}()
-	_, err = env.f.Events(ctx, m, cutPeriod(t, env))
+	s := newService(t, env, &clock{t: env.now}, ServiceOptions{CacheBytes: -1})
+	_, err := s.Summary(ctx, SummaryQuery{Period: "last_7d"})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
 	}
@@ -424,53 +388,6 @@ func TestMetaSettings(t *testing.T) {
 	}
 }
 
-// TestAssemble covers clipping and joining at piece boundaries: the 1 ms
-// the server adds to a range's end, events without duration, and parts
-// joined only when they carry the same id.
-func TestAssemble(t *testing.T) {
-	base := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-	at := func(s float64) time.Time { return base.Add(time.Duration(s * float64(time.Second))) }
-	id := func(n int64) *int64 { return &n }
-	ev := func(i *int64, start, dur float64) aw.Event {
-		return aw.Event{ID: i, Timestamp: at(start), Duration: dur, Data: json.RawMessage(`{}`)}
-	}
-	p := Period{Start: at(0), End: at(100)}
-	a, b := Span{Start: at(0), End: at(50)}, Span{Start: at(50), End: at(100)}
-	tests := []struct {
-		name   string
-		pieces []piece
-		want   []aw.Event
-	}{
-		{"an event cut by the split is whole again",
-			[]piece{{span: a, events: []aw.Event{ev(id(2), 40, 10.001), ev(id(1), 0, 40)}}, {span: b, events: []aw.Event{ev(id(3), 60, 40.001), ev(id(2), 50, 10)}}},
-			[]aw.Event{ev(id(1), 0, 40), ev(id(2), 40, 20), ev(id(3), 60, 40)}},
-		{"without ids the parts stay apart",
-			[]piece{{span: a, events: []aw.Event{ev(nil, 40, 10.001)}}, {span: b, events: []aw.Event{ev(nil, 50, 10)}}},
-			[]aw.Event{ev(nil, 40, 10), ev(nil, 50, 10)}},
-		{"different ids stay apart",
-			[]piece{{span: a, events: []aw.Event{ev(id(1), 40, 10.001)}}, {span: b, events: []aw.Event{ev(id(2), 50, 10)}}},
-			[]aw.Event{ev(id(1), 40, 10), ev(id(2), 50, 10)}},
-		{"the period clips both ends; events only touching it are dropped",
-			[]piece{{span: Span{Start: at(-10), End: at(50)}, events: []aw.Event{ev(id(2), -5, 10), ev(id(1), -10, 5)}},
-				{span: Span{Start: at(50), End: at(110)}, events: []aw.Event{ev(id(4), 100, 10), ev(id(3), 95, 10)}}},
-			[]aw.Event{ev(id(2), 0, 5), ev(id(3), 95, 5)}},
-		{"an event without duration counts where it starts",
-			[]piece{{span: a, events: []aw.Event{ev(id(1), 50, 0), ev(id(9), 0, 0)}}, {span: b, events: []aw.Event{ev(id(1), 50, 0)}}},
-			[]aw.Event{ev(id(9), 0, 0), ev(id(1), 50, 0)}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := assemble(tt.pieces, p)
-			sameEvents(t, tt.name, got, tt.want)
-			for i := range got {
-				if (got[i].ID == nil) != (tt.want[i].ID == nil) || got[i].ID != nil && *got[i].ID != *tt.want[i].ID {
-					t.Errorf("event %d: id %v, want %v", i, got[i].ID, tt.want[i].ID)
-				}
-			}
-		})
-	}
-}
-
 // TestHeavyReadsOneAtATime: reads of more than an hour of events go to
 // ActivityWatch one at a time, across concurrent calls (the real Python
 // aw-server computes each answer under one interpreter lock: a second
@@ -513,14 +430,11 @@ func TestHeavyReadsOneAtATime(t *testing.T) {
 		})
 	}
 	env := newSimEnv(t, envOptions{week: smallWeek, wrap: wrap})
-	m, err := env.f.Meta(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newService(t, env, &clock{t: env.now}, ServiceOptions{CacheBytes: -1})
 	var wg sync.WaitGroup
 	for range 2 {
 		wg.Go(func() {
-			if _, err := env.f.Events(t.Context(), m, cutPeriod(t, env)); err != nil {
+			if _, err := s.Summary(t.Context(), weekQuery); err != nil {
 				t.Error(err)
 			}
 		})

@@ -84,15 +84,6 @@ type History struct {
 // Buckets lists the buckets, window and AFK first.
 func (h *History) Buckets() []*Bucket { return []*Bucket{h.Window, h.AFK, h.Chrome, h.Firefox} }
 
-// Events counts all events.
-func (h *History) Events() int {
-	n := 0
-	for _, b := range h.Buckets() {
-		n += len(b.Events)
-	}
-	return n
-}
-
 // pick is one thing to look at: an app's window, maybe a browser tab.
 type pick struct {
 	app, title string
