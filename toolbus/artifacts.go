@@ -1,7 +1,6 @@
 package toolbus
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/awbridge/awbridge/toolbus/artifacts"
@@ -35,11 +34,11 @@ func (b *Bus) contextDoc(r *run) []byte {
 			c.Status = "Retryable"
 		}
 		msg, _ := b.opts.Redactor.Text(r.err.Message)
-		c.Answer = map[string]any{"error": map[string]any{"kind": string(r.err.Kind), "code": r.err.Code, "message": msg}}
+		c.Answer = mustJSON(map[string]any{"error": map[string]any{"kind": r.err.Kind, "code": r.err.Code, "message": msg}})
 	case r.omit:
 		c.Notes = append(c.Notes, "the output spec left the result out (missing: undefined)")
 	default:
-		c.Answer = json.RawMessage(r.result)
+		c.Answer = r.result
 	}
 	if r.res.CacheHit {
 		c.Notes = append(c.Notes, "answered from the warm frame or cache (max_age_ms)")
@@ -54,5 +53,5 @@ func (b *Bus) contextDoc(r *run) []byte {
 		c.Notes = append(c.Notes, "stored as "+r.stored.Key+" ("+string(r.stored.Scope)+")")
 	}
 	c.Refs = append(c.Refs, r.uriJSON)
-	return artifacts.RenderContext(c, artifacts.ContextLimits{})
+	return artifacts.RenderContext(c)
 }
