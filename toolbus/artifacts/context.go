@@ -3,7 +3,7 @@ package artifacts
 import (
 	"bytes"
 	"encoding/json"
-		"slices"
+	"slices"
 	"strconv"
 	"unicode"
 	"unicode/utf16"
