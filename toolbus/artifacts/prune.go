@@ -49,14 +49,14 @@ func (s *Store) Prune(ctx context.Context) (PruneStats, error) {
 	if !s.Enabled() || (s.o.MaxAge <= 0 && s.o.MaxBytes <= 0) {
 		return st, nil
 	}
-	if err := checkRoot(s.o.FS, s.root); err != nil {
+	if err := checkRoot(s.root); err != nil {
 		return st, err
 	}
 	runsPath := filepath.Join(s.root, "artifacts", "runs")
 	if !s.plainDir(filepath.Dir(runsPath)) {
 		return st, nil
 	}
-	want, err := s.o.FS.Lstat(runsPath)
+	want, err := os.Lstat(runsPath)
 	if errors.Is(err, fs.ErrNotExist) {
 		return st, nil
 	}
@@ -74,7 +74,7 @@ func (s *Store) Prune(ctx context.Context) (PruneStats, error) {
 	if got, err := runs.Stat("."); err != nil || !os.SameFile(want, got) {
 		return st, fmt.Errorf("artifacts: prune: %s changed while opening", runsPath)
 	}
-	entries, err := s.o.FS.ReadDir(runsPath)
+	entries, err := os.ReadDir(runsPath)
 	if err != nil {
 		return st, fmt.Errorf("artifacts: prune: %w", err)
 	}
@@ -163,7 +163,7 @@ func (s *Store) PruneIfDue(ctx context.Context, every time.Duration) (st PruneSt
 	if !s.Enabled() || (s.o.MaxAge <= 0 && s.o.MaxBytes <= 0) {
 		return st, false, nil
 	}
-	if err := checkRoot(s.o.FS, s.root); err != nil {
+	if err := checkRoot(s.root); err != nil {
 		return st, false, err
 	}
 	art := filepath.Join(s.root, "artifacts")
@@ -219,7 +219,7 @@ func dateStamp(f *os.File, path string, t time.Time) error {
 // metadata only, by path: what it measures never decides what is removed
 // outside the root, since removal goes through the os.Root.
 func (s *Store) measure(dir string, depth int, bytes *int64, newest *time.Time) error {
-	ents, err := s.o.FS.ReadDir(dir)
+	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package artifacts
 import (
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 
 	"github.com/awbridge/awbridge/internal/owner"
@@ -32,7 +33,7 @@ func (e *RootError) Error() string {
 // cannot be looked at (Open then reports why: a root that does not exist
 // or is not a folder). On Windows, which has no Unix modes, it checks
 // nothing.
-func checkRoot(fsys FS, root string) error {
+func checkRoot(root string) error {
 	if !owner.Checked || root == "" {
 		return nil
 	}
@@ -40,11 +41,11 @@ func checkRoot(fsys FS, root string) error {
 	if err != nil {
 		return nil
 	}
-	resolved, err := fsys.EvalSymlinks(abs)
+	resolved, err := filepath.EvalSymlinks(abs)
 	if err != nil {
 		return nil
 	}
-	fi, err := fsys.Lstat(resolved)
+	fi, err := os.Lstat(resolved)
 	if err != nil || !fi.IsDir() {
 		return nil
 	}
@@ -52,7 +53,7 @@ func checkRoot(fsys FS, root string) error {
 		return err
 	}
 	art := filepath.Join(resolved, "artifacts")
-	fi, err = fsys.Lstat(art)
+	fi, err = os.Lstat(art)
 	if err != nil || !fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0 {
 		return nil
 	}

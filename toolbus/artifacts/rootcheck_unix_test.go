@@ -48,7 +48,7 @@ func TestOpenRefusesFoldersOthersCanChange(t *testing.T) {
 				t.Fatal(err)
 			}
 			s, warn := Open(Options{Root: root})
-			err := checkRoot(OSFS{}, root)
+			err := checkRoot(root)
 			if tt.refused == "" {
 				if warn != "" || !s.Enabled() || err != nil {
 					t.Fatalf("Open = %v, %q; checkRoot = %v; want it used", s.Enabled(), warn, err)
@@ -97,7 +97,7 @@ func TestOpenRefusesAnotherUsersRoot(t *testing.T) {
 			if s.Enabled() || warn != "artifacts are off: "+want {
 				t.Errorf("Open = enabled %v, warning %q; want %q", s.Enabled(), warn, want)
 			}
-			if err := checkRoot(OSFS{}, root); err == nil || err.Error() != want {
+			if err := checkRoot(root); err == nil || err.Error() != want {
 				t.Errorf("checkRoot = %v, want %q", err, want)
 			}
 		})

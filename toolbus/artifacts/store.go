@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -160,14 +161,14 @@ func Open(o Options) (*Store, string) {
 	if err != nil {
 		return warn("context root %q: %v", o.Root, err)
 	}
-	root, err := o.FS.EvalSymlinks(abs)
+	root, err := filepath.EvalSymlinks(abs)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return warn("context root %q does not exist", o.Root)
 		}
 		return warn("context root %q: %v", o.Root, err)
 	}
-	fi, err := o.FS.Lstat(root)
+	fi, err := os.Lstat(root)
 	if err != nil {
 		return warn("context root %q: %v", o.Root, err)
 	}
@@ -180,7 +181,7 @@ func Open(o Options) (*Store, string) {
 	}
 	probeDir := root
 	art := filepath.Join(root, "artifacts")
-	switch fi, err := o.FS.Lstat(art); {
+	switch fi, err := os.Lstat(art); {
 	case err == nil && (fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir()):
 		return warn("%q is a symbolic link or not a folder", art)
 	case err == nil:
@@ -220,14 +221,14 @@ func Open(o Options) (*Store, string) {
 // plainDir reports whether dir is a real folder, not a symbolic link: the
 // sweep never follows a link out of the root.
 func (s *Store) plainDir(dir string) bool {
-	fi, err := s.o.FS.Lstat(dir)
+	fi, err := os.Lstat(dir)
 	return err == nil && fi.IsDir() && fi.Mode()&fs.ModeSymlink == 0
 }
 
 // sweep removes the files of dir whose names start with prefix and that
 // are older than staleTemp: what a crashed writer left. Best effort.
 func (s *Store) sweep(dir, prefix string) {
-	entries, err := s.o.FS.ReadDir(dir)
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return
 	}
@@ -372,12 +373,12 @@ func (s *Store) makeDirs(trace, span string) (string, error) {
 func (s *Store) ensureDir(dir string) error {
 	err := s.o.FS.Mkdir(dir, DirMode)
 	if err == nil {
-		return s.o.FS.Chmod(dir, DirMode)
+		return os.Chmod(dir, DirMode)
 	}
 	if !errors.Is(err, fs.ErrExist) {
 		return err
 	}
-	fi, lerr := s.o.FS.Lstat(dir)
+	fi, lerr := os.Lstat(dir)
 	if lerr != nil {
 		return lerr
 	}
@@ -390,9 +391,12 @@ func (s *Store) ensureDir(dir string) error {
 // tmpFS is the store's FS as atomicfile sees it: temp files go to
 // artifacts/.tmp, which is made again when it is missing (also when it was
 // removed under a running store).
-type tmpFS struct{ s *Store }
+type tmpFS struct {
+	FS
+	s *Store
+}
 
-func (t tmpFS) CreateTemp(_, pattern string) (atomicfile.File, error) {
+func (t tmpFS) CreateTemp(_, pattern string) (File, error) {
 	s := t.s
 	for attempt := 0; ; attempt++ {
 		if !s.tmpReady.Load() {
@@ -404,23 +408,14 @@ func (t tmpFS) CreateTemp(_, pattern string) (atomicfile.File, error) {
 			}
 			s.tmpReady.Store(true)
 		}
-		f, err := s.o.FS.CreateTemp(s.tmp, pattern)
+		f, err := t.FS.CreateTemp(s.tmp, pattern)
 		if err != nil && errors.Is(err, fs.ErrNotExist) && attempt == 0 {
 			s.tmpReady.Store(false)
 			continue
 		}
-		if err != nil {
-			return nil, err
-		}
-		return f, nil
+		return f, err
 	}
 }
-
-func (t tmpFS) Rename(oldpath, newpath string) error { return t.s.o.FS.Rename(oldpath, newpath) }
-func (t tmpFS) Remove(name string) error             { return t.s.o.FS.Remove(name) }
-
-// SyncDir is never called: artifacts are not synced (see writeAtomic).
-func (tmpFS) SyncDir(string) error { return nil }
 
 // writeAtomic writes data to dir/name through a temp file in
 // artifacts/.tmp: create, chmod, write, close, rename. On any failure the
@@ -431,7 +426,7 @@ func (tmpFS) SyncDir(string) error { return nil }
 // always synced).
 func (s *Store) writeAtomic(dir, name string, data []byte, rel string) error {
 	err := atomicfile.Write(filepath.Join(dir, name), data, atomicfile.Options{
-		Perm: FileMode, TempDir: s.tmp, Pattern: name + ".tmp-*", NoSync: true, FS: tmpFS{s}})
+		Perm: FileMode, TempDir: s.tmp, Pattern: name + ".tmp-*", NoSync: true, FS: tmpFS{s.o.FS, s}})
 	var ae *atomicfile.Error
 	if errors.As(err, &ae) {
 		return &WriteError{Op: ae.Op, Path: rel, Err: ae.Err}
