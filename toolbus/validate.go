@@ -203,15 +203,12 @@ func decodeStoreAs(raw json.RawMessage) (any, string) {
 					return nil, "key must be a string"
 				}
 			case "scope":
-				var sc string
-				if json.Unmarshal(v, &sc) != nil {
+				if json.Unmarshal(v, &t.Scope) != nil {
 					return nil, "scope must be a string"
 				}
-				p, err := state.ParseScope(sc)
-				if err != nil || p == state.ScopeAny {
+				if t.Scope != "" && t.Scope != state.ScopeSession && t.Scope != state.ScopePersistent {
 					return nil, "scope must be session or persistent"
 				}
-				t.Scope = p
 			default:
 				return nil, fmt.Sprintf("has unknown field %q (allowed: key, scope)", text.Cut(k, 32))
 			}
@@ -219,7 +216,7 @@ func decodeStoreAs(raw json.RawMessage) (any, string) {
 	default:
 		return nil, "must be a key or {key, scope}"
 	}
-	if err := state.ValidateKey(t.Key, 0); err != nil {
+	if err := state.ValidateKey(t.Key); err != nil {
 		return nil, "key " + err.Error()
 	}
 	return t, ""

@@ -158,7 +158,7 @@ type fileEntry struct {
 // readCap is the largest state file Open reads: a file written within the
 // limits is far smaller; a larger one is kept aside rather than loaded.
 func (s *Store) readCap() int64 {
-	return 2*int64(s.o.MaxScopeBytes) + 256*int64(s.o.MaxEntries) + 1<<20
+	return 2*int64(s.o.lim.scopeBytes) + 256*int64(s.o.lim.entries) + 1<<20
 }
 
 // load prepares the state dir and loads the state file, if there is one,
@@ -379,12 +379,12 @@ func (s *Store) parse(data []byte) (m scopeMap, reason string, over bool) {
 			e.updated = t
 			e.ts = t.UTC().Format(time.RFC3339Nano)
 		}
-		if len(k) > s.o.MaxKeyBytes || len(e.value) > s.o.MaxValueBytes {
+		if len(k) > s.o.lim.keyBytes || len(e.value) > s.o.lim.valueBytes {
 			over = true
 		}
 		m.put(k, e)
 	}
-	if len(m.m) > s.o.MaxEntries || m.bytes > s.o.MaxScopeBytes {
+	if len(m.m) > s.o.lim.entries || m.bytes > s.o.lim.scopeBytes {
 		over = true
 	}
 	return m, "", over
@@ -393,7 +393,7 @@ func (s *Store) parse(data []byte) (m scopeMap, reason string, over bool) {
 // keepAside renames the state file to state.json.corrupt-<UTC timestamp>
 // (with -N appended if that name is taken) and returns the new path.
 func (s *Store) keepAside() (string, error) {
-	base := s.path + corruptInfix + s.o.Now().UTC().Format("20060102T150405Z")
+	base := s.path + corruptInfix + s.o.now().UTC().Format("20060102T150405Z")
 	name := base
 	for i := 2; ; i++ {
 		if _, err := os.Lstat(name); errors.Is(err, fs.ErrNotExist) {

@@ -11,17 +11,6 @@ const (
 	ScopeAny        Scope = "any" // reads: session first, then persistent; Unset/Clear: both
 )
 
-// ParseScope checks a scope given by a caller. "" is returned as "" (the
-// operation's default); anything but "session", "persistent" or "any" is a
-// *ScopeError.
-func ParseScope(s string) (Scope, error) {
-	switch Scope(s) {
-	case "", ScopeSession, ScopePersistent, ScopeAny:
-		return Scope(s), nil
-	}
-	return "", scopeErr("parse", Scope(s))
-}
-
 // keyByte reports whether c may appear in a key.
 func keyByte(c byte) bool {
 	switch {
@@ -44,17 +33,14 @@ func validKeyChars(k string) int {
 	return -1
 }
 
-// ValidateKey reports whether key is acceptable with the given MaxKeyBytes
-// (<= 0 means DefaultMaxKeyBytes): non-empty, at most max bytes, ASCII
-// letters, digits and . _ - : / only. It returns nil or a *KeyError.
-func ValidateKey(key string, max int) error {
-	return checkKey(key, max, false)
+// ValidateKey reports whether key is acceptable: non-empty, at most
+// MaxKeyBytes, ASCII letters, digits and . _ - : / only. It returns nil or
+// a *KeyError.
+func ValidateKey(key string) error {
+	return checkKey(key, MaxKeyBytes, false)
 }
 
 func checkKey(k string, max int, prefix bool) error {
-	if max <= 0 {
-		max = DefaultMaxKeyBytes
-	}
 	if k == "" && !prefix {
 		return &KeyError{Reason: "empty", Offset: -1, Max: max}
 	}
