@@ -122,7 +122,7 @@ func (b *Bus) artifactsTool() *Tool {
 		Params: []Param{
 			{Name: "action", Type: "string", Enum: []string{"get", "head", "tail", "list"}, Required: true},
 			{Name: "uri", Type: "string", MaxLen: 512},
-			{Name: "trace", Type: "string", MaxLen: 128, Pattern: idPattern, Check: checkID},
+			{Name: "trace", Type: "string", MaxLen: 128, Check: checkID},
 			{Name: "max_bytes", Type: "integer", Min: 1, Max: artifacts.MaxReadBytes},
 		},
 		ResultSchema: json.RawMessage(`{"type":"object"}`),

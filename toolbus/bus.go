@@ -2,6 +2,7 @@ package toolbus
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -25,11 +26,12 @@ const (
 	StageExecute
 )
 
+// defaultTimeout is a tool's timeout unless the tool sets its own; sources
+// have their own, shorter deadlines.
+const defaultTimeout = 10 * time.Second
+
 // Options configure a Bus.
 type Options struct {
-	// Timeout is a tool's timeout unless the tool sets its own (default
-	// 10 s); sources have their own, shorter deadlines.
-	Timeout time.Duration
 	// ServerName names the server in help's overview.
 	ServerName string
 	// Now is the clock for durations (default time.Now).
@@ -72,9 +74,6 @@ type entry struct {
 // New registers tools (plus the built-in help, state and artifacts).
 // tools/list is rendered when first asked for (see ToolsList).
 func New(opts Options, tools ...*Tool) (*Bus, error) {
-	if opts.Timeout <= 0 {
-		opts.Timeout = 10 * time.Second
-	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -106,10 +105,7 @@ func New(opts Options, tools ...*Tool) (*Bus, error) {
 		if !actionEnum(t.Params) {
 			return nil, fmt.Errorf("toolbus: %s's action argument has no enum: the envelope echoes it", t.Name)
 		}
-		timeout := t.Timeout
-		if timeout <= 0 {
-			timeout = opts.Timeout
-		}
+		timeout := cmp.Or(t.Timeout, defaultTimeout)
 		e := &entry{tool: t, timeout: timeout,
 			params: append(append([]Param{}, t.Params...), commonParams(t.ReadOnly, timeout)...)}
 		for _, n := range append([]string{t.Name}, t.Aliases...) {

@@ -11,7 +11,7 @@ import (
 
 func testBus(t *testing.T) *Bus {
 	t.Helper()
-	b, err := New(Options{ServerName: "awbridge", Timeout: 200 * time.Millisecond, NewID: func() string { return "gen" }},
+	b, err := New(Options{ServerName: "awbridge", NewID: func() string { return "gen" }},
 		&Tool{Name: "echo_reason", Aliases: []string{"echo.reason"}, ReadOnly: true, Idempotent: true,
 			Params: []Param{{Name: "reason", Type: "string", MaxLen: 10}, {Name: "n", Type: "integer", Min: 0, Max: 5}},
 			Run: func(_ context.Context, c *Call) (Result, error) {
@@ -21,7 +21,7 @@ func testBus(t *testing.T) *Bus {
 		&Tool{Name: "down", Run: func(context.Context, *Call) (Result, error) {
 			return Result{}, &ToolError{Kind: ExecutionError, Code: CodeAwUnavailable, Retryable: true, Message: "activitywatch: connection refused"}
 		}},
-		&Tool{Name: "slow", Run: func(ctx context.Context, _ *Call) (Result, error) { <-ctx.Done(); return Result{}, ctx.Err() }},
+		&Tool{Name: "slow", Timeout: 200 * time.Millisecond, Run: func(ctx context.Context, _ *Call) (Result, error) { <-ctx.Done(); return Result{}, ctx.Err() }},
 		&Tool{Name: "boom", Run: func(context.Context, *Call) (Result, error) { panic("bug") }},
 		&Tool{Name: "plain_err", Run: func(context.Context, *Call) (Result, error) { return Result{}, errors.New("secret detail") }},
 	)

@@ -39,12 +39,8 @@ const (
 	ModeCompact = "compact"
 )
 
-// idPattern is what a trace or span id may be (they name files), as the
-// JSON Schema pattern clients see; checkID enforces it.
-const idPattern = `^[A-Za-z0-9._-]{1,128}$`
-
 // safeName reports whether s is 1 to max ASCII letters, digits, '_', '-'
-// and bytes of extra. It stands for a regexp such as idPattern: compiling
+// and bytes of extra. It stands for a regexp such as ^[A-Za-z0-9_-]{1,64}$: compiling
 // a counted repetition at start-up cost thousands of allocations.
 func safeName(s string, max int, extra string) bool {
 	if s == "" || len(s) > max {
@@ -69,9 +65,9 @@ func checkID(v any) string {
 
 func commonParams(readOnly bool, timeout time.Duration) []Param {
 	ps := []Param{
-		{Name: argTraceID, Type: "string", Description: "Correlation id of the run; when absent, the trace id of the request's W3C traceparent, else a new UUIDv7. Names the artifact folder.", MaxLen: 128, Pattern: idPattern, Check: checkID},
-		{Name: argSpanID, Type: "string", Description: "Id of this call within the run; generated when absent. Names the artifact files (so it may not end in .context).", MaxLen: 128, Pattern: idPattern, Check: checkSpanID},
-		{Name: argParentSpanID, Type: "string", Description: "Span id of the call that caused this one.", MaxLen: 128, Pattern: idPattern, Check: checkID},
+		{Name: argTraceID, Type: "string", Description: "Correlation id of the run; when absent, the trace id of the request's W3C traceparent, else a new UUIDv7. Names the artifact folder.", MaxLen: 128, Check: checkID},
+		{Name: argSpanID, Type: "string", Description: "Id of this call within the run; generated when absent. Names the artifact files (so it may not end in .context).", MaxLen: 128, Check: checkSpanID},
+		{Name: argParentSpanID, Type: "string", Description: "Span id of the call that caused this one.", MaxLen: 128, Check: checkID},
 		{Name: argOutput, Type: "object", Description: "Output shaping {path, pick, omit, map, missing, default}: path (dot/bracket, rows[0].id) -> pick (keys) -> omit (keys) -> map (a nested spec per array element); missing: error|null|undefined|empty; default replaces missing data. " + shape.PathSyntax,
 			Decode: decodeOutput},
 		{Name: argStoreAs, Type: "string|object", Description: "Store the shaped result in state under this key (or {key, scope}); read it back with the state tool.",
