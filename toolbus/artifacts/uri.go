@@ -157,20 +157,9 @@ func ParseURI(uri string) (Ref, error) {
 // no leading zero) that fits an int32, so every platform agrees.
 func parseSpillName(file string) (int, bool) {
 	digits, ok := strings.CutPrefix(file, "spill-")
-	if !ok {
-		return 0, false
-	}
-	digits, ok = strings.CutSuffix(digits, ".txt")
-	if !ok || len(digits) == 0 || len(digits) > 10 || (digits[0] == '0' && len(digits) > 1) {
-		return 0, false
-	}
-	for i := 0; i < len(digits); i++ {
-		if digits[i] < '0' || digits[i] > '9' {
-			return 0, false
-		}
-	}
+	digits, dot := strings.CutSuffix(digits, ".txt")
 	n, err := strconv.ParseInt(digits, 10, 32)
-	if err != nil {
+	if !ok || !dot || err != nil || n < 0 || strconv.FormatInt(n, 10) != digits {
 		return 0, false
 	}
 	return int(n), true
