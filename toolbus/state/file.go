@@ -100,7 +100,7 @@ func (s *Store) writeLocked(skip func(string) bool, addKey string, add *entry) e
 
 	size := s.pers.bytes + 64*len(keys) + 64
 	size = max(4<<10, min(size, 64<<10))
-	err := atomicfile.WriteFunc(s.path, atomicfile.Options{Pattern: tempPattern, FS: s.fs}, func(w io.Writer) error {
+	err := atomicfile.WriteFunc(s.path, atomicfile.Options{Pattern: tempPattern, FS: s.o.fs}, func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, size)
 		bw.WriteString(`{"version":1,"entries":{`)
 		for i, k := range keys {
@@ -404,10 +404,10 @@ func (s *Store) keepAside() (string, error) {
 		}
 		name = fmt.Sprintf("%s-%d", base, i)
 	}
-	if err := s.fs.Rename(s.path, name); err != nil {
+	if err := s.o.fs.Rename(s.path, name); err != nil {
 		return "", &StorageError{Op: "keep aside", Path: s.path, Err: err}
 	}
-	if err := s.fs.SyncDir(s.dir); err != nil {
+	if err := s.o.fs.SyncDir(s.dir); err != nil {
 		return "", &StorageError{Op: "sync dir", Path: s.dir, Err: err}
 	}
 	return name, nil

@@ -2,6 +2,7 @@ package state
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"path/filepath"
@@ -99,7 +100,6 @@ func (sm *scopeMap) del(k string) bool {
 // use; create it with Open and share one per process.
 type Store struct {
 	o    Options
-	fs   atomicfile.FS
 	dir  string // "" when the persistent scope is disabled
 	path string
 
@@ -132,15 +132,10 @@ func Open(o Options) (*Store, []string, error) {
 	if o.now == nil {
 		o.now = time.Now
 	}
-	s := &Store{
-		o:    o,
-		fs:   o.fs,
-		sess: scopeMap{m: make(map[string]*entry)},
-		pers: scopeMap{m: make(map[string]*entry)},
+	if o.fs == nil {
+		o.fs = atomicfile.OS{}
 	}
-	if s.fs == nil {
-		s.fs = atomicfile.OS{}
-	}
+	s := &Store{o: o, sess: scopeMap{m: make(map[string]*entry)}, pers: scopeMap{m: make(map[string]*entry)}}
 	if o.Dir == "" {
 		return s, nil, nil
 	}
@@ -162,28 +157,15 @@ func (s *Store) Path() string { return s.path }
 
 func (s *Store) checkKey(k string) error { return checkKey(k, s.o.lim.keyBytes, false) }
 
-// readScope resolves the scope of a read: "" means ScopeAny.
-func (s *Store) readScope(op string, sc Scope) (Scope, error) {
-	switch sc {
-	case "", ScopeAny:
-		return ScopeAny, nil
-	case ScopeSession:
-		return sc, nil
-	case ScopePersistent:
-		if !s.Persistent() {
-			return "", ErrPersistentDisabled
-		}
+// scope resolves the scope of op: "" means def; set needs one scope.
+func (s *Store) scope(op string, sc, def Scope) (Scope, error) {
+	switch sc = cmp.Or(sc, def); {
+	case sc == ScopePersistent && !s.Persistent():
+		return "", ErrPersistentDisabled
+	case sc == ScopeSession, sc == ScopePersistent, sc == ScopeAny && op != "set":
 		return sc, nil
 	}
 	return "", scopeErr(op, sc)
-}
-
-// writeScope resolves the scope of Unset and Clear: "" means ScopeSession.
-func (s *Store) writeScope(op string, sc Scope) (Scope, error) {
-	if sc == "" {
-		return ScopeSession, nil
-	}
-	return s.readScope(op, sc)
 }
 
 // Get returns a copy of the value under key. ScopeAny (or "") looks in the
@@ -194,7 +176,7 @@ func (s *Store) Get(key string, scope Scope) (value json.RawMessage, from Scope,
 	if s.closed.Load() {
 		return nil, "", false, ErrClosed
 	}
-	if scope, err = s.readScope("get", scope); err != nil {
+	if scope, err = s.scope("get", scope, ScopeAny); err != nil {
 		return nil, "", false, err
 	}
 	if err := s.checkKey(key); err != nil {
@@ -289,16 +271,9 @@ func (s *Store) Set(key string, value json.RawMessage, scope Scope) (Entry, erro
 	if s.closed.Load() {
 		return Entry{}, ErrClosed
 	}
-	switch scope {
-	case "":
-		scope = ScopeSession
-	case ScopeSession:
-	case ScopePersistent:
-		if !s.Persistent() {
-			return Entry{}, ErrPersistentDisabled
-		}
-	default:
-		return Entry{}, scopeErr("set", scope)
+	scope, err := s.scope("set", scope, ScopeSession)
+	if err != nil {
+		return Entry{}, err
 	}
 	if err := s.checkKey(key); err != nil {
 		return Entry{}, err
@@ -353,7 +328,7 @@ func (s *Store) List(prefix string, scope Scope) ([]Entry, error) {
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
-	scope, err := s.readScope("list", scope)
+	scope, err := s.scope("list", scope, ScopeAny)
 	if err != nil {
 		return nil, err
 	}
@@ -412,7 +387,7 @@ func (s *Store) remove(op string, scope Scope, match func(string) bool) (int, er
 	if s.closed.Load() {
 		return 0, ErrClosed
 	}
-	scope, err := s.writeScope(op, scope)
+	scope, err := s.scope(op, scope, ScopeSession)
 	if err != nil {
 		return 0, err
 	}
@@ -465,7 +440,7 @@ func (s *Store) Dump(scope Scope) (map[Scope]map[string]json.RawMessage, error) 
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
-	scope, err := s.readScope("dump", scope)
+	scope, err := s.scope("dump", scope, ScopeAny)
 	if err != nil {
 		return nil, err
 	}
