@@ -6,11 +6,9 @@ import (
 	"github.com/awbridge/awbridge/toolbus/artifacts"
 )
 
-// artifactsStage writes the call's .context and result.json (the exact
-// envelope, which names both URIs) and returns that envelope. A failed
-// write never fails the call: the envelope then says
-// artifact_write_failed, with null URIs (the store logs when writes start
-// failing and when they work again).
+// artifactsStage writes the call's .context and result.json (the envelope,
+// which names both URIs) and returns the envelope. A failed write never
+// fails the call: the envelope says artifact_write_failed, URIs null.
 func (b *Bus) artifactsStage(r *run) []byte {
 	t, s := r.call.Trace.TraceID, r.call.Trace.SpanID
 	r.uriContext = "artifact://runs/" + t + "/tool_calls/" + s + ".context"

@@ -109,8 +109,8 @@ func decodeArgs(raw json.RawMessage, params []Param) (map[string]any, *ToolError
 		return nil, Invalid("arguments are not valid JSON", "", nil)
 	}
 	for name, v := range fields {
-		p := findParam(params, name)
-		if p == nil {
+		i := slices.IndexFunc(params, func(p Param) bool { return p.Name == name })
+		if i < 0 {
 			names := make([]string, len(params))
 			for i := range params {
 				names[i] = params[i].Name
@@ -120,6 +120,7 @@ func decodeArgs(raw json.RawMessage, params []Param) (map[string]any, *ToolError
 			te.DidYouMean = suggest(name, names)
 			return nil, te
 		}
+		p := &params[i]
 		val, msg := decodeValue(p, v)
 		if msg != "" {
 			return nil, Invalid(fmt.Sprintf("argument %q %s", p.Name, msg), p.Description, map[string]any{"argument": p.Name})
@@ -168,10 +169,7 @@ func decodeOutput(raw json.RawMessage) (any, string) {
 	if err != nil {
 		return nil, strings.TrimPrefix(err.Error(), "invalid output spec: ")
 	}
-	if spec == nil {
-		return (*shape.Spec)(nil), ""
-	}
-	return spec, ""
+	return spec, "" // a typed nil for null
 }
 
 // storeTarget is a decoded store_as.
@@ -218,15 +216,6 @@ func decodeStoreAs(raw json.RawMessage) (any, string) {
 	return t, ""
 }
 
-func findParam(params []Param, name string) *Param {
-	for i := range params {
-		if params[i].Name == name {
-			return &params[i]
-		}
-	}
-	return nil
-}
-
 func decodeValue(p *Param, v json.RawMessage) (any, string) {
 	if p.Decode != nil {
 		return p.Decode(v)
@@ -256,10 +245,8 @@ func decodeValue(p *Param, v json.RawMessage) (any, string) {
 		}
 		return s, ""
 	case "integer":
-		var n json.Number
-		dec := json.NewDecoder(bytes.NewReader(v))
-		dec.UseNumber()
-		if err := dec.Decode(&n); err != nil {
+		var n json.Number // also takes a string that holds a number
+		if json.Unmarshal(v, &n) != nil {
 			return nil, "must be an integer"
 		}
 		i, err := n.Int64()
