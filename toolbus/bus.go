@@ -83,9 +83,6 @@ func New(opts Options, tools ...*Tool) (*Bus, error) {
 	if opts.Redactor == nil {
 		opts.Redactor = redact.New(redact.Options{})
 	}
-	if opts.Artifacts == nil {
-		opts.Artifacts, _ = artifacts.Open(artifacts.Options{}) // disabled
-	}
 	if opts.State == nil {
 		st, _, err := state.Open(state.Options{Redact: RedactValue(opts.Redactor)})
 		if err != nil {
@@ -96,7 +93,7 @@ func New(opts Options, tools ...*Tool) (*Bus, error) {
 	b := &Bus{opts: opts, byName: map[string]*entry{}, limiter: map[string]*limiter{}}
 	all := append([]*Tool{b.helpTool(), b.stateTool(), b.artifactsTool()}, tools...)
 	for _, t := range all {
-		if !safeName(t.Name, 64, "") {
+		if !artifacts.SafeName(t.Name, 64, "") {
 			return nil, fmt.Errorf("toolbus: tool name %q is not API-safe", t.Name)
 		}
 		if len(t.ResultSchema) > 0 && !json.Valid(t.ResultSchema) {

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/awbridge/awbridge/internal/text"
+	"github.com/awbridge/awbridge/toolbus/artifacts"
 	"github.com/awbridge/awbridge/toolbus/shape"
 	"github.com/awbridge/awbridge/toolbus/state"
 )
@@ -39,25 +40,9 @@ const (
 	ModeCompact = "compact"
 )
 
-// safeName reports whether s is 1 to max ASCII letters, digits, '_', '-'
-// and bytes of extra. It stands for a regexp such as ^[A-Za-z0-9_-]{1,64}$: compiling
-// a counted repetition at start-up cost thousands of allocations.
-func safeName(s string, max int, extra string) bool {
-	if s == "" || len(s) > max {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || strings.IndexByte(extra, c) >= 0) {
-			return false
-		}
-	}
-	return true
-}
-
 func checkID(v any) string {
 	s := v.(string)
-	if !safeName(s, 128, ".") || s == "." || s == ".." {
+	if !artifacts.SafeName(s, artifacts.MaxNameBytes, ".") || s == "." || s == ".." {
 		return "must be 1-128 letters, digits, '.', '_' or '-', and not '.' or '..'"
 	}
 	return ""

@@ -400,7 +400,7 @@ func (r *renderer) genNotes(droppedNotes, droppedRefs int) []byte {
 // appendKey appends one object key to a path: .key for plain keys,
 // ["key"] for any other.
 func appendKey(path []byte, k string) []byte {
-	if plainKey(k) {
+	if SafeName(k, len(k), "") {
 		if len(path) > 0 {
 			path = append(path, '.')
 		}
@@ -411,18 +411,6 @@ func appendKey(path []byte, k string) []byte {
 	return append(path, ']')
 }
 
-func plainKey(k string) bool {
-	if k == "" {
-		return false
-	}
-	for i := 0; i < len(k); i++ {
-		c := k[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
 
 // appendString appends s as is when it cannot be misread, else quoted. It
 // writes at most the first limit bytes of s: the line is cut anyway.
