@@ -411,7 +411,6 @@ func appendKey(path []byte, k string) []byte {
 	return append(path, ']')
 }
 
-
 // appendString appends s as is when it cannot be misread, else quoted. It
 // writes at most the first limit bytes of s: the line is cut anyway.
 func appendString(dst []byte, s string, limit int) []byte {
