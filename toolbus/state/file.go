@@ -79,13 +79,31 @@ func (s *Store) lock() (unlock func(), err error) {
 	return func() { f.Close() }, nil
 }
 
-// writeLocked replaces the state file with the persistent scope as it will
-// be after a change: entries for which skip reports true are left out and
-// add, if not nil, is written under addKey. The caller holds wmu and the
-// lock, and has brought the view up to date (syncLocked). Keys are
-// validated ASCII without characters JSON escapes, so they are written as
-// they are.
-func (s *Store) writeLocked(skip func(string) bool, addKey string, add *entry) error {
+// change runs a persistent change holding wmu and the lock, with the view
+// brought up to date with the file first.
+func (s *Store) change(apply func() error) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	unlock, err := s.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := s.syncLocked(true); err != nil {
+		return err
+	}
+	return apply()
+}
+
+// commit replaces the state file with the persistent scope as a change
+// leaves it (entries for which skip reports true left out, add, if not
+// nil, put under addKey), then applies the change to the view. The caller
+// is in change. Keys are validated ASCII without characters JSON escapes,
+// so they are written as they are.
+func (s *Store) commit(skip func(string) bool, addKey string, add *entry) error {
 	keys := make([]string, 0, len(s.pers.m)+1)
 	for k := range s.pers.m {
 		if (skip != nil && skip(k)) || (add != nil && k == addKey) {
@@ -128,6 +146,18 @@ func (s *Store) writeLocked(skip func(string) bool, addKey string, add *entry) e
 	var ae *atomicfile.Error
 	if err == nil || errors.As(err, &ae) && ae.Op == atomicfile.OpSyncDir {
 		s.noteWritten()
+	}
+	if err == nil {
+		s.mu.Lock()
+		for k := range s.pers.m {
+			if skip != nil && skip(k) {
+				s.pers.del(k)
+			}
+		}
+		if add != nil {
+			s.pers.put(addKey, add)
+		}
+		s.mu.Unlock()
 	}
 	if errors.As(err, &ae) {
 		// A leftover temp file is removed at the next Open. After a failed
@@ -293,20 +323,6 @@ func (s *Store) noteWritten() {
 		return
 	}
 	s.disk.Store(&diskStamp{fi: fi})
-}
-
-// lockAndSync takes the lock for a change and brings the view up to date
-// with the file. The caller holds wmu and calls unlock once done.
-func (s *Store) lockAndSync() (unlock func(), err error) {
-	unlock, err = s.lock()
-	if err != nil {
-		return nil, err
-	}
-	if err := s.syncLocked(true); err != nil {
-		unlock()
-		return nil, err
-	}
-	return unlock, nil
 }
 
 // refresh makes a read see what other processes wrote: when the state file

@@ -299,25 +299,15 @@ func (s *Store) Set(key string, value json.RawMessage, scope Scope) (Entry, erro
 	}
 
 	e.ts = e.updated.UTC().Format(time.RFC3339Nano)
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	if s.closed.Load() {
-		return Entry{}, ErrClosed
-	}
-	unlock, err := s.lockAndSync()
+	err = s.change(func() error {
+		if err := s.fits(&s.pers, scope, key, len(v)); err != nil {
+			return err
+		}
+		return s.commit(nil, key, e)
+	})
 	if err != nil {
 		return Entry{}, err
 	}
-	defer unlock()
-	if err := s.fits(&s.pers, scope, key, len(v)); err != nil {
-		return Entry{}, err
-	}
-	if err := s.writeLocked(nil, key, e); err != nil {
-		return Entry{}, err
-	}
-	s.mu.Lock()
-	s.pers.put(key, e)
-	s.mu.Unlock()
 	return out, nil
 }
 
@@ -393,32 +383,21 @@ func (s *Store) remove(op string, scope Scope, match func(string) bool) (int, er
 	}
 	n := 0
 	if scope != ScopeSession && s.Persistent() {
-		s.wmu.Lock()
-		defer s.wmu.Unlock()
-		if s.closed.Load() {
-			return 0, ErrClosed
-		}
-		unlock, err := s.lockAndSync()
+		err := s.change(func() error {
+			gone := 0
+			for k := range s.pers.m {
+				if match(k) {
+					gone++
+				}
+			}
+			if gone == 0 {
+				return nil
+			}
+			n += gone
+			return s.commit(match, "", nil)
+		})
 		if err != nil {
 			return 0, err
-		}
-		defer unlock()
-		var gone []string
-		for k := range s.pers.m {
-			if match(k) {
-				gone = append(gone, k)
-			}
-		}
-		if len(gone) > 0 {
-			if err := s.writeLocked(match, "", nil); err != nil {
-				return 0, err
-			}
-			s.mu.Lock()
-			for _, k := range gone {
-				s.pers.del(k)
-			}
-			s.mu.Unlock()
-			n += len(gone)
 		}
 	}
 	if scope != ScopePersistent {
