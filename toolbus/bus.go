@@ -36,10 +36,6 @@ type Options struct {
 	ServerName string
 	// Now is the clock for durations (default time.Now).
 	Now func() time.Time
-	// NewID generates trace and span ids (default UUIDv7: sortable). A
-	// call that joins a caller's W3C traceparent gets a W3C span id
-	// instead (16 lowercase hex).
-	NewID func() string
 	// Redactor bounds and redacts every result, artifact and stored value
 	// (default: redact.New with its defaults).
 	Redactor *redact.Redactor
@@ -51,6 +47,8 @@ type Options struct {
 	RateLimits map[string]RateLimit
 	// MaxInFlight is the per-connection cap, reported in policy.
 	MaxInFlight int
+
+	newID func() string // trace and span ids (default UUIDv7: sortable); tests fix them
 }
 
 // Bus is the registry of tools and the call pipeline: resolve -> validate
@@ -77,8 +75,8 @@ func New(opts Options, tools ...*Tool) (*Bus, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.NewID == nil {
-		opts.NewID = newUUIDv7
+	if opts.newID == nil {
+		opts.newID = newUUIDv7
 	}
 	if opts.Redactor == nil {
 		opts.Redactor = redact.New(redact.Options{})

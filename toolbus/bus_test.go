@@ -12,7 +12,7 @@ import (
 
 func testBus(t *testing.T) *Bus {
 	t.Helper()
-	b, err := New(Options{ServerName: "awbridge", NewID: func() string { return "gen" }},
+	b, err := New(Options{ServerName: "awbridge", newID: func() string { return "gen" }},
 		&Tool{Name: "echo_reason", Aliases: []string{"echo.reason"}, ReadOnly: true, Idempotent: true,
 			Params: []Param{{Name: "reason", Type: "string", MaxLen: 10}, {Name: "n", Type: "integer", Min: 0, Max: 5}},
 			Run: func(_ context.Context, c *Call) (Result, error) {

@@ -73,7 +73,7 @@ func newSpanID() string {
 // trace-id, its parent-id as parent, a fresh W3C span id). A trace_id
 // argument ignores the traceparent entirely (its parent-id belongs to
 // another trace); span_id or parent_span_id alone replace only that field.
-// Without either, the call gets its own trace (NewID). args may be nil.
+// Without either, the call gets its own trace (newID). args may be nil.
 func (b *Bus) trace(args map[string]any, traceparent string) Trace {
 	var (
 		t      Trace
@@ -85,7 +85,7 @@ func (b *Bus) trace(args map[string]any, traceparent string) Trace {
 	} else if tp, joined = parseTraceParent(traceparent); joined {
 		t.TraceID = tp.traceID
 	} else {
-		t.TraceID = b.opts.NewID()
+		t.TraceID = b.opts.newID()
 	}
 	switch v, ok := args[argSpanID].(string); {
 	case ok:
@@ -93,7 +93,7 @@ func (b *Bus) trace(args map[string]any, traceparent string) Trace {
 	case joined:
 		t.SpanID = newSpanID()
 	default:
-		t.SpanID = b.opts.NewID()
+		t.SpanID = b.opts.newID()
 	}
 	if v, ok := args[argParentSpanID].(string); ok {
 		t.ParentSpanID = &v
