@@ -201,8 +201,7 @@ func (s *Store) load() (warnings []string, err error) {
 	}
 	s.removeStaleTemps()
 	if _, err := os.Lstat(s.path); errors.Is(err, fs.ErrNotExist) {
-		s.disk.Store(&diskStamp{}) // nothing to read: no lock file yet
-		return warnings, nil
+		return warnings, nil // nothing to read: no lock file yet
 	}
 	if unlock, err := s.lock(); err != nil {
 		warnings = append(warnings, fmt.Sprintf("state file %s read without its lock (%v): changes will fail until the lock file can be made", s.path, err))
@@ -210,27 +209,21 @@ func (s *Store) load() (warnings []string, err error) {
 		defer unlock()
 	}
 
-	f, fi, err := openNoFollow(s.path, false)
-	if errors.Is(err, fs.ErrNotExist) {
-		s.disk.Store(&diskStamp{})
-		return warnings, nil
-	}
-	if err != nil {
-		return warnings, &StorageError{Op: "open", Path: s.path, Err: err}
-	}
-	defer f.Close()
-	if owner.Checked && fi.Mode().Perm()&0o077 != 0 {
-		if owner.Mine(fi) {
-			if err := f.Chmod(0o600); err != nil { // fchmod: the file opened, never a link
-				return warnings, &StorageError{Op: "chmod", Path: s.path, Err: err}
-			}
-			warnings = append(warnings, fmt.Sprintf("state file %s was readable by others (mode %04o); tightened it to 0600", s.path, fi.Mode().Perm()))
-		} else {
-			warnings = append(warnings, fmt.Sprintf("state file %s is readable by others (mode %04o) and belongs to another user; left as it is until the next write replaces it", s.path, fi.Mode().Perm()))
+	m, fi, reason, over, err := s.readFile(func(f *os.File, fi fs.FileInfo) error {
+		if !owner.Checked || fi.Mode().Perm()&0o077 == 0 {
+			return nil
 		}
-	}
-	m, reason, over, err := s.readDoc(f)
-	if err != nil {
+		if !owner.Mine(fi) {
+			warnings = append(warnings, fmt.Sprintf("state file %s is readable by others (mode %04o) and belongs to another user; left as it is until the next write replaces it", s.path, fi.Mode().Perm()))
+			return nil
+		}
+		if err := f.Chmod(0o600); err != nil { // fchmod: the file opened, never a link
+			return &StorageError{Op: "chmod", Path: s.path, Err: err}
+		}
+		warnings = append(warnings, fmt.Sprintf("state file %s was readable by others (mode %04o); tightened it to 0600", s.path, fi.Mode().Perm()))
+		return nil
+	})
+	if err != nil || fi == nil {
 		return warnings, err
 	}
 	if reason == "" {
@@ -245,24 +238,37 @@ func (s *Store) load() (warnings []string, err error) {
 	if err != nil {
 		return warnings, err
 	}
-	s.disk.Store(&diskStamp{})
 	warnings = append(warnings, fmt.Sprintf("state file %s is not a valid state document (%s); kept it as %s and started with an empty persistent scope", s.path, reason, aside))
 	return warnings, nil
 }
 
-// readDoc reads and parses the open state file: the entries, or why the
-// file is not a valid state document, and whether it exceeds the limits.
-// Only a failed read is an error.
-func (s *Store) readDoc(f *os.File) (m scopeMap, reason string, over bool, err error) {
+// readFile reads the state file: its entries, the version read (nil when
+// there is none), why it is not a valid state document ("" when it is) and
+// whether it exceeds the limits. opened, when set, sees the open file
+// first. Only a file that cannot be opened or read is an error.
+func (s *Store) readFile(opened func(*os.File, fs.FileInfo) error) (m scopeMap, fi fs.FileInfo, reason string, over bool, err error) {
+	f, fi, err := openNoFollow(s.path, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return m, nil, "", false, nil
+	}
+	if err != nil {
+		return m, nil, "", false, &StorageError{Op: "open", Path: s.path, Err: err}
+	}
+	defer f.Close()
+	if opened != nil {
+		if err := opened(f, fi); err != nil {
+			return m, nil, "", false, err
+		}
+	}
 	data, err := io.ReadAll(io.LimitReader(f, s.readCap()+1))
 	if err != nil {
-		return m, "", false, &StorageError{Op: "read", Path: s.path, Err: err}
+		return m, nil, "", false, &StorageError{Op: "read", Path: s.path, Err: err}
 	}
 	if int64(len(data)) > s.readCap() {
-		return m, fmt.Sprintf("larger than %d bytes", s.readCap()), false, nil
+		return m, fi, fmt.Sprintf("larger than %d bytes", s.readCap()), false, nil
 	}
 	m, reason, over = s.parse(data)
-	return m, reason, over, nil
+	return m, fi, reason, over, nil
 }
 
 // syncLocked brings the persistent view up to what the state file holds
@@ -284,16 +290,8 @@ func (s *Store) syncLocked(forWrite bool) error {
 	if !d.changedSince(fi) && !(forWrite && d.bad) {
 		return nil
 	}
-	f, fi, err := openNoFollow(s.path, false)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return &StorageError{Op: "open", Path: s.path, Err: err}
-	}
-	m, reason, _, err := s.readDoc(f)
-	f.Close()
-	if err != nil {
+	m, fi, reason, _, err := s.readFile(nil)
+	if err != nil || fi == nil {
 		return err
 	}
 	if reason != "" {
