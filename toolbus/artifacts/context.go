@@ -199,21 +199,18 @@ func (r *renderer) walk(v any, depth int) {
 		r.object(x, depth)
 	case []any:
 		r.array(x, depth)
-	case string:
+	default: // a string, json.Number, bool or nil, as the decoder made it
 		start := r.lineStart()
-		r.buf = appendString(r.buf, x, r.l.maxLineBytes+1)
-		r.lineEnd(start)
-	case json.Number: // valid: the decoder made it
-		start := r.lineStart()
-		r.buf = append(r.buf, x...)
-		r.lineEnd(start)
-	case bool:
-		start := r.lineStart()
-		r.buf = strconv.AppendBool(r.buf, x)
-		r.lineEnd(start)
-	case nil:
-		start := r.lineStart()
-		r.buf = append(r.buf, "null"...)
+		switch x := x.(type) {
+		case string:
+			r.buf = appendString(r.buf, x, r.l.maxLineBytes+1)
+		case json.Number:
+			r.buf = append(r.buf, x...)
+		case bool:
+			r.buf = strconv.AppendBool(r.buf, x)
+		default:
+			r.buf = append(r.buf, "null"...)
+		}
 		r.lineEnd(start)
 	}
 }
