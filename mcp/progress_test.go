@@ -24,8 +24,8 @@ import (
 // answers; "quick" reports once and answers at once.
 func progressBus(t *testing.T, step func(ctx context.Context, i int) error) *toolbus.Bus {
 	t.Helper()
-	b, err := toolbus.New(toolbus.Options{Timeout: time.Minute},
-		&toolbus.Tool{Name: "slow", ReadOnly: true, Run: func(ctx context.Context, c *toolbus.Call) (toolbus.Result, error) {
+	b, err := toolbus.New(toolbus.Options{},
+		&toolbus.Tool{Name: "slow", ReadOnly: true, Timeout: time.Minute, Run: func(ctx context.Context, c *toolbus.Call) (toolbus.Result, error) {
 			for i := 1; i <= 3; i++ {
 				c.Progress(float64(i), 3, fmt.Sprintf("step %d of 3", i))
 				if err := step(ctx, i); err != nil {

@@ -1,17 +1,14 @@
 package toolbus
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/awbridge/awbridge/toolbus/artifacts"
 )
 
-// artifactsStage writes the call's .context and result.json (the exact
-// envelope, which names both URIs) and returns that envelope. A failed
-// write never fails the call: the envelope then says
-// artifact_write_failed, with null URIs (the store logs when writes start
-// failing and when they work again).
+// artifactsStage writes the call's .context and result.json (the envelope,
+// which names both URIs) and returns the envelope. A failed write never
+// fails the call: the envelope says artifact_write_failed, URIs null.
 func (b *Bus) artifactsStage(r *run) []byte {
 	t, s := r.call.Trace.TraceID, r.call.Trace.SpanID
 	r.uriContext = "artifact://runs/" + t + "/tool_calls/" + s + ".context"
@@ -35,11 +32,11 @@ func (b *Bus) contextDoc(r *run) []byte {
 			c.Status = "Retryable"
 		}
 		msg, _ := b.opts.Redactor.Text(r.err.Message)
-		c.Answer = map[string]any{"error": map[string]any{"kind": string(r.err.Kind), "code": r.err.Code, "message": msg}}
+		c.Answer = mustJSON(map[string]any{"error": map[string]any{"kind": r.err.Kind, "code": r.err.Code, "message": msg}})
 	case r.omit:
 		c.Notes = append(c.Notes, "the output spec left the result out (missing: undefined)")
 	default:
-		c.Answer = json.RawMessage(r.result)
+		c.Answer = r.result
 	}
 	if r.res.CacheHit {
 		c.Notes = append(c.Notes, "answered from the warm frame or cache (max_age_ms)")
@@ -54,5 +51,5 @@ func (b *Bus) contextDoc(r *run) []byte {
 		c.Notes = append(c.Notes, "stored as "+r.stored.Key+" ("+string(r.stored.Scope)+")")
 	}
 	c.Refs = append(c.Refs, r.uriJSON)
-	return artifacts.RenderContext(c, artifacts.ContextLimits{})
+	return artifacts.RenderContext(c)
 }

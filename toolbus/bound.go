@@ -4,12 +4,10 @@ import (
 	"github.com/awbridge/awbridge/toolbus/redact"
 )
 
-// boundStage redacts and bounds the result before anything else sees it:
-// the envelope, store_as, the artifacts. Strings over the limit become
-// {truncated, bytes, sha256, preview, tail, artifact}, their full
-// (redacted) text spilled to an artifact file when artifacts are on. A
-// result the tool already redacted (the warm frame, once per version) is
-// passed through.
+// boundStage redacts and bounds the result before the envelope, store_as
+// and the artifacts see it; a long string's full (redacted) text is
+// spilled to an artifact file. A result the tool already redacted (the
+// warm frame, once per version) passes through.
 func (b *Bus) boundStage(r *run) bool {
 	if r.omit {
 		return true

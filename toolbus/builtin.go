@@ -24,9 +24,9 @@ func (b *Bus) stateTool() *Tool {
 			"Stored redacted.",
 		Params: []Param{
 			{Name: "action", Type: "string", Enum: []string{"get", "set", "list", "unset", "clear", "dump"}, Required: true},
-			{Name: "key", Type: "string", MaxLen: state.DefaultMaxKeyBytes, Description: "Letters, digits, . _ - : /"},
+			{Name: "key", Type: "string", MaxLen: state.MaxKeyBytes, Description: "Letters, digits, . _ - : /"},
 			{Name: "value", Type: "any", Decode: decodeAny},
-			{Name: "prefix", Type: "string", MaxLen: state.DefaultMaxKeyBytes},
+			{Name: "prefix", Type: "string", MaxLen: state.MaxKeyBytes},
 			{Name: "scope", Type: "string", Enum: []string{"any", "session", "persistent"}},
 		},
 		ResultSchema: json.RawMessage(`{"type":"object"}`),
@@ -122,7 +122,7 @@ func (b *Bus) artifactsTool() *Tool {
 		Params: []Param{
 			{Name: "action", Type: "string", Enum: []string{"get", "head", "tail", "list"}, Required: true},
 			{Name: "uri", Type: "string", MaxLen: 512},
-			{Name: "trace", Type: "string", MaxLen: 128, Pattern: idPattern, Check: checkID},
+			{Name: "trace", Type: "string", MaxLen: 128, Check: checkID},
 			{Name: "max_bytes", Type: "integer", Min: 1, Max: artifacts.MaxReadBytes},
 		},
 		ResultSchema: json.RawMessage(`{"type":"object"}`),

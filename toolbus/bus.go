@@ -2,6 +2,7 @@ package toolbus
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -25,19 +26,16 @@ const (
 	StageExecute
 )
 
+// defaultTimeout is a tool's timeout unless the tool sets its own; sources
+// have their own, shorter deadlines.
+const defaultTimeout = 10 * time.Second
+
 // Options configure a Bus.
 type Options struct {
-	// Timeout is a tool's timeout unless the tool sets its own (default
-	// 10 s); sources have their own, shorter deadlines.
-	Timeout time.Duration
 	// ServerName names the server in help's overview.
 	ServerName string
 	// Now is the clock for durations (default time.Now).
 	Now func() time.Time
-	// NewID generates trace and span ids (default UUIDv7: sortable). A
-	// call that joins a caller's W3C traceparent gets a W3C span id
-	// instead (16 lowercase hex).
-	NewID func() string
 	// Redactor bounds and redacts every result, artifact and stored value
 	// (default: redact.New with its defaults).
 	Redactor *redact.Redactor
@@ -49,6 +47,8 @@ type Options struct {
 	RateLimits map[string]RateLimit
 	// MaxInFlight is the per-connection cap, reported in policy.
 	MaxInFlight int
+
+	newID func() string // trace and span ids (default UUIDv7: sortable); tests fix them
 }
 
 // Bus is the registry of tools and the call pipeline: resolve -> validate
@@ -72,20 +72,14 @@ type entry struct {
 // New registers tools (plus the built-in help, state and artifacts).
 // tools/list is rendered when first asked for (see ToolsList).
 func New(opts Options, tools ...*Tool) (*Bus, error) {
-	if opts.Timeout <= 0 {
-		opts.Timeout = 10 * time.Second
-	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.NewID == nil {
-		opts.NewID = newUUIDv7
+	if opts.newID == nil {
+		opts.newID = newUUIDv7
 	}
 	if opts.Redactor == nil {
 		opts.Redactor = redact.New(redact.Options{})
-	}
-	if opts.Artifacts == nil {
-		opts.Artifacts, _ = artifacts.Open(artifacts.Options{}) // disabled
 	}
 	if opts.State == nil {
 		st, _, err := state.Open(state.Options{Redact: RedactValue(opts.Redactor)})
@@ -97,7 +91,7 @@ func New(opts Options, tools ...*Tool) (*Bus, error) {
 	b := &Bus{opts: opts, byName: map[string]*entry{}, limiter: map[string]*limiter{}}
 	all := append([]*Tool{b.helpTool(), b.stateTool(), b.artifactsTool()}, tools...)
 	for _, t := range all {
-		if !safeName(t.Name, 64, "") {
+		if !artifacts.SafeName(t.Name, 64, "") {
 			return nil, fmt.Errorf("toolbus: tool name %q is not API-safe", t.Name)
 		}
 		if len(t.ResultSchema) > 0 && !json.Valid(t.ResultSchema) {
@@ -106,10 +100,7 @@ func New(opts Options, tools ...*Tool) (*Bus, error) {
 		if !actionEnum(t.Params) {
 			return nil, fmt.Errorf("toolbus: %s's action argument has no enum: the envelope echoes it", t.Name)
 		}
-		timeout := t.Timeout
-		if timeout <= 0 {
-			timeout = opts.Timeout
-		}
+		timeout := cmp.Or(t.Timeout, defaultTimeout)
 		e := &entry{tool: t, timeout: timeout,
 			params: append(append([]Param{}, t.Params...), commonParams(t.ReadOnly, timeout)...)}
 		for _, n := range append([]string{t.Name}, t.Aliases...) {

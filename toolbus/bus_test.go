@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +12,7 @@ import (
 
 func testBus(t *testing.T) *Bus {
 	t.Helper()
-	b, err := New(Options{ServerName: "awbridge", Timeout: 200 * time.Millisecond, NewID: func() string { return "gen" }},
+	b, err := New(Options{ServerName: "awbridge", newID: func() string { return "gen" }},
 		&Tool{Name: "echo_reason", Aliases: []string{"echo.reason"}, ReadOnly: true, Idempotent: true,
 			Params: []Param{{Name: "reason", Type: "string", MaxLen: 10}, {Name: "n", Type: "integer", Min: 0, Max: 5}},
 			Run: func(_ context.Context, c *Call) (Result, error) {
@@ -21,7 +22,7 @@ func testBus(t *testing.T) *Bus {
 		&Tool{Name: "down", Run: func(context.Context, *Call) (Result, error) {
 			return Result{}, &ToolError{Kind: ExecutionError, Code: CodeAwUnavailable, Retryable: true, Message: "activitywatch: connection refused"}
 		}},
-		&Tool{Name: "slow", Run: func(ctx context.Context, _ *Call) (Result, error) { <-ctx.Done(); return Result{}, ctx.Err() }},
+		&Tool{Name: "slow", Timeout: 200 * time.Millisecond, Run: func(ctx context.Context, _ *Call) (Result, error) { <-ctx.Done(); return Result{}, ctx.Err() }},
 		&Tool{Name: "boom", Run: func(context.Context, *Call) (Result, error) { panic("bug") }},
 		&Tool{Name: "plain_err", Run: func(context.Context, *Call) (Result, error) { return Result{}, errors.New("secret detail") }},
 	)
@@ -196,7 +197,7 @@ func FuzzDecodeArgs(f *testing.F) {
 			return
 		}
 		for k := range args {
-			if findParam(params, k) == nil {
+			if !slices.ContainsFunc(params, func(p Param) bool { return p.Name == k }) {
 				t.Fatalf("accepted unknown key %q", k)
 			}
 		}

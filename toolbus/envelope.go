@@ -5,23 +5,17 @@ import (
 	"encoding/json"
 )
 
-// envelope renders the tool bus envelope of a call as one JSON object:
-// it is on every call's path. The members of the tool bus v1 envelope
-// (seed 000: success, tool, action, result, duration_ms, trace,
-// artifact_uri_context, artifact_uri_json) are always there in the
-// default mode, null when empty; the result is left out only when the
-// caller's output spec asked for that (missing "undefined"). The other
-// members are left out when they would be null or an empty list (error
-// on success, parent_span_id, redactions, bounded, next_actions): the
-// model reads every byte. Compact mode also leaves out the null ones of
-// seed 000, attempts, policy and a false cache_hit, and compacts the
-// result.
+// envelope renders the envelope of a call. The members of the tool bus v1
+// envelope (seed 000: success, tool, action, result, duration_ms, trace,
+// artifact_uri_context, artifact_uri_json) are always there in the default
+// mode, null when empty (the result is left out only for output.missing
+// "undefined"); the others are left out when null or empty: the model reads
+// every byte. Compact mode also leaves out seed 000's null ones, attempts,
+// policy and a false cache_hit, and compacts the result.
 //
-// The members before and after the result are rendered by encoding/json;
-// the result is spliced in between as it is: encoding/json would re-scan
-// it (a json.RawMessage is validated and compacted, ~140 MB/s here),
-// +50 µs for a 7 KB frame, as much as a whole warm nowframe_build round
-// trip over stdio (BenchmarkStdioWarmNowframe).
+// encoding/json renders the members around the result, which is spliced
+// in as it is: re-scanning it would add 50 µs for a 7 KB frame, as much as
+// a warm nowframe_build round trip over stdio (BenchmarkStdioWarmNowframe).
 func (b *Bus) envelope(r *run) []byte {
 	c := r.opt.compact
 	head := envelopeHead{Success: r.err == nil, Tool: r.req.Name, Action: orNull(r.call.String(argAction, ""), c), Status: "Ok"}

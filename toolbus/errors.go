@@ -1,9 +1,6 @@
 package toolbus
 
-import (
-	"errors"
-	"fmt"
-)
+import "fmt"
 
 // Kind is a ToolError's category.
 type Kind string
@@ -81,13 +78,6 @@ func (e *ToolError) WithCause(err error) *ToolError {
 	c := *e
 	c.err = err
 	return &c
-}
-
-// AsToolError finds a *ToolError in err's chain.
-func AsToolError(err error) (*ToolError, bool) {
-	var te *ToolError
-	ok := errors.As(err, &te)
-	return te, ok
 }
 
 // Invalid is a ContractError SchemaInvalid for bad arguments.

@@ -28,9 +28,9 @@ func (b *Bus) executeStage(ctx context.Context, r *run) (ok bool) {
 		}
 		return true
 	}
-	te, typed := AsToolError(err)
+	var te *ToolError
 	switch {
-	case typed:
+	case errors.As(err, &te):
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		ms := r.pol.timeout.Milliseconds()
 		te = &ToolError{Kind: PolicyError, Code: CodeTimeout, Retryable: true,

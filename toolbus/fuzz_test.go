@@ -54,8 +54,8 @@ func FuzzCallArgs(f *testing.F) {
 		const toolTimeout = time.Second
 		var remaining time.Duration
 		ran := false
-		b, err := New(Options{Timeout: toolTimeout, Now: func() time.Time { return fuzzNow }, NewID: func() string { return "gen" }, Artifacts: store},
-			&Tool{Name: "echo", ReadOnly: true,
+		b, err := New(Options{Now: func() time.Time { return fuzzNow }, newID: func() string { return "gen" }, Artifacts: store},
+			&Tool{Name: "echo", ReadOnly: true, Timeout: toolTimeout,
 				Params: []Param{{Name: "reason", Type: "string", MaxLen: 64}, {Name: "n", Type: "integer", Min: 0, Max: 5}},
 				Run: func(ctx context.Context, c *Call) (Result, error) {
 					ran = true
@@ -217,7 +217,7 @@ func FuzzBuiltinTools(f *testing.F) {
 			t.Fatal(err)
 		}
 		defer st.Close()
-		b, err := New(Options{Now: func() time.Time { return fuzzNow }, NewID: func() string { return "gen" }, Artifacts: store, State: st})
+		b, err := New(Options{Now: func() time.Time { return fuzzNow }, newID: func() string { return "gen" }, Artifacts: store, State: st})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,12 +9,10 @@ import (
 	"testing"
 )
 
-// TestIDCheckAgreesWithItsSchemaPattern: the pattern clients see in the
-// schema of trace_id, span_id and parent_span_id, and the check the bus
-// applies, accept the same ids (apart from "." and "..", which the check
-// also refuses because ids name files).
-func TestIDCheckAgreesWithItsSchemaPattern(t *testing.T) {
-	re := regexp.MustCompile(idPattern)
+// TestIDCheck: trace_id, span_id and parent_span_id accept the ids of
+// this pattern but "." and ".." (ids name files).
+func TestIDCheck(t *testing.T) {
+	re := regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
 	ids := []string{"", "a", "A-z_0.9", ".", "..", "...", "a/b", `a\b`, "a b", "é", "a\x00", "a:b", "tr-1",
 		strings.Repeat("x", 127), strings.Repeat("x", 128), strings.Repeat("x", 129)}
 	for c := 0; c < 256; c++ {

@@ -30,7 +30,7 @@ func runScripted(t *testing.T, script []step, ret time.Duration) []seen {
 	t.Helper()
 	var got []seen
 	synctest.Test(t, func(t *testing.T) {
-		b, err := New(Options{Timeout: time.Minute}, &Tool{Name: "scripted", Run: func(_ context.Context, c *Call) (Result, error) {
+		b, err := New(Options{}, &Tool{Name: "scripted", Timeout: time.Minute, Run: func(_ context.Context, c *Call) (Result, error) {
 			for _, s := range script {
 				time.Sleep(s.after)
 				c.Progress(s.done, s.total, s.msg)

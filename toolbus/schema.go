@@ -5,14 +5,11 @@ import (
 	"sync"
 )
 
-// inputSchema renders params as a JSON Schema (draft 2020-12, the dialect
-// of MCP and of the Claude API, which refuses a whole request when one
-// tool's schema is not valid 2020-12). A tool's own arguments carry their
-// description and bounds; the common arguments every tool shares
-// carry their type and allowed values only (they are described once, in
-// the server's instructions and in help), which keeps what the model reads
-// for all tools small. An enum keeps its "type": some providers (Gemini)
-// refuse an enum without "type":"string".
+// inputSchema renders params as a JSON Schema (draft 2020-12: the Claude
+// API refuses a whole request when one tool's schema is not). The common
+// arguments carry their type and values only (help and the instructions
+// describe them once), which keeps what the model reads small. An enum
+// keeps its "type": some providers (Gemini) refuse one without it.
 func inputSchema(params []Param) json.RawMessage {
 	// Rendered by hand so the properties keep the params' order: the
 	// tool's own arguments first, then the common ones.
@@ -62,13 +59,10 @@ func inputSchema(params []Param) json.RawMessage {
 const resultDescription = "The tool's result as $defs/result describes it, unless the call's output argument or " +
 	"response_mode compact reshaped it: then any JSON value."
 
-// envelopeSchema describes the envelope that tools/call returns (its
-// structuredContent). Only the envelope's own members are required. The
-// result is whatever the call's output argument and response_mode made of
-// it (output.path may select a string, pick and compact leave members
-// out), so the published result accepts any JSON value; the tool's
-// unshaped result schema stays under $defs, for clients and people to
-// read, not to validate against.
+// envelopeSchema describes the envelope tools/call returns (its
+// structuredContent). output and response_mode may make the result any
+// JSON value, so it accepts any; the tool's unshaped result schema stays
+// under $defs, to read, not to validate against.
 func envelopeSchema(result json.RawMessage) map[string]any {
 	str := map[string]any{"type": "string"}
 	strOrNull := map[string]any{"type": []string{"string", "null"}}
@@ -91,23 +85,10 @@ func envelopeSchema(result json.RawMessage) map[string]any {
 			"cache_hit":            map[string]any{"type": "boolean"},
 			"next_actions":         map[string]any{"type": "array"},
 		},
-		// Seed 000's members (action, result, the artifact URIs) are always
-		// there in the default mode, null when empty, but compact mode leaves
-		// the null ones out (and output.missing "undefined" the result), so
-		// they are not required; the other members are left out when null
-		// or empty.
+		// Compact mode leaves seed 000's null members out: not required.
 		"required": []string{"success", "tool", "status", "duration_ms", "trace"},
 		"$defs":    map[string]any{"result": result},
 	}
-}
-
-// toolLists are tools/list rendered once per shape of the protocol's Tool
-// (what each MCP revision defines, nothing it does not), each on its first
-// use: a start that answers before anyone lists tools renders none.
-type toolLists struct {
-	base        func() json.RawMessage // name, description, inputSchema: 2024-11-05 and no version negotiated
-	annotations func() json.RawMessage // + annotations (with their title): 2025-03-26
-	full        func() json.RawMessage // + title and outputSchema: 2025-06-18 and later
 }
 
 // Revisions that added members to a tool.
@@ -116,10 +97,13 @@ const (
 	versionTitle       = "2025-06-18" // title, outputSchema
 )
 
-// forVersion picks the list for a protocol version: the Tool of the
-// revision that defined it. The revisions before 2025-06-18 are known and
-// final; every later one lists the full Tool. "" (none negotiated) gets
-// the base shape, which every client understands.
+// toolLists are tools/list in the shape of each MCP revision's Tool, each
+// rendered on its first use: base (2024-11-05, or none negotiated),
+// annotations (2025-03-26), full (2025-06-18 and later).
+type toolLists struct{ base, annotations, full func() json.RawMessage }
+
+// forVersion picks the list for a protocol version. The revisions before
+// 2025-06-18 are final; every later one lists the full Tool.
 func (l *toolLists) forVersion(version string) json.RawMessage {
 	switch version {
 	case "", "2024-11-05":
@@ -130,24 +114,18 @@ func (l *toolLists) forVersion(version string) json.RawMessage {
 	return l.full()
 }
 
-// lazyLists sets up the lists, rendered on first use. New checked that
-// every result schema is valid JSON, so rendering cannot fail.
+// lazyLists sets up the lists. New checked every result schema, so
+// rendering cannot fail.
 func (b *Bus) lazyLists() toolLists {
 	render := func(version string) func() json.RawMessage {
-		return sync.OnceValue(func() json.RawMessage {
-			raw, err := b.renderList(version)
-			if err != nil {
-				panic(err) // only static, marshalable values reach here
-			}
-			return raw
-		})
+		return sync.OnceValue(func() json.RawMessage { return mustJSON(b.listOf(version)) })
 	}
 	return toolLists{base: render(""), annotations: render(versionAnnotations), full: render(versionTitle)}
 }
 
-// renderList renders tools/list in the shape of version: "" (base),
+// listOf is tools/list in the shape of version: "" (base),
 // versionAnnotations or versionTitle.
-func (b *Bus) renderList(version string) (json.RawMessage, error) {
+func (b *Bus) listOf(version string) any {
 	type annotations struct {
 		Title           string `json:"title,omitempty"`
 		ReadOnlyHint    bool   `json:"readOnlyHint"`
@@ -184,5 +162,5 @@ func (b *Bus) renderList(version string) (json.RawMessage, error) {
 		}
 		out.Tools = append(out.Tools, t)
 	}
-	return json.Marshal(out)
+	return out
 }

@@ -16,9 +16,6 @@ type Param struct {
 	Min, Max int64
 	// MaxLen bounds strings (bytes) when > 0.
 	MaxLen int
-	// Pattern, when set, is a JSON-schema pattern the value must match;
-	// Check enforces it.
-	Pattern string
 	// Check validates a decoded value; it returns a message or "".
 	Check func(v any) string
 	// Enum lists the allowed values of a string.
@@ -53,7 +50,7 @@ type Tool struct {
 	ResultSchema json.RawMessage
 	// ReadOnly and Idempotent become MCP annotations.
 	ReadOnly, Idempotent bool
-	// Timeout bounds one call (default: the bus's).
+	// Timeout bounds one call (default 10 s).
 	Timeout time.Duration
 	// Example is an example call's arguments and its (shaped) result, for
 	// help; both JSON.

@@ -18,12 +18,10 @@ type traceParent struct {
 const traceParentLen = 55
 
 // parseTraceParent reads a W3C traceparent, version-traceid-parentid-flags
-// in lowercase hex. ok is false for anything the recommendation says to
-// ignore: a short or malformed value, uppercase hex, version ff, an
-// all-zero trace-id or parent-id, or a version-00 value with more fields.
-// A later version may append fields after a dash; they are ignored.
-// Spaces and tabs around the value (HTTP's optional whitespace) are
-// trimmed.
+// in lowercase hex, trimmed of spaces and tabs. ok is false for what the
+// recommendation says to ignore: a malformed value, uppercase hex, version
+// ff, an all-zero id, a version-00 value with more fields (a later
+// version's are ignored).
 func parseTraceParent(s string) (traceParent, bool) {
 	s = strings.Trim(s, " \t")
 	if len(s) < traceParentLen {
@@ -70,15 +68,12 @@ func newSpanID() string {
 	}
 }
 
-// trace is the call's correlation. Explicit arguments win. Otherwise a
-// valid traceparent joins the caller's trace: its trace-id is the trace
-// id, its parent-id the parent span id, and the span id is a fresh W3C
-// span id, so the call is a child span in the caller's OpenTelemetry
-// trace. A trace_id argument names another trace, so the traceparent is
-// then ignored entirely (its parent-id belongs to a different trace); a
-// parent_span_id or span_id argument alone replaces only that field. An
-// invalid traceparent is ignored: the call gets its own trace (NewID).
-// args may be nil (a call rejected before its arguments were read).
+// trace is the call's correlation. Arguments win; otherwise a valid
+// traceparent makes the call a child span in the caller's trace (its
+// trace-id, its parent-id as parent, a fresh W3C span id). A trace_id
+// argument ignores the traceparent entirely (its parent-id belongs to
+// another trace); span_id or parent_span_id alone replace only that field.
+// Without either, the call gets its own trace (newID). args may be nil.
 func (b *Bus) trace(args map[string]any, traceparent string) Trace {
 	var (
 		t      Trace
@@ -90,7 +85,7 @@ func (b *Bus) trace(args map[string]any, traceparent string) Trace {
 	} else if tp, joined = parseTraceParent(traceparent); joined {
 		t.TraceID = tp.traceID
 	} else {
-		t.TraceID = b.opts.NewID()
+		t.TraceID = b.opts.newID()
 	}
 	switch v, ok := args[argSpanID].(string); {
 	case ok:
@@ -98,7 +93,7 @@ func (b *Bus) trace(args map[string]any, traceparent string) Trace {
 	case joined:
 		t.SpanID = newSpanID()
 	default:
-		t.SpanID = b.opts.NewID()
+		t.SpanID = b.opts.newID()
 	}
 	if v, ok := args[argParentSpanID].(string); ok {
 		t.ParentSpanID = &v

@@ -111,7 +111,7 @@ func TestTraceParentJoinsTheCallersTrace(t *testing.T) {
 }
 
 func TestTraceParentAndArguments(t *testing.T) {
-	b := testBus(t) // NewID: "gen"
+	b := testBus(t) // newID: "gen"
 	p := func(s string) *string { return &s }
 	tests := []struct {
 		name, args, traceparent string

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/awbridge/awbridge/internal/text"
+	"github.com/awbridge/awbridge/toolbus/artifacts"
 	"github.com/awbridge/awbridge/toolbus/shape"
 	"github.com/awbridge/awbridge/toolbus/state"
 )
@@ -39,29 +40,9 @@ const (
 	ModeCompact = "compact"
 )
 
-// idPattern is what a trace or span id may be (they name files), as the
-// JSON Schema pattern clients see; checkID enforces it.
-const idPattern = `^[A-Za-z0-9._-]{1,128}$`
-
-// safeName reports whether s is 1 to max ASCII letters, digits, '_', '-'
-// and bytes of extra. It stands for a regexp such as idPattern: compiling
-// a counted repetition at start-up cost thousands of allocations.
-func safeName(s string, max int, extra string) bool {
-	if s == "" || len(s) > max {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || strings.IndexByte(extra, c) >= 0) {
-			return false
-		}
-	}
-	return true
-}
-
 func checkID(v any) string {
 	s := v.(string)
-	if !safeName(s, 128, ".") || s == "." || s == ".." {
+	if !artifacts.SafeName(s, artifacts.MaxNameBytes, ".") || s == "." || s == ".." {
 		return "must be 1-128 letters, digits, '.', '_' or '-', and not '.' or '..'"
 	}
 	return ""
@@ -69,9 +50,9 @@ func checkID(v any) string {
 
 func commonParams(readOnly bool, timeout time.Duration) []Param {
 	ps := []Param{
-		{Name: argTraceID, Type: "string", Description: "Correlation id of the run; when absent, the trace id of the request's W3C traceparent, else a new UUIDv7. Names the artifact folder.", MaxLen: 128, Pattern: idPattern, Check: checkID},
-		{Name: argSpanID, Type: "string", Description: "Id of this call within the run; generated when absent. Names the artifact files (so it may not end in .context).", MaxLen: 128, Pattern: idPattern, Check: checkSpanID},
-		{Name: argParentSpanID, Type: "string", Description: "Span id of the call that caused this one.", MaxLen: 128, Pattern: idPattern, Check: checkID},
+		{Name: argTraceID, Type: "string", Description: "Correlation id of the run; when absent, the trace id of the request's W3C traceparent, else a new UUIDv7. Names the artifact folder.", MaxLen: 128, Check: checkID},
+		{Name: argSpanID, Type: "string", Description: "Id of this call within the run; generated when absent. Names the artifact files (so it may not end in .context).", MaxLen: 128, Check: checkSpanID},
+		{Name: argParentSpanID, Type: "string", Description: "Span id of the call that caused this one.", MaxLen: 128, Check: checkID},
 		{Name: argOutput, Type: "object", Description: "Output shaping {path, pick, omit, map, missing, default}: path (dot/bracket, rows[0].id) -> pick (keys) -> omit (keys) -> map (a nested spec per array element); missing: error|null|undefined|empty; default replaces missing data. " + shape.PathSyntax,
 			Decode: decodeOutput},
 		{Name: argStoreAs, Type: "string|object", Description: "Store the shaped result in state under this key (or {key, scope}); read it back with the state tool.",
@@ -113,8 +94,8 @@ func decodeArgs(raw json.RawMessage, params []Param) (map[string]any, *ToolError
 		return nil, Invalid("arguments are not valid JSON", "", nil)
 	}
 	for name, v := range fields {
-		p := findParam(params, name)
-		if p == nil {
+		i := slices.IndexFunc(params, func(p Param) bool { return p.Name == name })
+		if i < 0 {
 			names := make([]string, len(params))
 			for i := range params {
 				names[i] = params[i].Name
@@ -124,6 +105,7 @@ func decodeArgs(raw json.RawMessage, params []Param) (map[string]any, *ToolError
 			te.DidYouMean = suggest(name, names)
 			return nil, te
 		}
+		p := &params[i]
 		val, msg := decodeValue(p, v)
 		if msg != "" {
 			return nil, Invalid(fmt.Sprintf("argument %q %s", p.Name, msg), p.Description, map[string]any{"argument": p.Name})
@@ -172,10 +154,7 @@ func decodeOutput(raw json.RawMessage) (any, string) {
 	if err != nil {
 		return nil, strings.TrimPrefix(err.Error(), "invalid output spec: ")
 	}
-	if spec == nil {
-		return (*shape.Spec)(nil), ""
-	}
-	return spec, ""
+	return spec, "" // a typed nil for null
 }
 
 // storeTarget is a decoded store_as.
@@ -203,15 +182,12 @@ func decodeStoreAs(raw json.RawMessage) (any, string) {
 					return nil, "key must be a string"
 				}
 			case "scope":
-				var sc string
-				if json.Unmarshal(v, &sc) != nil {
+				if json.Unmarshal(v, &t.Scope) != nil {
 					return nil, "scope must be a string"
 				}
-				p, err := state.ParseScope(sc)
-				if err != nil || p == state.ScopeAny {
+				if t.Scope != "" && t.Scope != state.ScopeSession && t.Scope != state.ScopePersistent {
 					return nil, "scope must be session or persistent"
 				}
-				t.Scope = p
 			default:
 				return nil, fmt.Sprintf("has unknown field %q (allowed: key, scope)", text.Cut(k, 32))
 			}
@@ -219,19 +195,10 @@ func decodeStoreAs(raw json.RawMessage) (any, string) {
 	default:
 		return nil, "must be a key or {key, scope}"
 	}
-	if err := state.ValidateKey(t.Key, 0); err != nil {
+	if err := state.ValidateKey(t.Key); err != nil {
 		return nil, "key " + err.Error()
 	}
 	return t, ""
-}
-
-func findParam(params []Param, name string) *Param {
-	for i := range params {
-		if params[i].Name == name {
-			return &params[i]
-		}
-	}
-	return nil
 }
 
 func decodeValue(p *Param, v json.RawMessage) (any, string) {
@@ -263,10 +230,8 @@ func decodeValue(p *Param, v json.RawMessage) (any, string) {
 		}
 		return s, ""
 	case "integer":
-		var n json.Number
-		dec := json.NewDecoder(bytes.NewReader(v))
-		dec.UseNumber()
-		if err := dec.Decode(&n); err != nil {
+		var n json.Number // also takes a string that holds a number
+		if json.Unmarshal(v, &n) != nil {
 			return nil, "must be an integer"
 		}
 		i, err := n.Int64()

@@ -3,13 +3,13 @@ package artifacts
 import (
 	"bytes"
 	"encoding/json"
-	"math"
 	"slices"
 	"strconv"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/awbridge/awbridge/internal/jsonw"
 	"github.com/awbridge/awbridge/internal/text"
 )
 
@@ -22,7 +22,7 @@ const contextLegend = "[LEGEND]\n" +
 	"\n" +
 	"[CONTENT]\n"
 
-// cutMarker ends a line that was cut to ContextLimits.MaxLineBytes.
+// cutMarker ends a line that was cut to limits.maxLineBytes.
 const cutMarker = " [cut]"
 
 // Context is what a .context document says about one call.
@@ -31,71 +31,36 @@ type Context struct {
 	Trace  string
 	Span   string
 	Status string // Ok, Error or Retryable
-	// Answer is the shaped, redacted result: a value decoded by
-	// encoding/json with UseNumber (map[string]any, []any, string,
-	// json.Number, bool, nil), or json.RawMessage. Other Go values are
-	// passed through encoding/json first (slower).
-	Answer any
+	// Answer is the shaped, redacted result as JSON (nil: none, shown as
+	// null).
+	Answer json.RawMessage
 	// Notes say how the result was obtained (one line each).
 	Notes []string
 	// Refs are artifact URIs and follow-up calls (one line each).
 	Refs []string
 }
 
-// Defaults and floors of ContextLimits.
-const (
-	DefaultContextMaxDepth     = 6
-	DefaultContextMaxItems     = 50
-	DefaultContextMaxKeys      = 50
-	DefaultContextMaxLineBytes = 1024
-	DefaultContextMaxBytes     = 64 << 10
-
-	maxContextDepth     = 64
-	minContextLineBytes = 64
-)
-
-// ContextLimits bound a .context document. Zero fields take their defaults.
-type ContextLimits struct {
-	// MaxDepth is how many levels of objects and arrays are flattened;
-	// deeper ones are summarized as {…n keys} or […n items}. Default 6, at
-	// most 64.
-	MaxDepth int
-	// MaxItems is how many elements of each array are written, and how many
-	// notes and references. Default 50.
-	MaxItems int
-	// MaxKeys is how many keys of each object are written (in sorted
-	// order). Default 50.
-	MaxKeys int
-	// MaxLineBytes is the longest line (without its newline); a longer one
-	// ends with " [cut]". Default 1024, at least 64.
-	MaxLineBytes int
-	// MaxBytes is the longest document. Answer lines that do not fit are
-	// left out, and a note says so. Default 64 KiB, at least the legend
-	// plus four lines.
-	MaxBytes int
+// limits bound a .context document.
+type limits struct {
+	// maxDepth is how many levels of objects and arrays are flattened;
+	// deeper ones are summarized as {…n keys} or […n items}.
+	maxDepth int
+	// maxItems is how many elements of each array are written, and how
+	// many notes and references.
+	maxItems int
+	// maxKeys is how many keys of each object are written (in sorted order).
+	maxKeys int
+	// maxLineBytes is the longest line (without its newline); a longer one
+	// ends with " [cut]".
+	maxLineBytes int
+	// maxBytes is the longest document. Answer lines that do not fit are
+	// left out, and a note says so. It leaves room for the legend and four
+	// lines.
+	maxBytes int
 }
 
-func (l ContextLimits) withDefaults() ContextLimits {
-	if l.MaxDepth <= 0 {
-		l.MaxDepth = DefaultContextMaxDepth
-	}
-	l.MaxDepth = min(l.MaxDepth, maxContextDepth)
-	if l.MaxItems <= 0 {
-		l.MaxItems = DefaultContextMaxItems
-	}
-	if l.MaxKeys <= 0 {
-		l.MaxKeys = DefaultContextMaxKeys
-	}
-	if l.MaxLineBytes <= 0 {
-		l.MaxLineBytes = DefaultContextMaxLineBytes
-	}
-	l.MaxLineBytes = max(l.MaxLineBytes, minContextLineBytes)
-	if l.MaxBytes <= 0 {
-		l.MaxBytes = DefaultContextMaxBytes
-	}
-	l.MaxBytes = max(l.MaxBytes, len(contextLegend)+4*(l.MaxLineBytes+1))
-	return l
-}
+// contextLimits are the limits of every .context document.
+var contextLimits = limits{maxDepth: 6, maxItems: 50, maxKeys: 50, maxLineBytes: 1024, maxBytes: 64 << 10}
 
 // RenderContext renders the .context document of one call: the legend,
 // then one `A:` line for the call and one per value of the answer
@@ -105,17 +70,11 @@ func (l ContextLimits) withDefaults() ContextLimits {
 // or holding control, format or other invisible characters) are written as
 // JSON strings with those characters escaped, so every line is one line of
 // valid UTF-8. It is safe for concurrent use.
-func RenderContext(c Context, l ContextLimits) []byte {
-	return AppendContext(make([]byte, 0, 4096), c, l)
-}
+func RenderContext(c Context) []byte { return render(c, contextLimits) }
 
-// AppendContext appends the document RenderContext renders to dst, so a
-// caller can reuse one buffer per call. It is safe for concurrent use with
-// distinct dst.
-func AppendContext(dst []byte, c Context, l ContextLimits) []byte {
-	l = l.withDefaults()
+func render(c Context, l limits) []byte {
 	r := renderer{l: l}
-	out := append(dst, contextLegend...)
+	out := append(make([]byte, 0, 4096), contextLegend...)
 	head := len(out)
 	out = append(out, "A: tool="...)
 	out = appendHeaderValue(out, c.Tool)
@@ -130,15 +89,23 @@ func AppendContext(dst []byte, c Context, l ContextLimits) []byte {
 
 	// Room left after the legend and the call's line, less one line kept
 	// for the note that says the answer stopped.
-	avail := l.MaxBytes - (len(out) - len(dst))
-	reserve := l.MaxLineBytes + 1
+	avail := l.maxBytes - len(out)
+	reserve := l.maxLineBytes + 1
 	refs, droppedRefs := r.textLines('R', c.Refs, &avail, reserve)
 	notes, droppedNotes := r.textLines('N', c.Notes, &avail, reserve)
 
 	// The A lines go straight into out: r.buf[r.base:].
 	r.budget = avail - reserve
 	r.buf, r.base = out, len(out)
-	r.walk(c.Answer, 0)
+	var answer any
+	if len(c.Answer) > 0 {
+		d := json.NewDecoder(bytes.NewReader(c.Answer))
+		d.UseNumber()
+		if d.Decode(&answer) != nil {
+			answer, r.undecodable = nil, true
+		}
+	}
+	r.walk(answer, 0)
 
 	gen := r.genNotes(droppedNotes, droppedRefs)
 	for r.size()+len(gen) > r.budget && r.size() > 0 {
@@ -153,7 +120,7 @@ func AppendContext(dst []byte, c Context, l ContextLimits) []byte {
 	if r.stopped {
 		start := len(gen)
 		gen = append(gen, "N: the answer stopped at this document's limit of "...)
-		gen = strconv.AppendInt(gen, int64(l.MaxBytes), 10)
+		gen = strconv.AppendInt(gen, int64(l.maxBytes), 10)
 		gen = append(gen, " bytes; later values were left out"...)
 		if droppedGen {
 			gen = append(gen, ", and notes about them"...)
@@ -168,7 +135,7 @@ func AppendContext(dst []byte, c Context, l ContextLimits) []byte {
 
 // renderer flattens one answer. Not safe for concurrent use; one per call.
 type renderer struct {
-	l       ContextLimits
+	l       limits
 	buf     []byte // the document so far; the A lines start at base
 	base    int
 	budget  int  // the most the A lines may take
@@ -176,30 +143,30 @@ type renderer struct {
 	path    []byte
 	keys    [][]string // a reusable key slice per depth
 
-	cuts        int      // arrays and objects cut to MaxItems or MaxKeys
+	cuts        int      // arrays and objects cut to maxItems or maxKeys
 	cutNotes    []string // the first few of them
-	deep        int      // containers summarized at MaxDepth
+	deep        int      // containers summarized at maxDepth
 	deepPath    string
-	longLines   int // lines cut to MaxLineBytes
+	longLines   int // lines cut to maxLineBytes
 	longPath    string
 	undecodable bool
 }
 
 const maxCutNotes = 5
 
-// textLines renders notes or references, one line each, at most MaxItems,
+// textLines renders notes or references, one line each, at most maxItems,
 // while they fit in *avail less reserve. It returns how many were dropped.
 func (r *renderer) textLines(tag byte, texts []string, avail *int, reserve int) ([]byte, int) {
 	var out []byte
 	dropped := 0
 	for i, t := range texts {
-		if i >= r.l.MaxItems {
+		if i >= r.l.maxItems {
 			dropped += len(texts) - i
 			break
 		}
 		start := len(out)
 		out = append(out, tag, ':', ' ')
-		out = appendText(out, t, r.l.MaxLineBytes+1)
+		out = appendText(out, t, r.l.maxLineBytes+1)
 		out, _ = r.cutLine(out, start)
 		out = append(out, '\n')
 		if n := len(out) - start; n > *avail-reserve {
@@ -212,13 +179,13 @@ func (r *renderer) textLines(tag byte, texts []string, avail *int, reserve int) 
 	return out, dropped
 }
 
-// cutLine cuts the line b[start:] to MaxLineBytes at a rune boundary,
+// cutLine cuts the line b[start:] to maxLineBytes at a rune boundary,
 // ending it with cutMarker.
 func (r *renderer) cutLine(b []byte, start int) ([]byte, bool) {
-	if len(b)-start <= r.l.MaxLineBytes {
+	if len(b)-start <= r.l.maxLineBytes {
 		return b, false
 	}
-	cut := start + len(text.Head(b[start:], r.l.MaxLineBytes-len(cutMarker)))
+	cut := start + len(text.Head(b[start:], r.l.maxLineBytes-len(cutMarker)))
 	return append(b[:cut], cutMarker...), true
 }
 
@@ -232,60 +199,20 @@ func (r *renderer) walk(v any, depth int) {
 		r.object(x, depth)
 	case []any:
 		r.array(x, depth)
-	case string:
+	default: // a string, json.Number, bool or nil, as the decoder made it
 		start := r.lineStart()
-		r.buf = appendString(r.buf, x, r.l.MaxLineBytes+1)
-		r.lineEnd(start)
-	case json.Number:
-		start := r.lineStart()
-		if isJSONNumber(string(x)) {
+		switch x := x.(type) {
+		case string:
+			r.buf = appendString(r.buf, x, r.l.maxLineBytes+1)
+		case json.Number:
 			r.buf = append(r.buf, x...)
-		} else {
-			r.buf = appendQuoted(r.buf, string(x))
+		case bool:
+			r.buf = strconv.AppendBool(r.buf, x)
+		default:
+			r.buf = append(r.buf, "null"...)
 		}
 		r.lineEnd(start)
-	case bool:
-		start := r.lineStart()
-		r.buf = strconv.AppendBool(r.buf, x)
-		r.lineEnd(start)
-	case nil:
-		start := r.lineStart()
-		r.buf = append(r.buf, "null"...)
-		r.lineEnd(start)
-	case float64:
-		start := r.lineStart()
-		r.buf = appendFloat(r.buf, x)
-		r.lineEnd(start)
-	case int:
-		start := r.lineStart()
-		r.buf = strconv.AppendInt(r.buf, int64(x), 10)
-		r.lineEnd(start)
-	case int64:
-		start := r.lineStart()
-		r.buf = strconv.AppendInt(r.buf, x, 10)
-		r.lineEnd(start)
-	case json.RawMessage:
-		r.walk(decodeJSON(x, &r.undecodable), depth)
-	default:
-		b, err := json.Marshal(x)
-		if err != nil {
-			r.undecodable = true
-			r.walk(nil, depth)
-			return
-		}
-		r.walk(decodeJSON(b, &r.undecodable), depth)
 	}
-}
-
-func decodeJSON(b []byte, bad *bool) any {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		*bad = true
-		return nil
-	}
-	return v
 }
 
 func (r *renderer) object(m map[string]any, depth int) {
@@ -293,7 +220,7 @@ func (r *renderer) object(m map[string]any, depth int) {
 		r.summary("{}", 0, "")
 		return
 	}
-	if depth >= r.l.MaxDepth {
+	if depth >= r.l.maxDepth {
 		r.summary("{…", len(m), plural(len(m), " key}", " keys}"))
 		return
 	}
@@ -306,9 +233,9 @@ func (r *renderer) object(m map[string]any, depth int) {
 	}
 	slices.Sort(keys)
 	r.keys[depth] = keys
-	if len(keys) > r.l.MaxKeys { // noted first: the walk may stop inside
-		r.noteCut(len(keys)-r.l.MaxKeys, "key", r.l.MaxKeys)
-		keys = keys[:r.l.MaxKeys]
+	if len(keys) > r.l.maxKeys { // noted first: the walk may stop inside
+		r.noteCut(len(keys)-r.l.maxKeys, "key", r.l.maxKeys)
+		keys = keys[:r.l.maxKeys]
 	}
 	mark := len(r.path)
 	for _, k := range keys {
@@ -327,13 +254,13 @@ func (r *renderer) array(a []any, depth int) {
 		r.summary("[]", 0, "")
 		return
 	}
-	if depth >= r.l.MaxDepth {
+	if depth >= r.l.maxDepth {
 		r.summary("[…", len(a), plural(len(a), " item]", " items]"))
 		return
 	}
-	if len(a) > r.l.MaxItems { // noted first: the walk may stop inside
-		r.noteCut(len(a)-r.l.MaxItems, "item", r.l.MaxItems)
-		a = a[:r.l.MaxItems]
+	if len(a) > r.l.maxItems { // noted first: the walk may stop inside
+		r.noteCut(len(a)-r.l.maxItems, "item", r.l.maxItems)
+		a = a[:r.l.maxItems]
 	}
 	mark := len(r.path)
 	for i, v := range a {
@@ -348,7 +275,7 @@ func (r *renderer) array(a []any, depth int) {
 	}
 }
 
-// summary writes an empty container, or one beyond MaxDepth as {…n keys}.
+// summary writes an empty container, or one beyond maxDepth as {…n keys}.
 func (r *renderer) summary(open string, n int, close string) {
 	start := r.lineStart()
 	r.buf = append(r.buf, open...)
@@ -452,10 +379,10 @@ func (r *renderer) genNotes(droppedNotes, droppedRefs int) []byte {
 	}
 	if r.deep > 0 {
 		line(strconv.Itoa(r.deep), plural(r.deep, " array or object", " arrays or objects"), " nested deeper than ",
-			strconv.Itoa(r.l.MaxDepth), plural(r.deep, " levels was", " levels were"), " summarized, the first at ", r.deepPath)
+			strconv.Itoa(r.l.maxDepth), plural(r.deep, " levels was", " levels were"), " summarized, the first at ", r.deepPath)
 	}
 	if r.longLines > 0 {
-		line(strconv.Itoa(r.longLines), plural(r.longLines, " line", " lines"), " longer than ", strconv.Itoa(r.l.MaxLineBytes),
+		line(strconv.Itoa(r.longLines), plural(r.longLines, " line", " lines"), " longer than ", strconv.Itoa(r.l.maxLineBytes),
 			plural(r.longLines, " bytes was", " bytes were"), " cut, the first at ", r.longPath)
 	}
 	if droppedNotes > 0 {
@@ -470,7 +397,7 @@ func (r *renderer) genNotes(droppedNotes, droppedRefs int) []byte {
 // appendKey appends one object key to a path: .key for plain keys,
 // ["key"] for any other.
 func appendKey(path []byte, k string) []byte {
-	if plainKey(k) {
+	if SafeName(k, len(k), "") {
 		if len(path) > 0 {
 			path = append(path, '.')
 		}
@@ -479,19 +406,6 @@ func appendKey(path []byte, k string) []byte {
 	path = append(path, '[')
 	path = appendQuoted(path, k)
 	return append(path, ']')
-}
-
-func plainKey(k string) bool {
-	if k == "" {
-		return false
-	}
-	for i := 0; i < len(k); i++ {
-		c := k[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
 }
 
 // appendString appends s as is when it cannot be misread, else quoted. It
@@ -595,54 +509,6 @@ func appendQuoted(dst []byte, s string) []byte {
 
 // isJSONNumber reports whether s is a number in JSON's grammar.
 func isJSONNumber(s string) bool {
-	i := 0
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case i < len(s) && s[i] >= '1' && s[i] <= '9':
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-	default:
-		return false
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		d := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == d {
-			return false
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		d := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == d {
-			return false
-		}
-	}
-	return i == len(s)
-}
-
-// appendFloat writes a float64 the way encoding/json does; NaN and
-// infinities, which JSON lacks, as strings.
-func appendFloat(dst []byte, f float64) []byte {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return appendQuoted(dst, strconv.FormatFloat(f, 'g', -1, 64))
-	}
-	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
-		return strconv.AppendFloat(dst, f, 'e', -1, 64)
-	}
-	return strconv.AppendFloat(dst, f, 'f', -1, 64)
+	end, ok := jsonw.SkipNumber([]byte(s), 0)
+	return ok && end == len(s)
 }

@@ -14,18 +14,40 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
-func decodeFile(t testing.TB, name string) any {
+func decodeFile(t testing.TB, name string) json.RawMessage {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil || !json.Valid(b) {
+		t.Fatalf("%s: not JSON (%v)", name, err)
+	}
+	return b
+}
+
+func mustJSON(t testing.TB, v any) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var bad bool
-	v := decodeJSON(b, &bad)
-	if bad {
-		t.Fatalf("%s is not JSON", name)
+	return b
+}
+
+// clamp brings arbitrary limits (a fuzzer's) within what the renderer
+// needs: zero takes the default, depth at most 64, lines at least 64
+// bytes, a document room for the legend and four lines.
+func clamp(l limits) limits {
+	d := contextLimits
+	pick := func(v, def int) int {
+		if v <= 0 {
+			return def
+		}
+		return v
 	}
-	return v
+	l.maxDepth = min(pick(l.maxDepth, d.maxDepth), 64)
+	l.maxItems, l.maxKeys = pick(l.maxItems, d.maxItems), pick(l.maxKeys, d.maxKeys)
+	l.maxLineBytes = max(pick(l.maxLineBytes, d.maxLineBytes), 64)
+	l.maxBytes = max(pick(l.maxBytes, d.maxBytes), len(contextLegend)+4*(l.maxLineBytes+1))
+	return l
 }
 
 var legendLines = strings.Split(strings.TrimSuffix(contextLegend, "\n"), "\n")
@@ -33,11 +55,10 @@ var legendLines = strings.Split(strings.TrimSuffix(contextLegend, "\n"), "\n")
 // checkDoc asserts the shape every .context document has: the legend, the
 // call's line, then A, N and R lines in that order, each one line of valid
 // UTF-8 within the limits.
-func checkDoc(t testing.TB, doc []byte, l ContextLimits) {
+func checkDoc(t testing.TB, doc []byte, l limits) {
 	t.Helper()
-	l = l.withDefaults()
-	if len(doc) > l.MaxBytes {
-		t.Errorf("document of %d bytes, limit %d", len(doc), l.MaxBytes)
+	if len(doc) > l.maxBytes {
+		t.Errorf("document of %d bytes, limit %d", len(doc), l.maxBytes)
 	}
 	if !utf8.Valid(doc) {
 		t.Errorf("document is not valid UTF-8")
@@ -72,8 +93,8 @@ func checkDoc(t testing.TB, doc []byte, l ContextLimits) {
 			t.Errorf("line %q out of order", line)
 		}
 		last = o
-		if len(line) > l.MaxLineBytes {
-			t.Errorf("line of %d bytes, limit %d: %q", len(line), l.MaxLineBytes, line)
+		if len(line) > l.maxLineBytes {
+			t.Errorf("line of %d bytes, limit %d: %q", len(line), l.maxLineBytes, line)
 		}
 		if strings.ContainsAny(line, "\r\u2028\u2029\u0085\u202e\u200b\x00") {
 			t.Errorf("line %q holds a raw line break or invisible character", line)
@@ -85,7 +106,7 @@ func TestRenderContextGolden(t *testing.T) {
 	tests := []struct {
 		name string
 		c    Context
-		l    ContextLimits
+		l    limits
 	}{
 		{"small", Context{
 			Tool: "system_health", Status: "Ok", Trace: "0190b1c2-7d1e-7a3b-9c4d-5e6f7a8b9c0d", Span: "call-1",
@@ -95,23 +116,23 @@ func TestRenderContextGolden(t *testing.T) {
 				"artifact://runs/0190b1c2-7d1e-7a3b-9c4d-5e6f7a8b9c0d/tool_calls/call-1/result.json",
 				`system_health {"trace_id":"0190b1c2-7d1e-7a3b-9c4d-5e6f7a8b9c0d"}`,
 			},
-		}, ContextLimits{}},
+		}, contextLimits},
 		{"frame", Context{
 			Tool: "nowframe_build", Status: "Ok", Trace: "run", Span: "frame.2",
 			Answer: decodeFile(t, "frame.json"),
 			Notes:  []string{"served from the warm frame 4172 (0.4 s old)", "redacted: omni_probe.session.user"},
 			Refs:   []string{"artifact://runs/run/tool_calls/frame.2/result.json"},
-		}, ContextLimits{}},
+		}, contextLimits},
 		{"overlimit", Context{
 			Tool: "test.tool", Status: "Retryable", Trace: "t", Span: "s",
 			Answer: decodeFile(t, "overlimit.json"),
 			Notes:  []string{"note one", "multi\nline note", "note three", "note four"},
 			Refs:   []string{"artifact://runs/t/tool_calls/s/result.json", "artifact://runs/t/tool_calls/s/spill-0.txt", "ref three", "ref four"},
-		}, ContextLimits{MaxDepth: 3, MaxItems: 3, MaxKeys: 16, MaxLineBytes: 100, MaxBytes: 1500}},
+		}, limits{maxDepth: 3, maxItems: 3, maxKeys: 16, maxLineBytes: 100, maxBytes: 1500}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := RenderContext(tt.c, tt.l)
+			got := render(tt.c, tt.l)
 			checkDoc(t, got, tt.l)
 			golden := filepath.Join("testdata", tt.name+".context")
 			if *update {
@@ -132,27 +153,26 @@ func TestRenderContextGolden(t *testing.T) {
 
 func TestRenderContextValues(t *testing.T) {
 	tests := []struct {
-		answer any
+		answer string
 		want   string // the A lines after the call's line
 	}{
-		{nil, "A: . = null\n"},
-		{"plain", "A: . = plain\n"},
-		{json.Number("12.5"), "A: . = 12.5\n"},
-		{json.Number("12,5"), "A: . = \"12,5\"\n"},
-		{true, "A: . = true\n"},
-		{map[string]any{}, "A: . = {}\n"},
-		{[]any{}, "A: . = []\n"},
-		{[]any{"a", json.Number("1")}, "A: [0] = a\nA: [1] = 1\n"},
-		{map[string]any{"b": "2", "a": map[string]any{"x y": []any{nil}}}, "A: a[\"x y\"][0] = null\nA: b = \"2\"\n"},
-		{json.RawMessage(`{"n":1e3,"s":"x"}`), "A: n = 1e3\nA: s = x\n"},
-		{map[string]string{"k": "v"}, "A: k = v\n"},
-		{map[string]any{"f": 1.5, "i": 3, "j": int64(-4), "big": 1e21, "nan": struct{}{}}, "A: big = 1e+21\nA: f = 1.5\nA: i = 3\nA: j = -4\nA: nan = {}\n"},
+		{``, "A: . = null\n"},
+		{`null`, "A: . = null\n"},
+		{`"plain"`, "A: . = plain\n"},
+		{`12.5`, "A: . = 12.5\n"},
+		{`true`, "A: . = true\n"},
+		{`{}`, "A: . = {}\n"},
+		{`[]`, "A: . = []\n"},
+		{`["a",1]`, "A: [0] = a\nA: [1] = 1\n"},
+		{`{"b":"2","a":{"x y":[null]}}`, "A: a[\"x y\"][0] = null\nA: b = \"2\"\n"},
+		{`{"n":1e3,"s":"x"}`, "A: n = 1e3\nA: s = x\n"},
+		{`{"n":`, "A: . = null\nN: part of the answer could not be encoded as JSON and is shown as null\n"},
 	}
 	for _, tt := range tests {
-		doc := string(RenderContext(Context{Tool: "t", Status: "Ok", Trace: "t", Span: "s", Answer: tt.answer}, ContextLimits{}))
+		doc := string(RenderContext(Context{Tool: "t", Status: "Ok", Trace: "t", Span: "s", Answer: json.RawMessage(tt.answer)}))
 		body := strings.TrimPrefix(doc, contextLegend+"A: tool=t status=Ok trace=t span=s\n")
 		if body != tt.want {
-			t.Errorf("answer %#v:\n%s\nwant\n%s", tt.answer, body, tt.want)
+			t.Errorf("answer %s:\n%s\nwant\n%s", tt.answer, body, tt.want)
 		}
 	}
 }
@@ -209,10 +229,10 @@ func TestRenderContextLimits(t *testing.T) {
 		big[strings.Repeat("k", 3)+string(rune('a'+i%26))+strings.Repeat("x", i)] = row
 	}
 	big["huge"] = strings.Repeat("é", 1<<20)
-	doc := RenderContext(Context{Tool: "t", Status: "Ok", Trace: "t", Span: "s", Answer: big,
-		Refs: []string{"artifact://runs/t/tool_calls/s/result.json"}}, ContextLimits{})
-	checkDoc(t, doc, ContextLimits{})
-	if len(doc) < DefaultContextMaxBytes-2*DefaultContextMaxLineBytes {
+	doc := RenderContext(Context{Tool: "t", Status: "Ok", Trace: "t", Span: "s", Answer: mustJSON(t, big),
+		Refs: []string{"artifact://runs/t/tool_calls/s/result.json"}})
+	checkDoc(t, doc, contextLimits)
+	if len(doc) < contextLimits.maxBytes-2*contextLimits.maxLineBytes {
 		t.Errorf("document of %d bytes: the budget was not used", len(doc))
 	}
 	for _, want := range []string{
@@ -231,8 +251,10 @@ func TestRenderContextLimits(t *testing.T) {
 	}
 
 	// One long line is cut at a rune boundary and noted.
-	doc = RenderContext(Context{Answer: map[string]any{"s": strings.Repeat("é", 2000)}}, ContextLimits{MaxLineBytes: 101})
-	checkDoc(t, doc, ContextLimits{MaxLineBytes: 101})
+	short := contextLimits
+	short.maxLineBytes = 101
+	doc = render(Context{Answer: mustJSON(t, map[string]any{"s": strings.Repeat("é", 2000)})}, short)
+	checkDoc(t, doc, short)
 	if !bytes.Contains(doc, []byte(cutMarker+"\n")) || !bytes.Contains(doc, []byte("N: 1 line longer than 101 bytes was cut, the first at s\n")) {
 		t.Errorf("no cut line or note:\n%s", doc)
 	}
@@ -242,23 +264,12 @@ func TestRenderContextLimits(t *testing.T) {
 	for i := range many {
 		many[i] = "item"
 	}
-	doc = RenderContext(Context{Notes: many, Refs: many}, ContextLimits{})
-	checkDoc(t, doc, ContextLimits{})
+	doc = RenderContext(Context{Notes: many, Refs: many})
+	checkDoc(t, doc, contextLimits)
 	for _, want := range []string{"N: 10 notes were left out\n", "N: 10 references were left out\n"} {
 		if !bytes.Contains(doc, []byte(want)) {
 			t.Errorf("document lacks %q", want)
 		}
-	}
-}
-
-func TestContextLimitsDefaults(t *testing.T) {
-	l := ContextLimits{}.withDefaults()
-	if l != (ContextLimits{MaxDepth: 6, MaxItems: 50, MaxKeys: 50, MaxLineBytes: 1024, MaxBytes: 64 << 10}) {
-		t.Errorf("defaults = %+v", l)
-	}
-	l = ContextLimits{MaxDepth: 1000, MaxLineBytes: 1, MaxBytes: 1}.withDefaults()
-	if l.MaxDepth != maxContextDepth || l.MaxLineBytes != minContextLineBytes || l.MaxBytes != len(contextLegend)+4*(minContextLineBytes+1) {
-		t.Errorf("floors and caps = %+v", l)
 	}
 }
 
@@ -275,23 +286,10 @@ func FuzzRenderContext(f *testing.F) {
 	f.Add([]byte(`[[[[[[[[[[[[1]]]]]]]]]]]]`), "", "", uint8(64), uint8(1), uint8(0), uint16(0))
 	f.Add([]byte("not json"), "", "", uint8(0), uint8(0), uint8(0), uint16(0))
 	f.Fuzz(func(t *testing.T, data []byte, note, ref string, depth, items, line uint8, maxBytes uint16) {
-		var answer any = string(data)
-		var bad bool
-		if v := decodeJSON(data, &bad); !bad {
-			answer = v
-		}
-		l := ContextLimits{MaxDepth: int(depth), MaxItems: int(items), MaxKeys: int(items), MaxLineBytes: int(line), MaxBytes: int(maxBytes)}
-		doc := RenderContext(Context{Tool: note, Status: ref, Trace: "t", Span: "s", Answer: answer,
+		l := clamp(limits{maxDepth: int(depth), maxItems: int(items), maxKeys: int(items), maxLineBytes: int(line), maxBytes: int(maxBytes)})
+		doc := render(Context{Tool: note, Status: ref, Trace: "t", Span: "s", Answer: data,
 			Notes: []string{note, note}, Refs: []string{ref}}, l)
 		checkDoc(t, doc, l)
-		// The raw form renders the same as the decoded one.
-		if !bad {
-			raw := RenderContext(Context{Tool: note, Status: ref, Trace: "t", Span: "s", Answer: json.RawMessage(data),
-				Notes: []string{note, note}, Refs: []string{ref}}, l)
-			if !bytes.Equal(raw, doc) {
-				t.Errorf("json.RawMessage renders differently:\n%s\n---\n%s", raw, doc)
-			}
-		}
 	})
 }
 
@@ -302,22 +300,9 @@ func BenchmarkRenderContext(b *testing.B) {
 	b.ReportAllocs()
 	var n int
 	for b.Loop() {
-		n = len(RenderContext(c, ContextLimits{}))
+		n = len(RenderContext(c))
 	}
 	b.SetBytes(int64(n))
-}
-
-// BenchmarkAppendContext reuses one buffer, as the pipeline can.
-func BenchmarkAppendContext(b *testing.B) {
-	frame := decodeFile(b, "frame.json")
-	c := Context{Tool: "nowframe_build", Status: "Ok", Trace: "run", Span: "frame.2", Answer: frame,
-		Refs: []string{"artifact://runs/run/tool_calls/frame.2/result.json"}}
-	b.ReportAllocs()
-	var buf []byte
-	for b.Loop() {
-		buf = AppendContext(buf[:0], c, ContextLimits{})
-	}
-	b.SetBytes(int64(len(buf)))
 }
 
 func BenchmarkWriteCall(b *testing.B) {
@@ -326,7 +311,7 @@ func BenchmarkWriteCall(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	doc := RenderContext(Context{Tool: "nowframe_build", Status: "Ok", Trace: "run", Span: "x", Answer: decodeFile(b, "frame.json")}, ContextLimits{})
+	doc := RenderContext(Context{Tool: "nowframe_build", Status: "Ok", Trace: "run", Span: "x", Answer: frame})
 	b.ReportAllocs()
 	b.SetBytes(int64(len(frame) + len(doc)))
 	i := 0

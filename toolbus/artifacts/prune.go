@@ -29,34 +29,18 @@ type PruneStats struct {
 	Failed       int   // run folders that could not be measured or removed
 }
 
-// Prune bounds the artifacts: it removes whole run folders
-// (artifacts/runs/<trace>), first those last written more than
-// Options.MaxAge ago, then the oldest while all of them together take more
-// than Options.MaxBytes. A run written in the last PruneGrace is never
-// removed. A run's age is that of its newest file or folder; its size is
-// that of its regular files (links and other special files count for
-// neither).
-//
-// Prune looks only at folders named like a trace, never follows a symbolic
-// link (a link is neither measured nor followed; removing a run removes a
-// link in it, not what it points to) and never leaves artifacts/runs: it
-// works through an os.Root opened on it. It first checks the root again
-// (checkRoot) and prunes nothing in a folder another user could change.
-// It stops early, returning ctx's error, when ctx ends. Without limits, or
-// for a disabled Store, it does nothing.
-func (s *Store) Prune(ctx context.Context) (PruneStats, error) {
+// prune removes whole run folders (artifacts/runs/<trace>): first those
+// last written more than Options.MaxAge ago, then the oldest while all of
+// them together take more than Options.MaxBytes; never one written in the
+// last PruneGrace. A run's age is that of its newest file or folder; its
+// size that of its regular files. It looks only at folders named like a
+// trace, never follows a symbolic link and never leaves artifacts/runs (it
+// removes through an os.Root on it). It stops early, returning ctx's
+// error, when ctx ends.
+func (s *Store) prune(ctx context.Context) (PruneStats, error) {
 	var st PruneStats
-	if !s.Enabled() || (s.o.MaxAge <= 0 && s.o.MaxBytes <= 0) {
-		return st, nil
-	}
-	if err := checkRoot(s.o.FS, s.root); err != nil {
-		return st, err
-	}
 	runsPath := filepath.Join(s.root, "artifacts", "runs")
-	if !s.plainDir(filepath.Dir(runsPath)) {
-		return st, nil
-	}
-	want, err := s.o.FS.Lstat(runsPath)
+	want, err := os.Lstat(runsPath)
 	if errors.Is(err, fs.ErrNotExist) {
 		return st, nil
 	}
@@ -74,7 +58,7 @@ func (s *Store) Prune(ctx context.Context) (PruneStats, error) {
 	if got, err := runs.Stat("."); err != nil || !os.SameFile(want, got) {
 		return st, fmt.Errorf("artifacts: prune: %s changed while opening", runsPath)
 	}
-	entries, err := s.o.FS.ReadDir(runsPath)
+	entries, err := os.ReadDir(runsPath)
 	if err != nil {
 		return st, fmt.Errorf("artifacts: prune: %w", err)
 	}
@@ -140,30 +124,23 @@ func (s *Store) Prune(ctx context.Context) (PruneStats, error) {
 	return st, nil
 }
 
-// PruneStamp is the file, in the root's artifacts folder, whose
-// modification time is when the last complete prune pass ended (its text
-// says the same for a person): every process sharing the root reads it, so
-// that they prune at most once per interval between them. An empty stamp
-// has seen no complete pass yet.
+// PruneStamp, in the artifacts folder, is dated when the last complete
+// prune pass ended (its text says the same); empty, it has seen none.
 const PruneStamp = ".pruned"
 
-// PruneIfDue runs Prune unless a pass ended less than every ago, by any
-// process sharing the root (PruneStamp says when), and says whether it ran.
-// The pass is claimed with an exclusive, non-blocking lock on the stamp
-// (flock; where there is none, the claim is best effort), held until it
-// ends: a process that finds the lock held, or the stamp young once it
-// holds it, does nothing, so two processes starting together prune once.
-// The stamp is created empty (mode FileMode, never through a link) when
-// missing, and dated with the clock's time when a pass ends; a pass that
-// ctx cancelled leaves it as it was, so the next process prunes. A stamp
-// dated in the future counts as old (the clock went back). Nothing is
-// created, and nothing runs, while there is no artifacts folder, without
-// limits, or for a disabled Store.
+// PruneIfDue prunes unless a pass by any process sharing the root ended
+// less than every ago, and says whether it ran. A pass is claimed with a
+// non-blocking lock on the stamp (flock; elsewhere best effort), held
+// until it ends, so two processes starting together prune once. The stamp
+// is created empty (never through a link) and dated when a pass ends; a
+// pass ctx cancelled leaves it as it was. A stamp dated in the future
+// counts as old. Nothing runs without an artifacts folder or limits, or
+// for a disabled Store, and nothing in a root another user could change.
 func (s *Store) PruneIfDue(ctx context.Context, every time.Duration) (st PruneStats, ran bool, err error) {
 	if !s.Enabled() || (s.o.MaxAge <= 0 && s.o.MaxBytes <= 0) {
 		return st, false, nil
 	}
-	if err := checkRoot(s.o.FS, s.root); err != nil {
+	if err := checkRoot(s.root); err != nil {
 		return st, false, err
 	}
 	art := filepath.Join(s.root, "artifacts")
@@ -191,7 +168,7 @@ func (s *Store) PruneIfDue(ctx context.Context, every time.Duration) (st PruneSt
 	if age := s.o.Now().Sub(fi.ModTime()); fi.Size() > 0 && age >= 0 && age < every {
 		return st, false, nil
 	}
-	st, err = s.Prune(ctx)
+	st, err = s.prune(ctx)
 	if ctx.Err() != nil {
 		return st, true, err
 	}
@@ -219,7 +196,7 @@ func dateStamp(f *os.File, path string, t time.Time) error {
 // metadata only, by path: what it measures never decides what is removed
 // outside the root, since removal goes through the os.Root.
 func (s *Store) measure(dir string, depth int, bytes *int64, newest *time.Time) error {
-	ents, err := s.o.FS.ReadDir(dir)
+	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return err
 	}

@@ -22,7 +22,7 @@ func BenchmarkPruneNothingToDo(b *testing.B) {
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		st, err := s.Prune(context.Background())
+		st, err := s.prune(context.Background())
 		if err != nil || st.Removed != 0 || st.Runs != 1000 {
 			b.Fatalf("%+v %v", st, err)
 		}

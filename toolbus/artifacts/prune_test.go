@@ -89,7 +89,7 @@ func TestPruneByAgeAndSize(t *testing.T) {
 				plantRun(t, root, r.trace, r.size, now.Add(-r.age))
 			}
 			s := newStore(t, Options{Root: root, MaxAge: tt.maxAge, MaxBytes: tt.maxBytes, Now: func() time.Time { return now }})
-			st, err := s.Prune(context.Background())
+			st, err := s.prune(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -117,7 +117,7 @@ func TestPruneAgeIsTheNewestFile(t *testing.T) {
 	if _, err := s.Spill("reused", "s1", 1, []byte("written now")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Prune(context.Background()); err != nil {
+	if _, err := s.prune(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if got := runsLeft(t, root); !slices.Equal(got, []string{"reused"}) {
@@ -164,7 +164,7 @@ func TestPruneNeverFollowsLinks(t *testing.T) {
 	}
 
 	s := newStore(t, Options{Root: root, MaxAge: time.Hour, MaxBytes: 1})
-	st, err := s.Prune(context.Background())
+	st, err := s.prune(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestPruneNeverFollowsLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	s2 := newStore(t, Options{Root: root2, MaxAge: time.Hour})
-	if _, err := s2.Prune(context.Background()); !errors.Is(err, errNotPlainDir) {
+	if _, err := s2.prune(context.Background()); !errors.Is(err, errNotPlainDir) {
 		t.Errorf("Prune with runs a link = %v, want it refused", err)
 	}
 	if _, err := os.Stat(filepath.Join(outside, "artifacts", "runs", "victim")); err != nil {
@@ -221,7 +221,7 @@ func TestPruneLeavesForeignEntries(t *testing.T) {
 		}
 	}
 	s := newStore(t, Options{Root: root, MaxAge: time.Hour})
-	if _, err := s.Prune(context.Background()); err != nil {
+	if _, err := s.prune(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if got := runsLeft(t, root); !slices.Equal(got, []string{"has space", "notes.txt"}) {

@@ -11,7 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
-	"unicode/utf8"
+
+	"github.com/awbridge/awbridge/internal/text"
 )
 
 // Mode is how Read picks the bytes it returns.
@@ -60,7 +61,7 @@ func (s *Store) Read(uri string, mode Mode, maxBytes int) ([]byte, Info, error) 
 	if err != nil {
 		return nil, Info{}, err
 	}
-	lfi, err := s.o.FS.Lstat(path)
+	lfi, err := os.Lstat(path)
 	if err != nil {
 		return nil, Info{}, notFound(err)
 	}
@@ -84,49 +85,27 @@ func (s *Store) Read(uri string, mode Mode, maxBytes int) ([]byte, Info, error) 
 	if n <= 0 || n > MaxReadBytes {
 		n = MaxReadBytes
 	}
+	// One byte more than asked for tells Head and Tail whether the cut
+	// falls inside a rune.
 	size := fi.Size()
-	want := min(int64(n), size)
+	buf := make([]byte, min(int64(n)+1, size))
 	var off int64
 	if mode == ModeTail {
-		off = size - want
+		off = size - int64(len(buf))
 	}
-	buf := make([]byte, want)
 	got, err := f.ReadAt(buf, off)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, Info{}, fmt.Errorf("artifacts: read: %w", err)
 	}
 	buf = buf[:got]
-	if off > 0 { // skip a split rune at the start
-		i := 0
-		for i < 3 && i < len(buf) && !utf8.RuneStart(buf[i]) {
-			i++
-		}
-		buf, off = buf[i:], off+int64(i)
+	if mode == ModeTail {
+		tail := text.Tail(buf, n)
+		buf, off = tail, off+int64(len(buf)-len(tail))
+	} else {
+		buf = text.Head(buf, n)
 	}
-	if off+int64(len(buf)) < size { // drop a split rune at the end
-		buf = trimPartialRune(buf)
-	}
-	info := Info{
-		URI:       ref.URI(),
-		Bytes:     size,
-		ModTime:   fi.ModTime(),
-		Offset:    off,
-		Truncated: int64(len(buf)) < size,
-	}
+	info := Info{URI: ref.URI(), Bytes: size, ModTime: fi.ModTime(), Offset: off, Truncated: int64(len(buf)) < size}
 	return buf, info, nil
-}
-
-// trimPartialRune drops an incomplete UTF-8 sequence at the end of b.
-func trimPartialRune(b []byte) []byte {
-	for i := len(b) - 1; i >= 0 && i >= len(b)-3; i-- {
-		if utf8.RuneStart(b[i]) {
-			if b[i] >= utf8.RuneSelf && !utf8.FullRune(b[i:]) {
-				return b[:i]
-			}
-			return b
-		}
-	}
-	return b
 }
 
 // List returns the artifacts of one trace, sorted by URI, at most
@@ -144,7 +123,7 @@ func (s *Store) List(trace string) (items []Info, total int, err error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	entries, err := s.o.FS.ReadDir(dir)
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, 0, notFound(err)
 	}
@@ -163,7 +142,7 @@ func (s *Store) List(trace string) (items []Info, total int, err error) {
 				add(e, Ref{Trace: trace, Span: span, Kind: KindContext})
 			}
 		case e.Type().IsDir() && ValidName(name):
-			sub, err := s.o.FS.ReadDir(filepath.Join(dir, name))
+			sub, err := os.ReadDir(filepath.Join(dir, name))
 			if err != nil {
 				continue
 			}
@@ -200,7 +179,7 @@ func (s *Store) resolve(rel string) (string, error) {
 	p := s.root
 	for _, seg := range strings.Split(rel, "/") {
 		p = filepath.Join(p, seg)
-		fi, err := s.o.FS.Lstat(p)
+		fi, err := os.Lstat(p)
 		if err != nil {
 			return "", notFound(err)
 		}
@@ -208,7 +187,7 @@ func (s *Store) resolve(rel string) (string, error) {
 			return "", &URIError{Reason: "resolves through a symbolic link"}
 		}
 	}
-	real, err := s.o.FS.EvalSymlinks(full)
+	real, err := filepath.EvalSymlinks(full)
 	if err != nil {
 		return "", notFound(err)
 	}

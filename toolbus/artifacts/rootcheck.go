@@ -3,6 +3,7 @@ package artifacts
 import (
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 
 	"github.com/awbridge/awbridge/internal/owner"
@@ -25,34 +26,28 @@ func (e *RootError) Error() string {
 	return fmt.Sprintf("refused: %s %s (%s)", e.Path, e.Reason, e.Fix)
 }
 
-// checkRoot checks the context root root (symbolic links resolved, as Open
-// does) and its artifacts folder when there is one: each must belong to
-// the user running awbridge and be writable by no one else. It returns a
-// *RootError for a folder that is refused, nil when they are fine or
-// cannot be looked at (Open then reports why: a root that does not exist
-// or is not a folder). On Windows, which has no Unix modes, it checks
-// nothing.
-func checkRoot(fsys FS, root string) error {
-	if !owner.Checked || root == "" {
+// checkRoot checks the context root (its links resolved) and its
+// artifacts folder, when there is one: each must belong to the user
+// running awbridge and be writable by no one else. It returns the
+// *RootError of a folder refused, nil when they are fine or cannot be
+// looked at (Open says why). Off Unix it checks nothing.
+func checkRoot(root string) error {
+	if !owner.Checked {
 		return nil
 	}
 	abs, err := filepath.Abs(root)
-	if err != nil {
+	if err == nil {
+		root, err = filepath.EvalSymlinks(abs)
+	}
+	fi, lerr := os.Lstat(root)
+	if err != nil || lerr != nil || !fi.IsDir() {
 		return nil
 	}
-	resolved, err := fsys.EvalSymlinks(abs)
-	if err != nil {
-		return nil
-	}
-	fi, err := fsys.Lstat(resolved)
-	if err != nil || !fi.IsDir() {
-		return nil
-	}
-	if err := checkFolder(resolved, fi); err != nil {
+	if err := checkFolder(root, fi); err != nil {
 		return err
 	}
-	art := filepath.Join(resolved, "artifacts")
-	fi, err = fsys.Lstat(art)
+	art := filepath.Join(root, "artifacts")
+	fi, err = os.Lstat(art)
 	if err != nil || !fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0 {
 		return nil
 	}
@@ -62,9 +57,6 @@ func checkRoot(fsys FS, root string) error {
 // checkFolder refuses a folder owned by another user or writable by its
 // group or by others.
 func checkFolder(path string, fi fs.FileInfo) error {
-	if !owner.Checked {
-		return nil
-	}
 	if uid, ok := owner.UID(fi); ok && !owner.Mine(fi) {
 		return &RootError{Path: path, Reason: fmt.Sprintf("belongs to another user (uid %d)", uid),
 			Fix: "use a folder of your own, or chown it to yourself"}

@@ -48,7 +48,7 @@ func TestOpenRefusesFoldersOthersCanChange(t *testing.T) {
 				t.Fatal(err)
 			}
 			s, warn := Open(Options{Root: root})
-			err := checkRoot(OSFS{}, root)
+			err := checkRoot(root)
 			if tt.refused == "" {
 				if warn != "" || !s.Enabled() || err != nil {
 					t.Fatalf("Open = %v, %q; checkRoot = %v; want it used", s.Enabled(), warn, err)
@@ -97,7 +97,7 @@ func TestOpenRefusesAnotherUsersRoot(t *testing.T) {
 			if s.Enabled() || warn != "artifacts are off: "+want {
 				t.Errorf("Open = enabled %v, warning %q; want %q", s.Enabled(), warn, want)
 			}
-			if err := checkRoot(OSFS{}, root); err == nil || err.Error() != want {
+			if err := checkRoot(root); err == nil || err.Error() != want {
 				t.Errorf("checkRoot = %v, want %q", err, want)
 			}
 		})
@@ -105,7 +105,7 @@ func TestOpenRefusesAnotherUsersRoot(t *testing.T) {
 }
 
 // A root opened fine and opened up to others afterwards is not pruned:
-// Prune checks it again.
+// PruneIfDue checks it again.
 func TestPruneRefusesARootOpenedUp(t *testing.T) {
 	old := time.Now().Add(-30 * 24 * time.Hour)
 	root := t.TempDir()
@@ -115,8 +115,8 @@ func TestPruneRefusesARootOpenedUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	var re *RootError
-	if _, err := s.Prune(context.Background()); !errors.As(err, &re) {
-		t.Errorf("Prune = %v, want a *RootError", err)
+	if _, _, err := s.PruneIfDue(context.Background(), 0); !errors.As(err, &re) {
+		t.Errorf("PruneIfDue = %v, want a *RootError", err)
 	}
 	if got := runsLeft(t, root); len(got) != 1 {
 		t.Errorf("runs left %v, want the run untouched", got)

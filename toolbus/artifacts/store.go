@@ -1,40 +1,44 @@
 package artifacts
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path"
 	"path/filepath"
-	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
-	"unicode"
 
 	"github.com/rs/zerolog"
 
 	"github.com/awbridge/awbridge/internal/atomicfile"
+	"github.com/awbridge/awbridge/internal/text"
 )
 
-// tmpDir is the folder, below artifacts/, where every file is written before
-// its rename into place: a writer killed mid-write leaves debris there only.
-const tmpDir = ".tmp"
-
-// staleTemp is the age beyond which Open removes a temp or probe file: the
-// debris of a crashed writer. Younger ones may belong to another process
-// writing below the same root right now (a write takes milliseconds).
-const staleTemp = 10 * time.Minute
-
-// probePrefix starts the name of Open's writability probe.
-const probePrefix = ".awbridge-probe-"
+const (
+	// tmpDir, below artifacts/, holds every file before its rename into
+	// place: a writer killed mid-write leaves debris there only.
+	tmpDir = ".tmp"
+	// staleTemp is the age beyond which Open removes a temp or probe file;
+	// a younger one may be another process's write in progress.
+	staleTemp = 10 * time.Minute
+	// probePrefix starts the name of Open's writability probe.
+	probePrefix = ".awbridge-probe-"
+	// warnEvery is the least time between two "artifact writes are
+	// failing" warnings: a nearly full disk, where small writes pass and
+	// big ones fail, flips between the two states at every call.
+	warnEvery = time.Minute
+)
 
 // Limits of what a Store writes and reads.
 const (
-	// MaxFileBytes is the largest file the Store writes; a bigger one is
-	// refused with ErrTooLarge.
+	// MaxFileBytes is the largest file the Store writes (ErrTooLarge).
 	MaxFileBytes = 8 << 20
-	// MaxReadBytes is the most Read returns, and what it returns when not
-	// told: the artifacts tool's max_bytes.
+	// MaxReadBytes is the most Read returns: the artifacts tool's max_bytes.
 	MaxReadBytes = 16 << 10
 	// maxListItems caps the entries List returns.
 	maxListItems = 1000
@@ -46,36 +50,22 @@ const (
 	DirMode  fs.FileMode = 0o700
 )
 
-// Options configures a Store. Zero fields take their defaults.
+// Options configures a Store.
 type Options struct {
-	// Root is the context root, already resolved by config (flag >
-	// AWBRIDGE_CONTEXT_ROOT > config > SF_CONTEXT_REPO_ROOT >
-	// SENTRYFROGG_CONTEXT_REPO_ROOT). "" disables artifacts.
+	// Root is the context root, already resolved by config. "" disables
+	// artifacts.
 	Root string
-	// FS performs every file operation. Default OSFS.
+	// FS performs the file operations a test may fail (default OSFS).
 	FS FS
 	// Now is the clock of the startup sweep and of Prune (default
 	// time.Now).
 	Now func() time.Time
-	// MaxAge and MaxBytes bound what Prune keeps: run folders last
-	// written more than MaxAge ago go, then the oldest ones while all of
-	// them together take more than MaxBytes. 0 means no such limit.
+	// MaxAge and MaxBytes bound what Prune keeps (0: no such limit).
 	MaxAge   time.Duration
 	MaxBytes int64
-	// Logger hears when writes start failing (at most once a minute)
-	// and when it works again, never once per call: a full disk must not
-	// flood the log.
+	// Logger hears when writes start failing (at most once per
+	// warnEvery) and when they work again, never once per call.
 	Logger zerolog.Logger
-}
-
-func (o Options) withDefaults() Options {
-	if o.FS == nil {
-		o.FS = OSFS{}
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	return o
 }
 
 // Errors callers branch on.
@@ -94,7 +84,6 @@ var (
 
 // WriteError is a failed write. Nothing is left behind: the temp file is
 // removed, and WriteCall removes the first file when the second fails.
-// Err is the cause (an *fs.PathError, ErrTooLarge, ErrInvalidName, ...):
 // errors.Is(err, syscall.ENOSPC) tells a full disk.
 type WriteError struct {
 	Op   string // validate, limit, mkdir, create, chmod, write, sync, close, rename
@@ -112,9 +101,8 @@ func (e *WriteError) Error() string {
 func (e *WriteError) Unwrap() error { return e.Err }
 
 // Store writes and reads the artifacts under one context root. Safe for
-// concurrent use. A nil *Store is a disabled one. Two calls writing the
-// same trace and span race, and the last rename wins; each file stays
-// whole.
+// concurrent use. Two calls writing the same trace and span race, and the
+// last rename wins; each file stays whole.
 type Store struct {
 	root   string // resolved absolute root; "" when disabled
 	prefix string // root ending with a separator
@@ -124,86 +112,72 @@ type Store struct {
 	tmpReady atomic.Bool // tmp is known to exist
 	refused  error       // the *RootError Open refused the root with, if any
 
-	failing  atomic.Bool  // the last write (WriteCall, Spill) failed
-	failed   atomic.Int64 // writes failed since the last success
-	warned   atomic.Bool  // the current failure was logged
-	lastWarn atomic.Int64 // when the last failure was logged (unix ns)
+	mu       sync.Mutex // guards the failure count
+	failed   int64      // writes failed since the last success
+	warned   bool       // the current failure was logged
+	lastWarn time.Time
 }
 
 // Refused is the *RootError Open refused the root or its artifacts folder
-// with (another user could change it), nil otherwise. Safe for concurrent
-// use: it is set once, by Open.
+// with (another user could change it), nil otherwise.
 func (s *Store) Refused() error { return s.refused }
 
 // Open checks the root and returns a Store. A root that is missing, not a
-// folder, or not writable, and a root or artifacts folder that another user
-// could change (see checkRoot), give a disabled Store and one warning to
-// log, "artifacts are off: <why>"; an empty root gives a disabled Store and
-// no warning. Open never fails. It writes and removes one probe file to
-// test that the root is writable.
+// folder or not writable, or that another user could change (checkRoot),
+// gives a disabled Store and one warning to log, "artifacts are off:
+// <why>"; an empty root, a disabled Store and no warning. It writes and
+// removes one probe file to test that the root is writable.
 func Open(o Options) (*Store, string) {
-	o = o.withDefaults()
+	if o.FS == nil {
+		o.FS = OSFS{}
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	s := &Store{o: o}
 	if o.Root == "" {
 		return s, ""
 	}
 	warn := func(format string, a ...any) (*Store, string) {
-		msg := "artifacts are off: " + fmt.Sprintf(format, a...)
-		return s, strings.Map(func(r rune) rune { // one line, whatever the path holds
-			if unicode.IsControl(r) {
-				return ' '
-			}
-			return r
-		}, msg)
+		return s, text.Line("artifacts are off: " + fmt.Sprintf(format, a...))
 	}
 	abs, err := filepath.Abs(o.Root)
 	if err != nil {
 		return warn("context root %q: %v", o.Root, err)
 	}
-	root, err := o.FS.EvalSymlinks(abs)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return warn("context root %q does not exist", o.Root)
-		}
-		return warn("context root %q: %v", o.Root, err)
+	root, err := filepath.EvalSymlinks(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return warn("context root %q does not exist", o.Root)
 	}
-	fi, err := o.FS.Lstat(root)
 	if err != nil {
 		return warn("context root %q: %v", o.Root, err)
 	}
-	if !fi.IsDir() {
+	if fi, err := os.Lstat(root); err != nil {
+		return warn("context root %q: %v", o.Root, err)
+	} else if !fi.IsDir() {
 		return warn("context root %q is not a folder", o.Root)
 	}
-	if err := checkFolder(root, fi); err != nil {
+	if err := checkRoot(root); err != nil {
 		s.refused = err
 		return warn("%v", err)
 	}
 	probeDir := root
 	art := filepath.Join(root, "artifacts")
-	switch fi, err := o.FS.Lstat(art); {
+	switch fi, err := os.Lstat(art); {
 	case err == nil && (fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir()):
 		return warn("%q is a symbolic link or not a folder", art)
 	case err == nil:
-		if err := checkFolder(art, fi); err != nil {
-			s.refused = err
-			return warn("%v", err)
-		}
 		probeDir = art
 	case !errors.Is(err, fs.ErrNotExist):
 		return warn("%q: %v", art, err)
 	}
 	f, err := o.FS.CreateTemp(probeDir, probePrefix+"*")
+	if err == nil {
+		cerr := f.Close()
+		err = cmp.Or(cerr, o.FS.Remove(f.Name()))
+	}
 	if err != nil {
 		return warn("folder %q is not writable: %v", probeDir, err)
-	}
-	name := f.Name()
-	cerr := f.Close()
-	rerr := o.FS.Remove(name)
-	if cerr != nil {
-		return warn("folder %q is not writable: %v", probeDir, cerr)
-	}
-	if rerr != nil {
-		return warn("folder %q is not writable: %v", probeDir, rerr)
 	}
 	s.root, s.prefix = root, root
 	if !strings.HasSuffix(s.prefix, string(filepath.Separator)) {
@@ -217,20 +191,16 @@ func Open(o Options) (*Store, string) {
 	return s, ""
 }
 
-// plainDir reports whether dir is a real folder, not a symbolic link: the
-// sweep never follows a link out of the root.
+// plainDir reports whether dir is a real folder, not a symbolic link.
 func (s *Store) plainDir(dir string) bool {
-	fi, err := s.o.FS.Lstat(dir)
+	fi, err := os.Lstat(dir)
 	return err == nil && fi.IsDir() && fi.Mode()&fs.ModeSymlink == 0
 }
 
-// sweep removes the files of dir whose names start with prefix and that
-// are older than staleTemp: what a crashed writer left. Best effort.
+// sweep removes the regular files of dir whose names start with prefix
+// and that are older than staleTemp: what a crashed writer left.
 func (s *Store) sweep(dir, prefix string) {
-	entries, err := s.o.FS.ReadDir(dir)
-	if err != nil {
-		return
-	}
+	entries, _ := os.ReadDir(dir)
 	cutoff := s.o.Now().Add(-staleTemp)
 	for _, e := range entries {
 		if !e.Type().IsRegular() || !strings.HasPrefix(e.Name(), prefix) {
@@ -242,7 +212,7 @@ func (s *Store) sweep(dir, prefix string) {
 	}
 }
 
-// Enabled reports whether the store writes artifacts.
+// Enabled reports whether the store writes artifacts (false for nil).
 func (s *Store) Enabled() bool { return s != nil && s.root != "" }
 
 // WriteCall stores one call's artifacts: contextDoc as
@@ -257,63 +227,18 @@ func (s *Store) WriteCall(trace, span string, contextDoc, resultJSON []byte) (ur
 	defer func() { s.outcome(err) }()
 	ctxRef := Ref{Trace: trace, Span: span, Kind: KindContext}
 	jsonRef := Ref{Trace: trace, Span: span, Kind: KindResult}
-	if err := s.check(trace, span, len(contextDoc), len(resultJSON)); err != nil {
-		return "", "", err
-	}
-	spanDir, err := s.makeDirs(trace, span)
+	spanDir, err := s.makeDirs(trace, span, len(contextDoc), len(resultJSON))
 	if err != nil {
 		return "", "", err
 	}
-	jsonPath := filepath.Join(spanDir, "result.json")
-	if err := s.writeAtomic(spanDir, "result.json", resultJSON, jsonRef.RelPath()); err != nil {
+	if err := s.put(spanDir, jsonRef, resultJSON); err != nil {
 		return "", "", err
 	}
-	callsDir := filepath.Dir(spanDir)
-	if err := s.writeAtomic(callsDir, span+".context", contextDoc, ctxRef.RelPath()); err != nil {
-		_ = s.o.FS.Remove(jsonPath)
+	if err := s.put(spanDir, ctxRef, contextDoc); err != nil {
+		_ = s.o.FS.Remove(filepath.Join(spanDir, "result.json"))
 		return "", "", err
 	}
 	return ctxRef.URI(), jsonRef.URI(), nil
-}
-
-// warnEvery is the least time between two "artifact writes are failing"
-// warnings: a nearly full disk, where small writes pass and big ones
-// fail, flips between the two states at every call.
-const warnEvery = time.Minute
-
-// outcome counts failed writes and logs their transitions: the
-// first failure (with its error), at most once per warnEvery, and the
-// first success after a logged failure (with how many failed meanwhile).
-func (s *Store) outcome(err error) {
-	if err == nil {
-		if s.failing.Load() && s.failing.CompareAndSwap(true, false) {
-			n := s.failed.Swap(0)
-			if s.warned.Swap(false) {
-				s.o.Logger.Info().Int64("failed_writes", n).Msg("artifact writes work again")
-			}
-		}
-		return
-	}
-	s.failed.Add(1)
-	if !s.failing.CompareAndSwap(false, true) {
-		return
-	}
-	now := s.o.Now().UnixNano()
-	last := s.lastWarn.Load()
-	if last != 0 && now-last < int64(warnEvery) || !s.lastWarn.CompareAndSwap(last, now) {
-		return
-	}
-	s.warned.Store(true)
-	s.o.Logger.Warn().Err(err).Msg("artifact writes are failing; calls go on without artifacts (further failures are counted, not logged, until a write succeeds)")
-}
-
-// WritesFailing reports whether the last write failed, and how many
-// have failed since the last success. Safe for concurrent use.
-func (s *Store) WritesFailing() (bool, int64) {
-	if s == nil {
-		return false, 0
-	}
-	return s.failing.Load(), s.failed.Load()
 }
 
 // Spill stores the full text of a bounded string as
@@ -328,34 +253,56 @@ func (s *Store) Spill(trace, span string, n int, text []byte) (uri string, err e
 		return "", &WriteError{Op: "validate", Err: fmt.Errorf("spill number %d out of range", n)}
 	}
 	ref := Ref{Trace: trace, Span: span, Kind: KindSpill, N: n}
-	if err := s.check(trace, span, len(text)); err != nil {
-		return "", err
+	spanDir, err := s.makeDirs(trace, span, len(text))
+	if err == nil {
+		err = s.put(spanDir, ref, text)
 	}
-	spanDir, err := s.makeDirs(trace, span)
 	if err != nil {
-		return "", err
-	}
-	if err := s.writeAtomic(spanDir, "spill-"+strconv.Itoa(n)+".txt", text, ref.RelPath()); err != nil {
 		return "", err
 	}
 	return ref.URI(), nil
 }
 
-func (s *Store) check(trace, span string, sizes ...int) error {
+// outcome counts failed writes and logs their transitions: the first
+// failure (with its error), at most once per warnEvery, and the first
+// success after a logged failure (with how many failed meanwhile).
+func (s *Store) outcome(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err == nil {
+		if s.warned {
+			s.o.Logger.Info().Int64("failed_writes", s.failed).Msg("artifact writes work again")
+		}
+		s.failed, s.warned = 0, false
+		return
+	}
+	s.failed++
+	if now := s.o.Now(); s.failed == 1 && (s.lastWarn.IsZero() || now.Sub(s.lastWarn) >= warnEvery) {
+		s.warned, s.lastWarn = true, now
+		s.o.Logger.Warn().Err(err).Msg("artifact writes are failing; calls go on without artifacts (further failures are counted, not logged, until a write succeeds)")
+	}
+}
+
+// WritesFailing reports whether the last write failed, and how many
+// have failed since the last success.
+func (s *Store) WritesFailing() (bool, int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.failed > 0, s.failed
+}
+
+// makeDirs checks the names and sizes of a write, creates
+// artifacts/runs/<trace>/tool_calls/<span> below the root as needed and
+// returns the span folder.
+func (s *Store) makeDirs(trace, span string, sizes ...int) (string, error) {
 	if !ValidName(trace) || !ValidName(span) {
-		return &WriteError{Op: "validate", Err: ErrInvalidName}
+		return "", &WriteError{Op: "validate", Err: ErrInvalidName}
 	}
 	for _, n := range sizes {
 		if n > MaxFileBytes {
-			return &WriteError{Op: "limit", Err: fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, n, MaxFileBytes)}
+			return "", &WriteError{Op: "limit", Err: fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, n, MaxFileBytes)}
 		}
 	}
-	return nil
-}
-
-// makeDirs creates artifacts/runs/<trace>/tool_calls/<span> below the root
-// as needed and returns the span folder.
-func (s *Store) makeDirs(trace, span string) (string, error) {
 	dir := s.root
 	for _, seg := range [...]string{"artifacts", "runs", trace, "tool_calls", span} {
 		dir = filepath.Join(dir, seg)
@@ -372,27 +319,27 @@ func (s *Store) makeDirs(trace, span string) (string, error) {
 func (s *Store) ensureDir(dir string) error {
 	err := s.o.FS.Mkdir(dir, DirMode)
 	if err == nil {
-		return s.o.FS.Chmod(dir, DirMode)
+		return os.Chmod(dir, DirMode)
 	}
 	if !errors.Is(err, fs.ErrExist) {
 		return err
 	}
-	fi, lerr := s.o.FS.Lstat(dir)
-	if lerr != nil {
-		return lerr
+	fi, err := os.Lstat(dir)
+	if err == nil && (fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir()) {
+		err = errNotPlainDir
 	}
-	if fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
-		return errNotPlainDir
-	}
-	return nil
+	return err
 }
 
 // tmpFS is the store's FS as atomicfile sees it: temp files go to
 // artifacts/.tmp, which is made again when it is missing (also when it was
 // removed under a running store).
-type tmpFS struct{ s *Store }
+type tmpFS struct {
+	FS
+	s *Store
+}
 
-func (t tmpFS) CreateTemp(_, pattern string) (atomicfile.File, error) {
+func (t tmpFS) CreateTemp(_, pattern string) (File, error) {
 	s := t.s
 	for attempt := 0; ; attempt++ {
 		if !s.tmpReady.Load() {
@@ -404,37 +351,31 @@ func (t tmpFS) CreateTemp(_, pattern string) (atomicfile.File, error) {
 			}
 			s.tmpReady.Store(true)
 		}
-		f, err := s.o.FS.CreateTemp(s.tmp, pattern)
+		f, err := t.FS.CreateTemp(s.tmp, pattern)
 		if err != nil && errors.Is(err, fs.ErrNotExist) && attempt == 0 {
 			s.tmpReady.Store(false)
 			continue
 		}
-		if err != nil {
-			return nil, err
-		}
-		return f, nil
+		return f, err
 	}
 }
 
-func (t tmpFS) Rename(oldpath, newpath string) error { return t.s.o.FS.Rename(oldpath, newpath) }
-func (t tmpFS) Remove(name string) error             { return t.s.o.FS.Remove(name) }
-
-// SyncDir is never called: artifacts are not synced (see writeAtomic).
-func (tmpFS) SyncDir(string) error { return nil }
-
-// writeAtomic writes data to dir/name through a temp file in
-// artifacts/.tmp: create, chmod, write, close, rename. On any failure the
-// temp file is removed and the target is untouched. Nothing is fsynced:
-// artifacts are diagnostic records, the rename alone keeps a reader from
-// ever seeing a torn file, and on a slow disk the fsync triples the cost
-// of a call (state files, which hold what callers asked to keep, are
-// always synced).
-func (s *Store) writeAtomic(dir, name string, data []byte, rel string) error {
+// put writes data as ref's file (spanDir is its span folder) through a temp
+// file in artifacts/.tmp. On any failure the temp file is removed and the
+// target is untouched. Nothing is fsynced: artifacts are diagnostic
+// records, the rename alone keeps a reader from ever seeing a torn file,
+// and on a slow disk the fsync triples the cost of a call (state files,
+// which hold what callers asked to keep, are always synced).
+func (s *Store) put(spanDir string, ref Ref, data []byte) error {
+	dir, name := spanDir, path.Base(ref.rel())
+	if ref.Kind == KindContext {
+		dir = filepath.Dir(spanDir)
+	}
 	err := atomicfile.Write(filepath.Join(dir, name), data, atomicfile.Options{
-		Perm: FileMode, TempDir: s.tmp, Pattern: name + ".tmp-*", NoSync: true, FS: tmpFS{s}})
+		Perm: FileMode, TempDir: s.tmp, Pattern: name + ".tmp-*", NoSync: true, FS: tmpFS{s.o.FS, s}})
 	var ae *atomicfile.Error
 	if errors.As(err, &ae) {
-		return &WriteError{Op: ae.Op, Path: rel, Err: ae.Err}
+		return &WriteError{Op: ae.Op, Path: ref.RelPath(), Err: ae.Err}
 	}
 	return err
 }

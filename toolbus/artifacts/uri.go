@@ -74,17 +74,21 @@ var ErrInvalidName = errors.New("invalid trace or span id")
 // Windows, names the file system would alias (reserved device names, a
 // trailing dot) are refused as well.
 func ValidName(s string) bool {
-	if len(s) == 0 || len(s) > MaxNameBytes || s == "." || s == ".." {
+	return SafeName(s, MaxNameBytes, ".") && s != "." && s != ".." && !(runtime.GOOS == "windows" && windowsAliased(s))
+}
+
+// SafeName reports whether s is 1 to max ASCII letters, digits, '_', '-'
+// and bytes of extra. It stands for a regexp such as ^[A-Za-z0-9_-]{1,64}$:
+// compiling a counted repetition at start-up costs thousands of allocations.
+func SafeName(s string, max int, extra string) bool {
+	if s == "" || len(s) > max {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || strings.IndexByte(extra, c) >= 0) {
 			return false
 		}
-	}
-	if runtime.GOOS == "windows" && windowsAliased(s) {
-		return false
 	}
 	return true
 }
@@ -157,20 +161,9 @@ func ParseURI(uri string) (Ref, error) {
 // no leading zero) that fits an int32, so every platform agrees.
 func parseSpillName(file string) (int, bool) {
 	digits, ok := strings.CutPrefix(file, "spill-")
-	if !ok {
-		return 0, false
-	}
-	digits, ok = strings.CutSuffix(digits, ".txt")
-	if !ok || len(digits) == 0 || len(digits) > 10 || (digits[0] == '0' && len(digits) > 1) {
-		return 0, false
-	}
-	for i := 0; i < len(digits); i++ {
-		if digits[i] < '0' || digits[i] > '9' {
-			return 0, false
-		}
-	}
+	digits, dot := strings.CutSuffix(digits, ".txt")
 	n, err := strconv.ParseInt(digits, 10, 32)
-	if err != nil {
+	if !ok || !dot || err != nil || n < 0 || strconv.FormatInt(n, 10) != digits {
 		return 0, false
 	}
 	return int(n), true

@@ -85,7 +85,7 @@ func (e *LimitError) Error() string {
 // ScopeError reports a scope that is unknown or not valid for the
 // operation (ScopeAny for Set).
 type ScopeError struct {
-	Op    string // "get", "set", "list", "unset", "clear", "dump" or "parse"
+	Op    string // "get", "set", "list", "unset", "clear" or "dump"
 	Scope string // the scope given, at most 32 bytes of it
 }
 

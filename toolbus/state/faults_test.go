@@ -62,7 +62,7 @@ func TestTornStateFileAtEveryLength(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, FileName), torn, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		s, warnings, err := Open(Options{Dir: dir, Now: clock()})
+		s, warnings, err := Open(Options{Dir: dir, now: clock()})
 		if err != nil {
 			t.Fatalf("length %d: Open: %v", n, err)
 		}

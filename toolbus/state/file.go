@@ -79,13 +79,31 @@ func (s *Store) lock() (unlock func(), err error) {
 	return func() { f.Close() }, nil
 }
 
-// writeLocked replaces the state file with the persistent scope as it will
-// be after a change: entries for which skip reports true are left out and
-// add, if not nil, is written under addKey. The caller holds wmu and the
-// lock, and has brought the view up to date (syncLocked). Keys are
-// validated ASCII without characters JSON escapes, so they are written as
-// they are.
-func (s *Store) writeLocked(skip func(string) bool, addKey string, add *entry) error {
+// change runs a persistent change holding wmu and the lock, with the view
+// brought up to date with the file first.
+func (s *Store) change(apply func() error) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	unlock, err := s.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := s.syncLocked(true); err != nil {
+		return err
+	}
+	return apply()
+}
+
+// commit replaces the state file with the persistent scope as a change
+// leaves it (entries for which skip reports true left out, add, if not
+// nil, put under addKey), then applies the change to the view. The caller
+// is in change. Keys are validated ASCII without characters JSON escapes,
+// so they are written as they are.
+func (s *Store) commit(skip func(string) bool, addKey string, add *entry) error {
 	keys := make([]string, 0, len(s.pers.m)+1)
 	for k := range s.pers.m {
 		if (skip != nil && skip(k)) || (add != nil && k == addKey) {
@@ -100,7 +118,7 @@ func (s *Store) writeLocked(skip func(string) bool, addKey string, add *entry) e
 
 	size := s.pers.bytes + 64*len(keys) + 64
 	size = max(4<<10, min(size, 64<<10))
-	err := atomicfile.WriteFunc(s.path, atomicfile.Options{Pattern: tempPattern, FS: s.fs}, func(w io.Writer) error {
+	err := atomicfile.WriteFunc(s.path, atomicfile.Options{Pattern: tempPattern, FS: s.o.fs}, func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, size)
 		bw.WriteString(`{"version":1,"entries":{`)
 		for i, k := range keys {
@@ -128,6 +146,18 @@ func (s *Store) writeLocked(skip func(string) bool, addKey string, add *entry) e
 	var ae *atomicfile.Error
 	if err == nil || errors.As(err, &ae) && ae.Op == atomicfile.OpSyncDir {
 		s.noteWritten()
+	}
+	if err == nil {
+		s.mu.Lock()
+		for k := range s.pers.m {
+			if skip != nil && skip(k) {
+				s.pers.del(k)
+			}
+		}
+		if add != nil {
+			s.pers.put(addKey, add)
+		}
+		s.mu.Unlock()
 	}
 	if errors.As(err, &ae) {
 		// A leftover temp file is removed at the next Open. After a failed
@@ -158,7 +188,7 @@ type fileEntry struct {
 // readCap is the largest state file Open reads: a file written within the
 // limits is far smaller; a larger one is kept aside rather than loaded.
 func (s *Store) readCap() int64 {
-	return 2*int64(s.o.MaxScopeBytes) + 256*int64(s.o.MaxEntries) + 1<<20
+	return 2*int64(s.o.lim.scopeBytes) + 256*int64(s.o.lim.entries) + 1<<20
 }
 
 // load prepares the state dir and loads the state file, if there is one,
@@ -171,8 +201,7 @@ func (s *Store) load() (warnings []string, err error) {
 	}
 	s.removeStaleTemps()
 	if _, err := os.Lstat(s.path); errors.Is(err, fs.ErrNotExist) {
-		s.disk.Store(&diskStamp{}) // nothing to read: no lock file yet
-		return warnings, nil
+		return warnings, nil // nothing to read: no lock file yet
 	}
 	if unlock, err := s.lock(); err != nil {
 		warnings = append(warnings, fmt.Sprintf("state file %s read without its lock (%v): changes will fail until the lock file can be made", s.path, err))
@@ -180,27 +209,21 @@ func (s *Store) load() (warnings []string, err error) {
 		defer unlock()
 	}
 
-	f, fi, err := openNoFollow(s.path, false)
-	if errors.Is(err, fs.ErrNotExist) {
-		s.disk.Store(&diskStamp{})
-		return warnings, nil
-	}
-	if err != nil {
-		return warnings, &StorageError{Op: "open", Path: s.path, Err: err}
-	}
-	defer f.Close()
-	if owner.Checked && fi.Mode().Perm()&0o077 != 0 {
-		if owner.Mine(fi) {
-			if err := f.Chmod(0o600); err != nil { // fchmod: the file opened, never a link
-				return warnings, &StorageError{Op: "chmod", Path: s.path, Err: err}
-			}
-			warnings = append(warnings, fmt.Sprintf("state file %s was readable by others (mode %04o); tightened it to 0600", s.path, fi.Mode().Perm()))
-		} else {
-			warnings = append(warnings, fmt.Sprintf("state file %s is readable by others (mode %04o) and belongs to another user; left as it is until the next write replaces it", s.path, fi.Mode().Perm()))
+	m, fi, reason, over, err := s.readFile(func(f *os.File, fi fs.FileInfo) error {
+		if !owner.Checked || fi.Mode().Perm()&0o077 == 0 {
+			return nil
 		}
-	}
-	m, reason, over, err := s.readDoc(f)
-	if err != nil {
+		if !owner.Mine(fi) {
+			warnings = append(warnings, fmt.Sprintf("state file %s is readable by others (mode %04o) and belongs to another user; left as it is until the next write replaces it", s.path, fi.Mode().Perm()))
+			return nil
+		}
+		if err := f.Chmod(0o600); err != nil { // fchmod: the file opened, never a link
+			return &StorageError{Op: "chmod", Path: s.path, Err: err}
+		}
+		warnings = append(warnings, fmt.Sprintf("state file %s was readable by others (mode %04o); tightened it to 0600", s.path, fi.Mode().Perm()))
+		return nil
+	})
+	if err != nil || fi == nil {
 		return warnings, err
 	}
 	if reason == "" {
@@ -215,24 +238,37 @@ func (s *Store) load() (warnings []string, err error) {
 	if err != nil {
 		return warnings, err
 	}
-	s.disk.Store(&diskStamp{})
 	warnings = append(warnings, fmt.Sprintf("state file %s is not a valid state document (%s); kept it as %s and started with an empty persistent scope", s.path, reason, aside))
 	return warnings, nil
 }
 
-// readDoc reads and parses the open state file: the entries, or why the
-// file is not a valid state document, and whether it exceeds the limits.
-// Only a failed read is an error.
-func (s *Store) readDoc(f *os.File) (m scopeMap, reason string, over bool, err error) {
+// readFile reads the state file: its entries, the version read (nil when
+// there is none), why it is not a valid state document ("" when it is) and
+// whether it exceeds the limits. opened, when set, sees the open file
+// first. Only a file that cannot be opened or read is an error.
+func (s *Store) readFile(opened func(*os.File, fs.FileInfo) error) (m scopeMap, fi fs.FileInfo, reason string, over bool, err error) {
+	f, fi, err := openNoFollow(s.path, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return m, nil, "", false, nil
+	}
+	if err != nil {
+		return m, nil, "", false, &StorageError{Op: "open", Path: s.path, Err: err}
+	}
+	defer f.Close()
+	if opened != nil {
+		if err := opened(f, fi); err != nil {
+			return m, nil, "", false, err
+		}
+	}
 	data, err := io.ReadAll(io.LimitReader(f, s.readCap()+1))
 	if err != nil {
-		return m, "", false, &StorageError{Op: "read", Path: s.path, Err: err}
+		return m, nil, "", false, &StorageError{Op: "read", Path: s.path, Err: err}
 	}
 	if int64(len(data)) > s.readCap() {
-		return m, fmt.Sprintf("larger than %d bytes", s.readCap()), false, nil
+		return m, fi, fmt.Sprintf("larger than %d bytes", s.readCap()), false, nil
 	}
 	m, reason, over = s.parse(data)
-	return m, reason, over, nil
+	return m, fi, reason, over, nil
 }
 
 // syncLocked brings the persistent view up to what the state file holds
@@ -254,16 +290,8 @@ func (s *Store) syncLocked(forWrite bool) error {
 	if !d.changedSince(fi) && !(forWrite && d.bad) {
 		return nil
 	}
-	f, fi, err := openNoFollow(s.path, false)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return &StorageError{Op: "open", Path: s.path, Err: err}
-	}
-	m, reason, _, err := s.readDoc(f)
-	f.Close()
-	if err != nil {
+	m, fi, reason, _, err := s.readFile(nil)
+	if err != nil || fi == nil {
 		return err
 	}
 	if reason != "" {
@@ -293,20 +321,6 @@ func (s *Store) noteWritten() {
 		return
 	}
 	s.disk.Store(&diskStamp{fi: fi})
-}
-
-// lockAndSync takes the lock for a change and brings the view up to date
-// with the file. The caller holds wmu and calls unlock once done.
-func (s *Store) lockAndSync() (unlock func(), err error) {
-	unlock, err = s.lock()
-	if err != nil {
-		return nil, err
-	}
-	if err := s.syncLocked(true); err != nil {
-		unlock()
-		return nil, err
-	}
-	return unlock, nil
 }
 
 // refresh makes a read see what other processes wrote: when the state file
@@ -379,12 +393,12 @@ func (s *Store) parse(data []byte) (m scopeMap, reason string, over bool) {
 			e.updated = t
 			e.ts = t.UTC().Format(time.RFC3339Nano)
 		}
-		if len(k) > s.o.MaxKeyBytes || len(e.value) > s.o.MaxValueBytes {
+		if len(k) > s.o.lim.keyBytes || len(e.value) > s.o.lim.valueBytes {
 			over = true
 		}
 		m.put(k, e)
 	}
-	if len(m.m) > s.o.MaxEntries || m.bytes > s.o.MaxScopeBytes {
+	if len(m.m) > s.o.lim.entries || m.bytes > s.o.lim.scopeBytes {
 		over = true
 	}
 	return m, "", over
@@ -393,7 +407,7 @@ func (s *Store) parse(data []byte) (m scopeMap, reason string, over bool) {
 // keepAside renames the state file to state.json.corrupt-<UTC timestamp>
 // (with -N appended if that name is taken) and returns the new path.
 func (s *Store) keepAside() (string, error) {
-	base := s.path + corruptInfix + s.o.Now().UTC().Format("20060102T150405Z")
+	base := s.path + corruptInfix + s.o.now().UTC().Format("20060102T150405Z")
 	name := base
 	for i := 2; ; i++ {
 		if _, err := os.Lstat(name); errors.Is(err, fs.ErrNotExist) {
@@ -404,10 +418,10 @@ func (s *Store) keepAside() (string, error) {
 		}
 		name = fmt.Sprintf("%s-%d", base, i)
 	}
-	if err := s.fs.Rename(s.path, name); err != nil {
+	if err := s.o.fs.Rename(s.path, name); err != nil {
 		return "", &StorageError{Op: "keep aside", Path: s.path, Err: err}
 	}
-	if err := s.fs.SyncDir(s.dir); err != nil {
+	if err := s.o.fs.SyncDir(s.dir); err != nil {
 		return "", &StorageError{Op: "sync dir", Path: s.dir, Err: err}
 	}
 	return name, nil

@@ -187,7 +187,7 @@ func TestCorruptFileKeptAside(t *testing.T) {
 			dir := stateDir(t)
 			path := filepath.Join(dir, FileName)
 			os.WriteFile(path, []byte(tt.content), 0o600)
-			s, warnings, err := Open(Options{Dir: dir, Now: clock()})
+			s, warnings, err := Open(Options{Dir: dir, now: clock()})
 			if err != nil {
 				t.Fatalf("Open: %v", err)
 			}
@@ -220,7 +220,7 @@ func TestCorruptFileKeptAside(t *testing.T) {
 		path := filepath.Join(dir, FileName)
 		for i, content := range []string{"first", "second"} {
 			os.WriteFile(path, []byte(content), 0o600)
-			s, warnings, err := Open(Options{Dir: dir, Now: clock()})
+			s, warnings, err := Open(Options{Dir: dir, now: clock()})
 			if err != nil || len(warnings) != 1 {
 				t.Fatalf("Open %d: %v, %q", i, err, warnings)
 			}
@@ -235,10 +235,11 @@ func TestCorruptFileKeptAside(t *testing.T) {
 
 	t.Run("too large", func(t *testing.T) {
 		dir := stateDir(t)
-		s0 := &Store{o: Options{MaxScopeBytes: 10, MaxEntries: 1}}
+		small := lowered(func(l *limits) { l.scopeBytes, l.entries = 10, 1 })
+		s0 := &Store{o: Options{lim: small}}
 		big := `{"version":1,"entries":{"k":{"value":"` + strings.Repeat("x", int(s0.readCap())) + `"}}}`
 		os.WriteFile(filepath.Join(dir, FileName), []byte(big), 0o600)
-		s, warnings, err := Open(Options{Dir: dir, MaxScopeBytes: 10, MaxEntries: 1})
+		s, warnings, err := Open(Options{Dir: dir, lim: small})
 		if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], "larger than") {
 			t.Fatalf("Open = %v, %q", err, warnings)
 		}
@@ -264,7 +265,7 @@ func TestCorruptFileKeptAside(t *testing.T) {
 func TestOverLimitFileLoads(t *testing.T) {
 	dir := stateDir(t)
 	os.WriteFile(filepath.Join(dir, FileName), []byte(`{"version":1,"entries":{"a":{"value":"0123456789"},"b":{"value":2},"c":{"value":3}}}`), 0o600)
-	s, warnings, err := Open(Options{Dir: dir, MaxEntries: 2, MaxValueBytes: 4})
+	s, warnings, err := Open(Options{Dir: dir, lim: lowered(func(l *limits) { l.entries, l.valueBytes = 2, 4 })})
 	if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], "limits") {
 		t.Fatalf("Open = %v, %q; want one warning about limits", err, warnings)
 	}

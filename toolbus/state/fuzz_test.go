@@ -18,8 +18,8 @@ func FuzzKey(f *testing.F) {
 	const allowed = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-:/"
 	s := open(f, Options{})
 	f.Fuzz(func(t *testing.T, key string) {
-		err := ValidateKey(key, 0)
-		want := key != "" && len(key) <= DefaultMaxKeyBytes
+		err := ValidateKey(key)
+		want := key != "" && len(key) <= MaxKeyBytes
 		for i := 0; i < len(key) && want; i++ {
 			want = strings.IndexByte(allowed, key[i]) >= 0
 		}
@@ -70,7 +70,7 @@ func FuzzOpen(f *testing.F) {
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		s, warnings, err := Open(Options{Dir: dir, Now: clock()})
+		s, warnings, err := Open(Options{Dir: dir, now: clock()})
 		if err != nil {
 			t.Fatalf("Open: %v", err)
 		}

@@ -1,5 +1,7 @@
 package state
 
+import "strings"
+
 // Scope names where an entry lives.
 type Scope string
 
@@ -11,50 +13,22 @@ const (
 	ScopeAny        Scope = "any" // reads: session first, then persistent; Unset/Clear: both
 )
 
-// ParseScope checks a scope given by a caller. "" is returned as "" (the
-// operation's default); anything but "session", "persistent" or "any" is a
-// *ScopeError.
-func ParseScope(s string) (Scope, error) {
-	switch Scope(s) {
-	case "", ScopeSession, ScopePersistent, ScopeAny:
-		return Scope(s), nil
-	}
-	return "", scopeErr("parse", Scope(s))
-}
-
-// keyByte reports whether c may appear in a key.
-func keyByte(c byte) bool {
-	switch {
-	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		return true
-	case c == '.', c == '_', c == '-', c == ':', c == '/':
-		return true
-	}
-	return false
-}
-
-// validKeyChars returns the offset of the first byte not allowed in a key,
-// or -1.
+// validKeyChars returns the offset of the first byte not allowed in a key
+// (ASCII letters, digits and . _ - : /), or -1.
 func validKeyChars(k string) int {
-	for i := 0; i < len(k); i++ {
-		if !keyByte(k[i]) {
-			return i
-		}
-	}
-	return -1
+	return strings.IndexFunc(k, func(r rune) bool {
+		return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune("._-:/", r))
+	})
 }
 
-// ValidateKey reports whether key is acceptable with the given MaxKeyBytes
-// (<= 0 means DefaultMaxKeyBytes): non-empty, at most max bytes, ASCII
-// letters, digits and . _ - : / only. It returns nil or a *KeyError.
-func ValidateKey(key string, max int) error {
-	return checkKey(key, max, false)
+// ValidateKey reports whether key is acceptable: non-empty, at most
+// MaxKeyBytes, ASCII letters, digits and . _ - : / only. It returns nil or
+// a *KeyError.
+func ValidateKey(key string) error {
+	return checkKey(key, MaxKeyBytes, false)
 }
 
 func checkKey(k string, max int, prefix bool) error {
-	if max <= 0 {
-		max = DefaultMaxKeyBytes
-	}
 	if k == "" && !prefix {
 		return &KeyError{Reason: "empty", Offset: -1, Max: max}
 	}

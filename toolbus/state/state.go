@@ -2,6 +2,7 @@ package state
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"path/filepath"
@@ -14,37 +15,34 @@ import (
 	"github.com/awbridge/awbridge/internal/atomicfile"
 )
 
-// Defaults of Options.
-const (
-	DefaultMaxKeyBytes   = 256
-	DefaultMaxValueBytes = 1 << 20
-	DefaultMaxEntries    = 10_000
-	DefaultMaxScopeBytes = 64 << 20
-)
+// MaxKeyBytes bounds a key (and a List/Clear prefix).
+const MaxKeyBytes = 256
+
+// limits bound a Store; tests lower them.
+type limits struct {
+	// keyBytes bounds a key (and a List/Clear prefix).
+	keyBytes int
+	// valueBytes bounds one value, compacted, before and after Redact; an
+	// input more than 8 times larger is refused before it is compacted.
+	valueBytes int
+	// entries bounds the number of entries of each scope.
+	entries int
+	// scopeBytes bounds the sum of key and value bytes of each scope, and
+	// so the memory a scope holds and the size of the state file.
+	scopeBytes int
+}
+
+var defaultLimits = limits{keyBytes: MaxKeyBytes, valueBytes: 1 << 20, entries: 10_000, scopeBytes: 64 << 20}
 
 // FileName is the name of the persistent scope's file inside Options.Dir.
 const FileName = "state.json"
 
-// Options configures a Store. The zero value is a session-only store with
-// the default limits.
+// Options configures a Store. The zero value is a session-only store.
 type Options struct {
 	// Dir is the state dir; the persistent scope lives in Dir/state.json.
 	// "" disables the persistent scope (ErrPersistentDisabled). Dir is
 	// created 0700 when missing.
 	Dir string
-
-	// MaxKeyBytes bounds a key (and a List/Clear prefix). Default 256.
-	MaxKeyBytes int
-	// MaxValueBytes bounds one value, compacted, before and after Redact.
-	// Default 1 MiB. An input more than 8 times larger is refused before
-	// it is even compacted.
-	MaxValueBytes int
-	// MaxEntries bounds the number of entries of each scope. Default 10,000.
-	MaxEntries int
-	// MaxScopeBytes bounds the sum of key and value bytes of each scope,
-	// and so the memory a scope holds and the size of the state file.
-	// Default 64 MiB.
-	MaxScopeBytes int
 
 	// Redact is applied to every value, already compacted, before it is
 	// stored (and so before it reaches the state file). It must return
@@ -52,11 +50,13 @@ type Options struct {
 	// nil stores values as given.
 	Redact func(json.RawMessage) json.RawMessage
 
-	// Now is the clock for UpdatedAt and for naming a corrupted file kept
-	// aside. Default time.Now.
-	Now func() time.Time
-
-	fs atomicfile.FS // tests inject failures here; nil means the OS
+	// Tests set these: the clock of UpdatedAt and of the name of a
+	// corrupted file kept aside (default time.Now), the file system
+	// (failures injected; default the OS) and the limits (default
+	// defaultLimits).
+	now func() time.Time
+	fs  atomicfile.FS
+	lim limits
 }
 
 // Entry describes one stored value.
@@ -100,7 +100,6 @@ func (sm *scopeMap) del(k string) bool {
 // use; create it with Open and share one per process.
 type Store struct {
 	o    Options
-	fs   atomicfile.FS
 	dir  string // "" when the persistent scope is disabled
 	path string
 
@@ -127,30 +126,16 @@ type Store struct {
 // never keys or values). A dir or file that cannot be created or read is a
 // *StorageError.
 func Open(o Options) (*Store, []string, error) {
-	if o.MaxKeyBytes <= 0 {
-		o.MaxKeyBytes = DefaultMaxKeyBytes
+	if o.lim == (limits{}) {
+		o.lim = defaultLimits
 	}
-	if o.MaxValueBytes <= 0 {
-		o.MaxValueBytes = DefaultMaxValueBytes
+	if o.now == nil {
+		o.now = time.Now
 	}
-	if o.MaxEntries <= 0 {
-		o.MaxEntries = DefaultMaxEntries
+	if o.fs == nil {
+		o.fs = atomicfile.OS{}
 	}
-	if o.MaxScopeBytes <= 0 {
-		o.MaxScopeBytes = DefaultMaxScopeBytes
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	s := &Store{
-		o:    o,
-		fs:   o.fs,
-		sess: scopeMap{m: make(map[string]*entry)},
-		pers: scopeMap{m: make(map[string]*entry)},
-	}
-	if s.fs == nil {
-		s.fs = atomicfile.OS{}
-	}
+	s := &Store{o: o, sess: scopeMap{m: make(map[string]*entry)}, pers: scopeMap{m: make(map[string]*entry)}}
 	if o.Dir == "" {
 		return s, nil, nil
 	}
@@ -170,30 +155,17 @@ func (s *Store) Persistent() bool { return s.dir != "" }
 // disabled.
 func (s *Store) Path() string { return s.path }
 
-func (s *Store) checkKey(k string) error { return checkKey(k, s.o.MaxKeyBytes, false) }
+func (s *Store) checkKey(k string) error { return checkKey(k, s.o.lim.keyBytes, false) }
 
-// readScope resolves the scope of a read: "" means ScopeAny.
-func (s *Store) readScope(op string, sc Scope) (Scope, error) {
-	switch sc {
-	case "", ScopeAny:
-		return ScopeAny, nil
-	case ScopeSession:
-		return sc, nil
-	case ScopePersistent:
-		if !s.Persistent() {
-			return "", ErrPersistentDisabled
-		}
+// scope resolves the scope of op: "" means def; set needs one scope.
+func (s *Store) scope(op string, sc, def Scope) (Scope, error) {
+	switch sc = cmp.Or(sc, def); {
+	case sc == ScopePersistent && !s.Persistent():
+		return "", ErrPersistentDisabled
+	case sc == ScopeSession, sc == ScopePersistent, sc == ScopeAny && op != "set":
 		return sc, nil
 	}
 	return "", scopeErr(op, sc)
-}
-
-// writeScope resolves the scope of Unset and Clear: "" means ScopeSession.
-func (s *Store) writeScope(op string, sc Scope) (Scope, error) {
-	if sc == "" {
-		return ScopeSession, nil
-	}
-	return s.readScope(op, sc)
 }
 
 // Get returns a copy of the value under key. ScopeAny (or "") looks in the
@@ -204,7 +176,7 @@ func (s *Store) Get(key string, scope Scope) (value json.RawMessage, from Scope,
 	if s.closed.Load() {
 		return nil, "", false, ErrClosed
 	}
-	if scope, err = s.readScope("get", scope); err != nil {
+	if scope, err = s.scope("get", scope, ScopeAny); err != nil {
 		return nil, "", false, err
 	}
 	if err := s.checkKey(key); err != nil {
@@ -235,7 +207,7 @@ func (s *Store) Get(key string, scope Scope) (value json.RawMessage, from Scope,
 
 // prepare validates and compacts value, bounds it and applies Redact.
 func (s *Store) prepare(value json.RawMessage) ([]byte, error) {
-	max := s.o.MaxValueBytes
+	max := s.o.lim.valueBytes
 	if len(value) == 0 {
 		return nil, &ValueError{Reason: "empty", Offset: -1}
 	}
@@ -279,11 +251,11 @@ func (s *Store) fits(sm *scopeMap, sc Scope, k string, n int) error {
 	} else {
 		total -= len(k) + len(old.value)
 	}
-	if old == nil && count > s.o.MaxEntries {
-		return &LimitError{Limit: "MaxEntries", Scope: sc, Max: s.o.MaxEntries, Got: count}
+	if old == nil && count > s.o.lim.entries {
+		return &LimitError{Limit: "MaxEntries", Scope: sc, Max: s.o.lim.entries, Got: count}
 	}
-	if total > s.o.MaxScopeBytes && total > sm.bytes {
-		return &LimitError{Limit: "MaxScopeBytes", Scope: sc, Max: s.o.MaxScopeBytes, Got: total}
+	if total > s.o.lim.scopeBytes && total > sm.bytes {
+		return &LimitError{Limit: "MaxScopeBytes", Scope: sc, Max: s.o.lim.scopeBytes, Got: total}
 	}
 	return nil
 }
@@ -299,16 +271,9 @@ func (s *Store) Set(key string, value json.RawMessage, scope Scope) (Entry, erro
 	if s.closed.Load() {
 		return Entry{}, ErrClosed
 	}
-	switch scope {
-	case "":
-		scope = ScopeSession
-	case ScopeSession:
-	case ScopePersistent:
-		if !s.Persistent() {
-			return Entry{}, ErrPersistentDisabled
-		}
-	default:
-		return Entry{}, scopeErr("set", scope)
+	scope, err := s.scope("set", scope, ScopeSession)
+	if err != nil {
+		return Entry{}, err
 	}
 	if err := s.checkKey(key); err != nil {
 		return Entry{}, err
@@ -320,7 +285,7 @@ func (s *Store) Set(key string, value json.RawMessage, scope Scope) (Entry, erro
 		}
 		return Entry{}, err
 	}
-	e := &entry{value: v, updated: s.o.Now()}
+	e := &entry{value: v, updated: s.o.now()}
 	out := Entry{Key: key, Scope: scope, Bytes: len(v), UpdatedAt: e.updated}
 
 	if scope == ScopeSession {
@@ -334,25 +299,15 @@ func (s *Store) Set(key string, value json.RawMessage, scope Scope) (Entry, erro
 	}
 
 	e.ts = e.updated.UTC().Format(time.RFC3339Nano)
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	if s.closed.Load() {
-		return Entry{}, ErrClosed
-	}
-	unlock, err := s.lockAndSync()
+	err = s.change(func() error {
+		if err := s.fits(&s.pers, scope, key, len(v)); err != nil {
+			return err
+		}
+		return s.commit(nil, key, e)
+	})
 	if err != nil {
 		return Entry{}, err
 	}
-	defer unlock()
-	if err := s.fits(&s.pers, scope, key, len(v)); err != nil {
-		return Entry{}, err
-	}
-	if err := s.writeLocked(nil, key, e); err != nil {
-		return Entry{}, err
-	}
-	s.mu.Lock()
-	s.pers.put(key, e)
-	s.mu.Unlock()
 	return out, nil
 }
 
@@ -363,11 +318,11 @@ func (s *Store) List(prefix string, scope Scope) ([]Entry, error) {
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
-	scope, err := s.readScope("list", scope)
+	scope, err := s.scope("list", scope, ScopeAny)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkKey(prefix, s.o.MaxKeyBytes, true); err != nil {
+	if err := checkKey(prefix, s.o.lim.keyBytes, true); err != nil {
 		return nil, err
 	}
 	if scope != ScopeSession && s.Persistent() {
@@ -412,7 +367,7 @@ func (s *Store) Unset(key string, scope Scope) (removed int, err error) {
 // Clear removes every entry whose key starts with prefix ("" for all) from
 // scope, with the scope rules of Unset, and returns how many it removed.
 func (s *Store) Clear(prefix string, scope Scope) (removed int, err error) {
-	if err := checkKey(prefix, s.o.MaxKeyBytes, true); err != nil {
+	if err := checkKey(prefix, s.o.lim.keyBytes, true); err != nil {
 		return 0, err
 	}
 	return s.remove("clear", scope, func(k string) bool { return strings.HasPrefix(k, prefix) })
@@ -422,38 +377,27 @@ func (s *Store) remove(op string, scope Scope, match func(string) bool) (int, er
 	if s.closed.Load() {
 		return 0, ErrClosed
 	}
-	scope, err := s.writeScope(op, scope)
+	scope, err := s.scope(op, scope, ScopeSession)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
 	if scope != ScopeSession && s.Persistent() {
-		s.wmu.Lock()
-		defer s.wmu.Unlock()
-		if s.closed.Load() {
-			return 0, ErrClosed
-		}
-		unlock, err := s.lockAndSync()
+		err := s.change(func() error {
+			gone := 0
+			for k := range s.pers.m {
+				if match(k) {
+					gone++
+				}
+			}
+			if gone == 0 {
+				return nil
+			}
+			n += gone
+			return s.commit(match, "", nil)
+		})
 		if err != nil {
 			return 0, err
-		}
-		defer unlock()
-		var gone []string
-		for k := range s.pers.m {
-			if match(k) {
-				gone = append(gone, k)
-			}
-		}
-		if len(gone) > 0 {
-			if err := s.writeLocked(match, "", nil); err != nil {
-				return 0, err
-			}
-			s.mu.Lock()
-			for _, k := range gone {
-				s.pers.del(k)
-			}
-			s.mu.Unlock()
-			n += len(gone)
 		}
 	}
 	if scope != ScopePersistent {
@@ -475,7 +419,7 @@ func (s *Store) Dump(scope Scope) (map[Scope]map[string]json.RawMessage, error) 
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
-	scope, err := s.readScope("dump", scope)
+	scope, err := s.scope("dump", scope, ScopeAny)
 	if err != nil {
 		return nil, err
 	}

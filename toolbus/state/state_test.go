@@ -2,6 +2,7 @@ package state
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,8 +21,8 @@ func clock() func() time.Time { return func() time.Time { return fixedNow } }
 // open opens a store in a fresh temp dir (dir "" = session only).
 func open(t testing.TB, o Options) *Store {
 	t.Helper()
-	if o.Now == nil {
-		o.Now = clock()
+	if o.now == nil {
+		o.now = clock()
 	}
 	s, warnings, err := Open(o)
 	if err != nil {
@@ -41,6 +42,13 @@ func persistentStore(t testing.TB, o Options) (*Store, string) {
 	return open(t, o), dir
 }
 
+// lowered is defaultLimits with some lowered.
+func lowered(lower func(*limits)) limits {
+	l := defaultLimits
+	lower(&l)
+	return l
+}
+
 func mustGet(t *testing.T, s *Store, key string, sc Scope) (string, Scope) {
 	t.Helper()
 	v, from, ok, err := s.Get(key, sc)
@@ -51,7 +59,7 @@ func mustGet(t *testing.T, s *Store, key string, sc Scope) (string, Scope) {
 }
 
 func TestValidateKey(t *testing.T) {
-	long := strings.Repeat("k", DefaultMaxKeyBytes)
+	long := strings.Repeat("k", MaxKeyBytes)
 	tests := []struct {
 		name, key string
 		max       int
@@ -77,7 +85,7 @@ func TestValidateKey(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := ValidateKey(tt.key, tt.max)
+			err := checkKey(tt.key, cmp.Or(tt.max, MaxKeyBytes), false)
 			if tt.ok {
 				if err != nil {
 					t.Fatalf("ValidateKey = %v, want nil", err)
@@ -95,7 +103,7 @@ func TestValidateKey(t *testing.T) {
 				t.Fatalf("error %q echoes the key", ke.Error())
 			}
 			// The store applies the same rule to every operation.
-			s := open(t, Options{MaxKeyBytes: tt.max})
+			s := open(t, Options{lim: lowered(func(l *limits) { l.keyBytes = cmp.Or(tt.max, MaxKeyBytes) })})
 			if _, err := s.Set(tt.key, json.RawMessage(`1`), ""); !errors.As(err, &ke) {
 				t.Fatalf("Set = %v, want *KeyError", err)
 			}
@@ -110,7 +118,7 @@ func TestValidateKey(t *testing.T) {
 }
 
 func TestPrefixValidation(t *testing.T) {
-	s := open(t, Options{MaxKeyBytes: 8})
+	s := open(t, Options{lim: lowered(func(l *limits) { l.keyBytes = 8 })})
 	var ke *KeyError
 	if _, err := s.List("", ""); err != nil {
 		t.Fatalf("List(\"\") = %v", err)
@@ -120,21 +128,6 @@ func TestPrefixValidation(t *testing.T) {
 	}
 	if _, err := s.Clear("123456789", ""); !errors.As(err, &ke) || ke.Reason != "too long" {
 		t.Fatalf("Clear(long prefix) = %v, want too long", err)
-	}
-}
-
-func TestParseScope(t *testing.T) {
-	for _, in := range []string{"", "session", "persistent", "any"} {
-		if sc, err := ParseScope(in); err != nil || string(sc) != in {
-			t.Errorf("ParseScope(%q) = %q, %v", in, sc, err)
-		}
-	}
-	var se *ScopeError
-	for _, in := range []string{"Session", "global", strings.Repeat("x", 100)} {
-		_, err := ParseScope(in)
-		if !errors.As(err, &se) || len(se.Scope) > 32 {
-			t.Errorf("ParseScope(%q) = %v, want *ScopeError with a bounded scope", in, err)
-		}
 	}
 }
 
@@ -285,7 +278,7 @@ func TestValues(t *testing.T) {
 func TestLimits(t *testing.T) {
 	for _, sc := range []Scope{ScopeSession, ScopePersistent} {
 		t.Run(string(sc), func(t *testing.T) {
-			s, _ := persistentStore(t, Options{MaxValueBytes: 10, MaxEntries: 3, MaxScopeBytes: 20})
+			s, _ := persistentStore(t, Options{lim: limits{keyBytes: MaxKeyBytes, valueBytes: 10, entries: 3, scopeBytes: 20}})
 			var le *LimitError
 			check := func(name string, err error, limit string) {
 				t.Helper()
@@ -365,7 +358,7 @@ func TestRedact(t *testing.T) {
 	if _, err := bad.Set("k", json.RawMessage(`1`), ""); !errors.As(err, &ve) {
 		t.Fatalf("Set through a broken redactor = %v, want *ValueError", err)
 	}
-	grow := open(t, Options{MaxValueBytes: 8, Redact: func(json.RawMessage) json.RawMessage { return json.RawMessage(`"[REDACTED]"`) }})
+	grow := open(t, Options{lim: lowered(func(l *limits) { l.valueBytes = 8 }), Redact: func(json.RawMessage) json.RawMessage { return json.RawMessage(`"[REDACTED]"`) }})
 	var le *LimitError
 	if _, err := grow.Set("k", json.RawMessage(`"pw"`), ""); !errors.As(err, &le) {
 		t.Fatalf("Set growing past the limit through Redact = %v, want *LimitError", err)
@@ -454,7 +447,7 @@ func TestListUnsetClearDump(t *testing.T) {
 
 func TestPersistenceAcrossOpen(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "a", "state")
-	s1, _, err := Open(Options{Dir: dir, Now: clock()})
+	s1, _, err := Open(Options{Dir: dir, now: clock()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -471,7 +464,7 @@ func TestPersistenceAcrossOpen(t *testing.T) {
 		t.Fatalf("second Close: %v", err)
 	}
 
-	s2 := open(t, Options{Dir: dir, Now: func() time.Time { return fixedNow.Add(time.Hour) }})
+	s2 := open(t, Options{Dir: dir, now: func() time.Time { return fixedNow.Add(time.Hour) }})
 	if v, from := mustGet(t, s2, "keep", ""); v != `{"n":1}` || from != ScopePersistent {
 		t.Fatalf("reopened: %s from %s", v, from)
 	}
