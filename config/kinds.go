@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"net"
@@ -23,22 +24,20 @@ const exampleURL = "http://127.0.0.1:5600"
 // one-line description of what is wrong and what is expected. The value is
 // quoted in problem unless sp is secret.
 func (sp *spec) parse(s string, env Env) (v any, problem string) {
+	if s == "" && sp.optional {
+		return "", ""
+	}
 	q := sp.quote(s)
 	switch sp.kind {
 	case kindText:
 		return sp.parseText(s)
 	case kindHostPort:
-		if s == "" && sp.optional {
-			return "", ""
-		}
 		if len(s) > sp.maxLen || !validHostPort(s) {
 			return nil, fmt.Sprintf("%s is not a host or host:port (e.g. localhost:5600)", q)
 		}
 		return s, ""
 	case kindSecret:
 		switch {
-		case s == "" && sp.optional:
-			return "", ""
 		case s == "":
 			return nil, "must not be empty"
 		case len(s) > sp.maxLen:
@@ -66,7 +65,7 @@ func (sp *spec) parse(s string, env Env) (v any, problem string) {
 		return d, ""
 	case kindInt:
 		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil && !isRangeErr(err) {
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
 			return nil, fmt.Sprintf("%s is not a whole number", q)
 		}
 		if err != nil || n < sp.min || n > sp.max {
@@ -118,7 +117,18 @@ func (sp *spec) parse(s string, env Env) (v any, problem string) {
 	case kindLoopback:
 		return sp.parseLoopback(s)
 	case kindTimezone:
-		return sp.parseTimezone(s)
+		// "Local" is refused: the setting names a zone, and empty already
+		// means the machine's local one.
+		if v, problem := sp.parseText(s); problem != "" {
+			return v, problem
+		}
+		if s == "Local" {
+			return nil, `"Local" is not a zone name (leave it empty for the machine's local zone, or name one such as Europe/Berlin)`
+		}
+		if _, err := time.LoadLocation(s); err != nil {
+			return nil, fmt.Sprintf("%s is not a known IANA time zone (e.g. Europe/Berlin, America/New_York, UTC)", q)
+		}
+		return s, ""
 	}
 	return nil, fmt.Sprintf("unknown kind %v", sp.kind)
 }
@@ -128,8 +138,6 @@ func (sp *spec) parse(s string, env Env) (v any, problem string) {
 func (sp *spec) parseURL(s string) (any, string) {
 	q := sp.quote(urlForMessage(s))
 	switch {
-	case s == "" && sp.optional:
-		return "", ""
 	case s == "":
 		return nil, "must not be empty (expected an http(s) URL such as " + exampleURL + ")"
 	case len(s) > sp.maxLen:
@@ -187,8 +195,6 @@ func urlForMessage(s string) string {
 func (sp *spec) parsePath(s string, env Env) (any, string) {
 	q := sp.quote(s)
 	switch {
-	case s == "" && sp.optional:
-		return "", ""
 	case s == "":
 		return nil, "must not be empty (expected an absolute path)"
 	case len(s) > sp.maxLen:
@@ -237,9 +243,6 @@ func (sp *spec) parsePaths(s string, env Env) (any, string) {
 // parseLoopback accepts HOST:PORT where HOST is a loopback address
 // (127.0.0.0/8, ::1) or localhost, what serve's HTTP endpoint listens on.
 func (sp *spec) parseLoopback(s string) (any, string) {
-	if s == "" && sp.optional {
-		return "", ""
-	}
 	q := sp.quote(s)
 	host, port, err := net.SplitHostPort(s)
 	if err != nil || len(s) > sp.maxLen || !text.Printable(s) || host == "" {
@@ -268,7 +271,7 @@ func LoopbackHost(host string) bool {
 // quote renders s for an error message: quoted, escaped, at most 64 bytes of
 // it; secrets are never shown.
 func (sp *spec) quote(s string) string {
-	if sp.secret {
+	if sp.secret() {
 		return "the value"
 	}
 	return quoteShort(s)
@@ -290,32 +293,25 @@ func formatDuration(d time.Duration) string {
 	return s
 }
 
-// format renders the value sp points to in c as text that parse accepts.
+// format renders the value of sp in c as text that parse accepts.
 func (sp *spec) format(c *Config) string {
-	switch p := sp.field(c).(type) {
-	case *string:
-		return *p
-	case *time.Duration:
-		return formatDuration(*p)
-	case *int:
-		if sp.kind == kindBytes {
-			return formatBytes(int64(*p))
-		}
-		return strconv.Itoa(*p)
-	case *int64:
-		if sp.kind == kindBytes {
-			return formatBytes(*p)
-		}
-		return strconv.FormatInt(*p, 10)
+	v := sp.field(c)
+	switch sp.kind {
+	case kindDuration:
+		return formatDuration(time.Duration(v.Int()))
+	case kindBytes:
+		return formatBytes(v.Int())
+	case kindInt:
+		return strconv.FormatInt(v.Int(), 10)
 	}
-	return ""
+	return v.String()
 }
 
 // display is format with secrets masked: "" stays "" so an unset secret
 // reads as unset.
 func (sp *spec) display(c *Config) string {
 	v := sp.format(c)
-	if sp.secret && v != "" {
+	if sp.secret() && v != "" {
 		return "********"
 	}
 	return v
@@ -323,15 +319,13 @@ func (sp *spec) display(c *Config) string {
 
 // set stores v, a value returned by parse, into c.
 func (sp *spec) set(c *Config, v any) {
-	switch p := sp.field(c).(type) {
-	case *string:
-		*p = v.(string)
-	case *time.Duration:
-		*p = v.(time.Duration)
-	case *int:
-		*p = int(v.(int64))
-	case *int64:
-		*p = v.(int64)
+	switch x := v.(type) {
+	case string:
+		sp.field(c).SetString(x)
+	case time.Duration:
+		sp.field(c).SetInt(int64(x))
+	case int64:
+		sp.field(c).SetInt(x)
 	}
 }
 
@@ -479,11 +473,6 @@ func formatBytes(n int64) string {
 	return strconv.FormatInt(n, 10)
 }
 
-func isRangeErr(err error) bool {
-	ne, ok := err.(*strconv.NumError)
-	return ok && ne.Err == strconv.ErrRange
-}
-
 // validHostPort accepts "name", "name:port", "1.2.3.4:port", "[::1]:port".
 func validHostPort(s string) bool {
 	if strings.ContainsAny(s, " /\\@?#%") || !text.Printable(s) {
@@ -504,8 +493,6 @@ func validHostPort(s string) bool {
 func (sp *spec) parseText(s string) (any, string) {
 	q := sp.quote(s)
 	switch {
-	case s == "" && sp.optional:
-		return "", ""
 	case s == "":
 		return nil, "must not be empty"
 	case len(s) > sp.maxLen:

@@ -204,7 +204,7 @@ func Load(env Env, f *Flags) (*Loaded, error) {
 		}
 		st := Setting{
 			Key: sp.key, Value: sp.display(&l.Config), Source: src, Origin: origin,
-			Doc: sp.doc, Kind: sp.kind.String(), Env: sp.env, Secret: sp.secret,
+			Doc: sp.doc, Kind: sp.kind.String(), Env: sp.env, Secret: sp.secret(),
 			List: sp.sep != "",
 		}
 		if st.List {
@@ -468,7 +468,7 @@ func decodeFile(path string, data []byte, specs []spec) (*fileLayer, error) {
 			e.Line, e.Msg = pe.Position.Line, "invalid TOML: "+strings.TrimSuffix(pe.Message, ".")
 			// toml quotes the text it choked on: never a secret's.
 			for i := range specs {
-				if sp := &specs[i]; sp.secret && pe.LastKey == sp.key {
+				if sp := &specs[i]; sp.secret() && pe.LastKey == sp.key {
 					e.Key, e.Msg = sp.key, "invalid TOML in the value (not shown; expected a quoted string)"
 				}
 			}

@@ -35,7 +35,7 @@ func TestTableCoversConfig(t *testing.T) {
 			t.Errorf("table key %s is not a Config field", sp.key)
 			continue
 		}
-		if got := reflect.ValueOf(sp.field(&c)).Pointer(); got != addr {
+		if got := sp.field(&c); !got.CanAddr() || got.Addr().Pointer() != addr {
 			t.Errorf("%s points at the wrong Config field", sp.key)
 		}
 	}
@@ -90,7 +90,7 @@ func TestNames(t *testing.T) {
 	got := map[string][2]string{}
 	for _, sp := range table() {
 		got[sp.key] = [2]string{sp.env, sp.flag}
-		if sp.secret && sp.flag != "" {
+		if sp.secret() && sp.flag != "" {
 			t.Errorf("secret %s has a flag", sp.key)
 		}
 	}
