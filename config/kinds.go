@@ -251,21 +251,10 @@ func (sp *spec) parseLoopback(s string) (any, string) {
 	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
 		return nil, fmt.Sprintf("%s has an invalid port (expected 0 to 65535; 0 picks a free one)", q)
 	}
-	if !LoopbackHost(host) {
+	if ip := net.ParseIP(host); !strings.EqualFold(host, "localhost") && (ip == nil || !ip.IsLoopback()) {
 		return nil, fmt.Sprintf("%s is not a loopback address: serve answers only on 127.0.0.1, [::1] or localhost (e.g. 127.0.0.1:8765)", q)
 	}
 	return s, ""
-}
-
-// LoopbackHost reports whether host (without a port or brackets) is
-// localhost or a loopback IP address: the only hosts serve's HTTP endpoint
-// listens on.
-func LoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // quote renders s for an error message: quoted, escaped, at most 64 bytes of

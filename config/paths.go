@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path"
@@ -48,71 +49,41 @@ func (e Env) absVar(name string) string {
 	return v
 }
 
-// userDir is one kind of per-user folder, with os.UserConfigDir's
-// conventions: %<win>% on Windows, ~/Library/Application Support on macOS,
-// $home/lib on Plan 9, else $<xdg> or ~/<xdgDefault>.
-type userDir struct {
-	win, xdg   string
-	xdgDefault []string
-}
-
-// configDir is where per-user configuration lives; configFile is the
-// config file's place inside it.
-func configDir() userDir {
-	return userDir{win: "AppData", xdg: "XDG_CONFIG_HOME", xdgDefault: []string{".config"}}
-}
-
-func configFile() []string { return []string{"awbridge", "config.toml"} }
-
-// stateDir is where per-user state lives.
-func stateDir() userDir {
-	return userDir{win: "LocalAppData", xdg: "XDG_STATE_HOME", xdgDefault: []string{".local", "state"}}
-}
-
 // DefaultConfigPath is the config file used when neither --config nor
-// AWBRIDGE_CONFIG names one: $XDG_CONFIG_HOME/awbridge/config.toml (XDG
-// default ~/.config) on Linux and other Unix systems,
-// ~/Library/Application Support/awbridge/config.toml on macOS,
-// %AppData%\awbridge\config.toml on Windows. It is "" when the variables
-// it needs are unset or relative. It is the one place this path is made:
-// [ConfigPathDoc] describes it from the same rule.
+// AWBRIDGE_CONFIG names one (see [ConfigPathDoc]); "" when the variables it
+// needs are unset or relative.
 func DefaultConfigPath(env Env) string {
-	dir := env.baseDir(configDir())
+	dir := env.baseDir("AppData", "XDG_CONFIG_HOME", ".config")
 	if dir == "" {
 		return ""
 	}
-	return join(env.goos(), append([]string{dir}, configFile()...)...)
+	return join(env.goos(), dir, "awbridge", "config.toml")
 }
 
-// ConfigPathDoc describes DefaultConfigPath on goos for help texts and the
-// docs, in the notation a person of that OS reads ("" is runtime.GOOS):
-//
-//	linux:   $XDG_CONFIG_HOME/awbridge/config.toml, else ~/.config/awbridge/config.toml
-//	darwin:  ~/Library/Application Support/awbridge/config.toml
-//	windows: %AppData%\awbridge\config.toml
+// ConfigPathDoc describes DefaultConfigPath on goos ("": runtime.GOOS) in
+// the notation a person of that OS reads.
 func ConfigPathDoc(goos string) string {
-	if goos == "" {
-		goos = runtime.GOOS
-	}
-	file, d := join(goos, configFile()...), configDir()
+	goos = cmp.Or(goos, runtime.GOOS)
+	file := join(goos, "awbridge", "config.toml")
 	switch goos {
 	case "windows":
-		return join(goos, "%"+d.win+"%", file)
+		return join(goos, "%AppData%", file)
 	case "darwin", "ios":
 		return join(goos, "~", "Library", "Application Support", file)
 	case "plan9":
 		return join(goos, "$home", "lib", file)
 	}
-	return join(goos, "$"+d.xdg, file) + ", else " +
-		join(goos, append(append([]string{"~"}, d.xdgDefault...), file)...)
+	return join(goos, "$XDG_CONFIG_HOME", file) + ", else " + join(goos, "~", ".config", file)
 }
 
-// baseDir is the per-user folder of kind d on this Env's OS; "" when the
-// variables it needs are unset or relative.
-func (env Env) baseDir(d userDir) string {
+// baseDir is a per-user folder with os.UserConfigDir's conventions:
+// %<win>% on Windows, ~/Library/Application Support on macOS, $home/lib
+// on Plan 9, else $<xdg> or ~/<xdgDefault>; "" when the variables it needs
+// are unset or relative.
+func (env Env) baseDir(win, xdg string, xdgDefault ...string) string {
 	switch goos := env.goos(); goos {
 	case "windows":
-		return env.absVar(d.win)
+		return env.absVar(win)
 	case "darwin", "ios":
 		if h := env.absVar("HOME"); h != "" {
 			return join(goos, h, "Library", "Application Support")
@@ -122,23 +93,23 @@ func (env Env) baseDir(d userDir) string {
 			return join(goos, h, "lib")
 		}
 	default:
-		if dir := env.absVar(d.xdg); dir != "" {
+		if dir := env.absVar(xdg); dir != "" {
 			return dir
 		}
 		if h := env.absVar("HOME"); h != "" {
-			return join(goos, append([]string{h}, d.xdgDefault...)...)
+			return join(goos, append([]string{h}, xdgDefault...)...)
 		}
 	}
 	return ""
 }
 
 // DefaultStateDir is paths.state_dir's default: $XDG_STATE_HOME/awbridge
-// (XDG default ~/.local/state) on Linux and other Unix systems,
+// (~/.local/state/awbridge) on Linux and other Unix systems,
 // ~/Library/Application Support/awbridge on macOS,
-// %LocalAppData%\awbridge on Windows. It is "" when the variables it needs
-// are unset or relative; Load then reports that state_dir must be set.
+// %LocalAppData%\awbridge on Windows; "" when the variables it needs are
+// unset or relative (Load then says state_dir must be set).
 func DefaultStateDir(env Env) string {
-	dir := env.baseDir(stateDir())
+	dir := env.baseDir("LocalAppData", "XDG_STATE_HOME", ".local", "state")
 	if dir == "" {
 		return ""
 	}
