@@ -377,24 +377,6 @@ func (sp *spec) joinItems(arr []any) (string, string) {
 	return strings.Join(parts, sp.sep), ""
 }
 
-// items splits a list setting's text into its items, as the code that
-// uses it does: comma lists at commas, rules at line breaks and ";;"
-// (comments and blank lines dropped).
-func (sp *spec) items(text string) []string {
-	out := []string{}
-	if sp.sep == "\n" {
-		text = strings.ReplaceAll(text, ";;", "\n")
-	}
-	for _, it := range strings.Split(text, sp.sep) {
-		it = strings.TrimSpace(it)
-		if it == "" || (sp.sep == "\n" && strings.HasPrefix(it, "#")) {
-			continue
-		}
-		out = append(out, it)
-	}
-	return out
-}
-
 // tomlType names the TOML type of a decoded value.
 func tomlType(v any) string {
 	switch v.(type) {

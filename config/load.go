@@ -208,7 +208,7 @@ func Load(env Env, f *Flags) (*Loaded, error) {
 			List: sp.sep != "",
 		}
 		if st.List {
-			st.Items = sp.items(st.Value)
+			st.Items = splitList(st.Value, sp.sep)
 		}
 		if sp.flag != "" {
 			st.Flag = "--" + sp.flag

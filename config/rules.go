@@ -25,11 +25,7 @@ const maxReplacement = 256
 // skipped. "" is no rules.
 func ParseRules(s string) ([]Rule, error) {
 	var out []Rule
-	for _, line := range strings.FieldsFunc(strings.ReplaceAll(s, ";;", "\n"), func(r rune) bool { return r == '\n' }) {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
+	for _, line := range splitList(s, "\n") {
 		pat, repl, ok := strings.Cut(line, "=>")
 		if !ok {
 			return nil, fmt.Errorf("rule %d: expected PATTERN => REPLACEMENT", len(out)+1)
@@ -51,11 +47,19 @@ func ParseRules(s string) ([]Rule, error) {
 }
 
 // ExcludedApps splits privacy.exclude_apps.
-func (p Privacy) ExcludedApps() []string {
+func (p Privacy) ExcludedApps() []string { return splitList(p.ExcludeApps, ",") }
+
+// splitList splits a list setting's text into its items, trimmed, empty
+// ones dropped: comma lists at commas, rules at line breaks and ";;"
+// (without # comments).
+func splitList(s, sep string) []string {
+	if sep == "\n" {
+		s = strings.ReplaceAll(s, ";;", "\n")
+	}
 	var out []string
-	for _, a := range strings.Split(p.ExcludeApps, ",") {
-		if a = strings.TrimSpace(a); a != "" {
-			out = append(out, a)
+	for _, it := range strings.Split(s, sep) {
+		if it = strings.TrimSpace(it); it != "" && (sep != "\n" || !strings.HasPrefix(it, "#")) {
+			out = append(out, it)
 		}
 	}
 	return out
