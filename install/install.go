@@ -1,9 +1,7 @@
 // Package install owns awbridge as an OS service: the unit files it writes
-// (our own systemd units and launchd plists, rendered here, byte for byte
-// what --dry-run prints), the kardianos/service wrapper that installs and
-// controls them, and the install/uninstall/start/stop/status logic on top
-// (Manager), which works against any Service so it can be tested with a
-// fake.
+// (our own systemd units and launchd plists, byte for byte what --dry-run
+// prints), the kardianos/service wrapper that installs and controls them,
+// and the install/uninstall/start/stop/status logic on top (Manager).
 //
 // Per-user by default: a systemd user unit, a launchd agent; a Windows
 // service (Windows has no per-user services). System-wide with
@@ -23,46 +21,30 @@ import (
 
 // Names of the installed service.
 const (
-	// Name is the systemd unit's base name (awbridge.service) and the
-	// Windows service's name.
-	Name = "awbridge"
-	// LaunchdLabel is the launchd job's label and plist base name.
-	LaunchdLabel = "io.github.awbridge"
-	// RestartDelay is how long the service manager waits before restarting
-	// a service that failed.
-	RestartDelay = "2s"
-	// description is the one line every service manager shows.
-	description = "awbridge: what the person at this desktop is doing now, for AI assistants"
-	docURL      = "https://github.com/awbridge/awbridge"
+	Name         = "awbridge"           // the systemd unit's base name and the Windows service's name
+	LaunchdLabel = "io.github.awbridge" // the launchd job's label and plist base name
+	RestartDelay = "2s"                 // before the service manager restarts a failed service
+	description  = "awbridge: what the person at this desktop is doing now, for AI assistants"
+	docURL       = "https://github.com/awbridge/awbridge"
 )
 
 // Spec is what an install writes: the command line the service manager
 // runs (Executable serve --config ConfigPath), per-user or system-wide, and
 // the OS conventions. A Spec is a plain value, safe to share.
 type Spec struct {
-	// Executable is the absolute path of the awbridge binary.
-	Executable string
-	// ConfigPath is the absolute path of the config file passed as
-	// --config.
-	ConfigPath string
-	// System selects a system-wide service instead of a per-user one.
-	System bool
-	// GOOS selects the conventions ("linux", "darwin", "windows"); ""
-	// means runtime.GOOS. Every OS but darwin and windows gets systemd
-	// units.
+	Executable string // absolute
+	ConfigPath string // absolute, passed as --config
+	System     bool   // system-wide instead of per-user
+	// GOOS selects the conventions ("": runtime.GOOS); every OS but darwin
+	// and windows gets systemd units.
 	GOOS string
-	// Home is the user's home folder (where per-user units and the launchd
-	// agent's log live).
-	Home string
-	// User is the account a system-wide service runs as on Linux and macOS
-	// (systemd User=, launchd UserName): the person whose ActivityWatch and
-	// config it reads, never root. Required with System there; unused
-	// otherwise.
+	Home string // where per-user units and the launchd agent's log live
+	// User is the account a system-wide service runs as on Linux and macOS:
+	// the person whose ActivityWatch and config it reads, never root.
 	User string
-	// Socket is the socket a system-wide service listens on, set in its
-	// environment as AWBRIDGE_SOCKET (systemd Environment=, launchd
-	// EnvironmentVariables): it has no login session, so no
-	// XDG_RUNTIME_DIR, and clients must find it; "" sets nothing.
+	// Socket is set as AWBRIDGE_SOCKET in a system-wide service's
+	// environment: it has no login session, so no XDG_RUNTIME_DIR, and
+	// clients must find it; "" sets nothing.
 	Socket string
 }
 
@@ -73,17 +55,15 @@ func (s Spec) goos() string {
 	return s.GOOS
 }
 
-// ServiceName is the name the service manager knows the service by:
-// LaunchdLabel on macOS, Name elsewhere.
-func (s Spec) ServiceName() string {
+// serviceName is the name the service manager knows the service by.
+func (s Spec) serviceName() string {
 	if s.goos() == "darwin" {
 		return LaunchdLabel
 	}
 	return Name
 }
 
-// Kind names what is installed: "systemd user unit", "systemd system
-// unit", "launchd agent", "launchd daemon" or "Windows service".
+// Kind names what is installed ("systemd user unit", "launchd daemon"...).
 func (s Spec) Kind() string {
 	switch s.goos() {
 	case "darwin":
@@ -118,9 +98,8 @@ func (s Spec) UnitPath() string {
 	return joinSlash(s.Home, ".config", "systemd", "user", Name+".service")
 }
 
-// LogPath is where the service's stderr goes on macOS
-// (~/Library/Logs/awbridge.log for the agent); "" elsewhere (the journal,
-// the event log).
+// LogPath is where the service's stderr goes on macOS; "" elsewhere (the
+// journal, the event log).
 func (s Spec) LogPath() string {
 	if s.goos() != "darwin" {
 		return ""
@@ -148,16 +127,9 @@ func (e *GoRunError) Error() string {
 	return fmt.Sprintf("install: %s is a temporary `go run` binary, deleted when go run exits; build awbridge (make build, or go build -o ~/bin/awbridge ./cmd/awbridge) and install that binary", e.Path)
 }
 
-// IsGoRunBinary reports whether path lies in a go build cache folder
-// (go run and go test binaries).
-func IsGoRunBinary(path string) bool {
-	return strings.Contains(strings.ReplaceAll(path, `\`, "/"), "/go-build")
-}
-
 // check reports what makes s impossible to render: a relative path, a
-// control character (or U+FFFE, U+FFFF: not XML), invalid UTF-8, or "{{" (kardianos/service parses the
-// unit we hand it as a template; ours has no actions, so it must contain
-// none).
+// control character (or U+FFFE, U+FFFF: not XML), invalid UTF-8, or "{{"
+// (kardianos/service parses the unit we hand it as a template).
 func (s Spec) check() error {
 	for _, p := range []struct{ what, v string }{{"executable", s.Executable}, {"config file", s.ConfigPath}, {"socket", s.Socket}} {
 		switch {
@@ -215,21 +187,20 @@ func checkUser(name string) error {
 }
 
 // Validate reports why s cannot be installed: what check refuses, and a
-// `go run` binary (*GoRunError).
+// `go run` or `go test` binary in the build cache (*GoRunError).
 func (s Spec) Validate() error {
 	if err := s.check(); err != nil {
 		return err
 	}
-	if IsGoRunBinary(s.Executable) {
+	if strings.Contains(strings.ReplaceAll(s.Executable, `\`, "/"), "/go-build") {
 		return &GoRunError{Path: s.Executable}
 	}
 	return nil
 }
 
-// Render returns the file the install writes for s, exactly: the systemd
-// unit, the launchd plist, or on Windows a description of the service
-// (which lives in the registry). It renders `go run` binaries too (for
-// --dry-run); Validate refuses them.
+// Render returns the file the install writes for s: the systemd unit, the
+// launchd plist, or on Windows a description of the service (which lives
+// in the registry). It renders `go run` binaries too, for --dry-run.
 func Render(s Spec) (string, error) {
 	if err := s.check(); err != nil {
 		return "", err
