@@ -6,7 +6,6 @@ import (
 	"math"
 	"net"
 	"net/url"
-	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -202,15 +201,12 @@ func (sp *spec) parsePath(s string, env Env) (any, string) {
 	case !utf8.ValidString(s) || strings.IndexFunc(s, unicode.IsControl) >= 0:
 		return nil, fmt.Sprintf("%s contains control characters or invalid UTF-8", q)
 	}
-	p, ok := expandHome(s, env)
-	if !ok {
-		return nil, fmt.Sprintf("%s starts with ~ but the home folder is unknown (%s is unset or relative)", q, homeVar(env.goos()))
+	if p, ok := expandHome(s, env); ok && !IsAbs(env.goos(), p) {
+		return nil, q + " is not an absolute path"
 	}
-	if !IsAbs(env.goos(), p) {
-		return nil, fmt.Sprintf("%s is not an absolute path", q)
-	}
-	if env.goos() != "windows" {
-		p = path.Clean(p)
+	p, problem := env.absolute(s) // only ~ left to expand
+	if problem != "" {
+		return nil, q + " " + problem
 	}
 	return p, ""
 }

@@ -54,28 +54,23 @@ type Setting struct {
 // modified after Load returns: safe for concurrent reads.
 type Loaded struct {
 	Config Config
-	// File is the config file that was read (an absolute path), "" if none
-	// (no default file, or AWBRIDGE_CONFIG / --config set to "").
-	File string
-	// LookedFor is the file Load looked for: File when it was read, the
-	// default path when no file exists there, "" when there was nowhere to
-	// look (AWBRIDGE_CONFIG or --config set to "", or no home folder).
-	LookedFor string
-	// FileSource is how the file was chosen: SourceFlag (--config),
-	// SourceEnv (AWBRIDGE_CONFIG) or SourceDefault.
+	// File is the config file read (an absolute path), "" if none.
+	// LookedFor is File, or the default path when no file exists there, or
+	// "" when there was nowhere to look (AWBRIDGE_CONFIG or --config set
+	// to "", or no home folder). FileSource says which chose it.
+	File       string
+	LookedFor  string
 	FileSource Source
-	// Settings holds every setting in table order.
-	Settings []Setting
+	Settings   []Setting // every setting in table order
 }
 
 // Get returns the setting with the given key.
 func (l *Loaded) Get(key string) (Setting, bool) {
-	for _, s := range l.Settings {
-		if s.Key == key {
-			return s, true
-		}
+	i := slices.IndexFunc(l.Settings, func(s Setting) bool { return s.Key == key })
+	if i < 0 {
+		return Setting{}, false
 	}
-	return Setting{}, false
+	return l.Settings[i], true
 }
 
 // Error is a bad value, an unknown key or an unreadable config file; main
@@ -170,12 +165,9 @@ func Bind(fs *flag.FlagSet) *Flags {
 }
 
 // Load resolves every setting: defaults < config file < environment <
-// flags. paths.context_root also reads, below the file,
-// SF_CONTEXT_REPO_ROOT and then SENTRYFROGG_CONTEXT_REPO_ROOT (foreign
-// variables: empty counts as unset, checked only when they win). f may be
-// nil (no flags); otherwise call Load after fs.Parse. Every value given in
-// the file, in an AWBRIDGE_ variable or in a flag is checked, even one a
-// higher layer overrides. The error, if any, is an *Error.
+// flags (f may be nil; else call Load after fs.Parse). Every value given
+// in the file, in an AWBRIDGE_ variable or in a flag is checked, even one
+// a higher layer overrides. The error, if any, is an *Error.
 func Load(env Env, f *Flags) (*Loaded, error) {
 	specs := table()
 	if f != nil {
@@ -183,11 +175,10 @@ func Load(env Env, f *Flags) (*Loaded, error) {
 	}
 	l := &Loaded{Config: Defaults()}
 	l.Config.Paths.StateDir = DefaultStateDir(env)
-	file, looked, err := readFile(env, f, specs)
+	file, err := readFile(env, f, specs, l)
 	if err != nil {
 		return nil, err
 	}
-	l.LookedFor, l.FileSource = looked.path, looked.source
 	if file != nil {
 		l.File = file.path
 	}
@@ -227,8 +218,7 @@ func resolve(sp *spec, env Env, file *fileLayer, fv *flagValue, c *Config) (Sour
 		origin string
 	)
 	// take checks text from layer s/o and, if good, makes it the winner.
-	// Relative paths in the file are taken against the file's folder, so
-	// that the file means the same whatever the working directory.
+	// Relative paths in the file are taken against the file's folder.
 	take := func(text string, s Source, o string) *Error {
 		penv := env
 		if s == SourceFile {
@@ -289,8 +279,8 @@ func resolve(sp *spec, env Env, file *fileLayer, fv *flagValue, c *Config) (Sour
 	return src, origin, nil
 }
 
-// noDefault explains a default that does not work here (state_dir when the
-// home folder is unknown) and where to set the value instead.
+// noDefault explains a default that does not work here (state_dir without
+// a home folder) and where to set the value instead.
 func noDefault(sp *spec, text, problem string) string {
 	msg := "the default " + problem
 	if text == "" {
@@ -372,16 +362,11 @@ type lineProbe struct{}
 
 func (*lineProbe) UnmarshalTOML(any) error { return errors.New("probe") }
 
-// lookedFor is the config file Load looked for and how it was chosen.
-type lookedFor struct {
-	path   string
-	source Source
-}
-
 // readFile picks the config file (--config, else AWBRIDGE_CONFIG, else the
-// default path), makes its path absolute, reads it and checks its keys. It
-// returns a nil layer when there is no file to read.
-func readFile(env Env, f *Flags, specs []spec) (*fileLayer, lookedFor, error) {
+// default path), makes its path absolute, reads it and checks its keys,
+// and says in l where it looked. It returns a nil layer when there is no
+// file to read.
+func readFile(env Env, f *Flags, specs []spec, l *Loaded) (*fileLayer, error) {
 	var (
 		path     string
 		src      = SourceDefault
@@ -397,21 +382,22 @@ func readFile(env Env, f *Flags, specs []spec) (*fileLayer, lookedFor, error) {
 	if !explicit {
 		path = DefaultConfigPath(env)
 	}
+	l.FileSource = src
 	if path == "" {
-		return nil, lookedFor{source: src}, nil
+		return nil, nil
 	}
 	if explicit {
 		abs, problem := env.absolute(path)
 		if problem != "" {
-			return nil, lookedFor{}, &Error{Source: src, Origin: origin, Msg: "config file " + quoteShort(path) + " " + problem}
+			return nil, &Error{Source: src, Origin: origin, Msg: "config file " + quoteShort(path) + " " + problem}
 		}
 		path = abs
 	}
-	looked := lookedFor{path: path, source: src}
 	data, err := readLimited(path)
 	if err != nil {
 		if !explicit && errors.Is(err, fs.ErrNotExist) {
-			return nil, looked, nil
+			l.LookedFor = path
+			return nil, nil
 		}
 		e := &Error{Source: src, Origin: origin, Err: err}
 		if !explicit {
@@ -426,13 +412,10 @@ func readFile(env Env, f *Flags, specs []spec) (*fileLayer, lookedFor, error) {
 		default:
 			e.Msg = fmt.Sprintf("cannot read config file %s: %v", quoteShort(path), err)
 		}
-		return nil, lookedFor{}, e
+		return nil, e
 	}
-	fl, err := decodeFile(path, data, specs)
-	if err != nil {
-		return nil, lookedFor{}, err
-	}
-	return fl, looked, nil
+	l.LookedFor = path
+	return decodeFile(path, data, specs)
 }
 
 func readLimited(path string) ([]byte, error) {
