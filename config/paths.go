@@ -223,32 +223,24 @@ func ResolveSocket(env Env, uid int) Socket {
 			return Socket{Path: join(goos, d, "awbridge", "service.json")}
 		}
 	}
+	stateNote := "XDG_RUNTIME_DIR is unset: the socket is in the state folder"
+	if goos == "darwin" || goos == "ios" {
+		stateNote = "" // the usual place on macOS
+	}
 	var skipped []string
-	try := func(p string) bool {
-		if p == "" {
-			return false
-		}
-		if len(p) > maxSocketPath {
-			skipped = append(skipped, p)
-			return false
-		}
-		return true
-	}
-	if d := env.absVar("XDG_RUNTIME_DIR"); d != "" {
-		if p := join(goos, d, "awbridge", "awbridge.sock"); try(p) {
-			return Socket{Path: p, Note: tooLong(skipped)}
-		}
-	}
-	if d := DefaultStateDir(env); d != "" {
-		if p := join(goos, d, "awbridge.sock"); try(p) {
-			note := "XDG_RUNTIME_DIR is unset: the socket is in the state folder"
-			if goos == "darwin" || goos == "ios" {
-				note = "" // the usual place on macOS
-			}
-			if len(skipped) > 0 {
-				note = tooLong(skipped)
-			}
-			return Socket{Path: p, Note: note}
+	xdg, state := env.absVar("XDG_RUNTIME_DIR"), DefaultStateDir(env)
+	for _, c := range []struct{ dir, path, note string }{
+		{xdg, join(goos, xdg, "awbridge", "awbridge.sock"), ""},
+		{state, join(goos, state, "awbridge.sock"), stateNote},
+	} {
+		switch {
+		case c.dir == "":
+		case len(c.path) > maxSocketPath:
+			skipped = append(skipped, c.path)
+		case len(skipped) > 0:
+			return Socket{Path: c.path, Note: tooLong(skipped)}
+		default:
+			return Socket{Path: c.path, Note: c.note}
 		}
 	}
 	tmp := env.absVar("TMPDIR")
@@ -296,9 +288,6 @@ func SocketCandidates(env Env, uid int) []string {
 
 // tooLong says which socket paths were skipped for their length.
 func tooLong(skipped []string) string {
-	if len(skipped) == 0 {
-		return ""
-	}
 	return fmt.Sprintf("%s is longer than a socket path can be (%d bytes at most)", strings.Join(skipped, " and "), maxSocketPath)
 }
 
