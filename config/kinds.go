@@ -6,6 +6,7 @@ import (
 	"math"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -42,10 +43,8 @@ func (sp *spec) parse(s string, env Env) (v any, problem string) {
 		case len(s) > sp.maxLen:
 			return nil, fmt.Sprintf("the value is too long (at most %d bytes)", sp.maxLen)
 		}
-		for i := 0; i < len(s); i++ {
-			if s[i] <= ' ' || s[i] >= 0x7f {
-				return nil, "the value has spaces, control characters or non-ASCII bytes (expected printable ASCII)"
-			}
+		if strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r >= 0x7f }) {
+			return nil, "the value has spaces, control characters or non-ASCII bytes (expected printable ASCII)"
 		}
 		return s, ""
 	case kindURL:
@@ -83,11 +82,8 @@ func (sp *spec) parse(s string, env Env) (v any, problem string) {
 	case kindPath:
 		return sp.parsePath(s, env)
 	case kindLevel:
-		l := strings.ToLower(s)
-		for _, ok := range logLevels() {
-			if l == ok {
-				return l, ""
-			}
+		if l := strings.ToLower(s); slices.Contains(logLevels(), l) {
+			return l, ""
 		}
 		return nil, fmt.Sprintf("%s is not a log level (expected one of %s)", q, strings.Join(logLevels(), ", "))
 	case kindRules, kindRates:
@@ -105,10 +101,8 @@ func (sp *spec) parse(s string, env Env) (v any, problem string) {
 		}
 		return s, ""
 	case kindChoice:
-		for _, c := range sp.choices {
-			if s == c {
-				return s, ""
-			}
+		if slices.Contains(sp.choices, s) {
+			return s, ""
 		}
 		return nil, fmt.Sprintf("%s is not one of %s", q, strings.Join(sp.choices, ", "))
 	case kindPaths:
