@@ -121,30 +121,12 @@ type Privacy struct {
 // Defaults returns the built-in configuration (paths not yet resolved:
 // [Load] fills Paths.StateDir from [DefaultStateDir]).
 func Defaults() Config {
-	return Config{
-		AW: AW{
-			URL:            "http://127.0.0.1:5600",
-			Timeout:        2 * time.Second,
-			HistoryTimeout: 30 * time.Second,
-			MaxBodyBytes:   8 << 20,
-		},
-		Sidecar: Sidecar{
-			Timeout:      2 * time.Second,
-			MaxBodyBytes: 1 << 20,
-		},
-		Server: Server{
-			MaxLineBytes:   1 << 20,
-			MaxInFlight:    1024,
-			HTTPToken:      "file",
-			HTTPRetry:      30 * time.Second,
-			MaxConnections: 64,
-			Relay:          "auto",
-		},
-		Log:     Log{Level: "info"},
-		Privacy: Privacy{MaxTitleLength: 300},
-		Limits:  Limits{MaxStringBytes: 16 << 10},
-
-		Artifacts: Artifacts{MaxAge: 7 * 24 * time.Hour, MaxBytes: 256 << 20},
-		Poll:      Poll{Interval: time.Second, IdleInterval: 30 * time.Second, ActiveFor: 5 * time.Minute, BucketListTTL: 10 * time.Second},
+	var c Config
+	for _, sp := range table() {
+		if sp.def != "" {
+			v, _ := sp.parse(sp.def, Env{}) // TestTableCoversConfig checks it parses
+			sp.set(&c, v)
+		}
 	}
+	return c
 }

@@ -30,6 +30,9 @@ func TestTableCoversConfig(t *testing.T) {
 			t.Errorf("%s appears twice in the table", sp.key)
 		}
 		seen[sp.key] = true
+		if _, problem := sp.parse(sp.def, Env{}); sp.def != "" && problem != "" {
+			t.Errorf("the default of %s: %s", sp.key, problem)
+		}
 		addr, ok := fields[sp.key]
 		if !ok {
 			t.Errorf("table key %s is not a Config field", sp.key)
