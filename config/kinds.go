@@ -312,39 +312,28 @@ func (sp *spec) set(c *Config, v any) {
 // which TOML type was expected. A list setting takes a string (its
 // environment form) or an array of strings.
 func (sp *spec) tomlText(v any) (string, string) {
-	if sp.sep != "" {
-		switch x := v.(type) {
-		case string:
-			return x, ""
-		case []any:
-			return sp.joinItems(x)
+	want := "a string"
+	switch {
+	case sp.sep != "":
+		if arr, ok := v.([]any); ok {
+			return sp.joinItems(arr)
 		}
-		return "", "expected an array of strings (or one string), found " + tomlType(v)
-	}
-	switch sp.kind {
-	case kindInt:
+		want = "an array of strings (or one string)"
+	case sp.kind == kindInt || sp.kind == kindBytes:
 		if n, ok := v.(int64); ok {
 			return strconv.FormatInt(n, 10), ""
 		}
-		return "", "expected an integer, found " + tomlType(v)
-	case kindBytes:
-		switch x := v.(type) {
-		case int64:
-			return strconv.FormatInt(x, 10), ""
-		case string:
-			return x, ""
+		if sp.kind == kindInt {
+			return "", "expected an integer, found " + tomlType(v)
 		}
-		return "", `expected a size in bytes (an integer or a string such as "1MiB"), found ` + tomlType(v)
-	case kindDuration:
-		if s, ok := v.(string); ok {
-			return s, ""
-		}
-		return "", `expected a duration string such as "2s", found ` + tomlType(v)
+		want = `a size in bytes (an integer or a string such as "1MiB")`
+	case sp.kind == kindDuration:
+		want = `a duration string such as "2s"`
 	}
 	if s, ok := v.(string); ok {
 		return s, ""
 	}
-	return "", "expected a string, found " + tomlType(v)
+	return "", "expected " + want + ", found " + tomlType(v)
 }
 
 // joinItems joins a TOML array's items with sp.sep; an item cannot hold
@@ -401,18 +390,9 @@ func parseBytes(s string) (int64, bool) {
 	if err != nil {
 		return 0, false
 	}
-	unit := strings.TrimPrefix(s[i:], " ")
-	var mult int64
-	switch {
-	case unit == "" && i == len(s), strings.EqualFold(unit, "B"):
-		mult = 1
-	case strings.EqualFold(unit, "KiB"):
-		mult = kib
-	case strings.EqualFold(unit, "MiB"):
-		mult = mib
-	case strings.EqualFold(unit, "GiB"):
-		mult = gib
-	default:
+	units := map[string]int64{"": 1, "b": 1, "kib": kib, "mib": mib, "gib": gib}
+	mult, ok := units[strings.ToLower(strings.TrimPrefix(s[i:], " "))]
+	if !ok || s[i:] == " " {
 		return 0, false
 	}
 	if n > math.MaxInt64/mult {
