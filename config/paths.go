@@ -181,15 +181,11 @@ func join(goos string, elem ...string) string {
 // bytes on macOS and the BSDs (108 on Linux), the terminating NUL included.
 const maxSocketPath = 103
 
-// Socket is where the service's socket is, and why there.
+// Socket is where the service's socket is (on Windows, the file naming
+// the service's loopback port and token), and a Note saying why when that
+// is not the usual place, for `awbridge config` and serve's log.
 type Socket struct {
-	// Path is the socket (on Windows, the file naming the service's
-	// loopback port and token).
-	Path string
-	// Note says why Path is not the usual place, for `awbridge config` and
-	// serve's log; "" when it is AWBRIDGE_SOCKET, $XDG_RUNTIME_DIR's or
-	// the platform's usual place.
-	Note string
+	Path, Note string
 }
 
 // SocketPath is where `awbridge serve` listens and `awbridge stdio` looks
@@ -201,16 +197,14 @@ func SocketPath(env Env, uid int) string { return ResolveSocket(env, uid).Path }
 //   - AWBRIDGE_SOCKET (an absolute path);
 //   - Windows: %LocalAppData%\awbridge\service.json;
 //   - $XDG_RUNTIME_DIR/awbridge/awbridge.sock;
-//   - the per-user state folder (DefaultStateDir: on Linux
-//     ~/.local/state/awbridge/awbridge.sock, on macOS ~/Library/Application
-//     Support/awbridge/awbridge.sock): inside the home folder, so no other
+//   - DefaultStateDir/awbridge.sock: inside the home folder, so no other
 //     user can make the folder first, and the same for a launchd agent and
 //     a terminal (which may not share TMPDIR);
 //   - <temp dir>/awbridge-<uid>/awbridge.sock, last: in a shared /tmp
-//     another user can make that folder first; the service then refuses to
-//     use it and says so, and Note says how to avoid it.
+//     another user can make that folder first (the service then refuses it).
 //
-// A candidate longer than a socket path can be is skipped (Note says so).
+// A candidate longer than a socket path can be is skipped. Note says why
+// the choice is not the usual one.
 func ResolveSocket(env Env, uid int) Socket {
 	if p := env.absVar(SocketEnv); p != "" {
 		return Socket{Path: p}
