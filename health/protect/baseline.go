@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/awbridge/awbridge/internal/atomicfile"
@@ -233,17 +234,10 @@ func (e *Entry) validate() error {
 	return nil
 }
 
+// isHex64 reports whether s is a SHA-256 in lower-case hex.
 func isHex64(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
+	b, err := hex.DecodeString(s)
+	return err == nil && len(b) == 32 && s == strings.ToLower(s)
 }
 
 // identity keys an item for comparison: config, executable and unit are

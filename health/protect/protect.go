@@ -86,10 +86,6 @@ type Items struct {
 	Lookup func(string) (string, bool)
 }
 
-// Listed reports whether the config lists items (files or variables);
-// with a baseline, that is what makes protection configured.
-func (it Items) Listed() bool { return len(it.Files) > 0 || len(it.Env) > 0 }
-
 // ItemError is an item that cannot be protected (a relative path, a
 // variable name with '='): bad configuration.
 type ItemError struct {
