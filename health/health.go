@@ -175,15 +175,13 @@ func (c *Checker) get(ctx context.Context) ([]byte, Report, []string, []string) 
 	select {
 	case <-c.first:
 	default:
-		t := time.NewTimer(c.opts.FirstWait)
 		select {
 		case <-c.first:
 		case <-ctx.Done():
 			waited = false
-		case <-t.C:
+		case <-time.After(c.opts.FirstWait):
 			waited = false
 		}
-		t.Stop()
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
