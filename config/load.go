@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -87,25 +88,19 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString("config: ")
-	where := e.Origin
-	if where == "" {
-		where = string(e.Source)
-	}
+	where := cmp.Or(e.Origin, string(e.Source))
 	if where != "" && e.Line > 0 {
 		where += fmt.Sprintf(":%d", e.Line)
 	}
-	switch {
-	case e.Key != "" && where != "":
-		b.WriteString(e.Key + " from " + where + ": ")
-	case e.Key != "":
-		b.WriteString(e.Key + ": ")
-	case where != "":
-		b.WriteString(where + ": ")
+	if e.Key != "" && where != "" {
+		where = e.Key + " from " + where
+	} else if e.Key != "" {
+		where = e.Key
 	}
-	b.WriteString(e.Msg)
-	return text.Line(b.String())
+	if where != "" {
+		where += ": "
+	}
+	return text.Line("config: " + where + e.Msg)
 }
 
 func (e *Error) Unwrap() error { return e.Err }
@@ -113,9 +108,8 @@ func (e *Error) Unwrap() error { return e.Err }
 // Flags holds the values of the flags Bind registered. Like a FlagSet, it
 // is not safe for concurrent use; Load reads it after fs.Parse.
 type Flags struct {
-	specs  []spec
 	config flagValue
-	values []flagValue // parallel to specs; unused where a spec has no flag
+	values []flagValue // parallel to table(); unused where a spec has no flag
 }
 
 // flagValue is a flag.Value that records whether it was set; the text is
@@ -141,22 +135,18 @@ func (v *flagValue) Set(s string) error {
 // FlagSet, so --config follows the subcommand's name). Secrets get no flag.
 // Like fs.Var, it panics if a name is already registered.
 func Bind(fs *flag.FlagSet) *Flags {
-	f := &Flags{specs: table()}
-	f.values = make([]flagValue, len(f.specs))
+	specs := table()
+	f := &Flags{values: make([]flagValue, len(specs))}
 	fs.Var(&f.config, "config", "settings `file`; empty: none (env "+ConfigEnv+
 		", default "+ConfigPathDoc("")+")")
 	defaults := Defaults()
-	for i := range f.specs {
-		sp := &f.specs[i]
+	for i := range specs {
+		sp := &specs[i]
 		if sp.flag == "" {
 			continue
 		}
 		usage := fmt.Sprintf("%s (`%s`, env %s", sp.doc, sp.kind, sp.env)
-		def := sp.defDoc
-		if def == "" {
-			def = sp.format(&defaults)
-		}
-		if def != "" {
+		if def := cmp.Or(sp.defDoc, sp.format(&defaults)); def != "" {
 			usage += ", default " + def
 		}
 		fs.Var(&f.values[i], sp.flag, usage+")")
@@ -170,9 +160,6 @@ func Bind(fs *flag.FlagSet) *Flags {
 // a higher layer overrides. The error, if any, is an *Error.
 func Load(env Env, f *Flags) (*Loaded, error) {
 	specs := table()
-	if f != nil {
-		specs = f.specs
-	}
 	l := &Loaded{Config: Defaults()}
 	l.Config.Paths.StateDir = DefaultStateDir(env)
 	file, err := readFile(env, f, specs, l)
