@@ -310,9 +310,6 @@ func (fl *fileLayer) dir(goos string) string {
 
 // value returns sp's raw TOML value if the file sets it.
 func (fl *fileLayer) value(sp *spec) (any, bool) {
-	if !fl.md.IsDefined(sp.section(), sp.name()) {
-		return nil, false
-	}
 	v, ok := fl.tables[sp.section()][sp.name()]
 	return v, ok
 }
@@ -449,10 +446,6 @@ func decodeFile(path string, data []byte, specs []spec) (*fileLayer, error) {
 	}
 	fl.md = md
 	secs := sections(specs)
-	names := map[[2]string]bool{}
-	for i := range specs {
-		names[[2]string{specs[i].section(), specs[i].name()}] = true
-	}
 	for _, k := range md.Keys() {
 		var msg string
 		var bad toml.Key
@@ -462,7 +455,7 @@ func decodeFile(path string, data []byte, specs []spec) (*fileLayer, error) {
 			msg = unknownTop(k[0], md.Type(k...), len(k) > 1, secs, specs)
 		case len(k) == 1:
 			// A known table; its type is checked below.
-		case !names[[2]string{k[0], k[1]}]:
+		case !slices.ContainsFunc(specs, func(sp spec) bool { return sp.key == k[0]+"."+k[1] }):
 			bad = k[:2]
 			msg = unknownKey(k[0], k[1], specs)
 		}
