@@ -215,37 +215,36 @@ func Render(s Spec) (string, error) {
 }
 
 func renderSystemd(s Spec) string {
-	var b strings.Builder
-	b.WriteString("[Unit]\n")
-	b.WriteString("Description=" + description + "\n")
-	b.WriteString("Documentation=" + docURL + "\n")
+	after, service, wanted := "default.target", "", "default.target"
 	if s.System {
-		b.WriteString("After=network.target\n")
-	} else {
-		b.WriteString("After=default.target\n")
-	}
-	b.WriteString("\n[Service]\nType=simple\n")
-	if s.System {
-		b.WriteString("User=" + s.User + "\n")
+		after, service, wanted = "network.target", "User="+s.User+"\n", "multi-user.target"
 	}
 	if s.Socket != "" {
-		b.WriteString("Environment=" + systemdEnv(config.SocketEnv+"="+s.Socket) + "\n")
+		service += "Environment=" + systemdEnv(config.SocketEnv+"="+s.Socket) + "\n"
 	}
-	b.WriteString("ExecStart=")
-	for i, a := range append([]string{s.Executable}, s.Arguments()...) {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(systemdArg(a))
+	return fmt.Sprintf(`[Unit]
+Description=%s
+Documentation=%s
+After=%s
+
+[Service]
+Type=simple
+%sExecStart=%s
+Restart=on-failure
+RestartSec=%s
+
+[Install]
+WantedBy=%s
+`, description, docURL, after, service, s.commandLine(systemdArg), RestartDelay, wanted)
+}
+
+// commandLine is the service's command line, each word quoted by quote.
+func (s Spec) commandLine(quote func(string) string) string {
+	words := append([]string{s.Executable}, s.Arguments()...)
+	for i, w := range words {
+		words[i] = quote(w)
 	}
-	b.WriteString("\nRestart=on-failure\nRestartSec=" + RestartDelay + "\n")
-	b.WriteString("\n[Install]\n")
-	if s.System {
-		b.WriteString("WantedBy=multi-user.target\n")
-	} else {
-		b.WriteString("WantedBy=default.target\n")
-	}
-	return b.String()
+	return strings.Join(words, " ")
 }
 
 // systemdEnv quotes one Environment= assignment: "%" doubled (specifiers
@@ -268,45 +267,31 @@ func systemdArg(a string) string {
 
 func renderPlist(s Spec) string {
 	var b strings.Builder
-	str := func(indent, v string) {
-		b.WriteString(indent + "<string>" + xmlText(v) + "</string>\n")
-	}
-	key := func(k string) { b.WriteString("\t<key>" + k + "</key>\n") }
 	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>
 <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
 <plist version="1.0">
 <dict>
 `)
-	key("Label")
-	str("\t", LaunchdLabel)
+	entry := func(key, value string) { b.WriteString("\t<key>" + key + "</key>\n\t" + value + "\n") }
+	str := func(v string) string { return "<string>" + xmlText(v) + "</string>" }
+	entry("Label", str(LaunchdLabel))
 	if s.System {
-		key("UserName")
-		str("\t", s.User)
+		entry("UserName", str(s.User))
 	}
 	if s.Socket != "" {
-		key("EnvironmentVariables")
-		b.WriteString("\t<dict>\n\t\t<key>" + config.SocketEnv + "</key>\n")
-		str("\t\t", s.Socket)
-		b.WriteString("\t</dict>\n")
+		entry("EnvironmentVariables", "<dict>\n\t\t<key>"+config.SocketEnv+"</key>\n\t\t"+str(s.Socket)+"\n\t</dict>")
 	}
-	key("ProgramArguments")
-	b.WriteString("\t<array>\n")
+	args := "<array>\n"
 	for _, a := range append([]string{s.Executable}, s.Arguments()...) {
-		str("\t\t", a)
+		args += "\t\t" + str(a) + "\n"
 	}
-	b.WriteString("\t</array>\n")
-	key("RunAtLoad")
-	b.WriteString("\t<true/>\n")
-	key("KeepAlive")
-	b.WriteString("\t<true/>\n")
-	key("ThrottleInterval")
-	b.WriteString("\t<integer>" + strings.TrimSuffix(RestartDelay, "s") + "</integer>\n")
-	key("ProcessType")
-	str("\t", "Background")
-	key("StandardOutPath")
-	str("\t", s.LogPath())
-	key("StandardErrorPath")
-	str("\t", s.LogPath())
+	entry("ProgramArguments", args+"\t</array>")
+	entry("RunAtLoad", "<true/>")
+	entry("KeepAlive", "<true/>")
+	entry("ThrottleInterval", "<integer>"+strings.TrimSuffix(RestartDelay, "s")+"</integer>")
+	entry("ProcessType", str("Background"))
+	entry("StandardOutPath", str(s.LogPath()))
+	entry("StandardErrorPath", str(s.LogPath()))
 	b.WriteString("</dict>\n</plist>\n")
 	return b.String()
 }
@@ -318,19 +303,11 @@ func xmlText(s string) string {
 }
 
 func renderWindows(s Spec) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Windows service %q (display name %q)\n", Name, Name)
-	fmt.Fprintf(&b, "Description: %s\n", description)
-	fmt.Fprintf(&b, "Start type: automatic; restarted %s after a failure\n", RestartDelay)
-	b.WriteString("Command line: ")
-	for i, a := range append([]string{s.Executable}, s.Arguments()...) {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(windowsArg(a))
-	}
-	b.WriteByte('\n')
-	return b.String()
+	return fmt.Sprintf(`Windows service %q (display name %q)
+Description: %s
+Start type: automatic; restarted %s after a failure
+Command line: %s
+`, Name, Name, description, RestartDelay, s.commandLine(windowsArg))
 }
 
 // windowsArg quotes one command-line word the way syscall.EscapeArg does
