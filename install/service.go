@@ -151,13 +151,9 @@ func (m *Manager) State() (State, error) {
 		}
 	}
 	path := m.Spec.UnitPath()
-	exists := false
-	if path != "" {
-		_, serr := os.Stat(path)
-		exists = serr == nil
-	}
+	_, serr := os.Stat(path)
 	switch {
-	case path != "" && !exists:
+	case path != "" && serr != nil:
 		return NotInstalled, nil
 	case errors.Is(err, service.ErrNotInstalled) && path == "":
 		return NotInstalled, nil
@@ -200,12 +196,6 @@ func (m *Manager) Install() (InstallResult, error) {
 	}
 	prev, _ := m.State() // Unknown counts as installed: replace it
 	res.Previous = prev
-	if prev == NotInstalled {
-		if err := m.Service.Install(); err != nil {
-			return res, fmt.Errorf("installing the %s: %w", m.Spec.Kind(), err)
-		}
-		return res, nil
-	}
 	if prev == Running && m.sameUnit() {
 		res.Unchanged = true
 		return res, nil
@@ -215,8 +205,10 @@ func (m *Manager) Install() (InstallResult, error) {
 			return res, fmt.Errorf("stopping the running service to update it: %w", err)
 		}
 	}
-	if err := m.Service.Uninstall(); err != nil {
-		return res, fmt.Errorf("removing the previous %s to update it: %w", m.Spec.Kind(), err)
+	if prev != NotInstalled {
+		if err := m.Service.Uninstall(); err != nil {
+			return res, fmt.Errorf("removing the previous %s to update it: %w", m.Spec.Kind(), err)
+		}
 	}
 	if err := m.Service.Install(); err != nil {
 		return res, fmt.Errorf("installing the %s: %w", m.Spec.Kind(), err)
