@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -288,3 +289,27 @@ var ErrCorruptBaseline = errors.New("not a valid baseline")
 // shownBytes bounds a name or an error's text quoted in a detail or a
 // message.
 const shownBytes = 120
+
+// BaselinePath is the baseline's path in stateDir; "" when stateDir is "".
+func BaselinePath(stateDir string) string {
+	if stateDir == "" {
+		return ""
+	}
+	return filepath.Join(stateDir, BaselineFile)
+}
+
+// Executable is the running binary's path with symlinks resolved. On
+// Linux it names the file now at that path even after the binary was
+// replaced on disk (an upgrade): the check then says the executable
+// changed.
+func Executable() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("protect: finding my executable: %w", err)
+	}
+	real, err := filepath.EvalSymlinks(exe)
+	if err != nil {
+		return "", fmt.Errorf("protect: finding my executable: %w", err)
+	}
+	return real, nil
+}
