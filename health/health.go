@@ -271,10 +271,7 @@ func (c *Checker) render(now time.Time) {
 		r.Sources.Sidecar = c.opts.SidecarSource.Status()
 	}
 	r.AWOK = r.Sources.ActivityWatch.OK
-	r.PreflightOK = true
-	for _, ch := range r.Preflight {
-		r.PreflightOK = r.PreflightOK && ch.OK
-	}
+	r.PreflightOK = !slices.ContainsFunc(r.Preflight, func(ch Check) bool { return !ch.OK })
 	healthy := r.AWOK && r.PreflightOK && r.ProtectedEnvOK
 	if r.Sources.Sidecar.Configured {
 		ok := false
