@@ -5,6 +5,7 @@ package sidecar
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -82,27 +83,17 @@ func New(opts Options) (*Client, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("sidecar: %q is not an http(s) URL with a host", opts.BaseURL)
 	}
-	if opts.AttemptTimeout <= 0 {
-		opts.AttemptTimeout = time.Second
-	}
-	if opts.RetryMax < 0 {
-		opts.RetryMax = 0
-	} else if opts.RetryMax == 0 {
-		opts.RetryMax = 2
-	}
-	if opts.BackoffMin <= 0 {
-		opts.BackoffMin = 50 * time.Millisecond
-	}
+	// Defaults for what is unset (zero or negative).
+	opts.AttemptTimeout = cmp.Or(max(opts.AttemptTimeout, 0), time.Second)
+	opts.BackoffMin = cmp.Or(max(opts.BackoffMin, 0), 50*time.Millisecond)
 	if opts.BackoffMax < opts.BackoffMin {
 		opts.BackoffMax = 250 * time.Millisecond
 	}
-	if opts.MaxBodyBytes <= 0 {
-		opts.MaxBodyBytes = 1 << 20
-	}
+	opts.MaxBodyBytes = cmp.Or(max(opts.MaxBodyBytes, 0), 1<<20)
 	base := strings.TrimRight(u.String(), "/")
 	rc := retryablehttp.NewClient()
 	rc.Logger = nil
-	rc.RetryMax = opts.RetryMax
+	rc.RetryMax = max(cmp.Or(opts.RetryMax, 2), 0) // negative: none
 	rc.RetryWaitMin, rc.RetryWaitMax = opts.BackoffMin, opts.BackoffMax
 	rc.Backoff = jitter
 	rc.CheckRetry = retryablehttp.ErrorPropagatedRetryPolicy
