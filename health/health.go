@@ -5,6 +5,7 @@
 package health
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -112,9 +113,7 @@ func New(opts Options) *Checker {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.FirstWait <= 0 {
-		opts.FirstWait = 200 * time.Millisecond
-	}
+	opts.FirstWait = cmp.Or(max(opts.FirstWait, 0), 200*time.Millisecond)
 	return &Checker{opts: opts, first: make(chan struct{}), quit: make(chan struct{}), changed: make(chan struct{})}
 }
 
