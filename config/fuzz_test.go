@@ -244,7 +244,7 @@ func FuzzSettingValue(f *testing.F) {
 			if msg := err.Error(); strings.ContainsAny(msg, "\n\r\u2028\u2029") || !utf8.ValidString(msg) {
 				t.Fatalf("error is not one clean line: %q", msg)
 			}
-			if sp.secret && !secretProblem.MatchString(ce.Msg) {
+			if sp.secret() && !secretProblem.MatchString(ce.Msg) {
 				t.Fatalf("a secret's problem %q is not one of the fixed texts", ce.Msg)
 			}
 			if sp.kind == kindURL {
@@ -266,7 +266,7 @@ func FuzzSettingValue(f *testing.F) {
 		if st.Source != wantSource || st.Origin != wantOrigin {
 			t.Fatalf("setting from %s %s, want %s %s", st.Source, st.Origin, wantSource, wantOrigin)
 		}
-		if sp.secret {
+		if sp.secret() {
 			if st.Value != "********" && !(value == "" && st.Value == "") {
 				t.Fatalf("secret shown as %q", st.Value)
 			}

@@ -1,11 +1,12 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"net"
 	"net/url"
-	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -23,31 +24,27 @@ const exampleURL = "http://127.0.0.1:5600"
 // one-line description of what is wrong and what is expected. The value is
 // quoted in problem unless sp is secret.
 func (sp *spec) parse(s string, env Env) (v any, problem string) {
+	if s == "" && sp.optional {
+		return "", ""
+	}
 	q := sp.quote(s)
 	switch sp.kind {
 	case kindText:
 		return sp.parseText(s)
 	case kindHostPort:
-		if s == "" && sp.optional {
-			return "", ""
-		}
 		if len(s) > sp.maxLen || !validHostPort(s) {
 			return nil, fmt.Sprintf("%s is not a host or host:port (e.g. localhost:5600)", q)
 		}
 		return s, ""
 	case kindSecret:
 		switch {
-		case s == "" && sp.optional:
-			return "", ""
 		case s == "":
 			return nil, "must not be empty"
 		case len(s) > sp.maxLen:
 			return nil, fmt.Sprintf("the value is too long (at most %d bytes)", sp.maxLen)
 		}
-		for i := 0; i < len(s); i++ {
-			if s[i] <= ' ' || s[i] >= 0x7f {
-				return nil, "the value has spaces, control characters or non-ASCII bytes (expected printable ASCII)"
-			}
+		if strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r >= 0x7f }) {
+			return nil, "the value has spaces, control characters or non-ASCII bytes (expected printable ASCII)"
 		}
 		return s, ""
 	case kindURL:
@@ -66,7 +63,7 @@ func (sp *spec) parse(s string, env Env) (v any, problem string) {
 		return d, ""
 	case kindInt:
 		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil && !isRangeErr(err) {
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
 			return nil, fmt.Sprintf("%s is not a whole number", q)
 		}
 		if err != nil || n < sp.min || n > sp.max {
@@ -85,11 +82,8 @@ func (sp *spec) parse(s string, env Env) (v any, problem string) {
 	case kindPath:
 		return sp.parsePath(s, env)
 	case kindLevel:
-		l := strings.ToLower(s)
-		for _, ok := range logLevels() {
-			if l == ok {
-				return l, ""
-			}
+		if l := strings.ToLower(s); slices.Contains(logLevels(), l) {
+			return l, ""
 		}
 		return nil, fmt.Sprintf("%s is not a log level (expected one of %s)", q, strings.Join(logLevels(), ", "))
 	case kindRules, kindRates:
@@ -107,10 +101,8 @@ func (sp *spec) parse(s string, env Env) (v any, problem string) {
 		}
 		return s, ""
 	case kindChoice:
-		for _, c := range sp.choices {
-			if s == c {
-				return s, ""
-			}
+		if slices.Contains(sp.choices, s) {
+			return s, ""
 		}
 		return nil, fmt.Sprintf("%s is not one of %s", q, strings.Join(sp.choices, ", "))
 	case kindPaths:
@@ -118,7 +110,18 @@ func (sp *spec) parse(s string, env Env) (v any, problem string) {
 	case kindLoopback:
 		return sp.parseLoopback(s)
 	case kindTimezone:
-		return sp.parseTimezone(s)
+		// "Local" is refused: the setting names a zone, and empty already
+		// means the machine's local one.
+		if v, problem := sp.parseText(s); problem != "" {
+			return v, problem
+		}
+		if s == "Local" {
+			return nil, `"Local" is not a zone name (leave it empty for the machine's local zone, or name one such as Europe/Berlin)`
+		}
+		if _, err := time.LoadLocation(s); err != nil {
+			return nil, fmt.Sprintf("%s is not a known IANA time zone (e.g. Europe/Berlin, America/New_York, UTC)", q)
+		}
+		return s, ""
 	}
 	return nil, fmt.Sprintf("unknown kind %v", sp.kind)
 }
@@ -128,8 +131,6 @@ func (sp *spec) parse(s string, env Env) (v any, problem string) {
 func (sp *spec) parseURL(s string) (any, string) {
 	q := sp.quote(urlForMessage(s))
 	switch {
-	case s == "" && sp.optional:
-		return "", ""
 	case s == "":
 		return nil, "must not be empty (expected an http(s) URL such as " + exampleURL + ")"
 	case len(s) > sp.maxLen:
@@ -187,8 +188,6 @@ func urlForMessage(s string) string {
 func (sp *spec) parsePath(s string, env Env) (any, string) {
 	q := sp.quote(s)
 	switch {
-	case s == "" && sp.optional:
-		return "", ""
 	case s == "":
 		return nil, "must not be empty (expected an absolute path)"
 	case len(s) > sp.maxLen:
@@ -196,15 +195,12 @@ func (sp *spec) parsePath(s string, env Env) (any, string) {
 	case !utf8.ValidString(s) || strings.IndexFunc(s, unicode.IsControl) >= 0:
 		return nil, fmt.Sprintf("%s contains control characters or invalid UTF-8", q)
 	}
-	p, ok := expandHome(s, env)
-	if !ok {
-		return nil, fmt.Sprintf("%s starts with ~ but the home folder is unknown (%s is unset or relative)", q, homeVar(env.goos()))
+	if p, ok := expandHome(s, env); ok && !IsAbs(env.goos(), p) {
+		return nil, q + " is not an absolute path"
 	}
-	if !IsAbs(env.goos(), p) {
-		return nil, fmt.Sprintf("%s is not an absolute path", q)
-	}
-	if env.goos() != "windows" {
-		p = path.Clean(p)
+	p, problem := env.absolute(s) // only ~ left to expand
+	if problem != "" {
+		return nil, q + " " + problem
 	}
 	return p, ""
 }
@@ -237,9 +233,6 @@ func (sp *spec) parsePaths(s string, env Env) (any, string) {
 // parseLoopback accepts HOST:PORT where HOST is a loopback address
 // (127.0.0.0/8, ::1) or localhost, what serve's HTTP endpoint listens on.
 func (sp *spec) parseLoopback(s string) (any, string) {
-	if s == "" && sp.optional {
-		return "", ""
-	}
 	q := sp.quote(s)
 	host, port, err := net.SplitHostPort(s)
 	if err != nil || len(s) > sp.maxLen || !text.Printable(s) || host == "" {
@@ -248,27 +241,16 @@ func (sp *spec) parseLoopback(s string) (any, string) {
 	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
 		return nil, fmt.Sprintf("%s has an invalid port (expected 0 to 65535; 0 picks a free one)", q)
 	}
-	if !LoopbackHost(host) {
+	if ip := net.ParseIP(host); !strings.EqualFold(host, "localhost") && (ip == nil || !ip.IsLoopback()) {
 		return nil, fmt.Sprintf("%s is not a loopback address: serve answers only on 127.0.0.1, [::1] or localhost (e.g. 127.0.0.1:8765)", q)
 	}
 	return s, ""
 }
 
-// LoopbackHost reports whether host (without a port or brackets) is
-// localhost or a loopback IP address: the only hosts serve's HTTP endpoint
-// listens on.
-func LoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
 // quote renders s for an error message: quoted, escaped, at most 64 bytes of
 // it; secrets are never shown.
 func (sp *spec) quote(s string) string {
-	if sp.secret {
+	if sp.secret() {
 		return "the value"
 	}
 	return quoteShort(s)
@@ -290,32 +272,25 @@ func formatDuration(d time.Duration) string {
 	return s
 }
 
-// format renders the value sp points to in c as text that parse accepts.
+// format renders the value of sp in c as text that parse accepts.
 func (sp *spec) format(c *Config) string {
-	switch p := sp.field(c).(type) {
-	case *string:
-		return *p
-	case *time.Duration:
-		return formatDuration(*p)
-	case *int:
-		if sp.kind == kindBytes {
-			return formatBytes(int64(*p))
-		}
-		return strconv.Itoa(*p)
-	case *int64:
-		if sp.kind == kindBytes {
-			return formatBytes(*p)
-		}
-		return strconv.FormatInt(*p, 10)
+	v := sp.field(c)
+	switch sp.kind {
+	case kindDuration:
+		return formatDuration(time.Duration(v.Int()))
+	case kindBytes:
+		return formatBytes(v.Int())
+	case kindInt:
+		return strconv.FormatInt(v.Int(), 10)
 	}
-	return ""
+	return v.String()
 }
 
 // display is format with secrets masked: "" stays "" so an unset secret
 // reads as unset.
 func (sp *spec) display(c *Config) string {
 	v := sp.format(c)
-	if sp.secret && v != "" {
+	if sp.secret() && v != "" {
 		return "********"
 	}
 	return v
@@ -323,15 +298,13 @@ func (sp *spec) display(c *Config) string {
 
 // set stores v, a value returned by parse, into c.
 func (sp *spec) set(c *Config, v any) {
-	switch p := sp.field(c).(type) {
-	case *string:
-		*p = v.(string)
-	case *time.Duration:
-		*p = v.(time.Duration)
-	case *int:
-		*p = int(v.(int64))
-	case *int64:
-		*p = v.(int64)
+	switch x := v.(type) {
+	case string:
+		sp.field(c).SetString(x)
+	case time.Duration:
+		sp.field(c).SetInt(int64(x))
+	case int64:
+		sp.field(c).SetInt(x)
 	}
 }
 
@@ -339,39 +312,28 @@ func (sp *spec) set(c *Config, v any) {
 // which TOML type was expected. A list setting takes a string (its
 // environment form) or an array of strings.
 func (sp *spec) tomlText(v any) (string, string) {
-	if sp.sep != "" {
-		switch x := v.(type) {
-		case string:
-			return x, ""
-		case []any:
-			return sp.joinItems(x)
+	want := "a string"
+	switch {
+	case sp.sep != "":
+		if arr, ok := v.([]any); ok {
+			return sp.joinItems(arr)
 		}
-		return "", "expected an array of strings (or one string), found " + tomlType(v)
-	}
-	switch sp.kind {
-	case kindInt:
+		want = "an array of strings (or one string)"
+	case sp.kind == kindInt || sp.kind == kindBytes:
 		if n, ok := v.(int64); ok {
 			return strconv.FormatInt(n, 10), ""
 		}
-		return "", "expected an integer, found " + tomlType(v)
-	case kindBytes:
-		switch x := v.(type) {
-		case int64:
-			return strconv.FormatInt(x, 10), ""
-		case string:
-			return x, ""
+		if sp.kind == kindInt {
+			return "", "expected an integer, found " + tomlType(v)
 		}
-		return "", `expected a size in bytes (an integer or a string such as "1MiB"), found ` + tomlType(v)
-	case kindDuration:
-		if s, ok := v.(string); ok {
-			return s, ""
-		}
-		return "", `expected a duration string such as "2s", found ` + tomlType(v)
+		want = `a size in bytes (an integer or a string such as "1MiB")`
+	case sp.kind == kindDuration:
+		want = `a duration string such as "2s"`
 	}
 	if s, ok := v.(string); ok {
 		return s, ""
 	}
-	return "", "expected a string, found " + tomlType(v)
+	return "", "expected " + want + ", found " + tomlType(v)
 }
 
 // joinItems joins a TOML array's items with sp.sep; an item cannot hold
@@ -392,24 +354,6 @@ func (sp *spec) joinItems(arr []any) (string, string) {
 		parts = append(parts, s)
 	}
 	return strings.Join(parts, sp.sep), ""
-}
-
-// items splits a list setting's text into its items, as the code that
-// uses it does: comma lists at commas, rules at line breaks and ";;"
-// (comments and blank lines dropped).
-func (sp *spec) items(text string) []string {
-	out := []string{}
-	if sp.sep == "\n" {
-		text = strings.ReplaceAll(text, ";;", "\n")
-	}
-	for _, it := range strings.Split(text, sp.sep) {
-		it = strings.TrimSpace(it)
-		if it == "" || (sp.sep == "\n" && strings.HasPrefix(it, "#")) {
-			continue
-		}
-		out = append(out, it)
-	}
-	return out
 }
 
 // tomlType names the TOML type of a decoded value.
@@ -446,18 +390,9 @@ func parseBytes(s string) (int64, bool) {
 	if err != nil {
 		return 0, false
 	}
-	unit := strings.TrimPrefix(s[i:], " ")
-	var mult int64
-	switch {
-	case unit == "" && i == len(s), strings.EqualFold(unit, "B"):
-		mult = 1
-	case strings.EqualFold(unit, "KiB"):
-		mult = kib
-	case strings.EqualFold(unit, "MiB"):
-		mult = mib
-	case strings.EqualFold(unit, "GiB"):
-		mult = gib
-	default:
+	units := map[string]int64{"": 1, "b": 1, "kib": kib, "mib": mib, "gib": gib}
+	mult, ok := units[strings.ToLower(strings.TrimPrefix(s[i:], " "))]
+	if !ok || s[i:] == " " {
 		return 0, false
 	}
 	if n > math.MaxInt64/mult {
@@ -477,11 +412,6 @@ func formatBytes(n int64) string {
 		return strconv.FormatInt(n/kib, 10) + "KiB"
 	}
 	return strconv.FormatInt(n, 10)
-}
-
-func isRangeErr(err error) bool {
-	ne, ok := err.(*strconv.NumError)
-	return ok && ne.Err == strconv.ErrRange
 }
 
 // validHostPort accepts "name", "name:port", "1.2.3.4:port", "[::1]:port".
@@ -504,8 +434,6 @@ func validHostPort(s string) bool {
 func (sp *spec) parseText(s string) (any, string) {
 	q := sp.quote(s)
 	switch {
-	case s == "" && sp.optional:
-		return "", ""
 	case s == "":
 		return nil, "must not be empty"
 	case len(s) > sp.maxLen:

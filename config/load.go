@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -54,28 +55,23 @@ type Setting struct {
 // modified after Load returns: safe for concurrent reads.
 type Loaded struct {
 	Config Config
-	// File is the config file that was read (an absolute path), "" if none
-	// (no default file, or AWBRIDGE_CONFIG / --config set to "").
-	File string
-	// LookedFor is the file Load looked for: File when it was read, the
-	// default path when no file exists there, "" when there was nowhere to
-	// look (AWBRIDGE_CONFIG or --config set to "", or no home folder).
-	LookedFor string
-	// FileSource is how the file was chosen: SourceFlag (--config),
-	// SourceEnv (AWBRIDGE_CONFIG) or SourceDefault.
+	// File is the config file read (an absolute path), "" if none.
+	// LookedFor is File, or the default path when no file exists there, or
+	// "" when there was nowhere to look (AWBRIDGE_CONFIG or --config set
+	// to "", or no home folder). FileSource says which chose it.
+	File       string
+	LookedFor  string
 	FileSource Source
-	// Settings holds every setting in table order.
-	Settings []Setting
+	Settings   []Setting // every setting in table order
 }
 
 // Get returns the setting with the given key.
 func (l *Loaded) Get(key string) (Setting, bool) {
-	for _, s := range l.Settings {
-		if s.Key == key {
-			return s, true
-		}
+	i := slices.IndexFunc(l.Settings, func(s Setting) bool { return s.Key == key })
+	if i < 0 {
+		return Setting{}, false
 	}
-	return Setting{}, false
+	return l.Settings[i], true
 }
 
 // Error is a bad value, an unknown key or an unreadable config file; main
@@ -92,25 +88,19 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString("config: ")
-	where := e.Origin
-	if where == "" {
-		where = string(e.Source)
-	}
+	where := cmp.Or(e.Origin, string(e.Source))
 	if where != "" && e.Line > 0 {
 		where += fmt.Sprintf(":%d", e.Line)
 	}
-	switch {
-	case e.Key != "" && where != "":
-		b.WriteString(e.Key + " from " + where + ": ")
-	case e.Key != "":
-		b.WriteString(e.Key + ": ")
-	case where != "":
-		b.WriteString(where + ": ")
+	if e.Key != "" && where != "" {
+		where = e.Key + " from " + where
+	} else if e.Key != "" {
+		where = e.Key
 	}
-	b.WriteString(e.Msg)
-	return text.Line(b.String())
+	if where != "" {
+		where += ": "
+	}
+	return text.Line("config: " + where + e.Msg)
 }
 
 func (e *Error) Unwrap() error { return e.Err }
@@ -118,9 +108,8 @@ func (e *Error) Unwrap() error { return e.Err }
 // Flags holds the values of the flags Bind registered. Like a FlagSet, it
 // is not safe for concurrent use; Load reads it after fs.Parse.
 type Flags struct {
-	specs  []spec
 	config flagValue
-	values []flagValue // parallel to specs; unused where a spec has no flag
+	values []flagValue // parallel to table(); unused where a spec has no flag
 }
 
 // flagValue is a flag.Value that records whether it was set; the text is
@@ -146,22 +135,18 @@ func (v *flagValue) Set(s string) error {
 // FlagSet, so --config follows the subcommand's name). Secrets get no flag.
 // Like fs.Var, it panics if a name is already registered.
 func Bind(fs *flag.FlagSet) *Flags {
-	f := &Flags{specs: table()}
-	f.values = make([]flagValue, len(f.specs))
+	specs := table()
+	f := &Flags{values: make([]flagValue, len(specs))}
 	fs.Var(&f.config, "config", "settings `file`; empty: none (env "+ConfigEnv+
 		", default "+ConfigPathDoc("")+")")
 	defaults := Defaults()
-	for i := range f.specs {
-		sp := &f.specs[i]
+	for i := range specs {
+		sp := &specs[i]
 		if sp.flag == "" {
 			continue
 		}
 		usage := fmt.Sprintf("%s (`%s`, env %s", sp.doc, sp.kind, sp.env)
-		def := sp.defDoc
-		if def == "" {
-			def = sp.format(&defaults)
-		}
-		if def != "" {
+		if def := cmp.Or(sp.defDoc, sp.format(&defaults)); def != "" {
 			usage += ", default " + def
 		}
 		fs.Var(&f.values[i], sp.flag, usage+")")
@@ -170,24 +155,17 @@ func Bind(fs *flag.FlagSet) *Flags {
 }
 
 // Load resolves every setting: defaults < config file < environment <
-// flags. paths.context_root also reads, below the file,
-// SF_CONTEXT_REPO_ROOT and then SENTRYFROGG_CONTEXT_REPO_ROOT (foreign
-// variables: empty counts as unset, checked only when they win). f may be
-// nil (no flags); otherwise call Load after fs.Parse. Every value given in
-// the file, in an AWBRIDGE_ variable or in a flag is checked, even one a
-// higher layer overrides. The error, if any, is an *Error.
+// flags (f may be nil; else call Load after fs.Parse). Every value given
+// in the file, in an AWBRIDGE_ variable or in a flag is checked, even one
+// a higher layer overrides. The error, if any, is an *Error.
 func Load(env Env, f *Flags) (*Loaded, error) {
 	specs := table()
-	if f != nil {
-		specs = f.specs
-	}
 	l := &Loaded{Config: Defaults()}
 	l.Config.Paths.StateDir = DefaultStateDir(env)
-	file, looked, err := readFile(env, f, specs)
+	file, err := readFile(env, f, specs, l)
 	if err != nil {
 		return nil, err
 	}
-	l.LookedFor, l.FileSource = looked.path, looked.source
 	if file != nil {
 		l.File = file.path
 	}
@@ -204,11 +182,11 @@ func Load(env Env, f *Flags) (*Loaded, error) {
 		}
 		st := Setting{
 			Key: sp.key, Value: sp.display(&l.Config), Source: src, Origin: origin,
-			Doc: sp.doc, Kind: sp.kind.String(), Env: sp.env, Secret: sp.secret,
+			Doc: sp.doc, Kind: sp.kind.String(), Env: sp.env, Secret: sp.secret(),
 			List: sp.sep != "",
 		}
 		if st.List {
-			st.Items = sp.items(st.Value)
+			st.Items = splitList(st.Value, sp.sep)
 		}
 		if sp.flag != "" {
 			st.Flag = "--" + sp.flag
@@ -227,8 +205,7 @@ func resolve(sp *spec, env Env, file *fileLayer, fv *flagValue, c *Config) (Sour
 		origin string
 	)
 	// take checks text from layer s/o and, if good, makes it the winner.
-	// Relative paths in the file are taken against the file's folder, so
-	// that the file means the same whatever the working directory.
+	// Relative paths in the file are taken against the file's folder.
 	take := func(text string, s Source, o string) *Error {
 		penv := env
 		if s == SourceFile {
@@ -289,8 +266,8 @@ func resolve(sp *spec, env Env, file *fileLayer, fv *flagValue, c *Config) (Sour
 	return src, origin, nil
 }
 
-// noDefault explains a default that does not work here (state_dir when the
-// home folder is unknown) and where to set the value instead.
+// noDefault explains a default that does not work here (state_dir without
+// a home folder) and where to set the value instead.
 func noDefault(sp *spec, text, problem string) string {
 	msg := "the default " + problem
 	if text == "" {
@@ -333,9 +310,6 @@ func (fl *fileLayer) dir(goos string) string {
 
 // value returns sp's raw TOML value if the file sets it.
 func (fl *fileLayer) value(sp *spec) (any, bool) {
-	if !fl.md.IsDefined(sp.section(), sp.name()) {
-		return nil, false
-	}
 	v, ok := fl.tables[sp.section()][sp.name()]
 	return v, ok
 }
@@ -372,16 +346,11 @@ type lineProbe struct{}
 
 func (*lineProbe) UnmarshalTOML(any) error { return errors.New("probe") }
 
-// lookedFor is the config file Load looked for and how it was chosen.
-type lookedFor struct {
-	path   string
-	source Source
-}
-
 // readFile picks the config file (--config, else AWBRIDGE_CONFIG, else the
-// default path), makes its path absolute, reads it and checks its keys. It
-// returns a nil layer when there is no file to read.
-func readFile(env Env, f *Flags, specs []spec) (*fileLayer, lookedFor, error) {
+// default path), makes its path absolute, reads it and checks its keys,
+// and says in l where it looked. It returns a nil layer when there is no
+// file to read.
+func readFile(env Env, f *Flags, specs []spec, l *Loaded) (*fileLayer, error) {
 	var (
 		path     string
 		src      = SourceDefault
@@ -397,21 +366,22 @@ func readFile(env Env, f *Flags, specs []spec) (*fileLayer, lookedFor, error) {
 	if !explicit {
 		path = DefaultConfigPath(env)
 	}
+	l.FileSource = src
 	if path == "" {
-		return nil, lookedFor{source: src}, nil
+		return nil, nil
 	}
 	if explicit {
 		abs, problem := env.absolute(path)
 		if problem != "" {
-			return nil, lookedFor{}, &Error{Source: src, Origin: origin, Msg: "config file " + quoteShort(path) + " " + problem}
+			return nil, &Error{Source: src, Origin: origin, Msg: "config file " + quoteShort(path) + " " + problem}
 		}
 		path = abs
 	}
-	looked := lookedFor{path: path, source: src}
 	data, err := readLimited(path)
 	if err != nil {
 		if !explicit && errors.Is(err, fs.ErrNotExist) {
-			return nil, looked, nil
+			l.LookedFor = path
+			return nil, nil
 		}
 		e := &Error{Source: src, Origin: origin, Err: err}
 		if !explicit {
@@ -426,13 +396,10 @@ func readFile(env Env, f *Flags, specs []spec) (*fileLayer, lookedFor, error) {
 		default:
 			e.Msg = fmt.Sprintf("cannot read config file %s: %v", quoteShort(path), err)
 		}
-		return nil, lookedFor{}, e
+		return nil, e
 	}
-	fl, err := decodeFile(path, data, specs)
-	if err != nil {
-		return nil, lookedFor{}, err
-	}
-	return fl, looked, nil
+	l.LookedFor = path
+	return decodeFile(path, data, specs)
 }
 
 func readLimited(path string) ([]byte, error) {
@@ -468,7 +435,7 @@ func decodeFile(path string, data []byte, specs []spec) (*fileLayer, error) {
 			e.Line, e.Msg = pe.Position.Line, "invalid TOML: "+strings.TrimSuffix(pe.Message, ".")
 			// toml quotes the text it choked on: never a secret's.
 			for i := range specs {
-				if sp := &specs[i]; sp.secret && pe.LastKey == sp.key {
+				if sp := &specs[i]; sp.secret() && pe.LastKey == sp.key {
 					e.Key, e.Msg = sp.key, "invalid TOML in the value (not shown; expected a quoted string)"
 				}
 			}
@@ -479,10 +446,6 @@ func decodeFile(path string, data []byte, specs []spec) (*fileLayer, error) {
 	}
 	fl.md = md
 	secs := sections(specs)
-	names := map[[2]string]bool{}
-	for i := range specs {
-		names[[2]string{specs[i].section(), specs[i].name()}] = true
-	}
 	for _, k := range md.Keys() {
 		var msg string
 		var bad toml.Key
@@ -492,7 +455,7 @@ func decodeFile(path string, data []byte, specs []spec) (*fileLayer, error) {
 			msg = unknownTop(k[0], md.Type(k...), len(k) > 1, secs, specs)
 		case len(k) == 1:
 			// A known table; its type is checked below.
-		case !names[[2]string{k[0], k[1]}]:
+		case !slices.ContainsFunc(specs, func(sp spec) bool { return sp.key == k[0]+"."+k[1] }):
 			bad = k[:2]
 			msg = unknownKey(k[0], k[1], specs)
 		}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path"
@@ -48,71 +49,41 @@ func (e Env) absVar(name string) string {
 	return v
 }
 
-// userDir is one kind of per-user folder, with os.UserConfigDir's
-// conventions: %<win>% on Windows, ~/Library/Application Support on macOS,
-// $home/lib on Plan 9, else $<xdg> or ~/<xdgDefault>.
-type userDir struct {
-	win, xdg   string
-	xdgDefault []string
-}
-
-// configDir is where per-user configuration lives; configFile is the
-// config file's place inside it.
-func configDir() userDir {
-	return userDir{win: "AppData", xdg: "XDG_CONFIG_HOME", xdgDefault: []string{".config"}}
-}
-
-func configFile() []string { return []string{"awbridge", "config.toml"} }
-
-// stateDir is where per-user state lives.
-func stateDir() userDir {
-	return userDir{win: "LocalAppData", xdg: "XDG_STATE_HOME", xdgDefault: []string{".local", "state"}}
-}
-
 // DefaultConfigPath is the config file used when neither --config nor
-// AWBRIDGE_CONFIG names one: $XDG_CONFIG_HOME/awbridge/config.toml (XDG
-// default ~/.config) on Linux and other Unix systems,
-// ~/Library/Application Support/awbridge/config.toml on macOS,
-// %AppData%\awbridge\config.toml on Windows. It is "" when the variables
-// it needs are unset or relative. It is the one place this path is made:
-// [ConfigPathDoc] describes it from the same rule.
+// AWBRIDGE_CONFIG names one (see [ConfigPathDoc]); "" when the variables it
+// needs are unset or relative.
 func DefaultConfigPath(env Env) string {
-	dir := env.baseDir(configDir())
+	dir := env.baseDir("AppData", "XDG_CONFIG_HOME", ".config")
 	if dir == "" {
 		return ""
 	}
-	return join(env.goos(), append([]string{dir}, configFile()...)...)
+	return join(env.goos(), dir, "awbridge", "config.toml")
 }
 
-// ConfigPathDoc describes DefaultConfigPath on goos for help texts and the
-// docs, in the notation a person of that OS reads ("" is runtime.GOOS):
-//
-//	linux:   $XDG_CONFIG_HOME/awbridge/config.toml, else ~/.config/awbridge/config.toml
-//	darwin:  ~/Library/Application Support/awbridge/config.toml
-//	windows: %AppData%\awbridge\config.toml
+// ConfigPathDoc describes DefaultConfigPath on goos ("": runtime.GOOS) in
+// the notation a person of that OS reads.
 func ConfigPathDoc(goos string) string {
-	if goos == "" {
-		goos = runtime.GOOS
-	}
-	file, d := join(goos, configFile()...), configDir()
+	goos = cmp.Or(goos, runtime.GOOS)
+	file := join(goos, "awbridge", "config.toml")
 	switch goos {
 	case "windows":
-		return join(goos, "%"+d.win+"%", file)
+		return join(goos, "%AppData%", file)
 	case "darwin", "ios":
 		return join(goos, "~", "Library", "Application Support", file)
 	case "plan9":
 		return join(goos, "$home", "lib", file)
 	}
-	return join(goos, "$"+d.xdg, file) + ", else " +
-		join(goos, append(append([]string{"~"}, d.xdgDefault...), file)...)
+	return join(goos, "$XDG_CONFIG_HOME", file) + ", else " + join(goos, "~", ".config", file)
 }
 
-// baseDir is the per-user folder of kind d on this Env's OS; "" when the
-// variables it needs are unset or relative.
-func (env Env) baseDir(d userDir) string {
+// baseDir is a per-user folder with os.UserConfigDir's conventions:
+// %<win>% on Windows, ~/Library/Application Support on macOS, $home/lib
+// on Plan 9, else $<xdg> or ~/<xdgDefault>; "" when the variables it needs
+// are unset or relative.
+func (env Env) baseDir(win, xdg string, xdgDefault ...string) string {
 	switch goos := env.goos(); goos {
 	case "windows":
-		return env.absVar(d.win)
+		return env.absVar(win)
 	case "darwin", "ios":
 		if h := env.absVar("HOME"); h != "" {
 			return join(goos, h, "Library", "Application Support")
@@ -122,23 +93,23 @@ func (env Env) baseDir(d userDir) string {
 			return join(goos, h, "lib")
 		}
 	default:
-		if dir := env.absVar(d.xdg); dir != "" {
+		if dir := env.absVar(xdg); dir != "" {
 			return dir
 		}
 		if h := env.absVar("HOME"); h != "" {
-			return join(goos, append([]string{h}, d.xdgDefault...)...)
+			return join(goos, append([]string{h}, xdgDefault...)...)
 		}
 	}
 	return ""
 }
 
 // DefaultStateDir is paths.state_dir's default: $XDG_STATE_HOME/awbridge
-// (XDG default ~/.local/state) on Linux and other Unix systems,
+// (~/.local/state/awbridge) on Linux and other Unix systems,
 // ~/Library/Application Support/awbridge on macOS,
-// %LocalAppData%\awbridge on Windows. It is "" when the variables it needs
-// are unset or relative; Load then reports that state_dir must be set.
+// %LocalAppData%\awbridge on Windows; "" when the variables it needs are
+// unset or relative (Load then says state_dir must be set).
 func DefaultStateDir(env Env) string {
-	dir := env.baseDir(stateDir())
+	dir := env.baseDir("LocalAppData", "XDG_STATE_HOME", ".local", "state")
 	if dir == "" {
 		return ""
 	}
@@ -210,15 +181,11 @@ func join(goos string, elem ...string) string {
 // bytes on macOS and the BSDs (108 on Linux), the terminating NUL included.
 const maxSocketPath = 103
 
-// Socket is where the service's socket is, and why there.
+// Socket is where the service's socket is (on Windows, the file naming
+// the service's loopback port and token), and a Note saying why when that
+// is not the usual place, for `awbridge config` and serve's log.
 type Socket struct {
-	// Path is the socket (on Windows, the file naming the service's
-	// loopback port and token).
-	Path string
-	// Note says why Path is not the usual place, for `awbridge config` and
-	// serve's log; "" when it is AWBRIDGE_SOCKET, $XDG_RUNTIME_DIR's or
-	// the platform's usual place.
-	Note string
+	Path, Note string
 }
 
 // SocketPath is where `awbridge serve` listens and `awbridge stdio` looks
@@ -230,16 +197,14 @@ func SocketPath(env Env, uid int) string { return ResolveSocket(env, uid).Path }
 //   - AWBRIDGE_SOCKET (an absolute path);
 //   - Windows: %LocalAppData%\awbridge\service.json;
 //   - $XDG_RUNTIME_DIR/awbridge/awbridge.sock;
-//   - the per-user state folder (DefaultStateDir: on Linux
-//     ~/.local/state/awbridge/awbridge.sock, on macOS ~/Library/Application
-//     Support/awbridge/awbridge.sock): inside the home folder, so no other
+//   - DefaultStateDir/awbridge.sock: inside the home folder, so no other
 //     user can make the folder first, and the same for a launchd agent and
 //     a terminal (which may not share TMPDIR);
 //   - <temp dir>/awbridge-<uid>/awbridge.sock, last: in a shared /tmp
-//     another user can make that folder first; the service then refuses to
-//     use it and says so, and Note says how to avoid it.
+//     another user can make that folder first (the service then refuses it).
 //
-// A candidate longer than a socket path can be is skipped (Note says so).
+// A candidate longer than a socket path can be is skipped. Note says why
+// the choice is not the usual one.
 func ResolveSocket(env Env, uid int) Socket {
 	if p := env.absVar(SocketEnv); p != "" {
 		return Socket{Path: p}
@@ -252,32 +217,24 @@ func ResolveSocket(env Env, uid int) Socket {
 			return Socket{Path: join(goos, d, "awbridge", "service.json")}
 		}
 	}
+	stateNote := "XDG_RUNTIME_DIR is unset: the socket is in the state folder"
+	if goos == "darwin" || goos == "ios" {
+		stateNote = "" // the usual place on macOS
+	}
 	var skipped []string
-	try := func(p string) bool {
-		if p == "" {
-			return false
-		}
-		if len(p) > maxSocketPath {
-			skipped = append(skipped, p)
-			return false
-		}
-		return true
-	}
-	if d := env.absVar("XDG_RUNTIME_DIR"); d != "" {
-		if p := join(goos, d, "awbridge", "awbridge.sock"); try(p) {
-			return Socket{Path: p, Note: tooLong(skipped)}
-		}
-	}
-	if d := DefaultStateDir(env); d != "" {
-		if p := join(goos, d, "awbridge.sock"); try(p) {
-			note := "XDG_RUNTIME_DIR is unset: the socket is in the state folder"
-			if goos == "darwin" || goos == "ios" {
-				note = "" // the usual place on macOS
-			}
-			if len(skipped) > 0 {
-				note = tooLong(skipped)
-			}
-			return Socket{Path: p, Note: note}
+	xdg, state := env.absVar("XDG_RUNTIME_DIR"), DefaultStateDir(env)
+	for _, c := range []struct{ dir, path, note string }{
+		{xdg, join(goos, xdg, "awbridge", "awbridge.sock"), ""},
+		{state, join(goos, state, "awbridge.sock"), stateNote},
+	} {
+		switch {
+		case c.dir == "":
+		case len(c.path) > maxSocketPath:
+			skipped = append(skipped, c.path)
+		case len(skipped) > 0:
+			return Socket{Path: c.path, Note: tooLong(skipped)}
+		default:
+			return Socket{Path: c.path, Note: c.note}
 		}
 	}
 	tmp := env.absVar("TMPDIR")
@@ -325,9 +282,6 @@ func SocketCandidates(env Env, uid int) []string {
 
 // tooLong says which socket paths were skipped for their length.
 func tooLong(skipped []string) string {
-	if len(skipped) == 0 {
-		return ""
-	}
 	return fmt.Sprintf("%s is longer than a socket path can be (%d bytes at most)", strings.Join(skipped, " and "), maxSocketPath)
 }
 

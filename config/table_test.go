@@ -30,12 +30,15 @@ func TestTableCoversConfig(t *testing.T) {
 			t.Errorf("%s appears twice in the table", sp.key)
 		}
 		seen[sp.key] = true
+		if _, problem := sp.parse(sp.def, Env{}); sp.def != "" && problem != "" {
+			t.Errorf("the default of %s: %s", sp.key, problem)
+		}
 		addr, ok := fields[sp.key]
 		if !ok {
 			t.Errorf("table key %s is not a Config field", sp.key)
 			continue
 		}
-		if got := reflect.ValueOf(sp.field(&c)).Pointer(); got != addr {
+		if got := sp.field(&c); !got.CanAddr() || got.Addr().Pointer() != addr {
 			t.Errorf("%s points at the wrong Config field", sp.key)
 		}
 	}
@@ -90,7 +93,7 @@ func TestNames(t *testing.T) {
 	got := map[string][2]string{}
 	for _, sp := range table() {
 		got[sp.key] = [2]string{sp.env, sp.flag}
-		if sp.secret && sp.flag != "" {
+		if sp.secret() && sp.flag != "" {
 			t.Errorf("secret %s has a flag", sp.key)
 		}
 	}

@@ -5,6 +5,7 @@
 package health
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -24,36 +25,30 @@ type Check struct {
 	Detail string `json:"detail,omitempty"`
 }
 
-// Options configure a Checker.
+// Options configure a Checker. Every func may be nil.
 type Options struct {
-	AWSource *upstream.Source
-	// AWProbe checks ActivityWatch. The engine reads what a frame reads
-	// (server info, bucket list, the selected buckets' events), so
-	// event reads that fail while /info answers make health degraded.
+	// AWProbe checks ActivityWatch by reading what a frame reads, so event
+	// reads that fail while /info answers make health degraded.
+	AWSource      *upstream.Source
 	AWProbe       func(ctx context.Context) error
 	SidecarSource *upstream.Source
-	// SidecarProbe fetches the probe object; nil when no sidecar.
-	SidecarProbe func(ctx context.Context) (json.RawMessage, error)
-	// Preflight is the bridge's own checks, run once at start.
+	SidecarProbe  func(ctx context.Context) (json.RawMessage, error)
+	// Preflight is the bridge's own checks, run once at start; Live adds
+	// checks of the running bridge at each refresh (cheap, safe for
+	// concurrent use), counted alike.
 	Preflight []Check
-	// Live, when set, adds checks of the running bridge at each refresh
-	// (artifact writes failing on a full disk, say); they count like
-	// Preflight's. It must be cheap and safe for concurrent use.
-	Live func() []Check
-	// Protect checks the protected environment at each refresh (nil: not
-	// configured).
-	Protect func() protect.Result
-	// Redact, when set, redacts each rendered report once (the probe
-	// payload is the sidecar's data) and says where.
+	Live      func() []Check
+	Protect   func() protect.Result // at each refresh
+	// Redact redacts each rendered report once (the probe payload is the
+	// sidecar's data) and says where.
 	Redact func(report []byte) (out []byte, redacted, bounded []string)
 	// FirstWait bounds how long the first call waits for the first probe
-	// (default 200 ms): a slow source never holds health longer; the
-	// report then says status "checking", and the probe goes on in the
-	// background. Prime starts that probe before anyone asks.
+	// (default 200 ms); the report then says "checking" and the probe goes
+	// on in the background.
 	FirstWait time.Duration
 	Now       func() time.Time
-	// Settings are the effective settings the report shows (URLs without
-	// credentials), copied into every report.
+	// Settings are the effective settings every report shows (URLs
+	// without credentials).
 	Settings map[string]string
 }
 
@@ -66,8 +61,8 @@ type Report struct {
 	ProtectedDiffCount int             `json:"protected_diff_count"`
 	OmniProbe          json.RawMessage `json:"omni_probe"`
 
-	// Status is "healthy", "degraded", or "checking" while the first
-	// probe of a configured source has not answered yet.
+	// Status is "healthy", "degraded", or "checking" until the first
+	// probe of a configured source answers.
 	Status    string    `json:"status"`
 	CheckedAt time.Time `json:"checked_at"`
 	Sources   struct {
@@ -75,17 +70,13 @@ type Report struct {
 		Sidecar       upstream.Status `json:"sidecar"`
 	} `json:"sources"`
 	Preflight []Check `json:"preflight"`
-	// ProtectedEnvConfigured says whether a protected-environment
-	// baseline or item list exists.
-	ProtectedEnvConfigured bool `json:"protected_env_configured"`
-	// ProtectedDiffs says what differs from the baseline (items, never
-	// values).
-	ProtectedDiffs []protect.Diff `json:"protected_diffs,omitempty"`
+	// ProtectedEnvConfigured: a protected-environment baseline or item
+	// list exists; ProtectedDiffs name the items that differ, never values.
+	ProtectedEnvConfigured bool           `json:"protected_env_configured"`
+	ProtectedDiffs         []protect.Diff `json:"protected_diffs,omitempty"`
 	// ServedBy says who answered a terminal's `awbridge health` ("service"
 	// or "in-process"); empty elsewhere.
-	ServedBy string `json:"served_by,omitempty"`
-	// Settings are the settings the answering bridge uses
-	// (activitywatch_url, activitywatch_host, sidecar_url).
+	ServedBy string            `json:"served_by,omitempty"`
 	Settings map[string]string `json:"settings,omitempty"`
 }
 
@@ -122,9 +113,7 @@ func New(opts Options) *Checker {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.FirstWait <= 0 {
-		opts.FirstWait = 200 * time.Millisecond
-	}
+	opts.FirstWait = cmp.Or(max(opts.FirstWait, 0), 200*time.Millisecond)
 	return &Checker{opts: opts, first: make(chan struct{}), quit: make(chan struct{}), changed: make(chan struct{})}
 }
 
@@ -136,12 +125,20 @@ func (c *Checker) Close() {
 }
 
 // Prime starts the first probe in the background, so that the first
-// health call finds it done (ctx bounds nothing after Prime returns: the
-// probe runs under the sources' own deadlines).
+// health call finds it done.
 func (c *Checker) Prime(ctx context.Context) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.refreshing && c.checkedAt.IsZero() {
+	if c.checkedAt.IsZero() {
+		c.refreshLocked(ctx)
+	}
+}
+
+// refreshLocked starts a refresh unless one is under way; c.mu held. ctx
+// bounds nothing after it returns: the probe runs under the sources' own
+// deadlines.
+func (c *Checker) refreshLocked(ctx context.Context) {
+	if !c.refreshing {
 		c.refreshing = true
 		c.wg.Add(1)
 		go c.refresh(context.WithoutCancel(ctx))
@@ -168,11 +165,8 @@ func (c *Checker) Report(ctx context.Context) Report {
 func (c *Checker) get(ctx context.Context) ([]byte, Report, []string, []string) {
 	now := c.opts.Now()
 	c.mu.Lock()
-	stale := now.Sub(c.checkedAt) >= refreshEvery
-	if stale && !c.refreshing {
-		c.refreshing = true
-		c.wg.Add(1)
-		go c.refresh(context.WithoutCancel(ctx))
+	if now.Sub(c.checkedAt) >= refreshEvery {
+		c.refreshLocked(ctx)
 	}
 	c.mu.Unlock()
 
@@ -180,15 +174,13 @@ func (c *Checker) get(ctx context.Context) ([]byte, Report, []string, []string) 
 	select {
 	case <-c.first:
 	default:
-		t := time.NewTimer(c.opts.FirstWait)
 		select {
 		case <-c.first:
 		case <-ctx.Done():
 			waited = false
-		case <-t.C:
+		case <-time.After(c.opts.FirstWait):
 			waited = false
 		}
-		t.Stop()
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -249,13 +241,11 @@ func (c *Checker) refresh(ctx context.Context) {
 	if c.opts.Protect != nil {
 		pr = c.opts.Protect()
 	}
-	c.mu.Lock()
-	c.prot = pr
-	if scErr == nil {
-		c.lastProbe = probe
-	} else {
-		c.lastProbe = nil
+	if scErr != nil {
+		probe = nil
 	}
+	c.mu.Lock()
+	c.prot, c.lastProbe = pr, probe
 	c.checkedAt = c.opts.Now()
 	c.refreshing = false
 	c.render(c.checkedAt)
@@ -280,10 +270,7 @@ func (c *Checker) render(now time.Time) {
 		r.Sources.Sidecar = c.opts.SidecarSource.Status()
 	}
 	r.AWOK = r.Sources.ActivityWatch.OK
-	r.PreflightOK = true
-	for _, ch := range r.Preflight {
-		r.PreflightOK = r.PreflightOK && ch.OK
-	}
+	r.PreflightOK = !slices.ContainsFunc(r.Preflight, func(ch Check) bool { return !ch.OK })
 	healthy := r.AWOK && r.PreflightOK && r.ProtectedEnvOK
 	if r.Sources.Sidecar.Configured {
 		ok := false

@@ -1,9 +1,7 @@
 // Package install owns awbridge as an OS service: the unit files it writes
-// (our own systemd units and launchd plists, rendered here, byte for byte
-// what --dry-run prints), the kardianos/service wrapper that installs and
-// controls them, and the install/uninstall/start/stop/status logic on top
-// (Manager), which works against any Service so it can be tested with a
-// fake.
+// (our own systemd units and launchd plists, byte for byte what --dry-run
+// prints), the kardianos/service wrapper that installs and controls them,
+// and the install/uninstall/start/stop/status logic on top (Manager).
 //
 // Per-user by default: a systemd user unit, a launchd agent; a Windows
 // service (Windows has no per-user services). System-wide with
@@ -23,46 +21,30 @@ import (
 
 // Names of the installed service.
 const (
-	// Name is the systemd unit's base name (awbridge.service) and the
-	// Windows service's name.
-	Name = "awbridge"
-	// LaunchdLabel is the launchd job's label and plist base name.
-	LaunchdLabel = "io.github.awbridge"
-	// RestartDelay is how long the service manager waits before restarting
-	// a service that failed.
-	RestartDelay = "2s"
-	// description is the one line every service manager shows.
-	description = "awbridge: what the person at this desktop is doing now, for AI assistants"
-	docURL      = "https://github.com/awbridge/awbridge"
+	Name         = "awbridge"           // the systemd unit's base name and the Windows service's name
+	LaunchdLabel = "io.github.awbridge" // the launchd job's label and plist base name
+	RestartDelay = "2s"                 // before the service manager restarts a failed service
+	description  = "awbridge: what the person at this desktop is doing now, for AI assistants"
+	docURL       = "https://github.com/awbridge/awbridge"
 )
 
 // Spec is what an install writes: the command line the service manager
 // runs (Executable serve --config ConfigPath), per-user or system-wide, and
 // the OS conventions. A Spec is a plain value, safe to share.
 type Spec struct {
-	// Executable is the absolute path of the awbridge binary.
-	Executable string
-	// ConfigPath is the absolute path of the config file passed as
-	// --config.
-	ConfigPath string
-	// System selects a system-wide service instead of a per-user one.
-	System bool
-	// GOOS selects the conventions ("linux", "darwin", "windows"); ""
-	// means runtime.GOOS. Every OS but darwin and windows gets systemd
-	// units.
+	Executable string // absolute
+	ConfigPath string // absolute, passed as --config
+	System     bool   // system-wide instead of per-user
+	// GOOS selects the conventions ("": runtime.GOOS); every OS but darwin
+	// and windows gets systemd units.
 	GOOS string
-	// Home is the user's home folder (where per-user units and the launchd
-	// agent's log live).
-	Home string
-	// User is the account a system-wide service runs as on Linux and macOS
-	// (systemd User=, launchd UserName): the person whose ActivityWatch and
-	// config it reads, never root. Required with System there; unused
-	// otherwise.
+	Home string // where per-user units and the launchd agent's log live
+	// User is the account a system-wide service runs as on Linux and macOS:
+	// the person whose ActivityWatch and config it reads, never root.
 	User string
-	// Socket is the socket a system-wide service listens on, set in its
-	// environment as AWBRIDGE_SOCKET (systemd Environment=, launchd
-	// EnvironmentVariables): it has no login session, so no
-	// XDG_RUNTIME_DIR, and clients must find it; "" sets nothing.
+	// Socket is set as AWBRIDGE_SOCKET in a system-wide service's
+	// environment: it has no login session, so no XDG_RUNTIME_DIR, and
+	// clients must find it; "" sets nothing.
 	Socket string
 }
 
@@ -73,17 +55,15 @@ func (s Spec) goos() string {
 	return s.GOOS
 }
 
-// ServiceName is the name the service manager knows the service by:
-// LaunchdLabel on macOS, Name elsewhere.
-func (s Spec) ServiceName() string {
+// serviceName is the name the service manager knows the service by.
+func (s Spec) serviceName() string {
 	if s.goos() == "darwin" {
 		return LaunchdLabel
 	}
 	return Name
 }
 
-// Kind names what is installed: "systemd user unit", "systemd system
-// unit", "launchd agent", "launchd daemon" or "Windows service".
+// Kind names what is installed ("systemd user unit", "launchd daemon"...).
 func (s Spec) Kind() string {
 	switch s.goos() {
 	case "darwin":
@@ -118,9 +98,8 @@ func (s Spec) UnitPath() string {
 	return joinSlash(s.Home, ".config", "systemd", "user", Name+".service")
 }
 
-// LogPath is where the service's stderr goes on macOS
-// (~/Library/Logs/awbridge.log for the agent); "" elsewhere (the journal,
-// the event log).
+// LogPath is where the service's stderr goes on macOS; "" elsewhere (the
+// journal, the event log).
 func (s Spec) LogPath() string {
 	if s.goos() != "darwin" {
 		return ""
@@ -148,16 +127,9 @@ func (e *GoRunError) Error() string {
 	return fmt.Sprintf("install: %s is a temporary `go run` binary, deleted when go run exits; build awbridge (make build, or go build -o ~/bin/awbridge ./cmd/awbridge) and install that binary", e.Path)
 }
 
-// IsGoRunBinary reports whether path lies in a go build cache folder
-// (go run and go test binaries).
-func IsGoRunBinary(path string) bool {
-	return strings.Contains(strings.ReplaceAll(path, `\`, "/"), "/go-build")
-}
-
 // check reports what makes s impossible to render: a relative path, a
-// control character (or U+FFFE, U+FFFF: not XML), invalid UTF-8, or "{{" (kardianos/service parses the
-// unit we hand it as a template; ours has no actions, so it must contain
-// none).
+// control character (or U+FFFE, U+FFFF: not XML), invalid UTF-8, or "{{"
+// (kardianos/service parses the unit we hand it as a template).
 func (s Spec) check() error {
 	for _, p := range []struct{ what, v string }{{"executable", s.Executable}, {"config file", s.ConfigPath}, {"socket", s.Socket}} {
 		switch {
@@ -215,21 +187,20 @@ func checkUser(name string) error {
 }
 
 // Validate reports why s cannot be installed: what check refuses, and a
-// `go run` binary (*GoRunError).
+// `go run` or `go test` binary in the build cache (*GoRunError).
 func (s Spec) Validate() error {
 	if err := s.check(); err != nil {
 		return err
 	}
-	if IsGoRunBinary(s.Executable) {
+	if strings.Contains(strings.ReplaceAll(s.Executable, `\`, "/"), "/go-build") {
 		return &GoRunError{Path: s.Executable}
 	}
 	return nil
 }
 
-// Render returns the file the install writes for s, exactly: the systemd
-// unit, the launchd plist, or on Windows a description of the service
-// (which lives in the registry). It renders `go run` binaries too (for
-// --dry-run); Validate refuses them.
+// Render returns the file the install writes for s: the systemd unit, the
+// launchd plist, or on Windows a description of the service (which lives
+// in the registry). It renders `go run` binaries too, for --dry-run.
 func Render(s Spec) (string, error) {
 	if err := s.check(); err != nil {
 		return "", err
@@ -244,37 +215,36 @@ func Render(s Spec) (string, error) {
 }
 
 func renderSystemd(s Spec) string {
-	var b strings.Builder
-	b.WriteString("[Unit]\n")
-	b.WriteString("Description=" + description + "\n")
-	b.WriteString("Documentation=" + docURL + "\n")
+	after, service, wanted := "default.target", "", "default.target"
 	if s.System {
-		b.WriteString("After=network.target\n")
-	} else {
-		b.WriteString("After=default.target\n")
-	}
-	b.WriteString("\n[Service]\nType=simple\n")
-	if s.System {
-		b.WriteString("User=" + s.User + "\n")
+		after, service, wanted = "network.target", "User="+s.User+"\n", "multi-user.target"
 	}
 	if s.Socket != "" {
-		b.WriteString("Environment=" + systemdEnv(config.SocketEnv+"="+s.Socket) + "\n")
+		service += "Environment=" + systemdEnv(config.SocketEnv+"="+s.Socket) + "\n"
 	}
-	b.WriteString("ExecStart=")
-	for i, a := range append([]string{s.Executable}, s.Arguments()...) {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(systemdArg(a))
+	return fmt.Sprintf(`[Unit]
+Description=%s
+Documentation=%s
+After=%s
+
+[Service]
+Type=simple
+%sExecStart=%s
+Restart=on-failure
+RestartSec=%s
+
+[Install]
+WantedBy=%s
+`, description, docURL, after, service, s.commandLine(systemdArg), RestartDelay, wanted)
+}
+
+// commandLine is the service's command line, each word quoted by quote.
+func (s Spec) commandLine(quote func(string) string) string {
+	words := append([]string{s.Executable}, s.Arguments()...)
+	for i, w := range words {
+		words[i] = quote(w)
 	}
-	b.WriteString("\nRestart=on-failure\nRestartSec=" + RestartDelay + "\n")
-	b.WriteString("\n[Install]\n")
-	if s.System {
-		b.WriteString("WantedBy=multi-user.target\n")
-	} else {
-		b.WriteString("WantedBy=default.target\n")
-	}
-	return b.String()
+	return strings.Join(words, " ")
 }
 
 // systemdEnv quotes one Environment= assignment: "%" doubled (specifiers
@@ -297,45 +267,31 @@ func systemdArg(a string) string {
 
 func renderPlist(s Spec) string {
 	var b strings.Builder
-	str := func(indent, v string) {
-		b.WriteString(indent + "<string>" + xmlText(v) + "</string>\n")
-	}
-	key := func(k string) { b.WriteString("\t<key>" + k + "</key>\n") }
 	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>
 <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
 <plist version="1.0">
 <dict>
 `)
-	key("Label")
-	str("\t", LaunchdLabel)
+	entry := func(key, value string) { b.WriteString("\t<key>" + key + "</key>\n\t" + value + "\n") }
+	str := func(v string) string { return "<string>" + xmlText(v) + "</string>" }
+	entry("Label", str(LaunchdLabel))
 	if s.System {
-		key("UserName")
-		str("\t", s.User)
+		entry("UserName", str(s.User))
 	}
 	if s.Socket != "" {
-		key("EnvironmentVariables")
-		b.WriteString("\t<dict>\n\t\t<key>" + config.SocketEnv + "</key>\n")
-		str("\t\t", s.Socket)
-		b.WriteString("\t</dict>\n")
+		entry("EnvironmentVariables", "<dict>\n\t\t<key>"+config.SocketEnv+"</key>\n\t\t"+str(s.Socket)+"\n\t</dict>")
 	}
-	key("ProgramArguments")
-	b.WriteString("\t<array>\n")
+	args := "<array>\n"
 	for _, a := range append([]string{s.Executable}, s.Arguments()...) {
-		str("\t\t", a)
+		args += "\t\t" + str(a) + "\n"
 	}
-	b.WriteString("\t</array>\n")
-	key("RunAtLoad")
-	b.WriteString("\t<true/>\n")
-	key("KeepAlive")
-	b.WriteString("\t<true/>\n")
-	key("ThrottleInterval")
-	b.WriteString("\t<integer>" + strings.TrimSuffix(RestartDelay, "s") + "</integer>\n")
-	key("ProcessType")
-	str("\t", "Background")
-	key("StandardOutPath")
-	str("\t", s.LogPath())
-	key("StandardErrorPath")
-	str("\t", s.LogPath())
+	entry("ProgramArguments", args+"\t</array>")
+	entry("RunAtLoad", "<true/>")
+	entry("KeepAlive", "<true/>")
+	entry("ThrottleInterval", "<integer>"+strings.TrimSuffix(RestartDelay, "s")+"</integer>")
+	entry("ProcessType", str("Background"))
+	entry("StandardOutPath", str(s.LogPath()))
+	entry("StandardErrorPath", str(s.LogPath()))
 	b.WriteString("</dict>\n</plist>\n")
 	return b.String()
 }
@@ -347,19 +303,11 @@ func xmlText(s string) string {
 }
 
 func renderWindows(s Spec) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Windows service %q (display name %q)\n", Name, Name)
-	fmt.Fprintf(&b, "Description: %s\n", description)
-	fmt.Fprintf(&b, "Start type: automatic; restarted %s after a failure\n", RestartDelay)
-	b.WriteString("Command line: ")
-	for i, a := range append([]string{s.Executable}, s.Arguments()...) {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(windowsArg(a))
-	}
-	b.WriteByte('\n')
-	return b.String()
+	return fmt.Sprintf(`Windows service %q (display name %q)
+Description: %s
+Start type: automatic; restarted %s after a failure
+Command line: %s
+`, Name, Name, description, RestartDelay, s.commandLine(windowsArg))
 }
 
 // windowsArg quotes one command-line word the way syscall.EscapeArg does

@@ -13,9 +13,8 @@ import (
 	"github.com/kardianos/service"
 )
 
-// Service is the part of a kardianos service.Service that Manager uses;
-// a service.Service satisfies it, tests pass a fake. Its methods talk to
-// the OS service manager; Manager calls them one at a time.
+// Service is the part of a kardianos service.Service that Manager uses
+// (tests pass a fake); Manager calls it one method at a time.
 type Service interface {
 	Install() error
 	Uninstall() error
@@ -25,8 +24,7 @@ type Service interface {
 	Status() (service.Status, error)
 }
 
-// ErrNotInstalled is returned by Manager when the service is not
-// installed.
+// ErrNotInstalled is returned by Manager when there is no service.
 var ErrNotInstalled = errors.New("awbridge is not installed as a service")
 
 // UnsupportedError refuses a service manager awbridge does not install
@@ -42,7 +40,7 @@ func (e *UnsupportedError) Error() string {
 }
 
 // Platform names the service manager kardianos/service detects here, e.g.
-// "linux-systemd", "darwin-launchd", "windows-service", "unix-systemv".
+// "linux-systemd", "unix-systemv".
 func Platform() string { return service.Platform() }
 
 // wantPlatform is the kardianos/service platform awbridge installs into
@@ -59,12 +57,11 @@ func wantPlatform(goos string) string {
 
 // ServiceConfig is the kardianos/service configuration of s: its name,
 // scope and, when s names an executable, the command line and our own
-// unit (SystemdScript / LaunchdConfig: the rendered file, which has no
-// template actions left, so kardianos writes it as is) or, on Windows, the
-// start type and restart on failure.
+// unit (kardianos writes it as is: it has no template actions) or, on
+// Windows, the start type and restart on failure.
 func ServiceConfig(s Spec) (*service.Config, error) {
 	c := &service.Config{
-		Name:        s.ServiceName(),
+		Name:        s.serviceName(),
 		DisplayName: Name,
 		Description: description,
 		Option:      service.KeyValue{"UserService": !s.System},
@@ -95,9 +92,9 @@ func ServiceConfig(s Spec) (*service.Config, error) {
 	return c, nil
 }
 
-// NewService returns the OS service for s through kardianos/service, or
-// an *UnsupportedError when this machine's service manager is not the one
-// s needs (s.GOOS must be this machine's OS).
+// NewService returns the OS service for s (s.GOOS must be this machine's),
+// or an *UnsupportedError when this machine's service manager is not the
+// one s needs.
 func NewService(s Spec) (Service, error) {
 	if p := service.Platform(); p != wantPlatform(s.goos()) {
 		return nil, &UnsupportedError{Platform: p}
@@ -113,8 +110,8 @@ func NewService(s Spec) (Service, error) {
 	return svc, nil
 }
 
-// noProgram is the service.Interface of a service that is only controlled
-// (installed, started, ...), never run, from this process.
+// noProgram is the service.Interface of a service this process only
+// controls, never runs.
 type noProgram struct{}
 
 func (noProgram) Start(service.Service) error { return nil }
@@ -123,28 +120,26 @@ func (noProgram) Stop(service.Service) error  { return nil }
 // State is what the service manager says of the service.
 type State string
 
-// The states.
+// The states. Unknown: installed, but the service manager did not say
+// whether it runs (a failed unit, no user session, ...).
 const (
 	NotInstalled State = "not installed"
 	Stopped      State = "stopped"
 	Running      State = "running"
-	// Unknown: installed, but the service manager did not say whether it
-	// runs (State's error says why: a failed unit, no user session, ...).
-	Unknown State = "unknown"
+	Unknown      State = "unknown"
 )
 
-// Manager installs and controls the service of Spec through Service. It
-// is not safe for concurrent use (nor is the OS service manager).
+// Manager installs and controls the service of Spec through Service. Not
+// safe for concurrent use (nor is the OS service manager).
 type Manager struct {
 	Spec    Spec
 	Service Service
 }
 
-// State reports whether the service is installed and runs. The error,
-// with Unknown only, is why the service manager could not tell. A unit
+// State reports whether the service is installed and runs; the error,
+// with Unknown only, says why the service manager could not tell. A unit
 // file on disk counts as installed even when the service manager does not
-// list it (an install whose enable step failed), so that uninstall and a
-// new install clean it up.
+// list it (a failed enable step), so that uninstall and install clean it up.
 func (m *Manager) State() (State, error) {
 	st, err := m.Service.Status()
 	if err == nil {
@@ -156,13 +151,9 @@ func (m *Manager) State() (State, error) {
 		}
 	}
 	path := m.Spec.UnitPath()
-	exists := false
-	if path != "" {
-		_, serr := os.Stat(path)
-		exists = serr == nil
-	}
+	_, serr := os.Stat(path)
 	switch {
-	case path != "" && !exists:
+	case path != "" && serr != nil:
 		return NotInstalled, nil
 	case errors.Is(err, service.ErrNotInstalled) && path == "":
 		return NotInstalled, nil
@@ -189,22 +180,15 @@ func managerName(s Spec) string {
 
 // InstallResult says what Install did.
 type InstallResult struct {
-	// Previous is the state before the install (NotInstalled for a first
-	// install).
-	Previous State
-	// Unchanged: the same unit was already installed and running; nothing
-	// was touched.
-	Unchanged bool
-	// Restarted: the service ran before the update and was started again
-	// with the new unit.
-	Restarted bool
+	Previous  State // before the install
+	Unchanged bool  // the same unit was installed and running: nothing touched
+	Restarted bool  // the service ran before the update and runs the new unit
 }
 
 // Install installs the service, or updates an existing install:
 // kardianos/service refuses to install over an existing unit, so a
 // previous install is stopped, removed and installed again, and started
 // again if it ran. An install identical to the running one is left alone.
-// It refuses what Spec.Validate refuses.
 func (m *Manager) Install() (InstallResult, error) {
 	var res InstallResult
 	if err := m.Spec.Validate(); err != nil {
@@ -212,12 +196,6 @@ func (m *Manager) Install() (InstallResult, error) {
 	}
 	prev, _ := m.State() // Unknown counts as installed: replace it
 	res.Previous = prev
-	if prev == NotInstalled {
-		if err := m.Service.Install(); err != nil {
-			return res, fmt.Errorf("installing the %s: %w", m.Spec.Kind(), err)
-		}
-		return res, nil
-	}
 	if prev == Running && m.sameUnit() {
 		res.Unchanged = true
 		return res, nil
@@ -227,8 +205,10 @@ func (m *Manager) Install() (InstallResult, error) {
 			return res, fmt.Errorf("stopping the running service to update it: %w", err)
 		}
 	}
-	if err := m.Service.Uninstall(); err != nil {
-		return res, fmt.Errorf("removing the previous %s to update it: %w", m.Spec.Kind(), err)
+	if prev != NotInstalled {
+		if err := m.Service.Uninstall(); err != nil {
+			return res, fmt.Errorf("removing the previous %s to update it: %w", m.Spec.Kind(), err)
+		}
 	}
 	if err := m.Service.Install(); err != nil {
 		return res, fmt.Errorf("installing the %s: %w", m.Spec.Kind(), err)
@@ -243,7 +223,7 @@ func (m *Manager) Install() (InstallResult, error) {
 }
 
 // sameUnit reports whether the installed unit file is the one Spec
-// renders (always false on Windows: no file to compare).
+// renders (false on Windows: no file).
 func (m *Manager) sameUnit() bool {
 	path := m.Spec.UnitPath()
 	if path == "" {
@@ -277,30 +257,25 @@ func (m *Manager) Uninstall() error {
 
 // Start starts the service; started is false when it already ran.
 func (m *Manager) Start() (started bool, err error) {
-	st, _ := m.State()
-	switch st {
-	case NotInstalled:
-		return false, ErrNotInstalled
-	case Running:
-		return false, nil
-	}
-	if err := m.Service.Start(); err != nil {
-		return false, fmt.Errorf("starting the service: %w", err)
-	}
-	return true, nil
+	return m.change(Running, m.Service.Start, "starting")
 }
 
 // Stop stops the service; stopped is false when it did not run.
 func (m *Manager) Stop() (stopped bool, err error) {
-	st, _ := m.State()
-	switch st {
+	return m.change(Stopped, m.Service.Stop, "stopping")
+}
+
+// change calls do unless the service is not installed or already in state
+// to; changed says whether it called it.
+func (m *Manager) change(to State, do func() error, doing string) (changed bool, err error) {
+	switch st, _ := m.State(); st {
 	case NotInstalled:
 		return false, ErrNotInstalled
-	case Stopped:
+	case to:
 		return false, nil
 	}
-	if err := m.Service.Stop(); err != nil {
-		return false, fmt.Errorf("stopping the service: %w", err)
+	if err := do(); err != nil {
+		return false, fmt.Errorf("%s the service: %w", doing, err)
 	}
 	return true, nil
 }
@@ -324,15 +299,14 @@ func (m *Manager) Restart() error {
 	return nil
 }
 
-// configHeader is the content of a config file created by EnsureConfigFile.
+// configHeader is the content of a config file EnsureConfigFile creates.
 const configHeader = `# awbridge settings (TOML). Created by awbridge install: the service runs
 # "awbridge serve --config <this file>". Every setting is optional;
 # "awbridge config" lists them with their defaults and where each value
 # comes from. Restart the service after an edit: awbridge restart
 `
 
-// Owner is the person a config file created by root (under sudo) is
-// for: it is made inside Home only, and everything made is theirs.
+// Owner is the person a config file created by root (under sudo) is for.
 type Owner struct {
 	Name     string
 	Home     string
@@ -353,12 +327,11 @@ func (e *LinkError) Error() string {
 // names a file; created says whether it did. An existing file is never
 // touched.
 //
-// With an owner (an install as root for a person, under sudo) the file
-// and every folder it needs are made inside owner.Home without following
-// a symbolic link out of it (os.Root), each given to the person through
-// its open descriptor (fchown) before anything is made inside it; a path
-// outside the home, or leaving it through a link, is refused with a
-// *LinkError and nothing is made.
+// With an owner (root installing for a person) the file and its folders
+// are made inside owner.Home without following a symbolic link out of it
+// (os.Root), each given to the person through its open descriptor before
+// anything is made inside it; a path outside the home, or leaving it
+// through a link, is a *LinkError and nothing is made.
 func EnsureConfigFile(path string, owner *Owner) (created bool, err error) {
 	if owner != nil {
 		return ensureConfigFileFor(path, owner)

@@ -5,6 +5,7 @@ package sidecar
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -27,37 +28,35 @@ import (
 // Options configure a Client.
 type Options struct {
 	// BaseURL is the sidecar's base URL; /probe is appended.
-	BaseURL string
-	// AttemptTimeout bounds one HTTP attempt (default 1 s).
-	AttemptTimeout time.Duration
-	// RetryMax is the number of retries after the first attempt (default 2).
-	RetryMax int
-	// BackoffMin and BackoffMax bound the jittered backoff (50-250 ms).
+	BaseURL        string
+	AttemptTimeout time.Duration // one HTTP attempt (default 1 s)
+	// RetryMax is the number of retries after the first attempt (default
+	// 2; negative: none); BackoffMin and BackoffMax bound the jittered wait
+	// between them (default 50-250 ms).
+	RetryMax               int
 	BackoffMin, BackoffMax time.Duration
-	// MaxBodyBytes bounds the probe object (default 1 MiB).
-	MaxBodyBytes int64
-	// Transport is the HTTP transport (default: a fresh pooled one).
-	Transport http.RoundTripper
+	MaxBodyBytes           int64             // the probe object (default 1 MiB)
+	Transport              http.RoundTripper // default: a fresh pooled one
 }
 
 // Error is a failed probe.
 type Error struct {
-	// Status is the HTTP status when the sidecar answered, else 0.
-	Status int
+	Status int // the HTTP status when the sidecar answered, else 0
 	Msg    string
 	Err    error
 }
 
 func (e *Error) Error() string {
-	switch {
-	case e.Status != 0 && e.Err != nil:
-		return fmt.Sprintf("sidecar probe: HTTP %d: %s: %s", e.Status, e.Msg, errText(e.Err))
-	case e.Status != 0:
-		return fmt.Sprintf("sidecar probe: HTTP %d: %s", e.Status, e.Msg)
-	case e.Err != nil:
-		return fmt.Sprintf("sidecar probe: %s: %s", e.Msg, errText(e.Err))
+	s := "sidecar probe: "
+	if e.Status != 0 {
+		s += fmt.Sprintf("HTTP %d: ", e.Status)
 	}
-	return "sidecar probe: " + e.Msg
+	s += e.Msg
+	if e.Err != nil {
+		// The cause without the sidecar's own bytes (see text.Cause).
+		s += ": " + text.Cause(e.Err, maxErrText)
+	}
+	return s
 }
 
 // ErrUnauthorized is in the chain of an *Error for a 401 or 403: the
@@ -69,11 +68,6 @@ var ErrUnauthorized = errors.New("refused awbridge (the probe must answer withou
 // maxErrText bounds the cause's text in an error.
 const maxErrText = 200
 
-// errText renders a cause without the sidecar's own bytes (see
-// text.Cause), in at most maxErrText bytes.
-func errText(err error) string { return text.Cause(err, maxErrText) }
-
-// Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
 
 // Client probes one sidecar. Safe for concurrent use.
@@ -89,27 +83,17 @@ func New(opts Options) (*Client, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("sidecar: %q is not an http(s) URL with a host", opts.BaseURL)
 	}
-	if opts.AttemptTimeout <= 0 {
-		opts.AttemptTimeout = time.Second
-	}
-	if opts.RetryMax < 0 {
-		opts.RetryMax = 0
-	} else if opts.RetryMax == 0 {
-		opts.RetryMax = 2
-	}
-	if opts.BackoffMin <= 0 {
-		opts.BackoffMin = 50 * time.Millisecond
-	}
+	// Defaults for what is unset (zero or negative).
+	opts.AttemptTimeout = cmp.Or(max(opts.AttemptTimeout, 0), time.Second)
+	opts.BackoffMin = cmp.Or(max(opts.BackoffMin, 0), 50*time.Millisecond)
 	if opts.BackoffMax < opts.BackoffMin {
 		opts.BackoffMax = 250 * time.Millisecond
 	}
-	if opts.MaxBodyBytes <= 0 {
-		opts.MaxBodyBytes = 1 << 20
-	}
+	opts.MaxBodyBytes = cmp.Or(max(opts.MaxBodyBytes, 0), 1<<20)
 	base := strings.TrimRight(u.String(), "/")
 	rc := retryablehttp.NewClient()
 	rc.Logger = nil
-	rc.RetryMax = opts.RetryMax
+	rc.RetryMax = max(cmp.Or(opts.RetryMax, 2), 0) // negative: none
 	rc.RetryWaitMin, rc.RetryWaitMax = opts.BackoffMin, opts.BackoffMax
 	rc.Backoff = jitter
 	rc.CheckRetry = retryablehttp.ErrorPropagatedRetryPolicy

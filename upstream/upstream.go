@@ -25,20 +25,11 @@ const (
 )
 
 // String returns "closed", "open" or "half-open".
-func (c Circuit) String() string {
-	switch c {
-	case Open:
-		return "open"
-	case HalfOpen:
-		return "half-open"
-	}
-	return "closed"
-}
+func (c Circuit) String() string { return [...]string{"closed", "open", "half-open"}[c] }
 
-// Error codes of upstream failures, equal to the tool bus's stable codes.
-const (
-	CodeCircuitOpen = "CircuitOpen"
-)
+// CodeCircuitOpen is the code of a call an open circuit refused (the tool
+// bus's stable code).
+const CodeCircuitOpen = "CircuitOpen"
 
 // Options configure one Source.
 type Options struct {
@@ -49,40 +40,30 @@ type Options struct {
 	// Configured is false for a source the person never set up (no
 	// sidecar URL): it is never called and never degrades health.
 	Configured bool
-	// Deadline bounds one Do, retries included (default 2 s).
-	Deadline time.Duration
-	// Now is the clock (default time.Now).
-	Now func() time.Time
-	// Classify, when set, sorts a failure of a call (see Class).
-	Classify func(err error) Class
-	// OnChange, when set, is called outside any lock when the source's
-	// reported state changes, with hysteresis so that a source that flaps
-	// is not reported at every call: its first result; down once the
-	// circuit opens (failureThreshold consecutive failures) or at once
-	// on a misconfiguration; up again after recoverThreshold consecutive
-	// successes.
+	Deadline   time.Duration     // bounds one Do, retries included (default 2 s)
+	Now        func() time.Time  // default time.Now
+	Classify   func(error) Class // sorts a failure; nil: every failure counts
+	// OnChange, when set, is called outside any lock when the reported
+	// state changes, with hysteresis so that a flapping source is not
+	// reported at every call: its first result; down once the circuit
+	// opens or at once on a misconfiguration; up after recoverThreshold
+	// successes in a row.
 	OnChange func(st Status)
 }
 
 // Class is what Options.Classify says of a failure.
 type Class struct {
-	// Code replaces the source's Code ("": keep it).
-	Code string
+	Code string // replaces the source's Code ("": keep it)
 	// Hint says what to fix, naming the setting; fixed text, never the
 	// source's own words.
 	Hint string
-	// Misconfigured says the source answered and refused us (401, 403, a
-	// refused Host header): only a setting fixes it, so retrying is
-	// pointless. It is reported (Status.OK false) but proves the source
-	// reachable: it does not count toward the breaker, and a half-open
-	// probe that meets it closes the circuit.
-	Misconfigured bool
-	// Answered says the source answered, with an error of its own (a
-	// 5xx, a malformed body): reported (Status.OK false, the call fails,
-	// retryable), but it proves the source reachable, so it does not count
-	// toward the breaker: one bucket or one day that keeps failing must
-	// not refuse every other read.
-	Answered bool
+	// Misconfigured: the source answered and refused us (401, 403, a
+	// refused Host header); only a setting fixes it, not a retry.
+	// Answered: the source answered with an error of its own (a 5xx, a
+	// malformed body); retryable. Either proves the source reachable, so
+	// it does not count toward the breaker (one bucket or day that keeps
+	// failing must not refuse every other read) and closes a half-open one.
+	Misconfigured, Answered bool
 }
 
 // Status is the last known state of a source. It is a value: safe to copy.
@@ -96,17 +77,12 @@ type Status struct {
 	Error      string    `json:"error,omitempty"`
 	Circuit    string    `json:"circuit"`
 	// ConsecutiveFailures counts the failures toward the breaker since
-	// the source last answered (a misconfiguration is an answer).
+	// the source last answered.
 	ConsecutiveFailures int `json:"consecutive_failures"`
-	// Code is the stable code of the last failure ("" when OK): the
-	// source's code (AwUnavailable, SidecarUnavailable) or the one its
-	// Classify gave (AwAuthFailed, AwHostRejected, ...).
-	Code string `json:"code,omitempty"`
-	// Hint says what to fix, when the failure's class names it.
-	Hint string `json:"hint,omitempty"`
-	// Misconfigured says the last failure was the source refusing us:
-	// a setting fixes it, not a retry.
-	Misconfigured bool `json:"misconfigured,omitempty"`
+	// Code, Hint and Misconfigured describe the last failure (see Error).
+	Code          string `json:"code,omitempty"`
+	Hint          string `json:"hint,omitempty"`
+	Misconfigured bool   `json:"misconfigured,omitempty"`
 }
 
 // Error is a failed call to a source: retryable unless Misconfigured.
@@ -114,22 +90,16 @@ type Error struct {
 	Source string
 	// Code is the source's code (AwUnavailable, SidecarUnavailable), the
 	// code Classify gave, or CircuitOpen when the breaker refused the call.
-	Code string
-	// Hint says what to fix (Class.Hint), "" when unknown.
-	Hint string
-	// Misconfigured says the source refused us: a setting fixes it, not
-	// a retry (Class.Misconfigured).
-	Misconfigured bool
+	Code          string
+	Hint          string // Class.Hint
+	Misconfigured bool   // Class.Misconfigured
 	// RetryAfter is set when the circuit is open (refusing the call, or
 	// opened by its failure): when it will allow a probe.
 	RetryAfter time.Duration
-	// Circuit is the breaker state after the call.
-	Circuit Circuit
-	// TimedOut says the source's deadline expired.
-	TimedOut bool
-	// Deadline is the source's deadline (Options.Deadline).
-	Deadline time.Duration
-	Err      error
+	Circuit    Circuit       // the breaker's state after the call
+	TimedOut   bool          // the source's deadline expired
+	Deadline   time.Duration // Options.Deadline
+	Err        error
 }
 
 func (e *Error) Error() string {
@@ -142,7 +112,6 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%s: %v", e.Source, e.Err)
 }
 
-// Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
 
 // ErrNotConfigured is returned by Do on a source that is not configured.
@@ -159,17 +128,8 @@ type Source struct {
 	openedAt  time.Time
 	probing   bool
 	last      Status
-	reported  reported
+	reported  string // what OnChange last said: "", "up" or "down"
 }
-
-// reported is what OnChange last said of the source.
-type reported int
-
-const (
-	reportedNothing reported = iota
-	reportedUp
-	reportedDown
-)
 
 // The breaker: failureThreshold consecutive failures open the circuit,
 // which refuses calls for coolDown before one half-open probe; a source
@@ -183,15 +143,11 @@ const (
 
 // New returns a Source with defaults applied.
 func New(opts Options) *Source {
-	if opts.Deadline <= 0 {
-		opts.Deadline = 2 * time.Second
-	}
+	opts.Deadline = cmp.Or(max(opts.Deadline, 0), 2*time.Second)
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	s := &Source{opts: opts}
-	s.last = Status{Name: opts.Name, Configured: opts.Configured, Circuit: Closed.String()}
-	return s
+	return &Source{opts: opts, last: Status{Name: opts.Name, Configured: opts.Configured, Circuit: Closed.String()}}
 }
 
 // Name is the source's name.
@@ -204,8 +160,12 @@ func (s *Source) Configured() bool { return s.opts.Configured }
 func (s *Source) Status() Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.statusLocked(s.opts.Now())
+}
+
+func (s *Source) statusLocked(now time.Time) Status {
 	st := s.last
-	st.Circuit = s.circuitLocked(s.opts.Now()).String()
+	st.Circuit = s.circuitLocked(now).String()
 	st.ConsecutiveFailures = s.failures
 	return st
 }
@@ -301,9 +261,7 @@ func (s *Source) record(start, end time.Time, err error, timedOut bool) error {
 	s.mu.Lock()
 	err = s.recordLocked(start, end, err, timedOut, class)
 	changed := s.transitionLocked(class.Misconfigured)
-	st := s.last
-	st.Circuit = s.circuitLocked(end).String()
-	st.ConsecutiveFailures = s.failures
+	st := s.statusLocked(end)
 	s.mu.Unlock()
 	if changed && s.opts.OnChange != nil {
 		s.opts.OnChange(st)
@@ -312,20 +270,14 @@ func (s *Source) record(start, end time.Time, err error, timedOut bool) error {
 }
 
 // transitionLocked updates what is reported of the source after a call
-// and says whether it changed: the first result at once; down when the
-// circuit opened or on a misconfiguration; up after recoverThreshold
-// successes in a row.
+// (see Options.OnChange) and says whether it changed.
 func (s *Source) transitionLocked(misconfigured bool) bool {
 	next := s.reported
 	switch {
-	case s.reported == reportedNothing && s.last.OK:
-		next = reportedUp
-	case s.reported == reportedNothing:
-		next = reportedDown
-	case s.last.OK && s.successes >= recoverThreshold:
-		next = reportedUp
-	case !s.last.OK && (s.state == Open || misconfigured):
-		next = reportedDown
+	case s.last.OK && (s.reported == "" || s.successes >= recoverThreshold):
+		next = "up"
+	case !s.last.OK && (s.reported == "" || s.state == Open || misconfigured):
+		next = "down"
 	}
 	if next == s.reported {
 		return false

@@ -115,7 +115,7 @@ func runInstall(_ context.Context, e *env, args []string, d serviceDeps) int {
 	// The protected-environment baseline covers what was just installed.
 	if items, path, err := protectItems(e, l, fs, configProtectLists, spec.System); err != nil {
 		fmt.Fprintln(e.stderr, "awbridge install: no protection baseline: "+oneLine(err.Error()))
-	} else if _, _, err := protect.Snapshot(items, path, protect.Options{}); err != nil {
+	} else if _, _, err := protect.Snapshot(items, path); err != nil {
 		fmt.Fprintln(e.stderr, "awbridge install: no protection baseline: "+oneLine(err.Error()))
 	} else {
 		fmt.Fprintf(e.stdout, "  protection baseline: %s (awbridge protect status)\n", path)

@@ -155,7 +155,7 @@ func protectConfigFile(e *env, l *config.Loaded, fs *flag.FlagSet) string {
 }
 
 func protectSnapshot(e *env, items protect.Items, path string, asJSON bool) int {
-	b, warns, err := protect.Snapshot(items, path, protect.Options{})
+	b, warns, err := protect.Snapshot(items, path)
 	for _, w := range warns {
 		fmt.Fprintln(e.stderr, "awbridge protect: "+oneLine(w))
 	}

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/awbridge/awbridge/internal/atomicfile"
@@ -21,41 +22,32 @@ import (
 // baselineVersion is the format this package writes and reads.
 const baselineVersion = 1
 
-// Options tune Snapshot. The zero value is the default.
-type Options struct {
-	// MaxFileBytes is how much of each file is hashed (default
-	// DefaultMaxFileBytes); the baseline records it and checks use it.
-	MaxFileBytes int64
+// Snapshot records the items into a new baseline at path, replacing any
+// older one atomically, 0600 in a folder created 0700 when missing. An
+// existing folder open to other users is tightened to 0700 when this user
+// owns it (warnings say so); one this user does not own and others may
+// write is refused. It reads every file afresh. Checks running meanwhile
+// see the old or the new baseline, never a torn one.
+func Snapshot(items Items, path string) (*Baseline, []string, error) {
+	return snapshot(items, path, DefaultMaxFileBytes)
 }
 
-// Snapshot records the items into a new baseline at path (replacing any
-// older one atomically: temp file, fsync, rename, fsync of the folder),
-// 0600 in a folder created 0700 when missing. An existing folder open to
-// other users is tightened to 0700 when this user owns it (warnings say
-// so); one this user does not own and others may write is refused. It
-// reads every file afresh. Safe to call concurrently with checks (they see
-// the old or the new baseline, never a torn one).
-func Snapshot(items Items, path string, o Options) (*Baseline, []string, error) {
+// snapshot is Snapshot hashing the first maxFileBytes of each file.
+func snapshot(items Items, path string, maxFileBytes int64) (*Baseline, []string, error) {
 	if err := items.Validate(); err != nil {
 		return nil, nil, err
 	}
 	if path == "" || !filepath.IsAbs(path) {
 		return nil, nil, fmt.Errorf("protect: baseline path %q is not absolute (is the state dir set?)", path)
 	}
-	if o.MaxFileBytes <= 0 {
-		o.MaxFileBytes = DefaultMaxFileBytes
-	}
-	if o.MaxFileBytes > 1<<30 {
-		return nil, nil, fmt.Errorf("protect: max file bytes %d above 1 GiB", o.MaxFileBytes)
-	}
 	salt := make([]byte, saltLen)
 	if _, err := io.ReadFull(rand.Reader, salt); err != nil {
 		return nil, nil, fmt.Errorf("protect: drawing a salt: %w", err)
 	}
-	m := &measurer{max: o.MaxFileBytes}
+	m := &measurer{max: maxFileBytes}
 	b := &Baseline{
 		Version: baselineVersion, CreatedAt: time.Now().UTC().Truncate(time.Millisecond),
-		Salt: hex.EncodeToString(salt), MaxFileBytes: o.MaxFileBytes,
+		Salt: hex.EncodeToString(salt), MaxFileBytes: maxFileBytes,
 		Entries: m.measure(items, salt),
 	}
 	data, err := json.MarshalIndent(b, "", "  ")
@@ -242,17 +234,10 @@ func (e *Entry) validate() error {
 	return nil
 }
 
+// isHex64 reports whether s is a SHA-256 in lower-case hex.
 func isHex64(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
+	b, err := hex.DecodeString(s)
+	return err == nil && len(b) == 32 && s == strings.ToLower(s)
 }
 
 // identity keys an item for comparison: config, executable and unit are

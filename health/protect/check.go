@@ -45,7 +45,7 @@ func Check(items Items, baselinePath string) Result {
 func (c *Checker) Check(items Items, baselinePath string) Result {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	r := Result{Configured: items.Listed()}
+	r := Result{Configured: len(items.Files) > 0 || len(items.Env) > 0} // the config lists items
 	if baselinePath == "" {
 		if r.Configured {
 			r.Err = errors.New("protect: no state dir to keep a baseline in")

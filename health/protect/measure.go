@@ -30,22 +30,23 @@ type cached struct {
 	key statKey
 	max int64
 	sum string
-	gen uint64
 }
 
-// measurer hashes items. A nil cache hashes every file every time. Not
-// safe for concurrent use (Checker serializes it).
+// measurer hashes items. A nil cache hashes every file every time; else
+// the cache keeps the files of the last measure. Not safe for concurrent
+// use (Checker serializes it).
 type measurer struct {
-	max   int64
-	cache map[string]*cached
-	gen   uint64
-	reads int // files read (hashed), for tests
+	max         int64
+	cache, prev map[string]*cached
+	reads       int // files read (hashed), for tests
 }
 
 // measure records every item in order: config, executable, unit, files,
 // variables. salt keys the variables' HMACs.
 func (m *measurer) measure(it Items, salt []byte) []Entry {
-	m.gen++
+	if m.cache != nil {
+		m.prev, m.cache = m.cache, map[string]*cached{}
+	}
 	out := make([]Entry, 0, 3+len(it.Files)+len(it.Env))
 	for _, p := range []struct{ kind, path string }{
 		{KindConfig, it.ConfigFile}, {KindExecutable, it.Executable}, {KindUnit, it.Unit},
@@ -68,11 +69,7 @@ func (m *measurer) measure(it Items, salt []byte) []Entry {
 			out = append(out, envEntry(n, it.Lookup, salt))
 		}
 	}
-	for p, c := range m.cache {
-		if c.gen != m.gen {
-			delete(m.cache, p)
-		}
-	}
+	m.prev = nil
 	return out
 }
 
@@ -115,8 +112,8 @@ func (m *measurer) file(kind, path string) Entry {
 	}
 	key := keyOf(fi)
 	e.State, e.Size, e.Truncated = StatePresent, fi.Size(), fi.Size() > m.max
-	if c := m.cache[path]; c != nil && c.key == key && c.max == m.max {
-		c.gen = m.gen
+	if c := m.prev[path]; c != nil && c.key == key && c.max == m.max {
+		m.cache[path] = c
 		e.SHA256 = c.sum
 		return e
 	}
@@ -127,13 +124,12 @@ func (m *measurer) file(kind, path string) Entry {
 	}
 	e.SHA256 = hex.EncodeToString(h.Sum(nil))
 	if m.cache != nil {
-		m.cache[path] = &cached{key: key, max: m.max, sum: e.SHA256, gen: m.gen}
+		m.cache[path] = &cached{key: key, max: m.max, sum: e.SHA256}
 	}
 	return e
 }
 
 func (m *measurer) fileErr(e Entry, path string, err error) Entry {
-	delete(m.cache, path)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 		// ENOTDIR: a path component is a file, so the item cannot exist.
 		e.State = StateAbsent

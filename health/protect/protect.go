@@ -1,23 +1,19 @@
-// Package protect owns the protected-environment baseline: a record of
-// hashes (never values) of the items whose change would change what
-// awbridge does — its config file, its executable, its installed service
-// unit, and the files and environment variable names the config lists —
-// and the comparison of the live environment against it.
+// Package protect owns the protected-environment baseline: hashes (never
+// values) of the items whose change would change what awbridge does — its
+// config file, executable and service unit, and the files and environment
+// variable names the config lists — and the comparison with it.
 //
 // [Snapshot] writes the baseline (<state dir>/protect-baseline.json, 0600
-// in a 0700 folder, atomically). [Check] and [Checker.Check] compare the
-// items with it; a [Checker] caches each file's hash by (path, size,
-// mtime, ctime, inode), so an unchanged file is not read again and a check
-// costs a few stat calls: cheap enough for health, once a second.
+// in a 0700 folder, atomically). A [Checker] compares the items with it,
+// caching each file's hash by its stat, so a check costs a few stat calls:
+// cheap enough for health, once a second.
 //
 // Files are hashed with plain SHA-256 (of their first [DefaultMaxFileBytes]
-// bytes; beyond that only the size counts), so a person can compare with
-// sha256sum. Environment variables are recorded as "unset" or as
-// HMAC-SHA256 of name NUL value keyed with a random 32-byte salt drawn per
-// snapshot and stored in the baseline: the value never reaches the disk,
-// and equal values under two names or in two baselines do not look equal.
-// The salt does not make a guessable value (a port number, "1") secret
-// from someone who can read the baseline: that is what its 0600 is for.
+// bytes), so a person can compare with sha256sum. A variable is recorded
+// as "unset" or as HMAC-SHA256 of name NUL value keyed with a random salt
+// per snapshot: the value never reaches the disk, and equal values under
+// two names or in two baselines do not look equal. The salt does not hide
+// a guessable value from someone who can read the baseline: its 0600 does.
 package protect
 
 import (
@@ -25,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -78,32 +75,20 @@ const (
 	ChangeNoLongerListed = "no_longer_listed" // in the baseline, no longer listed
 )
 
-// Items are what is protected. A plain value: build it once and pass it;
-// safe to share read-only when Lookup is.
+// Items are what is protected: absolute paths ("" skips one) and variable
+// names. Safe to share read-only when Lookup is.
 type Items struct {
-	// ConfigFile is the config file the process reads, or would read when
-	// created (the default path); "" when it reads none.
-	ConfigFile string
-	// Executable is the awbridge binary (see [Executable]); "" skips it.
-	Executable string
-	// Unit is the installed service unit (install.Spec.UnitPath); "" skips it.
-	Unit string
-	// Files are more files to protect: absolute paths.
-	Files []string
-	// Env are environment variable names to protect.
-	Env []string
-	// Lookup reads the environment (os.LookupEnv in main). It must be set
-	// when Env is not empty: a nil Lookup would record every variable as
-	// unset.
+	ConfigFile string // the config file read, or the default path; "" if none
+	Executable string // see [Executable]
+	Unit       string // install.Spec.UnitPath
+	Files      []string
+	Env        []string
+	// Lookup reads the environment; required when Env is not empty.
 	Lookup func(string) (string, bool)
 }
 
-// Listed reports whether the config lists items (files or variables);
-// with a baseline, that is what makes protection configured.
-func (it Items) Listed() bool { return len(it.Files) > 0 || len(it.Env) > 0 }
-
 // ItemError is an item that cannot be protected (a relative path, a
-// variable name with '='). Callers report it as bad configuration.
+// variable name with '='): bad configuration.
 type ItemError struct {
 	Kind, Name, Problem string
 }
@@ -180,40 +165,31 @@ func ParseList(s string) []string {
 // Entry is one item as a baseline records it: hashes and sizes, never a
 // value.
 type Entry struct {
-	Kind  string `json:"kind"`
-	Name  string `json:"name"` // path, or variable name
-	State string `json:"state"`
-	// SHA256 is a present file's SHA-256 (of its first MaxFileBytes).
-	SHA256 string `json:"sha256,omitempty"`
-	// Size is a present file's size in bytes.
-	Size int64 `json:"size,omitempty"`
-	// Truncated says the file is larger than MaxFileBytes: only its first
-	// MaxFileBytes are hashed.
-	Truncated bool `json:"truncated,omitempty"`
-	// HMAC is a set variable's HMAC-SHA256(salt, name NUL value).
-	HMAC string `json:"hmac_sha256,omitempty"`
-	// Detail says why a file is unreadable.
-	Detail string `json:"detail,omitempty"`
+	Kind      string `json:"kind"`
+	Name      string `json:"name"` // path, or variable name
+	State     string `json:"state"`
+	SHA256    string `json:"sha256,omitempty"`      // a present file's, of its first MaxFileBytes
+	Size      int64  `json:"size,omitempty"`        // a present file's
+	Truncated bool   `json:"truncated,omitempty"`   // larger than MaxFileBytes
+	HMAC      string `json:"hmac_sha256,omitempty"` // a set variable's HMAC-SHA256(salt, name NUL value)
+	Detail    string `json:"detail,omitempty"`      // why a file is unreadable
 }
 
 // Baseline is the recorded state of the protected items.
 type Baseline struct {
-	Version   int       `json:"version"`
-	CreatedAt time.Time `json:"created_at"`
-	// Salt keys the variables' HMACs: 32 random bytes, hex.
-	Salt string `json:"salt"`
-	// MaxFileBytes is how much of each file was hashed.
-	MaxFileBytes int64   `json:"max_file_bytes"`
-	Entries      []Entry `json:"entries"`
+	Version      int       `json:"version"`
+	CreatedAt    time.Time `json:"created_at"`
+	Salt         string    `json:"salt"`           // keys the HMACs: 32 random bytes, hex
+	MaxFileBytes int64     `json:"max_file_bytes"` // how much of each file was hashed
+	Entries      []Entry   `json:"entries"`
 }
 
-// Diff is one item that differs from the baseline.
+// Diff is one item that differs from the baseline. Detail adds what is
+// known without a value: sizes, the old path, why a file cannot be read.
 type Diff struct {
 	Kind   string `json:"kind"`
 	Item   string `json:"item"` // path, or variable name
 	Change string `json:"change"`
-	// Detail adds what is known without a value: sizes, the old path, why
-	// a file cannot be read.
 	Detail string `json:"detail,omitempty"`
 }
 
@@ -221,18 +197,14 @@ type Diff struct {
 type Result struct {
 	// Configured: a baseline exists (or cannot be told apart from
 	// existing) or the config lists items.
-	Configured bool
-	// BaselineExists: the baseline file is there.
+	Configured     bool
 	BaselineExists bool
-	// Diffs are the items that differ, in item order; empty when none.
-	Diffs []Diff
+	Diffs          []Diff // in item order
 	// Err is why the comparison could not be made (a corrupt or unsafe
-	// baseline, bad items, an unreadable state dir); nil otherwise.
-	Err error
-	// CreatedAt is when the baseline was taken (zero when none was read).
-	CreatedAt time.Time
-	// Checked is how many items were compared.
-	Checked int
+	// baseline, bad items, an unreadable state dir).
+	Err       error
+	CreatedAt time.Time // of the baseline read; zero when none
+	Checked   int       // items compared
 }
 
 // OK is system.health's protected_env_ok: true when protection is not
@@ -257,20 +229,20 @@ func (r Result) DiffCount() int {
 // Status is what `awbridge protect status --json` prints: the result with
 // health's field names.
 type Status struct {
-	Baseline       string `json:"baseline"`
-	BaselineExists bool   `json:"baseline_exists"`
-	Configured     bool   `json:"protected_env_configured"`
-	OK             bool   `json:"protected_env_ok"`
-	DiffCount      int    `json:"protected_diff_count"`
-	// CreatedAt is when the baseline was taken; null when none was read.
-	CreatedAt *time.Time `json:"baseline_created_at"`
-	Checked   int        `json:"checked"`
-	Diffs     []Diff     `json:"diffs"`
-	Error     string     `json:"error,omitempty"`
+	Baseline       string     `json:"baseline"`
+	BaselineExists bool       `json:"baseline_exists"`
+	Configured     bool       `json:"protected_env_configured"`
+	OK             bool       `json:"protected_env_ok"`
+	DiffCount      int        `json:"protected_diff_count"`
+	CreatedAt      *time.Time `json:"baseline_created_at"` // null when none was read
+	Checked        int        `json:"checked"`
+	Diffs          []Diff     `json:"diffs"`
+	Error          string     `json:"error,omitempty"`
 }
 
-// Status renders r for baselinePath.
-func (r Result) Status(baselinePath string) Status {
+// StatusJSON is the Status of r for baselinePath as one line of JSON (HTML
+// characters unescaped), newline-terminated.
+func (r Result) StatusJSON(baselinePath string) []byte {
 	s := Status{
 		Baseline: baselinePath, BaselineExists: r.BaselineExists, Configured: r.Configured,
 		OK: r.OK(), DiffCount: r.DiffCount(), Checked: r.Checked, Diffs: r.Diffs,
@@ -285,19 +257,10 @@ func (r Result) Status(baselinePath string) Status {
 	if r.Err != nil {
 		s.Error = r.Err.Error()
 	}
-	return s
-}
-
-// StatusJSON is Status as one line of JSON (HTML characters unescaped),
-// newline-terminated: what `awbridge protect status --json` prints.
-func (r Result) StatusJSON(baselinePath string) []byte {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(r.Status(baselinePath)); err != nil {
-		// Status holds strings, numbers and a time: it always encodes.
-		return []byte(`{"protected_env_ok":false,"protected_diff_count":-1,"error":"cannot encode the status"}` + "\n")
-	}
+	_ = enc.Encode(s) // strings, numbers and a time decoded from JSON: it always encodes
 	return b.Bytes()
 }
 
@@ -326,3 +289,27 @@ var ErrCorruptBaseline = errors.New("not a valid baseline")
 // shownBytes bounds a name or an error's text quoted in a detail or a
 // message.
 const shownBytes = 120
+
+// BaselinePath is the baseline's path in stateDir; "" when stateDir is "".
+func BaselinePath(stateDir string) string {
+	if stateDir == "" {
+		return ""
+	}
+	return filepath.Join(stateDir, BaselineFile)
+}
+
+// Executable is the running binary's path with symlinks resolved. On
+// Linux it names the file now at that path even after the binary was
+// replaced on disk (an upgrade): the check then says the executable
+// changed.
+func Executable() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("protect: finding my executable: %w", err)
+	}
+	real, err := filepath.EvalSymlinks(exe)
+	if err != nil {
+		return "", fmt.Errorf("protect: finding my executable: %w", err)
+	}
+	return real, nil
+}

@@ -72,7 +72,7 @@ func (w *world) baseline() string { return filepath.Join(w.root, "state", Baseli
 
 func (w *world) snapshot() *Baseline {
 	w.t.Helper()
-	b, warns, err := Snapshot(w.items, w.baseline(), Options{})
+	b, warns, err := Snapshot(w.items, w.baseline())
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -381,7 +381,7 @@ func TestCheckerSeesAnEditThatKeepsSizeAndMtime(t *testing.T) {
 func TestLargeFilesAreHashedUpToTheCap(t *testing.T) {
 	w := newWorld(t)
 	w.write("etc/hosts", strings.Repeat("a", 32))
-	b, _, err := Snapshot(w.items, w.baseline(), Options{MaxFileBytes: 16})
+	b, _, err := snapshot(w.items, w.baseline(), 16)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -440,7 +440,7 @@ func TestSnapshotRefusesBadItems(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)
 			tc.modify(&w.items)
-			_, _, err := Snapshot(w.items, w.baseline(), Options{})
+			_, _, err := Snapshot(w.items, w.baseline())
 			var ie *ItemError
 			if !errors.As(err, &ie) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err %v, want an ItemError with %q", err, tc.want)
@@ -451,7 +451,7 @@ func TestSnapshotRefusesBadItems(t *testing.T) {
 		})
 	}
 	w := newWorld(t)
-	if _, _, err := Snapshot(w.items, "state/x.json", Options{}); err == nil {
+	if _, _, err := Snapshot(w.items, "state/x.json"); err == nil {
 		t.Fatal("a relative baseline path was accepted")
 	}
 }
@@ -574,7 +574,7 @@ func TestChecksDuringSnapshotsNeverSeeATornBaseline(t *testing.T) {
 	go func() {
 		defer close(done)
 		for range 20 {
-			if _, _, err := Snapshot(w.items, w.baseline(), Options{}); err != nil {
+			if _, _, err := Snapshot(w.items, w.baseline()); err != nil {
 				errs = append(errs, err)
 			}
 		}

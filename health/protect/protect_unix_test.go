@@ -24,7 +24,7 @@ func TestSnapshotFileModes(t *testing.T) {
 	defer syscall.Umask(old)
 	w := newWorld(t)
 	path := filepath.Join(w.root, "a", "b", "state", BaselineFile)
-	if _, warns, err := Snapshot(w.items, path, Options{}); err != nil || len(warns) != 0 {
+	if _, warns, err := Snapshot(w.items, path); err != nil || len(warns) != 0 {
 		t.Fatal(err, warns)
 	}
 	if m := mode(t, path); m != 0o600 {
@@ -46,7 +46,7 @@ func TestSnapshotTightensALooseStateDir(t *testing.T) {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	_, warns, err := Snapshot(w.items, w.baseline(), Options{})
+	_, warns, err := Snapshot(w.items, w.baseline())
 	if err != nil {
 		t.Fatal(err)
 	}
