@@ -90,10 +90,7 @@ func runInstall(_ context.Context, e *env, args []string, d serviceDeps) int {
 		serviceError(e, "install", spec, err)
 		return exitDegraded
 	}
-	where := spec.Kind()
-	if p := spec.UnitPath(); p != "" {
-		where += " " + p
-	}
+	where := unitWhere(spec)
 	switch {
 	case res.Unchanged:
 		fmt.Fprintf(e.stdout, "awbridge is already installed (%s), unchanged and running\n", where)
@@ -193,29 +190,14 @@ func warnUncarried(e *env, l *config.Loaded, spec install.Spec) {
 
 // runUninstall stops and removes the service.
 func runUninstall(_ context.Context, e *env, args []string, d serviceDeps) int {
-	system, ok, code := serviceFlags(e, "uninstall", args, nil)
-	if !ok {
-		return code
-	}
-	m := controlManager(e, "uninstall", system, d)
-	if m == nil {
-		return exitUsage
-	}
-	err := m.Uninstall()
-	switch {
-	case errors.Is(err, install.ErrNotInstalled):
-		fmt.Fprintf(e.stdout, "awbridge is not installed as a %s: nothing to remove\n", m.Spec.Kind())
-		return exitOK
-	case err != nil:
-		serviceError(e, "uninstall", m.Spec, err)
-		return exitDegraded
-	}
-	where := m.Spec.Kind()
-	if p := m.Spec.UnitPath(); p != "" {
-		where += " " + p
-	}
-	fmt.Fprintf(e.stdout, "stopped and removed the %s (the config file stays)\n", where)
-	return exitOK
+	return control(e, "uninstall", args, d, func(m *install.Manager) (string, error) {
+		if err := m.Uninstall(); errors.Is(err, install.ErrNotInstalled) {
+			return "awbridge is not installed as a " + m.Spec.Kind() + ": nothing to remove", nil
+		} else if err != nil {
+			return "", err
+		}
+		return "stopped and removed the " + unitWhere(m.Spec) + " (the config file stays)", nil
+	})
 }
 
 // account is who a system-wide service runs as.

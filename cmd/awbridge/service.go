@@ -142,17 +142,31 @@ func homeDir(e *env, goos string) string {
 	return h
 }
 
-// controlManager builds the Manager for a control command (no executable:
-// it does not install). nil means stop with exitUsage; the reason is on
-// stderr.
-func controlManager(e *env, name string, system bool, d serviceDeps) *install.Manager {
+// control runs the control command name (uninstall, start, stop,
+// restart): act acts on the installed service and says what it did. A
+// service that is not installed is said on stderr, exit 1.
+func control(e *env, name string, args []string, d serviceDeps, act func(m *install.Manager) (string, error)) int {
+	system, ok, code := serviceFlags(e, name, args, nil)
+	if !ok {
+		return code
+	}
 	spec := install.Spec{System: system, GOOS: d.goos, Home: homeDir(e, d.goos)}
 	svc, err := d.newService(spec)
 	if err != nil {
 		serviceError(e, name, spec, err)
-		return nil
+		return exitUsage
 	}
-	return &install.Manager{Spec: spec, Service: svc}
+	said, err := act(&install.Manager{Spec: spec, Service: svc})
+	switch {
+	case errors.Is(err, install.ErrNotInstalled):
+		fmt.Fprintf(e.stderr, "awbridge %s: awbridge is not installed as a %s (install it: awbridge install%s)\n", name, spec.Kind(), systemFlag(spec))
+		return exitDegraded
+	case err != nil:
+		serviceError(e, name, spec, err)
+		return exitDegraded
+	}
+	fmt.Fprintln(e.stdout, said)
+	return exitOK
 }
 
 // serviceError prints err of command name on one line, and a hint on the
@@ -163,16 +177,6 @@ func serviceError(e *env, name string, spec install.Spec, err error) {
 	if h := install.Hint(spec, err); h != "" {
 		fmt.Fprintf(e.stderr, "awbridge %s: hint: %s\n", name, h)
 	}
-}
-
-// notInstalled prints that there is no service, with the way to install
-// one.
-func notInstalled(e *env, name string, spec install.Spec) {
-	sys := ""
-	if spec.System {
-		sys = " --system"
-	}
-	fmt.Fprintf(e.stderr, "awbridge %s: awbridge is not installed as a %s (install it: awbridge install%s)\n", name, spec.Kind(), sys)
 }
 
 // sudo is the prefix of a command line that needs root.
@@ -191,76 +195,38 @@ func systemFlag(spec install.Spec) string {
 	return ""
 }
 
+// unitWhere is the kind of service and, when it has one, its unit file.
+func unitWhere(spec install.Spec) string {
+	if p := spec.UnitPath(); p != "" {
+		return spec.Kind() + " " + p
+	}
+	return spec.Kind()
+}
+
 func runStart(_ context.Context, e *env, args []string, d serviceDeps) int {
-	system, ok, code := serviceFlags(e, "start", args, nil)
-	if !ok {
-		return code
-	}
-	m := controlManager(e, "start", system, d)
-	if m == nil {
-		return exitUsage
-	}
-	started, err := m.Start()
-	switch {
-	case errors.Is(err, install.ErrNotInstalled):
-		notInstalled(e, "start", m.Spec)
-		return exitDegraded
-	case err != nil:
-		serviceError(e, "start", m.Spec, err)
-		return exitDegraded
-	case !started:
-		fmt.Fprintf(e.stdout, "awbridge already runs (%s)\n", m.Spec.Kind())
-	default:
-		fmt.Fprintf(e.stdout, "started awbridge (%s)\n", m.Spec.Kind())
-	}
-	return exitOK
+	return control(e, "start", args, d, func(m *install.Manager) (string, error) {
+		started, err := m.Start()
+		if !started {
+			return "awbridge already runs (" + m.Spec.Kind() + ")", err
+		}
+		return "started awbridge (" + m.Spec.Kind() + ")", err
+	})
 }
 
 func runStop(_ context.Context, e *env, args []string, d serviceDeps) int {
-	system, ok, code := serviceFlags(e, "stop", args, nil)
-	if !ok {
-		return code
-	}
-	m := controlManager(e, "stop", system, d)
-	if m == nil {
-		return exitUsage
-	}
-	stopped, err := m.Stop()
-	switch {
-	case errors.Is(err, install.ErrNotInstalled):
-		notInstalled(e, "stop", m.Spec)
-		return exitDegraded
-	case err != nil:
-		serviceError(e, "stop", m.Spec, err)
-		return exitDegraded
-	case !stopped:
-		fmt.Fprintf(e.stdout, "awbridge was not running (%s)\n", m.Spec.Kind())
-	default:
-		fmt.Fprintf(e.stdout, "stopped awbridge (%s); it starts again at the next %s\n", m.Spec.Kind(), startsAt(m.Spec))
-	}
-	return exitOK
+	return control(e, "stop", args, d, func(m *install.Manager) (string, error) {
+		stopped, err := m.Stop()
+		if !stopped {
+			return "awbridge was not running (" + m.Spec.Kind() + ")", err
+		}
+		return "stopped awbridge (" + m.Spec.Kind() + "); it starts again at the next " + startsAt(m.Spec), err
+	})
 }
 
 func runRestart(_ context.Context, e *env, args []string, d serviceDeps) int {
-	system, ok, code := serviceFlags(e, "restart", args, nil)
-	if !ok {
-		return code
-	}
-	m := controlManager(e, "restart", system, d)
-	if m == nil {
-		return exitUsage
-	}
-	err := m.Restart()
-	switch {
-	case errors.Is(err, install.ErrNotInstalled):
-		notInstalled(e, "restart", m.Spec)
-		return exitDegraded
-	case err != nil:
-		serviceError(e, "restart", m.Spec, err)
-		return exitDegraded
-	}
-	fmt.Fprintf(e.stdout, "restarted awbridge (%s)\n", m.Spec.Kind())
-	return exitOK
+	return control(e, "restart", args, d, func(m *install.Manager) (string, error) {
+		return "restarted awbridge (" + m.Spec.Kind() + ")", m.Restart()
+	})
 }
 
 // startsAt is when the service manager starts the service by itself.
@@ -321,10 +287,7 @@ func runStatus(_ context.Context, e *env, args []string, d serviceDeps) int {
 		fmt.Fprintf(e.stdout, "%s\n", b)
 		return code
 	}
-	where := spec.Kind()
-	if r.UnitPath != "" {
-		where += " " + r.UnitPath
-	}
+	where := unitWhere(spec)
 	switch install.State(r.State) {
 	case install.Running:
 		fmt.Fprintf(e.stdout, "service: installed, running (%s)\n", where)
