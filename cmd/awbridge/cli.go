@@ -140,16 +140,16 @@ func acceptConfig(fs *flag.FlagSet) {
 	fs.String("config", "", "configuration file (accepted for uniformity; this command does not read it)")
 }
 
-// parse parses args of a command that takes no positional argument; it
-// returns an exit code >= 0 when the command must stop: help shown (on
-// stdout, exit 0), or a bad flag or an extra argument (one line on stderr
-// with the hint to run --help, exit 2).
+// parse parses args of a command that takes no positional argument (see
+// parseArgs).
 func parse(fs *flag.FlagSet, args []string) int {
 	return parseArgs(fs, args, 0)
 }
 
-// parseArgs is parse for a command that takes up to most positional
-// arguments (fs.Args() after it), before, after or between its flags.
+// parseArgs parses args of a command that takes up to most positional
+// arguments, before, after or between its flags. It returns an exit code
+// >= 0 when the command must stop: help shown (on stdout, exit 0), or a
+// bad flag or an extra argument (one line on stderr, exit 2).
 func parseArgs(fs *flag.FlagSet, args []string, most int) int {
 	usage, out := fs.Usage, fs.Output()
 	fs.Usage = func() {}
@@ -172,12 +172,9 @@ func parseArgs(fs *flag.FlagSet, args []string, most int) int {
 	return -1
 }
 
-// flagsFirst moves args's flags before its positional arguments, each
-// group in its order, so that flags may follow the arguments as people
-// type them (a FlagSet stops at the first non-flag). "--" ends the flags
-// and stays before the positional arguments; a flag of fs that takes a
-// value (not a bool flag, no "=") keeps the argument after it; "-" is an
-// argument.
+// flagsFirst moves args's flags before its positional arguments, so that
+// flags may follow them (a FlagSet stops at the first non-flag); a flag
+// that takes a value keeps the argument after it.
 func flagsFirst(fs *flag.FlagSet, args []string) []string {
 	var flags, pos []string
 	for i := 0; i < len(args); i++ {
@@ -273,17 +270,6 @@ func stderrIsTerminal(e *env) bool {
 	return ok && isatty.IsTerminal(f.Fd())
 }
 
-// startEngine builds the engine for command name; nil means stop with
-// exitUsage (the reason is on stderr).
-func startEngine(e *env, name string, l *config.Loaded, log zerolog.Logger, d engine.Deps) *engine.Engine {
-	eng, err := newEngineWith(e, l, log, d)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "awbridge %s: %s\n", name, oneLine(err.Error()))
-		return nil
-	}
-	return eng
-}
-
 // newLogger builds the one logger, on stderr: console format on a
 // terminal, JSON otherwise; every line passes the redactor (log lines may
 // quote error texts).
@@ -299,8 +285,9 @@ func newLogger(e *env, c config.Config) zerolog.Logger {
 	return zerolog.New(w).Level(lvl).With().Timestamp().Str("app", "awbridge").Logger()
 }
 
-// newEngineWith builds the engine with some Deps preset.
-func newEngineWith(e *env, l *config.Loaded, log zerolog.Logger, d engine.Deps) (*engine.Engine, error) {
+// startEngine builds the engine for command name with some Deps preset;
+// nil means stop with exitUsage (the reason is on stderr).
+func startEngine(e *env, name string, l *config.Loaded, log zerolog.Logger, d engine.Deps) *engine.Engine {
 	c := l.Config
 	if c.AW.APIKey == "" {
 		// aw-server-rust with authentication keeps its key in its config.
@@ -319,15 +306,18 @@ func newEngineWith(e *env, l *config.Loaded, log zerolog.Logger, d engine.Deps) 
 	if d.SocketPath == "" {
 		d.SocketPath = config.SocketPath(config.Env{Lookup: e.lookup, GOOS: runtime.GOOS}, os.Getuid())
 	}
-	if d.Protect == nil {
-		items, path, err := protectItems(e, l, nil, configProtectLists, false)
-		if err != nil {
-			return nil, err
-		}
+	var eng *engine.Engine
+	items, path, err := protectItems(e, l, nil, configProtectLists, false)
+	if err == nil {
 		ck := protect.NewChecker()
 		d.Protect = func() protect.Result { return ck.Check(items, path) }
+		eng, err = engine.New(d)
 	}
-	return engine.New(d)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "awbridge %s: %s\n", name, oneLine(err.Error()))
+		return nil
+	}
+	return eng
 }
 
 // oneLine shows an error's text on one line: its lines joined with "; ",

@@ -20,24 +20,17 @@ import (
 	"github.com/awbridge/awbridge/install"
 )
 
-// serviceDeps is what the service commands (install, uninstall, start,
-// stop, restart, status) need from the machine: the commands take it as a
-// parameter so that tests run them against a fake service manager.
+// serviceDeps is what the service commands need from the machine (tests
+// run them against a fake service manager).
 type serviceDeps struct {
-	goos string
-	// executable is this binary's path, symlinks resolved.
-	executable func() (string, error)
-	// newService returns the OS service of a spec (kardianos/service).
-	newService func(install.Spec) (install.Service, error)
-	// platform names the service manager here ("linux-systemd", ...).
-	platform func() string
-	uid      int
-	// dialTimeout bounds the socket check of status.
-	dialTimeout time.Duration
-	// lookupUser and currentUser find the account a system-wide service
-	// runs as (nil: os/user's).
-	lookupUser  func(name string) (*user.User, error)
-	currentUser func() (*user.User, error)
+	goos        string
+	executable  func() (string, error)                      // this binary, symlinks resolved
+	newService  func(install.Spec) (install.Service, error) // kardianos/service
+	platform    func() string                               // the service manager here
+	uid         int
+	dialTimeout time.Duration                         // bounds status's socket check
+	lookupUser  func(name string) (*user.User, error) // nil: user.Lookup
+	currentUser func() (*user.User, error)            // nil: user.Current
 }
 
 // hostServiceDeps is the real machine.
@@ -61,10 +54,9 @@ func hostServiceDeps() serviceDeps {
 }
 
 // lookupAccount is user.Lookup and, on Linux, for an account it does not
-// know, what `getent passwd` says: the binary is built without cgo, so
-// os/user reads only /etc/passwd, while the account that ran sudo may live
-// in LDAP, sssd or systemd-homed, which getent asks through the system's
-// name services. (On macOS os/user asks libSystem either way.)
+// know, what `getent passwd` says: built without cgo, os/user reads only
+// /etc/passwd, while the account that ran sudo may live in LDAP, sssd or
+// systemd-homed.
 func lookupAccount(name string) (*user.User, error) {
 	u, err := user.Lookup(name)
 	var unknown user.UnknownUserError
@@ -269,7 +261,6 @@ func runStatus(_ context.Context, e *env, args []string, d serviceDeps) int {
 			r.Error = oneLine(err.Error())
 		}
 	}
-	// The per-user service's socket, else a system-wide one's that answers.
 	for i, p := range config.SocketCandidates(config.Env{Lookup: e.lookup, GOOS: d.goos}, d.uid) {
 		if answers := socketAnswers(p, d.dialTimeout); i == 0 || answers {
 			r.Socket, r.SocketAnswers = p, answers
@@ -311,9 +302,6 @@ func runStatus(_ context.Context, e *env, args []string, d serviceDeps) int {
 // socketAnswers reports whether a Unix socket connection to path succeeds
 // within timeout.
 func socketAnswers(path string, timeout time.Duration) bool {
-	if timeout <= 0 {
-		timeout = 500 * time.Millisecond
-	}
 	c, err := net.DialTimeout("unix", path, timeout)
 	if err != nil {
 		return false

@@ -115,7 +115,7 @@ func warnOtherAW(ctx context.Context, e *env, l *config.Loaded) {
 		return
 	}
 	theirs := r.Settings["activitywatch_url"]
-	if theirs == "" || sameURL(theirs, l.Config.AW.URL) {
+	if theirs == "" || urlShown(theirs) == urlShown(l.Config.AW.URL) {
 		return
 	}
 	from := s.Origin
@@ -127,13 +127,8 @@ func warnOtherAW(ctx context.Context, e *env, l *config.Loaded) {
 		theirs, urlShown(l.Config.AW.URL), from)
 }
 
-// sameURL says whether a and b name the same place (scheme, host, path;
-// credentials, query and a trailing slash aside).
-func sameURL(a, b string) bool {
-	return urlShown(a) == urlShown(b)
-}
-
-// urlShown is u as scheme://host/path, without credentials or query.
+// urlShown is u as scheme://host/path, without credentials, query or a
+// trailing slash: two URLs that show the same name the same place.
 func urlShown(u string) string {
 	p, err := url.Parse(u)
 	if err != nil {
