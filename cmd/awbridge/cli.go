@@ -36,9 +36,7 @@ type env struct {
 	stdout, stderr io.Writer
 	lookup         func(string) (string, bool)
 	version        string
-	// stderrTTY, when set, says whether stderr is a terminal (tests);
-	// otherwise it is asked of the file.
-	stderrTTY *bool
+	stderrTTY      *bool // whether stderr is a terminal; nil: ask the file
 }
 
 type command struct {
@@ -114,9 +112,8 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "\nExample: awbridge health")
 }
 
-// newFlags returns a FlagSet for the command name. Its --help prints the
-// command's usage, flags and example on stdout; parse turns a bad flag into
-// one line on stderr.
+// newFlags returns a FlagSet for the command name whose --help prints the
+// command's usage, flags and example on stdout.
 func newFlags(e *env, name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
@@ -135,7 +132,7 @@ func newFlags(e *env, name string) *flag.FlagSet {
 }
 
 // acceptConfig registers --config on a command that reads no
-// configuration, so `--config FILE` works after every command's name.
+// configuration: `--config FILE` works after every command's name.
 func acceptConfig(fs *flag.FlagSet) {
 	fs.String("config", "", "configuration file (accepted for uniformity; this command does not read it)")
 }
@@ -206,10 +203,9 @@ func isBoolFlag(f *flag.Flag) bool {
 	return ok && b.IsBoolFlag()
 }
 
-// prepare binds the configuration flags on fs (after the command's own),
-// parses args and loads the configuration. A nil *config.Loaded means the
-// command must stop with the returned code (help shown, bad flags, bad
-// configuration: one line on stderr).
+// prepare binds the configuration flags on fs, parses args and loads the
+// configuration. A nil *config.Loaded means the command must stop with
+// the returned code (help shown, bad flags, bad configuration).
 func prepare(e *env, fs *flag.FlagSet, args []string) (*config.Loaded, zerolog.Logger, int) {
 	return prepareArgs(e, fs, args, 0)
 }
@@ -241,11 +237,9 @@ func prepareArgs(e *env, fs *flag.FlagSet, args []string, most int) (*config.Loa
 }
 
 // logLevel is the level of command name's logger: log.level when set
-// explicitly (file, AWBRIDGE_LOG_LEVEL, --log-level); otherwise debug with
-// -v; error for the commands that print a report (their report says what
-// a warning would, once); warn on a terminal (a person reads it:
-// informational lines are noise there); the default (info) where a program
-// or the journal reads a long-running command's log.
+// explicitly; otherwise debug with -v; error for the commands that print
+// a report (it says what a warning would); warn on a terminal; else the
+// default (info, for a program or the journal).
 func logLevel(l *config.Loaded, name string, verbose, terminal bool) string {
 	if s, ok := l.Get("log.level"); ok && s.Source != config.SourceDefault {
 		return l.Config.Log.Level
@@ -271,8 +265,7 @@ func stderrIsTerminal(e *env) bool {
 }
 
 // newLogger builds the one logger, on stderr: console format on a
-// terminal, JSON otherwise; every line passes the redactor (log lines may
-// quote error texts).
+// terminal, JSON otherwise, every line redacted.
 func newLogger(e *env, c config.Config) zerolog.Logger {
 	lvl, err := zerolog.ParseLevel(c.Log.Level)
 	if err != nil {
@@ -320,6 +313,5 @@ func startEngine(e *env, name string, l *config.Loaded, log zerolog.Logger, d en
 	return eng
 }
 
-// oneLine shows an error's text on one line: its lines joined with "; ",
-// then made safe for a terminal (text.Line).
+// oneLine shows an error's text on one line, safe for a terminal.
 func oneLine(s string) string { return text.Line(strings.ReplaceAll(s, "\n", "; ")) }

@@ -370,7 +370,7 @@ type capConn struct {
 	since     uint64 // clock when it last changed state
 }
 
-// connKey is the context key of a request's connection (connContext).
+// connKey is the context key of a request's connection.
 type connKey struct{}
 
 func newConnCap(ln net.Listener, maxConns int, log zerolog.Logger) *connCap {
@@ -541,9 +541,6 @@ func openHTTP(c config.Config, log zerolog.Logger) (*httpEndpoint, error) {
 	}
 	h := &httpEndpoint{addr: c.Server.HTTP, ta: ta, useToken: c.Server.HTTPToken != "none",
 		stateDir: c.Paths.StateDir, retry: c.Server.HTTPRetry, log: log}
-	if h.retry <= 0 {
-		h.retry = config.Defaults().Server.HTTPRetry
-	}
 	h.ln, err = listenLoopback(h.addr, ta)
 	if err != nil && !addrInUse(err) {
 		return nil, err

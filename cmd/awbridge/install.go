@@ -70,8 +70,8 @@ func runInstall(_ context.Context, e *env, args []string, d serviceDeps) int {
 	if d.uid == 0 && !spec.System && d.goos != "windows" {
 		fmt.Fprintln(e.stderr, "awbridge install: note: this installs a per-user service for root; for a system-wide one: awbridge install --system")
 	}
-	// Under sudo the file is made as root inside the person's home, never
-	// through a link out of it, and everything made is given to them.
+	// Under sudo the file is made inside the person's home, never through
+	// a link out of it, and given to them.
 	var owner *install.Owner
 	if acct.sudo {
 		owner = &install.Owner{Name: acct.name, Home: acct.home, UID: acct.uid, GID: acct.gid}
@@ -121,7 +121,7 @@ func runInstall(_ context.Context, e *env, args []string, d serviceDeps) int {
 }
 
 // dryRun prints on stdout exactly what an install would write, and on
-// stderr where and what else; it always exits 0 once the unit renders.
+// stderr where and what else.
 func dryRun(e *env, spec install.Spec, l *config.Loaded, d serviceDeps) int {
 	unit, err := install.Render(spec)
 	if err != nil {
@@ -145,10 +145,9 @@ func dryRun(e *env, spec install.Spec, l *config.Loaded, d serviceDeps) int {
 	return exitOK
 }
 
-// serviceConfigPath is the config file the service gets as --config: the
-// one this command read (--config, AWBRIDGE_CONFIG, the default file),
-// else the default path; absolute. Under sudo a system-wide service gets
-// the default file of the account it runs as (acct), not root's.
+// serviceConfigPath is the config file the service gets as --config, made
+// absolute: the one this command read, else the default path (under sudo,
+// that of the account the service runs as, not root's).
 func serviceConfigPath(e *env, l *config.Loaded, goos string, acct account) (string, error) {
 	p := l.File
 	if acct.sudo && (p == "" || l.FileSource == config.SourceDefault) {
@@ -172,8 +171,8 @@ func serviceConfigPath(e *env, l *config.Loaded, goos string, acct account) (str
 	return filepath.Abs(p)
 }
 
-// warnUncarried names the settings this command took from the environment
-// or its flags: the service does not see them.
+// warnUncarried names the settings taken from the environment or flags:
+// the service does not see them.
 func warnUncarried(e *env, l *config.Loaded, spec install.Spec) {
 	var names []string
 	for _, s := range l.Settings {
@@ -209,8 +208,7 @@ type account struct {
 }
 
 // systemAccount is the account a system-wide service runs as: the person
-// installing it (under sudo, SUDO_USER), never root. An empty name (root
-// without sudo) or "root" is refused by the spec with the reason.
+// installing it (under sudo, SUDO_USER); root is refused by the spec.
 func systemAccount(e *env, d serviceDeps) (account, error) {
 	lookup, current := d.lookupUser, d.currentUser
 	if lookup == nil {
