@@ -307,10 +307,17 @@ func startEngine(e *env, name string, l *config.Loaded, log zerolog.Logger, d en
 		eng, err = engine.New(d)
 	}
 	if err != nil {
-		fmt.Fprintf(e.stderr, "awbridge %s: %s\n", name, oneLine(err.Error()))
+		fail(e, name, err, exitUsage)
 		return nil
 	}
 	return eng
+}
+
+// fail says err on one line of stderr, after the command's name, and
+// returns code.
+func fail(e *env, name string, err error, code int) int {
+	fmt.Fprintf(e.stderr, "awbridge %s: %s\n", name, oneLine(err.Error()))
+	return code
 }
 
 // oneLine shows an error's text on one line, safe for a terminal.

@@ -35,15 +35,13 @@ func runInstall(_ context.Context, e *env, args []string, d serviceDeps) int {
 	}
 	exe, err := d.executable()
 	if err != nil {
-		fmt.Fprintln(e.stderr, "awbridge install: cannot find my own executable: "+oneLine(err.Error()))
-		return exitUsage
+		return fail(e, "install", fmt.Errorf("cannot find my own executable: %w", err), exitUsage)
 	}
 	spec := install.Spec{System: *system, GOOS: d.goos, Home: homeDir(e, d.goos), Executable: exe}
 	var acct account
 	if spec.System && d.goos != "windows" {
 		if acct, err = systemAccount(e, d); err != nil {
-			fmt.Fprintln(e.stderr, "awbridge install: "+oneLine(err.Error()))
-			return exitUsage
+			return fail(e, "install", err, exitUsage)
 		}
 		spec.User = acct.name
 		// The service has no login session (no XDG_RUNTIME_DIR): it is
@@ -52,8 +50,7 @@ func runInstall(_ context.Context, e *env, args []string, d serviceDeps) int {
 	}
 	spec.ConfigPath, err = serviceConfigPath(e, l, d.goos, acct)
 	if err != nil {
-		fmt.Fprintln(e.stderr, "awbridge install: "+oneLine(err.Error()))
-		return exitUsage
+		return fail(e, "install", err, exitUsage)
 	}
 	if *dry {
 		return dryRun(e, spec, l, d)
@@ -110,10 +107,12 @@ func runInstall(_ context.Context, e *env, args []string, d serviceDeps) int {
 	}
 	warnUncarried(e, l, spec)
 	// The protected-environment baseline covers what was just installed.
-	if items, path, err := protectItems(e, l, fs, configProtectLists, spec.System); err != nil {
-		fmt.Fprintln(e.stderr, "awbridge install: no protection baseline: "+oneLine(err.Error()))
-	} else if _, _, err := protect.Snapshot(items, path, protect.Options{}); err != nil {
-		fmt.Fprintln(e.stderr, "awbridge install: no protection baseline: "+oneLine(err.Error()))
+	items, path, err := protectItems(e, l, fs, configProtectLists, spec.System)
+	if err == nil {
+		_, _, err = protect.Snapshot(items, path, protect.Options{})
+	}
+	if err != nil {
+		fail(e, "install", fmt.Errorf("no protection baseline: %w", err), exitOK)
 	} else {
 		fmt.Fprintf(e.stdout, "  protection baseline: %s (awbridge protect status)\n", path)
 	}

@@ -75,8 +75,7 @@ func runProtect(_ context.Context, e *env, args []string, lists protectLists) in
 	}
 	items, path, err := protectItems(e, l, fs, lists, false)
 	if err != nil {
-		fmt.Fprintln(e.stderr, "awbridge protect: "+oneLine(err.Error()))
-		return exitUsage
+		return fail(e, "protect", err, exitUsage)
 	}
 	if sub == "snapshot" {
 		return protectSnapshot(e, items, path, *asJSON)
@@ -152,8 +151,7 @@ func protectSnapshot(e *env, items protect.Items, path string, asJSON bool) int 
 		fmt.Fprintln(e.stderr, "awbridge protect: "+oneLine(w))
 	}
 	if err != nil {
-		fmt.Fprintln(e.stderr, "awbridge protect: "+oneLine(err.Error()))
-		return exitUsage
+		return fail(e, "protect", err, exitUsage)
 	}
 	type item struct {
 		Kind   string `json:"kind"`

@@ -37,8 +37,7 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 		code = serveOn(ctx, e, l, log, path)
 		return nil
 	}); err != nil {
-		fmt.Fprintln(e.stderr, "awbridge serve: "+oneLine(err.Error()))
-		return exitDegraded
+		return fail(e, "serve", err, exitDegraded)
 	}
 	return code
 }
@@ -55,16 +54,14 @@ func serveOn(ctx context.Context, e *env, l *config.Loaded, log zerolog.Logger, 
 			fmt.Fprintf(e.stderr, "awbridge serve: another awbridge already serves on %s (stop it first: awbridge stop)\n", path)
 			return exitDegraded
 		}
-		fmt.Fprintln(e.stderr, "awbridge serve: "+oneLine(err.Error()))
-		return exitUsage
+		return fail(e, "serve", err, exitUsage)
 	}
 	defer ln.Close()
 	var web *httpEndpoint
 	deps := engine.Deps{SocketPath: path}
 	if l.Config.Server.HTTP != "" {
 		if web, err = openHTTP(l.Config, log); err != nil {
-			fmt.Fprintln(e.stderr, "awbridge serve: "+oneLine(err.Error()))
-			return exitUsage
+			return fail(e, "serve", err, exitUsage)
 		}
 		defer web.Close()
 		deps.Checks = web.Checks
