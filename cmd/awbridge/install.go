@@ -14,14 +14,6 @@ import (
 	"github.com/awbridge/awbridge/install"
 )
 
-func cmdInstall(ctx context.Context, e *env, args []string) int {
-	return runInstall(ctx, e, args, hostServiceDeps())
-}
-
-func cmdUninstall(ctx context.Context, e *env, args []string) int {
-	return runUninstall(ctx, e, args, hostServiceDeps())
-}
-
 // runInstall installs (or updates) the service that runs
 // `<this binary> serve --config <config file>`; --dry-run prints the unit
 // it would write instead and changes nothing.

@@ -88,20 +88,9 @@ func passwdEntry(line, name string) (*user.User, bool) {
 	return &user.User{Username: f[0], Uid: f[2], Gid: f[3], Name: gecos, HomeDir: f[5]}, true
 }
 
-func cmdStart(ctx context.Context, e *env, args []string) int {
-	return runStart(ctx, e, args, hostServiceDeps())
-}
-
-func cmdStop(ctx context.Context, e *env, args []string) int {
-	return runStop(ctx, e, args, hostServiceDeps())
-}
-
-func cmdRestart(ctx context.Context, e *env, args []string) int {
-	return runRestart(ctx, e, args, hostServiceDeps())
-}
-
-func cmdStatus(ctx context.Context, e *env, args []string) int {
-	return runStatus(ctx, e, args, hostServiceDeps())
+// onHost is a service command run against this machine.
+func onHost(run func(context.Context, *env, []string, serviceDeps) int) func(context.Context, *env, []string) int {
+	return func(ctx context.Context, e *env, args []string) int { return run(ctx, e, args, hostServiceDeps()) }
 }
 
 // serviceFlags parses the flags every control command takes: --system

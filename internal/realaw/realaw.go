@@ -48,19 +48,15 @@ type Buckets struct {
 	Web    []string `json:"web"`
 }
 
-// Answer is the query's answer for one period. Durations are seconds, as
-// the server returns them.
+// Answer is the query's answer for one period, in seconds.
 type Answer struct {
-	Name  string    `json:"name"`
-	Start time.Time `json:"start"`
-	End   time.Time `json:"end"`
-	// Active is sum_durations(events): window time within not-AFK time.
-	Active float64 `json:"active"`
-	// Browser is sum_durations(browser_events); NotAFK sum_durations(not_afk).
-	Browser float64 `json:"browser"`
-	NotAFK  float64 `json:"not_afk"`
-	// AFK is the flooded AFK watcher's "afk" time.
-	AFK        float64    `json:"afk"`
+	Name       string     `json:"name"`
+	Start      time.Time  `json:"start"`
+	End        time.Time  `json:"end"`
+	Active     float64    `json:"active"`  // window time within not-AFK time
+	Browser    float64    `json:"browser"` // sum_durations(browser_events)
+	NotAFK     float64    `json:"not_afk"`
+	AFK        float64    `json:"afk"` // the flooded AFK watcher's "afk" time
 	Apps       []App      `json:"apps"`
 	Titles     []Title    `json:"titles"`
 	TitlesRest *Rest      `json:"titles_rest,omitempty"`
@@ -88,9 +84,9 @@ type Category struct {
 	Duration float64  `json:"duration"`
 }
 
-// Domain is the time of one browser domain; nil for the time of tab
-// events without a $domain (aw-core's period_union clears the data of an
-// audible tab event it takes over on its own, in place).
+// Domain is the time of one browser domain; nil for tab events without a
+// $domain (aw-core's period_union clears the data of an audible tab event
+// it takes over on its own).
 type Domain struct {
 	Domain   *string `json:"domain"`
 	Duration float64 `json:"duration"`
@@ -151,9 +147,9 @@ func QueryBody(query []string, start, end time.Time) ([]byte, error) {
 	})
 }
 
-// DecodeAnswer reads the server's answer to a recording's query for one
-// period into an Answer (without its name, period and timing); titles > 0
-// keeps that many titles and sums the rest.
+// DecodeAnswer reads the server's answer to the query for one period
+// (without name, period and timing); titles > 0 keeps that many titles
+// and sums the rest.
 func DecodeAnswer(raw []byte, titles int) (Answer, error) {
 	type event struct {
 		Duration float64                    `json:"duration"`
@@ -272,21 +268,17 @@ type Entry struct {
 	DurationS float64
 }
 
-// Diff is the outcome of CheckRanking.
+// Diff is the outcome of a check.
 type Diff struct {
-	// Problems say where the ranking disagrees with the recording.
-	Problems []string
-	// Max is the largest difference of a shown entry, in seconds.
-	Max float64
+	Problems []string // where the answer disagrees with the recording
+	Max      float64  // the largest difference of a shown entry, in seconds
 }
 
 // CheckRanking compares a ranking (largest first, cut to limit entries)
-// with recorded totals: every entry shown has its recorded time to within
-// tol seconds, none is shown twice, the entries are the largest (what is
-// left out is no larger than the smallest shown, to within tol), there are
-// min(limit, len(want)) of them, and, when otherS >= 0, it is the recorded
-// time of what was left out, to within tol. rest is recorded time known to
-// be beyond want's entries (Answer.TitlesRest), counted in otherS.
+// with recorded totals, to within tol seconds: each entry's time, none
+// twice, the largest shown, min(limit, len(want)) of them, and, when
+// otherS >= 0, the time left out (rest: recorded time beyond want's
+// entries, Answer.TitlesRest).
 func CheckRanking(got []Entry, otherS float64, want map[string]float64, rest float64, limit int, tol float64) Diff {
 	var d Diff
 	bad := func(format string, args ...any) { d.Problems = append(d.Problems, fmt.Sprintf(format, args...)) }

@@ -4,26 +4,12 @@
 // awbridge's own transforms (aw/transform) nor its simulator (aw/awsim).
 //
 // It needs a running aw-server (../shared/tools/realaw/start.sh runs the
-// real Python one from its public sources) holding one host's window, AFK
-// and browser buckets, and writes into -out:
-//
-//   - events.json.gz: the host's buckets as the server describes them
-//     (GET /api/0/buckets/<id>) with every event it returns (GET
-//     .../events, newest first, ids dropped), in the shape of aw-server's
-//     export, which POST /api/0/import reads back (into awsim in tests);
-//   - answers.json: the zone, the server's /api/0/info and settings, the
-//     categories and the query text sent, and per period (explicit start
-//     and end) what the query answered: active time (sum_durations of the
-//     events), time by app, by app and title, by category and by browser
-//     domain, browser time, not-AFK time.
-//
-// The query is the web UI's summary (aw-webui src/queries.ts,
-// fullDesktopQuery with canonicalEvents and browserEvents) with the
-// Activity view's defaults: AFK time filtered out, audible tabs count as
-// active, no always-active pattern, no stopwatch, no category filter, the
-// default categories (the classes setting unset). Its lists are not cut to
-// 100 entries as the web UI cuts them (titles beyond -titles, when given,
-// are summed).
+// real Python one) holding one host's window, AFK and browser buckets, and
+// writes into -out events.json.gz (the host's buckets with every event, in
+// aw-server's export shape, which POST /api/0/import reads back) and
+// answers.json (realaw.Recording: per period, what the query answered).
+// The query is realaw.DesktopQuery; titles beyond -titles, when given, are
+// summed.
 //
 // Record a week filled by week.py, days counted in its zone:
 //
@@ -72,20 +58,15 @@ import (
 	"github.com/awbridge/awbridge/internal/realaw"
 )
 
-type periodFlags []string
-
-func (p *periodFlags) String() string     { return strings.Join(*p, ",") }
-func (p *periodFlags) Set(s string) error { *p = append(*p, s); return nil }
-
 func main() {
-	var periods periodFlags
+	var periods []string
 	base := flag.String("url", "", "the ActivityWatch server (http://127.0.0.1:5632)")
 	out := flag.String("out", "", "the folder to write events.json.gz and answers.json into")
 	tz := flag.String("tz", "", "the IANA time zone local times and days are in")
 	host := flag.String("host", "", "whose buckets (default: the server's hostname)")
 	titles := flag.Int("titles", 0, "how many titles to keep per period, longest first, the rest summed (0: all)")
 	imp := flag.String("import", "", "first load this events.json.gz into the (empty) server")
-	flag.Var(&periods, "period", "name=start/end, repeatable")
+	flag.Func("period", "name=start/end, repeatable", func(s string) error { periods = append(periods, s); return nil })
 	flag.Parse()
 	if *base == "" || *out == "" || *tz == "" || len(periods) == 0 {
 		fmt.Fprintln(os.Stderr, "realrecord: -url, -out, -tz and at least one -period are needed")
