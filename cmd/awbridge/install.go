@@ -104,7 +104,7 @@ func runInstall(_ context.Context, e *env, args []string, d serviceDeps) int {
 		_, _, err = protect.Snapshot(items, path, protect.Options{})
 	}
 	if err != nil {
-		fail(e, "install", fmt.Errorf("no protection baseline: %w", err), exitOK)
+		fmt.Fprintln(e.stderr, "awbridge install: no protection baseline: "+oneLine(err.Error()))
 	} else {
 		fmt.Fprintf(e.stdout, "  protection baseline: %s (awbridge protect status)\n", path)
 	}
