@@ -36,9 +36,7 @@ type env struct {
 	stdout, stderr io.Writer
 	lookup         func(string) (string, bool)
 	version        string
-	// stderrTTY, when set, says whether stderr is a terminal (tests);
-	// otherwise it is asked of the file.
-	stderrTTY *bool
+	stderrTTY      *bool // whether stderr is a terminal; nil: ask the file
 }
 
 type command struct {
@@ -72,13 +70,13 @@ func commands() []command {
 		{"demo", "run the bridge against the simulator and show frames as they change", "awbridge demo [--duration D]",
 			"awbridge demo --duration 20s", cmdDemo},
 		{"install", "install (or update) the service that runs `awbridge serve` at login; --dry-run prints the unit", "awbridge install [--system] [--dry-run] [--config FILE]",
-			"awbridge install --dry-run", cmdInstall},
-		{"uninstall", "stop and remove the service", "awbridge uninstall [--system]", "awbridge uninstall", cmdUninstall},
-		{"start", "start the installed service", "awbridge start [--system]", "awbridge start", cmdStart},
-		{"stop", "stop the service (it starts again at the next login)", "awbridge stop [--system]", "awbridge stop", cmdStop},
-		{"restart", "restart the service (after editing the config)", "awbridge restart [--system]", "awbridge restart", cmdRestart},
+			"awbridge install --dry-run", onHost(runInstall)},
+		{"uninstall", "stop and remove the service", "awbridge uninstall [--system]", "awbridge uninstall", onHost(runUninstall)},
+		{"start", "start the installed service", "awbridge start [--system]", "awbridge start", onHost(runStart)},
+		{"stop", "stop the service (it starts again at the next login)", "awbridge stop [--system]", "awbridge stop", onHost(runStop)},
+		{"restart", "restart the service (after editing the config)", "awbridge restart [--system]", "awbridge restart", onHost(runRestart)},
 		{"status", "say whether the service is installed and running and its socket answers (exit 1 when it does not)", "awbridge status [--system] [--json]",
-			"awbridge status", cmdStatus},
+			"awbridge status", onHost(runStatus)},
 		{"protect", "record and compare a baseline of awbridge's config, executable, unit and listed files/variables",
 			"awbridge protect snapshot|status [--json] [flags]", "awbridge protect snapshot && awbridge protect status --json", cmdProtect},
 		{"version", "print the version", "awbridge version", "awbridge version", cmdVersion},
@@ -114,9 +112,8 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "\nExample: awbridge health")
 }
 
-// newFlags returns a FlagSet for the command name. Its --help prints the
-// command's usage, flags and example on stdout; parse turns a bad flag into
-// one line on stderr.
+// newFlags returns a FlagSet for the command name whose --help prints the
+// command's usage, flags and example on stdout.
 func newFlags(e *env, name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
@@ -135,21 +132,21 @@ func newFlags(e *env, name string) *flag.FlagSet {
 }
 
 // acceptConfig registers --config on a command that reads no
-// configuration, so `--config FILE` works after every command's name.
+// configuration: `--config FILE` works after every command's name.
 func acceptConfig(fs *flag.FlagSet) {
 	fs.String("config", "", "configuration file (accepted for uniformity; this command does not read it)")
 }
 
-// parse parses args of a command that takes no positional argument; it
-// returns an exit code >= 0 when the command must stop: help shown (on
-// stdout, exit 0), or a bad flag or an extra argument (one line on stderr
-// with the hint to run --help, exit 2).
+// parse parses args of a command that takes no positional argument (see
+// parseArgs).
 func parse(fs *flag.FlagSet, args []string) int {
 	return parseArgs(fs, args, 0)
 }
 
-// parseArgs is parse for a command that takes up to most positional
-// arguments (fs.Args() after it), before, after or between its flags.
+// parseArgs parses args of a command that takes up to most positional
+// arguments, before, after or between its flags. It returns an exit code
+// >= 0 when the command must stop: help shown (on stdout, exit 0), or a
+// bad flag or an extra argument (one line on stderr, exit 2).
 func parseArgs(fs *flag.FlagSet, args []string, most int) int {
 	usage, out := fs.Usage, fs.Output()
 	fs.Usage = func() {}
@@ -172,12 +169,9 @@ func parseArgs(fs *flag.FlagSet, args []string, most int) int {
 	return -1
 }
 
-// flagsFirst moves args's flags before its positional arguments, each
-// group in its order, so that flags may follow the arguments as people
-// type them (a FlagSet stops at the first non-flag). "--" ends the flags
-// and stays before the positional arguments; a flag of fs that takes a
-// value (not a bool flag, no "=") keeps the argument after it; "-" is an
-// argument.
+// flagsFirst moves args's flags before its positional arguments, so that
+// flags may follow them (a FlagSet stops at the first non-flag); a flag
+// that takes a value keeps the argument after it.
 func flagsFirst(fs *flag.FlagSet, args []string) []string {
 	var flags, pos []string
 	for i := 0; i < len(args); i++ {
@@ -209,10 +203,9 @@ func isBoolFlag(f *flag.Flag) bool {
 	return ok && b.IsBoolFlag()
 }
 
-// prepare binds the configuration flags on fs (after the command's own),
-// parses args and loads the configuration. A nil *config.Loaded means the
-// command must stop with the returned code (help shown, bad flags, bad
-// configuration: one line on stderr).
+// prepare binds the configuration flags on fs, parses args and loads the
+// configuration. A nil *config.Loaded means the command must stop with
+// the returned code (help shown, bad flags, bad configuration).
 func prepare(e *env, fs *flag.FlagSet, args []string) (*config.Loaded, zerolog.Logger, int) {
 	return prepareArgs(e, fs, args, 0)
 }
@@ -244,11 +237,9 @@ func prepareArgs(e *env, fs *flag.FlagSet, args []string, most int) (*config.Loa
 }
 
 // logLevel is the level of command name's logger: log.level when set
-// explicitly (file, AWBRIDGE_LOG_LEVEL, --log-level); otherwise debug with
-// -v; error for the commands that print a report (their report says what
-// a warning would, once); warn on a terminal (a person reads it:
-// informational lines are noise there); the default (info) where a program
-// or the journal reads a long-running command's log.
+// explicitly; otherwise debug with -v; error for the commands that print
+// a report (it says what a warning would); warn on a terminal; else the
+// default (info, for a program or the journal).
 func logLevel(l *config.Loaded, name string, verbose, terminal bool) string {
 	if s, ok := l.Get("log.level"); ok && s.Source != config.SourceDefault {
 		return l.Config.Log.Level
@@ -273,20 +264,8 @@ func stderrIsTerminal(e *env) bool {
 	return ok && isatty.IsTerminal(f.Fd())
 }
 
-// startEngine builds the engine for command name; nil means stop with
-// exitUsage (the reason is on stderr).
-func startEngine(e *env, name string, l *config.Loaded, log zerolog.Logger, d engine.Deps) *engine.Engine {
-	eng, err := newEngineWith(e, l, log, d)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "awbridge %s: %s\n", name, oneLine(err.Error()))
-		return nil
-	}
-	return eng
-}
-
 // newLogger builds the one logger, on stderr: console format on a
-// terminal, JSON otherwise; every line passes the redactor (log lines may
-// quote error texts).
+// terminal, JSON otherwise, every line redacted.
 func newLogger(e *env, c config.Config) zerolog.Logger {
 	lvl, err := zerolog.ParseLevel(c.Log.Level)
 	if err != nil {
@@ -299,8 +278,9 @@ func newLogger(e *env, c config.Config) zerolog.Logger {
 	return zerolog.New(w).Level(lvl).With().Timestamp().Str("app", "awbridge").Logger()
 }
 
-// newEngineWith builds the engine with some Deps preset.
-func newEngineWith(e *env, l *config.Loaded, log zerolog.Logger, d engine.Deps) (*engine.Engine, error) {
+// startEngine builds the engine for command name with some Deps preset;
+// nil means stop with exitUsage (the reason is on stderr).
+func startEngine(e *env, name string, l *config.Loaded, log zerolog.Logger, d engine.Deps) *engine.Engine {
 	c := l.Config
 	if c.AW.APIKey == "" {
 		// aw-server-rust with authentication keeps its key in its config.
@@ -319,17 +299,26 @@ func newEngineWith(e *env, l *config.Loaded, log zerolog.Logger, d engine.Deps) 
 	if d.SocketPath == "" {
 		d.SocketPath = config.SocketPath(config.Env{Lookup: e.lookup, GOOS: runtime.GOOS}, os.Getuid())
 	}
-	if d.Protect == nil {
-		items, path, err := protectItems(e, l, nil, configProtectLists, false)
-		if err != nil {
-			return nil, err
-		}
+	var eng *engine.Engine
+	items, path, err := protectItems(e, l, nil, configProtectLists, false)
+	if err == nil {
 		ck := protect.NewChecker()
 		d.Protect = func() protect.Result { return ck.Check(items, path) }
+		eng, err = engine.New(d)
 	}
-	return engine.New(d)
+	if err != nil {
+		fail(e, name, err, exitUsage)
+		return nil
+	}
+	return eng
 }
 
-// oneLine shows an error's text on one line: its lines joined with "; ",
-// then made safe for a terminal (text.Line).
+// fail says err on one line of stderr, after the command's name, and
+// returns code.
+func fail(e *env, name string, err error, code int) int {
+	fmt.Fprintf(e.stderr, "awbridge %s: %s\n", name, oneLine(err.Error()))
+	return code
+}
+
+// oneLine shows an error's text on one line, safe for a terminal.
 func oneLine(s string) string { return text.Line(strings.ReplaceAll(s, "\n", "; ")) }

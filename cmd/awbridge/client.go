@@ -51,18 +51,16 @@ func (c engineCaller) ToolsList(context.Context) (json.RawMessage, error) {
 	return c.Engine.ToolsList(mcp.LatestVersion), nil
 }
 
-// serviceCaller is the running service as a caller: an mcp.Client, with
-// the terminal's sentences for an exchange that failed.
+// serviceCaller is the running service as a caller.
 type serviceCaller struct {
 	*mcp.Client
 	// history bounds an exchange of a tool reading ActivityWatch's
-	// history: one of its reads may take activitywatch.history_timeout
-	// before it reports progress.
+	// history: one read may take activitywatch.history_timeout.
 	history time.Duration
 }
 
 // serviceTimeout bounds one exchange with the service: its sources'
-// deadlines (the service waits for them at most) and a margin.
+// deadlines and a margin.
 func serviceTimeout(c config.Config) time.Duration {
 	return max(c.AW.Timeout, c.Sidecar.Timeout) + 3*time.Second
 }
@@ -73,8 +71,7 @@ func newServiceCaller(conn net.Conn, c config.Config) serviceCaller {
 
 func (c serviceCaller) Close() { c.Client.Close() }
 
-// failed says why an exchange with the service failed, as the terminal
-// commands print it.
+// failed says why an exchange with the service failed.
 func (c serviceCaller) failed(err error) error {
 	switch {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
@@ -111,10 +108,9 @@ func (c serviceCaller) Call(ctx context.Context, req toolbus.Request) toolbus.Re
 	return out
 }
 
-// sayFailed prints the one line a terminal command ends with when its call
-// failed: the command's name and the error's sentence (its message, without
-// the kind and code a program reads in --json). It returns the exit code:
-// exitUsage (cannot check), the same for an interrupted call.
+// sayFailed prints the line a terminal command ends with when its call
+// failed (the error's message, without its kind and code) and returns
+// exitUsage.
 func sayFailed(e *env, name string, te *toolbus.ToolError) int {
 	msg := te.Message
 	if msg == "" {

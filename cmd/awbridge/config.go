@@ -18,8 +18,7 @@ import (
 const masked = "********"
 
 // cmdConfig prints each effective setting and where it came from, then
-// what another command would refuse in it (exit 2) and what looks wrong
-// but is not refused (warnings, exit 0).
+// what another command would refuse (exit 2) and warnings.
 func cmdConfig(_ context.Context, e *env, args []string) int {
 	fs := newFlags(e, "config")
 	asJSON := fs.Bool("json", false, "print the settings alone on stdout as JSON")
@@ -114,10 +113,8 @@ func configFileLine(l *config.Loaded) string {
 	return "none (the home folder is unknown, so there is no default file; defaults apply)"
 }
 
-// configProblems lists, one line each, what the other commands refuse in
-// this configuration beyond what Load already refused: a rate limit for a
-// tool that does not exist, protect.files / protect.env that cannot be
-// watched.
+// configProblems lists what the other commands refuse beyond what Load
+// refused: a rate limit for no tool, unwatchable protect lists.
 func configProblems(e *env, l *config.Loaded, fs *flag.FlagSet) []string {
 	var out []string
 	if err := l.CheckTools(engine.ToolNames()); err != nil {
@@ -129,8 +126,7 @@ func configProblems(e *env, l *config.Loaded, fs *flag.FlagSet) []string {
 	return out
 }
 
-// envNames lists the names of the process's environment variables that
-// e.lookup sees.
+// envNames lists the environment variables e.lookup sees.
 func envNames(e *env) []string {
 	var out []string
 	for _, kv := range os.Environ() {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -100,11 +101,7 @@ func demoSession(ctx context.Context, e *env, eng *engine.Engine) int {
 		if _, err := io.WriteString(inW, r+"\n"); err != nil {
 			return exitUsage
 		}
-		var probe struct {
-			ID json.RawMessage `json:"id"`
-		}
-		_ = json.Unmarshal([]byte(r), &probe)
-		if probe.ID == nil {
+		if !strings.Contains(r, `"id":`) {
 			continue // a notification gets no reply
 		}
 		if !replies.Scan() {
@@ -143,26 +140,12 @@ func clipLine(s string, n int) string {
 
 // describeFrame is one terminal line of what a frame says now.
 func describeFrame(body []byte) string {
-	var v struct {
-		Now map[string]json.RawMessage `json:"now"`
-	}
+	var v frameView
 	if json.Unmarshal(body, &v) != nil {
 		return "(unreadable frame)"
 	}
-	var summary string
-	_ = json.Unmarshal(v.Now["summary"], &summary)
-	var win struct {
-		App      string `json:"app"`
-		Title    string `json:"title"`
-		Excluded bool   `json:"excluded"`
-	}
-	_ = json.Unmarshal(v.Now["window"], &win)
-	var br struct {
-		Focused bool   `json:"focused"`
-		URL     string `json:"url"`
-	}
-	_ = json.Unmarshal(v.Now["browser"], &br)
-	line := summary
+	win, br := v.Now.Window, v.Now.Browser
+	line := v.Now.Summary
 	switch {
 	case win.Excluded:
 		line += " | window: [excluded]"

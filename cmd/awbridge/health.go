@@ -22,9 +22,7 @@ func cmdHealth(ctx context.Context, e *env, args []string) int {
 	if l == nil {
 		return code
 	}
-	// A person asked: wait for the probes (bounded by the sources'
-	// deadlines; the margin covers a busy machine, the wait ends when they
-	// do).
+	// A person asked: wait for the probes, bounded by their deadlines.
 	wait := max(l.Config.AW.Timeout, l.Config.Sidecar.Timeout) + 2*time.Second
 	c, via := openCaller(e, "health", l, log, engine.Deps{HealthFirstWait: wait}, *noRelay)
 	if c == nil {
@@ -64,21 +62,13 @@ type healthView struct {
 	service                 bool
 }
 
-func newHealthView(r *health.Report, c config.Config) healthView {
+// printHealth writes the readable report: when healthy, who answered and
+// what it uses; otherwise one line per failure, each with what fixes it.
+func printHealth(w io.Writer, r *health.Report, c config.Config) {
 	v := healthView{awURL: c.AW.URL, host: c.AW.Host, sidecarURL: c.Sidecar.URL, service: r.ServedBy == servedByService}
-	// The answering bridge's own settings win: the service may use other
-	// ones than this terminal's environment says.
-	if s := r.Settings; s != nil {
+	if s := r.Settings; s != nil { // the answering bridge's settings win
 		v.awURL, v.host, v.sidecarURL = s["activitywatch_url"], s["activitywatch_host"], s["sidecar_url"]
 	}
-	return v
-}
-
-// printHealth writes the readable report: when healthy, who answered and
-// what it uses; otherwise one plain line per failure, each with what fixes
-// it.
-func printHealth(w io.Writer, r *health.Report, c config.Config) {
-	v := newHealthView(r, c)
 	problems := healthProblems(r, v)
 	if len(problems) > 0 || !r.Healthy() {
 		if len(problems) == 0 {
@@ -111,21 +101,19 @@ func printHealth(w io.Writer, r *health.Report, c config.Config) {
 
 func ms(v float64) string { return fmt.Sprintf("%.1f ms", v) }
 
-// awAnsweredBut says, in fixed words, how ActivityWatch answered without
-// giving awbridge what it needs, by the failure's code: the same words in
-// health and in the frame's line, never the server's own text.
+// awAnsweredBut says in fixed words (never the server's) how ActivityWatch
+// answered without giving awbridge what it needs, by the failure's code.
 var awAnsweredBut = map[string]string{
 	toolbus.CodeAwAuthFailed:       "refused awbridge's API key (HTTP 401 or 403)",
 	toolbus.CodeAwHostRejected:     "refused the Host header awbridge sends (HTTP 400)",
 	toolbus.CodeAwEventsUnreadable: "answers, but the events of a bucket awbridge reads could not be read",
 }
 
-// healthProblems names every reason r is not healthy, one plain sentence
-// each, with the command or setting that fixes it.
+// healthProblems names every reason r is not healthy, each with what
+// fixes it.
 func healthProblems(r *health.Report, v healthView) []string {
 	var out []string
-	// How a URL setting is changed depends on who answered: the service
-	// reads only its config file.
+	// The service reads only its config file.
 	set := func(key, env, to string) string {
 		if to != "" {
 			to = " " + to
@@ -225,9 +213,7 @@ func checkProblem(ch health.Check, v healthView, set func(key, env, to string) s
 // from its baseline.
 func protectProblem(r *health.Report) string {
 	n := r.ProtectedDiffCount
-	if n < 0 {
-		// Configured, but nothing to compare with: no baseline yet (the
-		// usual first run), or one that cannot be read.
+	if n < 0 { // no baseline yet, or an unreadable one
 		return "Protection is configured but there is no usable baseline to compare with: run 'awbridge protect snapshot' to record one ('awbridge protect status' says why an existing one is unusable)"
 	}
 	var items []string
@@ -249,8 +235,7 @@ func protectProblem(r *health.Report) string {
 }
 
 // failureCause says in a few words why a source failed, from its error
-// text (redacted by the bridge): the cause a person can act on, not the
-// chain of calls that hit it.
+// text: the cause a person can act on, not the chain of calls.
 func failureCause(errText string) string {
 	s := strings.ToLower(errText)
 	switch {

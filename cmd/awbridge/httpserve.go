@@ -32,31 +32,32 @@ import (
 	"github.com/awbridge/awbridge/toolbus"
 )
 
-// httpTokenFile is the bearer token of `serve --http`, in the state folder.
-const httpTokenFile = "http-token"
-
-// Bounds of a token read from httpTokenFile (one the person wrote is fine).
 const (
-	minTokenLen = 16
-	maxTokenLen = 4096
+	// httpTokenFile is the bearer token of `serve --http`, in the state folder.
+	httpTokenFile = "http-token"
+	// Bounds of a token read from httpTokenFile (one the person wrote is fine).
+	minTokenLen, maxTokenLen = 16, 4096
+
+	// httpShutdownGrace bounds the HTTP endpoint's shutdown: sessions answer
+	// their calls in flight (mcp.DefaultDrainTimeout), then connections close.
+	httpShutdownGrace = mcp.DefaultDrainTimeout + 5*time.Second
+	// A connection must send its request headers within httpHeaderTimeout;
+	// a keep-alive connection with no request for httpIdleTimeout is closed.
+	httpHeaderTimeout, httpIdleTimeout = 5 * time.Second, 30 * time.Second
+	// defaultHTTPConns caps the connections when server.max_connections is
+	// not positive; capWarnEvery spaces the warnings about the cap.
+	defaultHTTPConns, capWarnEvery = 64, time.Minute
+
+	// The paths served beside MCP's /mcp.
+	pathHealth, pathNowframe = "/healthz", "/v1/nowframe"
+	// httpCheck names health's check of serve's HTTP endpoint.
+	httpCheck = "http_endpoint"
 )
 
-// httpShutdownGrace bounds the HTTP endpoint's shutdown: sessions answer
-// their calls in flight (mcp.DefaultDrainTimeout), then connections close.
-const httpShutdownGrace = mcp.DefaultDrainTimeout + 5*time.Second
-
-// The paths served beside MCP's /mcp.
-const (
-	pathHealth   = "/healthz"
-	pathNowframe = "/v1/nowframe"
-)
-
-// statusPaths answers the HTTP endpoint's paths other than /mcp
-// (mcp.HTTPOptions.Other: Host and Origin were checked). GET /healthz:
-// the health object, redacted as system.health renders it, 200 when
-// healthy, else 503; a caller without the bearer token gets only
-// {"status":"healthy"} or {"status":"degraded"}. GET /v1/nowframe, for
-// the token's holder: nowframe.build's frame (503 when it fails).
+// statusPaths answers the paths other than /mcp (mcp.HTTPOptions.Other:
+// Host and Origin were checked). GET /healthz: the health object, 200 when
+// healthy, else 503; without the bearer token only {"status":...}. GET
+// /v1/nowframe, for the token's holder: nowframe.build's frame, or 503.
 type statusPaths struct {
 	health   func(ctx context.Context) (body []byte, healthy bool)
 	nowframe func(ctx context.Context) []byte // nil body: 503
@@ -112,9 +113,8 @@ func (p statusPaths) serve(w http.ResponseWriter, r *http.Request, authorized bo
 var errNotLoopback = errors.New("the HTTP endpoint listens on loopback only (127.0.0.1, [::1] or localhost)")
 
 // listenHTTP listens on addr, HOST:PORT, when HOST is a loopback address
-// (127.0.0.0/8, ::1) or localhost (taken as 127.0.0.1, whatever the
-// resolver says); anything else, an empty HOST included, is refused with
-// errNotLoopback. PORT 0 picks a free port.
+// or localhost (taken as 127.0.0.1, whatever the resolver says); anything
+// else is refused with errNotLoopback.
 func listenHTTP(addr string) (net.Listener, error) {
 	ta, err := loopbackAddr(addr)
 	if err != nil {
@@ -166,15 +166,14 @@ func addrInUse(err error) bool {
 }
 
 // portHolder is who listens on the HTTP port serve could not listen on,
-// as far as this machine tells (findPortHolder: Linux only).
+// as far as findPortHolder tells.
 type portHolder struct {
 	known bool
 	uid   int
 }
 
-// foreign reports whether the holder may be someone else than the user
-// serve runs as: another user, or not known. A bearer token a client sent
-// there may be in someone else's hands.
+// foreign reports whether the holder may be another user than serve's: a
+// bearer token a client sent there may be in someone else's hands.
 func (h portHolder) foreign() bool { return !h.known || h.uid != os.Getuid() }
 
 func (h portHolder) String() string {
@@ -206,25 +205,23 @@ func httpAllowedHosts(ln net.Listener) []string {
 	return hosts
 }
 
-// loadOrCreateToken returns the HTTP bearer token kept in
-// <stateDir>/http-token. At first start it generates one (32 random bytes,
-// hex) into a 0600 file, created in one step (written to a temporary file,
-// then linked into place, so concurrent first starts agree on one token),
-// creating stateDir 0700 if needed. A file others may read is refused
-// rather than trusted.
+// loadOrCreateToken returns the HTTP bearer token of <stateDir>/http-token,
+// made at first start (see writeToken).
 func loadOrCreateToken(stateDir string) (string, error) {
 	return writeToken(stateDir, false)
 }
 
-// rotateToken replaces the token in <stateDir>/http-token with a new one,
-// whatever the file held, and returns it: written to a temporary file
-// (0600), then renamed into place, so a reader sees the old token or the
-// new one, and a symbolic link at that path is replaced, never followed.
+// rotateToken replaces the token with a new one and returns it.
 func rotateToken(stateDir string) (string, error) {
 	return writeToken(stateDir, true)
 }
 
-// writeToken is loadOrCreateToken, or with replace rotateToken.
+// writeToken writes a new token (32 random bytes, hex) into a 0600 file in
+// one step, creating stateDir 0700 if needed: without replace, only when
+// there is none (concurrent first starts agree on one token; an existing
+// one is read); with replace, whatever the file held (a reader sees the
+// old token or the new one; a symbolic link there is replaced, never
+// followed).
 func writeToken(stateDir string, replace bool) (string, error) {
 	if stateDir == "" {
 		return "", errors.New("http token: no state folder configured")
@@ -253,7 +250,8 @@ func writeToken(stateDir string, replace bool) (string, error) {
 	return tok, nil
 }
 
-// readToken reads and checks a token file.
+// readToken reads and checks a token file: one others may read is
+// refused rather than trusted.
 func readToken(path string) (string, error) {
 	fi, err := os.Lstat(path)
 	if err != nil {
@@ -281,19 +279,10 @@ func readToken(path string) (string, error) {
 	return tok, nil
 }
 
-// Timeouts of the HTTP endpoint: a connection must send its request
-// headers within httpHeaderTimeout, and a keep-alive connection with no
-// request for httpIdleTimeout is closed.
-const (
-	httpHeaderTimeout = 5 * time.Second
-	httpIdleTimeout   = 30 * time.Second
-)
-
 // serveHTTP serves h on ln until ctx ends or serving fails, with at most
-// maxConns connections open at once (server.max_connections; the Unix
-// socket has its own as many). Then it ends every MCP session (calls in
-// flight answered, GET streams closed) and the server, within
-// httpShutdownGrace, and returns nil after a clean stop.
+// maxConns connections open at once. Then it ends every MCP session (calls
+// in flight answered, GET streams closed) and the server, within
+// httpShutdownGrace; nil after a clean stop.
 func serveHTTP(ctx context.Context, ln net.Listener, h *mcp.HTTPTransport, maxConns int, log zerolog.Logger) error {
 	return serveCapped(ctx, newConnCap(ln, maxConns, log), h, log)
 }
@@ -345,36 +334,19 @@ func serveCapped(ctx context.Context, capped *connCap, h *mcp.HTTPTransport, log
 	return nil
 }
 
-// defaultHTTPConns caps the HTTP connections when server.max_connections
-// is not positive.
-const defaultHTTPConns = 64
-
-// capWarnEvery spaces the warnings about connections over the cap.
-const capWarnEvery = time.Minute
-
 // connCap is a listener that keeps at most max connections open. A new
-// connection over the cap takes the place of the connection that has
-// waited longest without a request of the token's holder in progress
-// (idle, still sending its headers, or handling a request without the
-// token, a body that never comes included), which is closed. Nothing
-// waits: no goroutine and no file beyond the cap, so neither idle
+// connection over the cap closes the one that has waited longest without
+// a request of the token's holder in progress (idle, sending its headers,
+// or without the token). Nothing waits beyond the cap, so neither idle
 // connections nor stalled requests can starve a real caller.
 //
-// Another local user can still churn connections (thousands a second):
-// each new one would close the holder's fresh connection before its
-// request is read, or its keep-alive connection between two requests
-// (issue 16: 23-46 % and ~60 % of the holder's requests failed). So the
-// serving user's own connections are preferred: ones whose peer runs as
-// this process's user (on Linux the kernel says who owns the other end of
-// a loopback connection: mcp.LoopbackPeerUID, one netlink lookup of ~7 us,
-// asked only once half the cap is in use) and ones that have carried the
-// token (everywhere, for keep-alive connections). A new connection closes
-// the longest-waiting idle connection that is not preferred; only a
-// preferred one may close a preferred one, or anyone once the preferred
-// hold more than half the cap (the other half stays open to other
-// connections, /healthz included). When no connection may be closed, the
-// new one gets a minimal 503 with Retry-After: 1 (written by a Refuser,
-// beside the accept loop) and is closed.
+// Another local user churning connections would still close the holder's
+// (issue 16: up to ~60 % of its requests failed), so the serving user's
+// connections are preferred: those whose peer runs as this user
+// (mcp.LoopbackPeerUID, asked once half the cap is in use) and those that
+// carried the token. Only a preferred connection may close a preferred
+// one, or anyone once the preferred hold more than half the cap. When none
+// may be closed, the new one gets a 503 with Retry-After: 1 and is closed.
 type connCap struct {
 	net.Listener
 	max     int
@@ -398,7 +370,7 @@ type capConn struct {
 	since     uint64 // clock when it last changed state
 }
 
-// connKey is the context key of a request's connection (connContext).
+// connKey is the context key of a request's connection.
 type connKey struct{}
 
 func newConnCap(ln net.Listener, maxConns int, log zerolog.Logger) *connCap {
@@ -422,9 +394,8 @@ func (c *connCap) Accept() (net.Conn, error) {
 	}
 }
 
-// overCapReply answers a connection beyond the cap when every connection
-// under it is busy, or preferred: its request was not read, so the
-// JSON-RPC error has id null.
+// overCapReply answers a connection refused over the cap: its request was
+// not read, so the JSON-RPC error has id null.
 var overCapReply = func() []byte {
 	const body = `{"jsonrpc":"2.0","id":null,"error":{"code":-32006,"message":"service unavailable: too many connections; retry",` +
 		`"data":{"kind":"PolicyError","code":"ConcurrencyLimited","retryable":true,"retry_after_ms":1000}}}`
@@ -533,20 +504,13 @@ func (c *connCap) track(conn net.Conn, state http.ConnState) {
 	}
 }
 
-// httpCheck names health's check of serve's HTTP endpoint.
-const httpCheck = "http_endpoint"
-
-// httpEndpoint is serve's HTTP endpoint from start-up to shutdown. When
-// server.http's port is in use at start, serve goes on with the Unix
-// socket alone and tries the port again every server.http_retry; health's
-// http_endpoint check says why HTTP is not served (so health is degraded:
-// the person asked for HTTP). Clients of the endpoint may have sent their
-// bearer token to whoever holds the port, so when that may be another user
-// (another uid, or a holder this machine does not name) the token file is
-// replaced at once (the old token then works nowhere, even after a
-// restart), and once more when serve finally listens (the file's token
-// may have gone there meanwhile). A holder of this same user is left the
-// token: it can read the file anyway.
+// httpEndpoint is serve's HTTP endpoint. When server.http's port is in use
+// at start, serve goes on with the Unix socket alone, tries the port again
+// every server.http_retry, and health's http_endpoint check says why.
+// Clients may have sent their bearer token to whoever holds the port, so
+// when that may be another user the token is replaced at once, and once
+// more when serve finally listens; a holder of this same user is left the
+// token (it can read the file anyway).
 //
 // Check is safe for concurrent use; Run is called at most once, Close
 // after Run returned (or instead of it).
@@ -569,9 +533,7 @@ type httpEndpoint struct {
 }
 
 // openHTTP listens on c.Server.HTTP and reads (or makes) the token. A port
-// in use is no error: the endpoint then waits for it in Run. An address
-// that is not loopback, another failure to listen, or an unusable token
-// file is an error (a setting to fix).
+// in use is no error: Run waits for it.
 func openHTTP(c config.Config, log zerolog.Logger) (*httpEndpoint, error) {
 	ta, err := loopbackAddr(c.Server.HTTP)
 	if err != nil {
@@ -579,9 +541,6 @@ func openHTTP(c config.Config, log zerolog.Logger) (*httpEndpoint, error) {
 	}
 	h := &httpEndpoint{addr: c.Server.HTTP, ta: ta, useToken: c.Server.HTTPToken != "none",
 		stateDir: c.Paths.StateDir, retry: c.Server.HTTPRetry, log: log}
-	if h.retry <= 0 {
-		h.retry = config.Defaults().Server.HTTPRetry
-	}
 	h.ln, err = listenLoopback(h.addr, ta)
 	if err != nil && !addrInUse(err) {
 		return nil, err
@@ -601,9 +560,8 @@ func openHTTP(c config.Config, log zerolog.Logger) (*httpEndpoint, error) {
 	return h, nil
 }
 
-// held is told who holds the port (at start, and at each try after):
-// it replaces the token when that may be another user, and says so in
-// health and, when it changed, in the log.
+// held is told who holds the port: it replaces the token when that may be
+// another user, and says so in health and, when it changed, in the log.
 func (h *httpEndpoint) held(holder portHolder) {
 	replaced := false
 	if holder.foreign() && h.useToken && !h.foreign && !h.off {
@@ -654,9 +612,8 @@ func (h *httpEndpoint) Checks() []health.Check {
 	return []health.Check{h.check}
 }
 
-// Run serves HTTP until ctx ends: at once when serve listens, or once the
-// port is free. handler builds the endpoint's transport for its listener
-// and token.
+// Run serves HTTP until ctx ends, once the port is free. handler builds
+// the transport for the listener and token.
 func (h *httpEndpoint) Run(ctx context.Context, handler func(ln net.Listener, token string) *mcp.HTTPTransport, maxConns int) {
 	if h.ln == nil {
 		if h.off {

@@ -14,14 +14,6 @@ import (
 	"github.com/awbridge/awbridge/install"
 )
 
-func cmdInstall(ctx context.Context, e *env, args []string) int {
-	return runInstall(ctx, e, args, hostServiceDeps())
-}
-
-func cmdUninstall(ctx context.Context, e *env, args []string) int {
-	return runUninstall(ctx, e, args, hostServiceDeps())
-}
-
 // runInstall installs (or updates) the service that runs
 // `<this binary> serve --config <config file>`; --dry-run prints the unit
 // it would write instead and changes nothing.
@@ -35,15 +27,13 @@ func runInstall(_ context.Context, e *env, args []string, d serviceDeps) int {
 	}
 	exe, err := d.executable()
 	if err != nil {
-		fmt.Fprintln(e.stderr, "awbridge install: cannot find my own executable: "+oneLine(err.Error()))
-		return exitUsage
+		return fail(e, "install", fmt.Errorf("cannot find my own executable: %w", err), exitUsage)
 	}
 	spec := install.Spec{System: *system, GOOS: d.goos, Home: homeDir(e, d.goos), Executable: exe}
 	var acct account
 	if spec.System && d.goos != "windows" {
 		if acct, err = systemAccount(e, d); err != nil {
-			fmt.Fprintln(e.stderr, "awbridge install: "+oneLine(err.Error()))
-			return exitUsage
+			return fail(e, "install", err, exitUsage)
 		}
 		spec.User = acct.name
 		// The service has no login session (no XDG_RUNTIME_DIR): it is
@@ -52,8 +42,7 @@ func runInstall(_ context.Context, e *env, args []string, d serviceDeps) int {
 	}
 	spec.ConfigPath, err = serviceConfigPath(e, l, d.goos, acct)
 	if err != nil {
-		fmt.Fprintln(e.stderr, "awbridge install: "+oneLine(err.Error()))
-		return exitUsage
+		return fail(e, "install", err, exitUsage)
 	}
 	if *dry {
 		return dryRun(e, spec, l, d)
@@ -70,8 +59,8 @@ func runInstall(_ context.Context, e *env, args []string, d serviceDeps) int {
 	if d.uid == 0 && !spec.System && d.goos != "windows" {
 		fmt.Fprintln(e.stderr, "awbridge install: note: this installs a per-user service for root; for a system-wide one: awbridge install --system")
 	}
-	// Under sudo the file is made as root inside the person's home, never
-	// through a link out of it, and everything made is given to them.
+	// Under sudo the file is made inside the person's home, never through
+	// a link out of it, and given to them.
 	var owner *install.Owner
 	if acct.sudo {
 		owner = &install.Owner{Name: acct.name, Home: acct.home, UID: acct.uid, GID: acct.gid}
@@ -90,10 +79,7 @@ func runInstall(_ context.Context, e *env, args []string, d serviceDeps) int {
 		serviceError(e, "install", spec, err)
 		return exitDegraded
 	}
-	where := spec.Kind()
-	if p := spec.UnitPath(); p != "" {
-		where += " " + p
-	}
+	where := unitWhere(spec)
 	switch {
 	case res.Unchanged:
 		fmt.Fprintf(e.stdout, "awbridge is already installed (%s), unchanged and running\n", where)
@@ -113,9 +99,11 @@ func runInstall(_ context.Context, e *env, args []string, d serviceDeps) int {
 	}
 	warnUncarried(e, l, spec)
 	// The protected-environment baseline covers what was just installed.
-	if items, path, err := protectItems(e, l, fs, configProtectLists, spec.System); err != nil {
-		fmt.Fprintln(e.stderr, "awbridge install: no protection baseline: "+oneLine(err.Error()))
-	} else if _, _, err := protect.Snapshot(items, path); err != nil {
+	items, path, err := protectItems(e, l, fs, configProtectLists, spec.System)
+	if err == nil {
+		_, _, err = protect.Snapshot(items, path)
+	}
+	if err != nil {
 		fmt.Fprintln(e.stderr, "awbridge install: no protection baseline: "+oneLine(err.Error()))
 	} else {
 		fmt.Fprintf(e.stdout, "  protection baseline: %s (awbridge protect status)\n", path)
@@ -124,7 +112,7 @@ func runInstall(_ context.Context, e *env, args []string, d serviceDeps) int {
 }
 
 // dryRun prints on stdout exactly what an install would write, and on
-// stderr where and what else; it always exits 0 once the unit renders.
+// stderr where and what else.
 func dryRun(e *env, spec install.Spec, l *config.Loaded, d serviceDeps) int {
 	unit, err := install.Render(spec)
 	if err != nil {
@@ -148,10 +136,9 @@ func dryRun(e *env, spec install.Spec, l *config.Loaded, d serviceDeps) int {
 	return exitOK
 }
 
-// serviceConfigPath is the config file the service gets as --config: the
-// one this command read (--config, AWBRIDGE_CONFIG, the default file),
-// else the default path; absolute. Under sudo a system-wide service gets
-// the default file of the account it runs as (acct), not root's.
+// serviceConfigPath is the config file the service gets as --config, made
+// absolute: the one this command read, else the default path (under sudo,
+// that of the account the service runs as, not root's).
 func serviceConfigPath(e *env, l *config.Loaded, goos string, acct account) (string, error) {
 	p := l.File
 	if acct.sudo && (p == "" || l.FileSource == config.SourceDefault) {
@@ -175,8 +162,8 @@ func serviceConfigPath(e *env, l *config.Loaded, goos string, acct account) (str
 	return filepath.Abs(p)
 }
 
-// warnUncarried names the settings this command took from the environment
-// or its flags: the service does not see them.
+// warnUncarried names the settings taken from the environment or flags:
+// the service does not see them.
 func warnUncarried(e *env, l *config.Loaded, spec install.Spec) {
 	var names []string
 	for _, s := range l.Settings {
@@ -193,29 +180,14 @@ func warnUncarried(e *env, l *config.Loaded, spec install.Spec) {
 
 // runUninstall stops and removes the service.
 func runUninstall(_ context.Context, e *env, args []string, d serviceDeps) int {
-	system, ok, code := serviceFlags(e, "uninstall", args, nil)
-	if !ok {
-		return code
-	}
-	m := controlManager(e, "uninstall", system, d)
-	if m == nil {
-		return exitUsage
-	}
-	err := m.Uninstall()
-	switch {
-	case errors.Is(err, install.ErrNotInstalled):
-		fmt.Fprintf(e.stdout, "awbridge is not installed as a %s: nothing to remove\n", m.Spec.Kind())
-		return exitOK
-	case err != nil:
-		serviceError(e, "uninstall", m.Spec, err)
-		return exitDegraded
-	}
-	where := m.Spec.Kind()
-	if p := m.Spec.UnitPath(); p != "" {
-		where += " " + p
-	}
-	fmt.Fprintf(e.stdout, "stopped and removed the %s (the config file stays)\n", where)
-	return exitOK
+	return control(e, "uninstall", args, d, func(m *install.Manager) (string, error) {
+		if err := m.Uninstall(); errors.Is(err, install.ErrNotInstalled) {
+			return "awbridge is not installed as a " + m.Spec.Kind() + ": nothing to remove", nil
+		} else if err != nil {
+			return "", err
+		}
+		return "stopped and removed the " + unitWhere(m.Spec) + " (the config file stays)", nil
+	})
 }
 
 // account is who a system-wide service runs as.
@@ -227,8 +199,7 @@ type account struct {
 }
 
 // systemAccount is the account a system-wide service runs as: the person
-// installing it (under sudo, SUDO_USER), never root. An empty name (root
-// without sudo) or "root" is refused by the spec with the reason.
+// installing it (under sudo, SUDO_USER); root is refused by the spec.
 func systemAccount(e *env, d serviceDeps) (account, error) {
 	lookup, current := d.lookupUser, d.currentUser
 	if lookup == nil {

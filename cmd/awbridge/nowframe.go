@@ -40,13 +40,7 @@ func cmdNowframe(ctx context.Context, e *env, args []string) int {
 	}
 	// Exit 1 when ActivityWatch did not answer: the frame is best-effort,
 	// but a script should notice.
-	var f struct {
-		Sources struct {
-			ActivityWatch struct {
-				OK bool `json:"ok"`
-			} `json:"activitywatch"`
-		} `json:"sources"`
-	}
+	var f frameView
 	if json.Unmarshal(out.Body, &f) == nil && !f.Sources.ActivityWatch.OK {
 		return exitDegraded
 	}
@@ -59,11 +53,9 @@ type frameView struct {
 	Sources nowframe.Sources `json:"sources"`
 }
 
-// printFrame writes what the person is doing now, plainly, in local times
-// (loc): the app and window title (privacy applied by the bridge), since
-// when, whether they are away, and the browser tab on a second line only
-// when the frame shows one. A stale event says how long it lasted and how
-// long ago it was seen. For example:
+// printFrame writes what the person is doing now in local times (loc),
+// and the browser tab on a second line when the frame shows one. For
+// example:
 //
 //	Code: main.go - awbridge (since 10:42, 3 min) - not away
 //	Code: main.go - awbridge (at 19:17 for 21 s, seen 2 h 16 min ago) - not away then - nothing new lately: ...
@@ -155,8 +147,7 @@ func frameLine(n nowframe.Now, loc *time.Location) string {
 	return b.String()
 }
 
-// seenAgo says how long ago a source's newest event ended, in days and
-// hours beyond a day.
+// seenAgo says how long ago a source's newest event ended.
 func seenAgo(t *nowframe.EventTiming) string {
 	d := time.Duration(t.AgeSeconds * float64(time.Second))
 	if d < 24*time.Hour {
@@ -177,8 +168,7 @@ func span(d time.Duration) string {
 	return fmt.Sprintf("%d h %d min", int(d.Hours()), int(d.Minutes())%60)
 }
 
-// withServedBy adds "served_by" to a JSON object (the frame or envelope a
-// terminal command prints alone on stdout).
+// withServedBy adds "served_by" to a JSON object.
 func withServedBy(obj []byte, via string) []byte {
 	if len(obj) < 2 || obj[len(obj)-1] != '}' {
 		return obj

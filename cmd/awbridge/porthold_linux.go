@@ -11,11 +11,9 @@ import (
 	"strings"
 )
 
-// findPortHolder looks up who listens on ip:port in the kernel's socket
-// tables (/proc/net/tcp and tcp6, readable by anyone): a listener on that
-// address or on the wildcard address of the port. Several such listeners:
-// one of another user if there is one. Not found (the holder just left,
-// or /proc is not readable): not known.
+// findPortHolder looks up who listens on ip:port, or the port's wildcard
+// address, in /proc/net/tcp and tcp6 (readable by anyone). Not found: not
+// known.
 func findPortHolder(ip net.IP, port int) portHolder {
 	var found []portHolder
 	for _, name := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
@@ -29,8 +27,7 @@ func findPortHolder(ip net.IP, port int) portHolder {
 	return pickHolder(found, os.Getuid())
 }
 
-// pickHolder is the holder among found to tell about: one of another
-// user than me if any, else the first.
+// pickHolder is one of another user than me if any, else the first.
 func pickHolder(found []portHolder, me int) portHolder {
 	for _, h := range found {
 		if h.uid != me {
@@ -78,9 +75,8 @@ func listenersOn(r io.Reader, ip net.IP, port int) []portHolder {
 	return out
 }
 
-// procIP decodes an address of /proc/net/tcp{,6}: the kernel prints it
-// as 32-bit words in the machine's byte order, so each word is put back
-// in memory in that order.
+// procIP decodes an address of /proc/net/tcp{,6}: 32-bit words in the
+// machine's byte order.
 func procIP(s string) net.IP {
 	raw, err := hex.DecodeString(s)
 	if err != nil || (len(raw) != net.IPv4len && len(raw) != net.IPv6len) {

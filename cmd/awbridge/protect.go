@@ -18,16 +18,11 @@ import (
 )
 
 // protectLists reads the comma-separated protect.files and protect.env
-// settings from the configuration.
+// settings (tests give their own).
 type protectLists func(l *config.Loaded) (files, env string)
 
-// configProtectLists reads protect.files and protect.env by key, so that
-// this file builds before the settings exist (they read as "").
-// TODO(lead): once config has them, read l.Config.Protect.Files/Env.
 func configProtectLists(l *config.Loaded) (string, string) {
-	f, _ := l.Get("protect.files")
-	v, _ := l.Get("protect.env")
-	return f.Value, v.Value
+	return l.Config.Protect.Files, l.Config.Protect.Env
 }
 
 func cmdProtect(ctx context.Context, e *env, args []string) int {
@@ -80,8 +75,7 @@ func runProtect(_ context.Context, e *env, args []string, lists protectLists) in
 	}
 	items, path, err := protectItems(e, l, fs, lists, false)
 	if err != nil {
-		fmt.Fprintln(e.stderr, "awbridge protect: "+oneLine(err.Error()))
-		return exitUsage
+		return fail(e, "protect", err, exitUsage)
 	}
 	if sub == "snapshot" {
 		return protectSnapshot(e, items, path, *asJSON)
@@ -89,10 +83,8 @@ func runProtect(_ context.Context, e *env, args []string, lists protectLists) in
 	return protectStatus(e, items, path, *asJSON)
 }
 
-// protectItems builds what is protected and where the baseline lives, the
-// same way for `protect`, `install` (which takes a snapshot; system says
-// the unit is the system-wide one) and the service's health. fs is the
-// parsed flag set (nil: see protectConfigFile).
+// protectItems builds what is protected and where the baseline lives, for
+// `protect`, `install` (system: the system-wide unit) and health.
 func protectItems(e *env, l *config.Loaded, fs *flag.FlagSet, lists protectLists, system bool) (protect.Items, string, error) {
 	if l.Config.Paths.StateDir == "" {
 		return protect.Items{}, "", fmt.Errorf("no state dir to keep the baseline in: set paths.state_dir")
@@ -128,11 +120,10 @@ func protectItems(e *env, l *config.Loaded, fs *flag.FlagSet, lists protectLists
 	return it, path, nil
 }
 
-// protectConfigFile is the config file the process reads; when it reads
-// none because the default file does not exist, the default path (a file
-// created there later would change what awbridge does); "" when the
-// config was turned off (AWBRIDGE_CONFIG= or --config ""). fs is the
-// parsed flag set; nil reads only the environment.
+// protectConfigFile is the config file the process reads; the default
+// path when none exists there yet (one created later would change what
+// awbridge does); "" when the config was turned off (AWBRIDGE_CONFIG= or
+// --config ""; fs nil reads only the environment).
 func protectConfigFile(e *env, l *config.Loaded, fs *flag.FlagSet) string {
 	if l.File != "" {
 		return filepath.Clean(l.File)
@@ -160,8 +151,7 @@ func protectSnapshot(e *env, items protect.Items, path string, asJSON bool) int 
 		fmt.Fprintln(e.stderr, "awbridge protect: "+oneLine(w))
 	}
 	if err != nil {
-		fmt.Fprintln(e.stderr, "awbridge protect: "+oneLine(err.Error()))
-		return exitUsage
+		return fail(e, "protect", err, exitUsage)
 	}
 	type item struct {
 		Kind   string `json:"kind"`

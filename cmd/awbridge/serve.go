@@ -17,10 +17,9 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// cmdServe is the long-running process the OS service starts: one engine,
-// a frame kept warm every second, and the same line JSON-RPC as stdio on a
-// Unix socket private to the user. SIGTERM or SIGINT: stop accepting,
-// answer the calls in flight, flush state, remove the socket, exit 0.
+// cmdServe is the long-running process the OS service starts: one engine
+// and JSON-RPC on a Unix socket private to the user. SIGTERM or SIGINT:
+// stop accepting, answer the calls in flight, flush state, exit 0.
 func cmdServe(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "serve")
 	socket := fs.String("socket", "", "socket path (default: AWBRIDGE_SOCKET, else $XDG_RUNTIME_DIR/awbridge/awbridge.sock)")
@@ -32,21 +31,19 @@ func cmdServe(ctx context.Context, e *env, args []string) int {
 	if path == "" {
 		path = config.SocketPath(config.Env{Lookup: e.lookup, GOOS: runtime.GOOS}, os.Getuid())
 	}
-	// Under the Windows service manager RunService answers its stop
-	// requests by cancelling ctx; elsewhere it just runs.
+	// Under the Windows service manager stop requests cancel ctx.
 	code = exitOK
 	if err := install.RunService(ctx, func(ctx context.Context) error {
 		code = serveOn(ctx, e, l, log, path)
 		return nil
 	}); err != nil {
-		fmt.Fprintln(e.stderr, "awbridge serve: "+oneLine(err.Error()))
-		return exitDegraded
+		return fail(e, "serve", err, exitDegraded)
 	}
 	return code
 }
 
-// warmWait bounds how long serve waits for the poller's first frame
-// before it accepts calls: the default deadline of a source.
+// warmWait bounds the wait for the poller's first frame before serve
+// accepts calls: the default deadline of a source.
 const warmWait = 2 * time.Second
 
 // serveOn runs the service on path until ctx ends.
@@ -57,18 +54,14 @@ func serveOn(ctx context.Context, e *env, l *config.Loaded, log zerolog.Logger, 
 			fmt.Fprintf(e.stderr, "awbridge serve: another awbridge already serves on %s (stop it first: awbridge stop)\n", path)
 			return exitDegraded
 		}
-		fmt.Fprintln(e.stderr, "awbridge serve: "+oneLine(err.Error()))
-		return exitUsage
+		return fail(e, "serve", err, exitUsage)
 	}
 	defer ln.Close()
-	// HTTP, when asked for: a port held by someone else keeps the socket
-	// serving (see httpEndpoint).
 	var web *httpEndpoint
 	deps := engine.Deps{SocketPath: path}
 	if l.Config.Server.HTTP != "" {
 		if web, err = openHTTP(l.Config, log); err != nil {
-			fmt.Fprintln(e.stderr, "awbridge serve: "+oneLine(err.Error()))
-			return exitUsage
+			return fail(e, "serve", err, exitUsage)
 		}
 		defer web.Close()
 		deps.Checks = web.Checks
@@ -81,14 +74,12 @@ func serveOn(ctx context.Context, e *env, l *config.Loaded, log zerolog.Logger, 
 	eng.Prime(ctx)
 	srv := stdioServer(eng, l.Config, e, log, "service")
 	log.Info().Str("socket", path).Msg("serving")
-	// If accepting fails for good, everything else stops too.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = eng.Run(ctx) })
-	// The first caller is answered from the poller's first frame: nothing
-	// is accepted before it was tried, or for at most warmWait (an
-	// ActivityWatch that hangs must not keep the service mute).
+	// The first caller is answered from the poller's first frame, tried
+	// for at most warmWait (a hung ActivityWatch must not mute serve).
 	warm := time.NewTimer(warmWait)
 	select {
 	case <-eng.Warm():
@@ -119,10 +110,8 @@ func serveOn(ctx context.Context, e *env, l *config.Loaded, log zerolog.Logger, 
 	return exitOK
 }
 
-// notifyReady tells a supervisor that serve now answers, by systemd's
-// readiness protocol: READY=1 on the datagram socket NOTIFY_SOCKET names
-// (systemd sets it for a Type=notify unit; a test sets it too). Without
-// the variable it does nothing.
+// notifyReady tells systemd (Type=notify) that serve now answers: READY=1
+// on the datagram socket NOTIFY_SOCKET names, when set.
 func notifyReady(e *env, log zerolog.Logger) {
 	name, ok := e.lookup("NOTIFY_SOCKET")
 	if !ok || name == "" {

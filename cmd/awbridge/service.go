@@ -20,24 +20,17 @@ import (
 	"github.com/awbridge/awbridge/install"
 )
 
-// serviceDeps is what the service commands (install, uninstall, start,
-// stop, restart, status) need from the machine: the commands take it as a
-// parameter so that tests run them against a fake service manager.
+// serviceDeps is what the service commands need from the machine (tests
+// run them against a fake service manager).
 type serviceDeps struct {
-	goos string
-	// executable is this binary's path, symlinks resolved.
-	executable func() (string, error)
-	// newService returns the OS service of a spec (kardianos/service).
-	newService func(install.Spec) (install.Service, error)
-	// platform names the service manager here ("linux-systemd", ...).
-	platform func() string
-	uid      int
-	// dialTimeout bounds the socket check of status.
-	dialTimeout time.Duration
-	// lookupUser and currentUser find the account a system-wide service
-	// runs as (nil: os/user's).
-	lookupUser  func(name string) (*user.User, error)
-	currentUser func() (*user.User, error)
+	goos        string
+	executable  func() (string, error)                      // this binary, symlinks resolved
+	newService  func(install.Spec) (install.Service, error) // kardianos/service
+	platform    func() string                               // the service manager here
+	uid         int
+	dialTimeout time.Duration                         // bounds status's socket check
+	lookupUser  func(name string) (*user.User, error) // nil: user.Lookup
+	currentUser func() (*user.User, error)            // nil: user.Current
 }
 
 // hostServiceDeps is the real machine.
@@ -61,10 +54,9 @@ func hostServiceDeps() serviceDeps {
 }
 
 // lookupAccount is user.Lookup and, on Linux, for an account it does not
-// know, what `getent passwd` says: the binary is built without cgo, so
-// os/user reads only /etc/passwd, while the account that ran sudo may live
-// in LDAP, sssd or systemd-homed, which getent asks through the system's
-// name services. (On macOS os/user asks libSystem either way.)
+// know, what `getent passwd` says: built without cgo, os/user reads only
+// /etc/passwd, while the account that ran sudo may live in LDAP, sssd or
+// systemd-homed.
 func lookupAccount(name string) (*user.User, error) {
 	u, err := user.Lookup(name)
 	var unknown user.UnknownUserError
@@ -96,20 +88,9 @@ func passwdEntry(line, name string) (*user.User, bool) {
 	return &user.User{Username: f[0], Uid: f[2], Gid: f[3], Name: gecos, HomeDir: f[5]}, true
 }
 
-func cmdStart(ctx context.Context, e *env, args []string) int {
-	return runStart(ctx, e, args, hostServiceDeps())
-}
-
-func cmdStop(ctx context.Context, e *env, args []string) int {
-	return runStop(ctx, e, args, hostServiceDeps())
-}
-
-func cmdRestart(ctx context.Context, e *env, args []string) int {
-	return runRestart(ctx, e, args, hostServiceDeps())
-}
-
-func cmdStatus(ctx context.Context, e *env, args []string) int {
-	return runStatus(ctx, e, args, hostServiceDeps())
+// onHost is a service command run against this machine.
+func onHost(run func(context.Context, *env, []string, serviceDeps) int) func(context.Context, *env, []string) int {
+	return func(ctx context.Context, e *env, args []string) int { return run(ctx, e, args, hostServiceDeps()) }
 }
 
 // serviceFlags parses the flags every control command takes: --system
@@ -142,17 +123,31 @@ func homeDir(e *env, goos string) string {
 	return h
 }
 
-// controlManager builds the Manager for a control command (no executable:
-// it does not install). nil means stop with exitUsage; the reason is on
-// stderr.
-func controlManager(e *env, name string, system bool, d serviceDeps) *install.Manager {
+// control runs the control command name (uninstall, start, stop,
+// restart): act acts on the installed service and says what it did. A
+// service that is not installed is said on stderr, exit 1.
+func control(e *env, name string, args []string, d serviceDeps, act func(m *install.Manager) (string, error)) int {
+	system, ok, code := serviceFlags(e, name, args, nil)
+	if !ok {
+		return code
+	}
 	spec := install.Spec{System: system, GOOS: d.goos, Home: homeDir(e, d.goos)}
 	svc, err := d.newService(spec)
 	if err != nil {
 		serviceError(e, name, spec, err)
-		return nil
+		return exitUsage
 	}
-	return &install.Manager{Spec: spec, Service: svc}
+	said, err := act(&install.Manager{Spec: spec, Service: svc})
+	switch {
+	case errors.Is(err, install.ErrNotInstalled):
+		fmt.Fprintf(e.stderr, "awbridge %s: awbridge is not installed as a %s (install it: awbridge install%s)\n", name, spec.Kind(), systemFlag(spec))
+		return exitDegraded
+	case err != nil:
+		serviceError(e, name, spec, err)
+		return exitDegraded
+	}
+	fmt.Fprintln(e.stdout, said)
+	return exitOK
 }
 
 // serviceError prints err of command name on one line, and a hint on the
@@ -163,16 +158,6 @@ func serviceError(e *env, name string, spec install.Spec, err error) {
 	if h := install.Hint(spec, err); h != "" {
 		fmt.Fprintf(e.stderr, "awbridge %s: hint: %s\n", name, h)
 	}
-}
-
-// notInstalled prints that there is no service, with the way to install
-// one.
-func notInstalled(e *env, name string, spec install.Spec) {
-	sys := ""
-	if spec.System {
-		sys = " --system"
-	}
-	fmt.Fprintf(e.stderr, "awbridge %s: awbridge is not installed as a %s (install it: awbridge install%s)\n", name, spec.Kind(), sys)
 }
 
 // sudo is the prefix of a command line that needs root.
@@ -191,76 +176,38 @@ func systemFlag(spec install.Spec) string {
 	return ""
 }
 
+// unitWhere is the kind of service and, when it has one, its unit file.
+func unitWhere(spec install.Spec) string {
+	if p := spec.UnitPath(); p != "" {
+		return spec.Kind() + " " + p
+	}
+	return spec.Kind()
+}
+
 func runStart(_ context.Context, e *env, args []string, d serviceDeps) int {
-	system, ok, code := serviceFlags(e, "start", args, nil)
-	if !ok {
-		return code
-	}
-	m := controlManager(e, "start", system, d)
-	if m == nil {
-		return exitUsage
-	}
-	started, err := m.Start()
-	switch {
-	case errors.Is(err, install.ErrNotInstalled):
-		notInstalled(e, "start", m.Spec)
-		return exitDegraded
-	case err != nil:
-		serviceError(e, "start", m.Spec, err)
-		return exitDegraded
-	case !started:
-		fmt.Fprintf(e.stdout, "awbridge already runs (%s)\n", m.Spec.Kind())
-	default:
-		fmt.Fprintf(e.stdout, "started awbridge (%s)\n", m.Spec.Kind())
-	}
-	return exitOK
+	return control(e, "start", args, d, func(m *install.Manager) (string, error) {
+		started, err := m.Start()
+		if !started {
+			return "awbridge already runs (" + m.Spec.Kind() + ")", err
+		}
+		return "started awbridge (" + m.Spec.Kind() + ")", err
+	})
 }
 
 func runStop(_ context.Context, e *env, args []string, d serviceDeps) int {
-	system, ok, code := serviceFlags(e, "stop", args, nil)
-	if !ok {
-		return code
-	}
-	m := controlManager(e, "stop", system, d)
-	if m == nil {
-		return exitUsage
-	}
-	stopped, err := m.Stop()
-	switch {
-	case errors.Is(err, install.ErrNotInstalled):
-		notInstalled(e, "stop", m.Spec)
-		return exitDegraded
-	case err != nil:
-		serviceError(e, "stop", m.Spec, err)
-		return exitDegraded
-	case !stopped:
-		fmt.Fprintf(e.stdout, "awbridge was not running (%s)\n", m.Spec.Kind())
-	default:
-		fmt.Fprintf(e.stdout, "stopped awbridge (%s); it starts again at the next %s\n", m.Spec.Kind(), startsAt(m.Spec))
-	}
-	return exitOK
+	return control(e, "stop", args, d, func(m *install.Manager) (string, error) {
+		stopped, err := m.Stop()
+		if !stopped {
+			return "awbridge was not running (" + m.Spec.Kind() + ")", err
+		}
+		return "stopped awbridge (" + m.Spec.Kind() + "); it starts again at the next " + startsAt(m.Spec), err
+	})
 }
 
 func runRestart(_ context.Context, e *env, args []string, d serviceDeps) int {
-	system, ok, code := serviceFlags(e, "restart", args, nil)
-	if !ok {
-		return code
-	}
-	m := controlManager(e, "restart", system, d)
-	if m == nil {
-		return exitUsage
-	}
-	err := m.Restart()
-	switch {
-	case errors.Is(err, install.ErrNotInstalled):
-		notInstalled(e, "restart", m.Spec)
-		return exitDegraded
-	case err != nil:
-		serviceError(e, "restart", m.Spec, err)
-		return exitDegraded
-	}
-	fmt.Fprintf(e.stdout, "restarted awbridge (%s)\n", m.Spec.Kind())
-	return exitOK
+	return control(e, "restart", args, d, func(m *install.Manager) (string, error) {
+		return "restarted awbridge (" + m.Spec.Kind() + ")", m.Restart()
+	})
 }
 
 // startsAt is when the service manager starts the service by itself.
@@ -303,7 +250,6 @@ func runStatus(_ context.Context, e *env, args []string, d serviceDeps) int {
 			r.Error = oneLine(err.Error())
 		}
 	}
-	// The per-user service's socket, else a system-wide one's that answers.
 	for i, p := range config.SocketCandidates(config.Env{Lookup: e.lookup, GOOS: d.goos}, d.uid) {
 		if answers := socketAnswers(p, d.dialTimeout); i == 0 || answers {
 			r.Socket, r.SocketAnswers = p, answers
@@ -321,10 +267,7 @@ func runStatus(_ context.Context, e *env, args []string, d serviceDeps) int {
 		fmt.Fprintf(e.stdout, "%s\n", b)
 		return code
 	}
-	where := spec.Kind()
-	if r.UnitPath != "" {
-		where += " " + r.UnitPath
-	}
+	where := unitWhere(spec)
 	switch install.State(r.State) {
 	case install.Running:
 		fmt.Fprintf(e.stdout, "service: installed, running (%s)\n", where)
@@ -348,9 +291,6 @@ func runStatus(_ context.Context, e *env, args []string, d serviceDeps) int {
 // socketAnswers reports whether a Unix socket connection to path succeeds
 // within timeout.
 func socketAnswers(path string, timeout time.Duration) bool {
-	if timeout <= 0 {
-		timeout = 500 * time.Millisecond
-	}
 	c, err := net.DialTimeout("unix", path, timeout)
 	if err != nil {
 		return false

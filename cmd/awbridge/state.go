@@ -50,13 +50,11 @@ func cmdState(ctx context.Context, e *env, args []string) int {
 			log.Warn().Msg("state: " + w)
 		}
 		if err != nil {
-			fmt.Fprintln(e.stderr, "awbridge state: "+oneLine(err.Error()))
-			return exitUsage
+			return fail(e, "state", err, exitUsage)
 		}
 		defer st.Close()
 		if entries, err = st.List(*prefix, state.ScopePersistent); err != nil {
-			fmt.Fprintln(e.stderr, "awbridge state: "+oneLine(err.Error()))
-			return exitUsage
+			return fail(e, "state", err, exitUsage)
 		}
 		where, via = st.Path(), servedByInProcess
 	}

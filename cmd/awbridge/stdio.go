@@ -42,9 +42,8 @@ func cmdStdio(ctx context.Context, e *env, args []string) int {
 		defer stop()
 	}
 	if _, set := e.lookup("GOMAXPROCS"); !set {
-		// A stdio session is I/O-bound ping-pong: with one P a request is
-		// read, answered and written on one thread, without waking another
-		// (measured: server CPU per call about halves; see README, Speed).
+		// I/O-bound ping-pong: one P answers on one thread without waking
+		// another (server CPU per call about halves; docs/performance.md).
 		runtime.GOMAXPROCS(1)
 	}
 	in, out := e.stdin, e.stdout
@@ -90,13 +89,11 @@ func cmdStdio(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
-// errNoEngine ends a session whose engine could not start; the reason is
-// already on stderr, once.
+// errNoEngine ends a session whose engine could not start (said on stderr).
 var errNoEngine = errors.New("no engine")
 
-// warnOtherAW writes one line on stderr when this process's own settings
-// (its environment, flags or config file) name another ActivityWatch URL
-// than the service it relays to uses: the service answers with its own.
+// warnOtherAW says on stderr when this process's settings name another
+// ActivityWatch URL than the service it relays to uses.
 func warnOtherAW(ctx context.Context, e *env, l *config.Loaded) {
 	s, ok := l.Get("activitywatch.url")
 	if !ok || s.Source == config.SourceDefault {
@@ -115,7 +112,7 @@ func warnOtherAW(ctx context.Context, e *env, l *config.Loaded) {
 		return
 	}
 	theirs := r.Settings["activitywatch_url"]
-	if theirs == "" || sameURL(theirs, l.Config.AW.URL) {
+	if theirs == "" || urlShown(theirs) == urlShown(l.Config.AW.URL) {
 		return
 	}
 	from := s.Origin
@@ -127,13 +124,8 @@ func warnOtherAW(ctx context.Context, e *env, l *config.Loaded) {
 		theirs, urlShown(l.Config.AW.URL), from)
 }
 
-// sameURL says whether a and b name the same place (scheme, host, path;
-// credentials, query and a trailing slash aside).
-func sameURL(a, b string) bool {
-	return urlShown(a) == urlShown(b)
-}
-
-// urlShown is u as scheme://host/path, without credentials or query.
+// urlShown is u as scheme://host/path, without credentials, query or a
+// trailing slash: two URLs that show the same name the same place.
 func urlShown(u string) string {
 	p, err := url.Parse(u)
 	if err != nil {
@@ -152,12 +144,11 @@ func stdioServer(eng *engine.Engine, c config.Config, e *env, log zerolog.Logger
 }
 
 // dialService connects to the service's socket when relaying is allowed
-// and the service answers quickly; nil otherwise.
+// and it answers; nil otherwise.
 func dialService(e *env, c config.Config, noRelay bool) net.Conn {
 	if noRelay || c.Server.Relay == "never" || c.Server.Relay == "0" {
 		return nil
 	}
-	// The per-user service's place, then a system-wide one's.
 	for _, path := range config.SocketCandidates(config.Env{Lookup: e.lookup, GOOS: runtime.GOOS}, os.Getuid()) {
 		// Trust only a socket in a folder private to this user: another
 		// user could otherwise pose as the service.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -19,13 +20,13 @@ import (
 	"github.com/awbridge/awbridge/toolbus/redact"
 )
 
-// summaryTool is the tool `awbridge today` and `awbridge summary` call.
-const summaryTool = engine.ToolSummary
-
-// summaryWidth is the width the summary is laid out for: a terminal's
-// 80 columns, less one (a line that fills the last column wraps on some
-// terminals).
-const summaryWidth = 79
+const (
+	// summaryTool is the tool `awbridge today` and `awbridge summary` call.
+	summaryTool = engine.ToolSummary
+	// summaryWidth is a terminal's 80 columns, less one (a line that fills
+	// the last column wraps on some terminals).
+	summaryWidth = 79
+)
 
 func cmdToday(ctx context.Context, e *env, args []string) int {
 	return runSummary(ctx, e, "today", args)
@@ -35,10 +36,8 @@ func cmdSummary(ctx context.Context, e *env, args []string) int {
 	return runSummary(ctx, e, "summary", args)
 }
 
-// runSummary is `awbridge today` (the period today) and `awbridge summary`
-// (a period of the caller's): it calls activity_summary the way the other
-// terminal commands call their tools (the service when it answers, else
-// an engine here) and prints the summary, or with --json the tool's
+// runSummary is `awbridge today` and `awbridge summary`: it calls
+// activity_summary and prints the summary, or with --json the tool's
 // result alone.
 func runSummary(ctx context.Context, e *env, name string, args []string) int {
 	fs := newFlags(e, name)
@@ -85,11 +84,10 @@ func runSummary(ctx context.Context, e *env, name string, args []string) int {
 	return summarize(ctx, e, name, c, via, raw, *asJSON)
 }
 
-// summarize calls activity_summary with args and prints what it says; a
-// progress line on stderr, when it is a terminal, while the call takes
-// longer than a second. Exit codes as nowframe's: 0 with a summary (stale
-// watchers are said, not failed), 1 when the tool could not summarize
-// (ActivityWatch down), 2 when the call was refused or could not be made.
+// summarize calls activity_summary with args and prints what it says,
+// with a progress line on a terminal's stderr. Exit 0 with a summary, 1
+// when the tool could not summarize (ActivityWatch down), 2 when the call
+// was refused or could not be made.
 func summarize(ctx context.Context, e *env, name string, c caller, via string, args json.RawMessage, asJSON bool) int {
 	pl := &progressLine{w: e.stderr, on: stderrIsTerminal(e), prefix: "awbridge " + name + ": "}
 	out := c.Call(ctx, toolbus.Request{Name: summaryTool, Args: args, Progress: pl.update})
@@ -123,10 +121,8 @@ func summarize(ctx context.Context, e *env, name string, c caller, via string, a
 }
 
 // progressLine draws a call's progress on one terminal line, redrawn in
-// place ("\r", erase the line), and erases it when the call ends. Updates
-// come from the tool bus (in process) or the service's notifications: none
-// in a call's first second, so a quick call draws nothing. The message is
-// cleaned again here: it is printed to a terminal.
+// place, and erases it when the call ends. No update comes in a call's
+// first second, so a quick call draws nothing.
 type progressLine struct {
 	w      io.Writer
 	on     bool
@@ -145,7 +141,7 @@ func (p *progressLine) update(u toolbus.ProgressUpdate) {
 	if p.ended {
 		return
 	}
-	msg := strings.Join(strings.Fields(redact.Clean(u.Message)), " ")
+	msg := textOf(u.Message)
 	if msg == "" {
 		msg = "working"
 	}
@@ -280,19 +276,11 @@ func entryName(r activity.Entry, groupBy string) string {
 }
 
 func groupNoun(groupBy string) string {
-	switch groupBy {
-	case activity.GroupByTitle:
-		return "titles"
-	case activity.GroupByDomain:
-		return "domains"
-	case activity.GroupByCategory:
-		return "categories"
-	}
-	return "apps"
+	nouns := map[string]string{activity.GroupByTitle: "titles", activity.GroupByDomain: "domains", activity.GroupByCategory: "categories"}
+	return cmp.Or(nouns[groupBy], "apps")
 }
 
-// bar is share (0 to 1) of n columns in Unicode blocks, to an eighth of a
-// column, padded with spaces.
+// bar is share (0 to 1) of n columns in blocks, to an eighth of a column.
 func bar(share float64, n int) string {
 	eighths := int(math.Round(share * float64(n*8)))
 	if share > 0 && eighths == 0 {
@@ -309,20 +297,17 @@ func bar(share float64, n int) string {
 }
 
 func percent(share float64) string {
-	switch p := math.Round(100 * share); {
-	case share > 0 && p < 1:
-		return "<1%"
-	default:
+	if p := math.Round(100 * share); share <= 0 || p >= 1 {
 		return strconv.Itoa(int(p)) + "%"
 	}
+	return "<1%"
 }
 
 func seconds(s float64) time.Duration {
 	return time.Duration(math.Round(max(s, 0))) * time.Second
 }
 
-// periodLine names the period and when it is: "Today: Sun 22 Nov 2026,
-// 04:00 to 15:04 (Europe/Berlin)".
+// periodLine names the period and when it is.
 func periodLine(p activity.Period, loc *time.Location) string {
 	start, end := p.Start.In(loc), p.End.In(loc)
 	var when string
@@ -342,17 +327,10 @@ func periodLine(p activity.Period, loc *time.Location) string {
 
 // periodName is a period's label in words.
 func periodName(label string) string {
-	switch label {
-	case activity.LabelToday:
-		return "Today"
-	case activity.LabelYesterday:
-		return "Yesterday"
-	case activity.LabelThisWeek:
-		return "This week"
-	case activity.LabelLastWeek:
-		return "Last week"
-	case activity.LabelCustom, "":
-		return "From"
+	names := map[string]string{activity.LabelToday: "Today", activity.LabelYesterday: "Yesterday",
+		activity.LabelThisWeek: "This week", activity.LabelLastWeek: "Last week", activity.LabelCustom: "From", "": "From"}
+	if name, ok := names[label]; ok {
+		return name
 	}
 	if n, ok := strings.CutPrefix(label, "last_"); ok && len(n) > 1 {
 		unit := map[byte]string{'h': "hour", 'd': "day"}[n[len(n)-1]]
@@ -366,8 +344,7 @@ func periodName(label string) string {
 	return textOf(label)
 }
 
-// summaryZone is the period's time zone, in which its times are shown;
-// the offset its start carries when the zone is not known here.
+// summaryZone is the period's time zone, else its start's offset.
 func summaryZone(p activity.Period) *time.Location {
 	switch p.Timezone {
 	case "Local":
@@ -395,16 +372,15 @@ func clock(t time.Time, loc *time.Location, withDay bool) string {
 	return t.In(loc).Format("15:04")
 }
 
-// textOf makes a string from a result fit for one terminal line: the
-// service removed unsafe characters already, but a terminal is not
-// trusted to its word: they are removed again, and line and tab breaks
-// become spaces.
+// textOf makes text from a result fit for one terminal line: unsafe
+// characters are removed again (a terminal does not take the service's
+// word for it), line and tab breaks become spaces.
 func textOf(s string) string {
 	return strings.Join(strings.Fields(redact.Clean(s)), " ")
 }
 
-// width is how many terminal columns s takes: wide (East Asian, emoji)
-// characters two, combining marks none.
+// width is how many terminal columns s takes: wide characters two,
+// combining marks none.
 func width(s string) int {
 	n := 0
 	for _, r := range s {
@@ -445,7 +421,7 @@ func fitWidth(s string, n int) string {
 }
 
 // wrapWidth breaks s at spaces into lines of at most n columns, the
-// later ones indented; a word longer than a line is cut.
+// later ones indented.
 func wrapWidth(s string, n int, indent string) []string {
 	var out []string
 	line := ""

@@ -25,8 +25,7 @@ func cmdTools(ctx context.Context, e *env, args []string) int {
 	defer c.Close()
 	list, err := c.ToolsList(ctx)
 	if err != nil {
-		fmt.Fprintln(e.stderr, "awbridge tools: "+oneLine(err.Error()))
-		return exitUsage
+		return fail(e, "tools", err, exitUsage)
 	}
 	if *asJSON {
 		fmt.Fprintln(e.stdout, string(list))

@@ -6,11 +6,13 @@ package awfixture
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,32 +37,11 @@ type Exchange struct {
 	BodyRaw string            `json:"body_raw"`
 }
 
-// Dir finds testdata/awfixtures by walking up from the working directory.
-func Dir() (string, error) {
-	d, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		p := filepath.Join(d, "testdata", "awfixtures")
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			return p, nil
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return "", fmt.Errorf("awfixture: testdata/awfixtures not found above the working directory")
-		}
-		d = parent
-	}
-}
-
-// Load reads every exchange, keyed by file name without .json.
+// Load reads every exchange of testdata/awfixtures, found from this
+// file's place in the source tree, keyed by file name without .json.
 func Load() (map[string]*Exchange, error) {
-	dir, err := Dir()
-	if err != nil {
-		return nil, err
-	}
-	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	_, file, _, _ := runtime.Caller(0)
+	files, err := filepath.Glob(filepath.Join(filepath.Dir(file), "..", "..", "testdata", "awfixtures", "*.json"))
 	if err != nil {
 		return nil, err
 	}
@@ -92,19 +73,14 @@ type Server struct {
 	mu     sync.Mutex
 	routes map[string]func(w http.ResponseWriter, r *http.Request)
 	// all are the "_all" recordings by path, for end=...&limit=N.
-	all map[string]*Exchange
-	// Hits counts requests per path.
-	hits map[string]int
+	all  map[string]*Exchange
+	hits map[string]int // requests per path
 }
 
 // NewServer serves the GET exchanges of xs.
 func NewServer(xs map[string]*Exchange) *Server {
 	s := &Server{routes: map[string]func(http.ResponseWriter, *http.Request){}, hits: map[string]int{}, all: map[string]*Exchange{}}
-	names := make([]string, 0, len(xs))
-	for n := range xs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(xs))
 	// Successful exchanges win a path; error recordings of the same path
 	// (a missing Host header, say) only fill paths nothing else answers.
 	for _, okOnly := range []bool{true, false} {
@@ -115,7 +91,7 @@ func NewServer(xs map[string]*Exchange) *Server {
 				continue
 			}
 			if _, taken := s.routes[route]; !taken {
-				s.routes[route] = Replay(x)
+				s.routes[route] = replay(x)
 			}
 		}
 	}
@@ -165,8 +141,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h(w, r)
 }
 
-// Replay writes x's recorded status, content type and exact body.
-func Replay(x *Exchange) func(http.ResponseWriter, *http.Request) {
+// replay writes x's recorded status, content type and exact body.
+func replay(x *Exchange) func(http.ResponseWriter, *http.Request) {
 	return func(w http.ResponseWriter, _ *http.Request) {
 		for _, k := range []string{"Content-Type", "Location"} {
 			if v := x.Headers[k]; v != "" {

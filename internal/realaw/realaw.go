@@ -1,25 +1,22 @@
 // Package realaw owns the recordings of a real ActivityWatch server
-// (testdata/realaw, written by scripts/realrecord): their format, loading
-// their events into a server (the simulator, in tests), and comparing the
-// activity tools' answers with the recorded ones. The recordings are the oracle of the
-// activity tests: what the real aw-server answered to its web UI's
-// canonical desktop query, not what awbridge computes.
+// (testdata/realaw, written by scripts/realrecord), the oracle of the
+// activity tests: their format, loading their events into the simulator,
+// and comparing the activity tools' answers with the recorded ones.
 package realaw
 
 import (
-	"bytes"
 	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
+	"maps"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -51,19 +48,15 @@ type Buckets struct {
 	Web    []string `json:"web"`
 }
 
-// Answer is the query's answer for one period. Durations are seconds, as
-// the server returns them.
+// Answer is the query's answer for one period, in seconds.
 type Answer struct {
-	Name  string    `json:"name"`
-	Start time.Time `json:"start"`
-	End   time.Time `json:"end"`
-	// Active is sum_durations(events): window time within not-AFK time.
-	Active float64 `json:"active"`
-	// Browser is sum_durations(browser_events); NotAFK sum_durations(not_afk).
-	Browser float64 `json:"browser"`
-	NotAFK  float64 `json:"not_afk"`
-	// AFK is the flooded AFK watcher's "afk" time.
-	AFK        float64    `json:"afk"`
+	Name       string     `json:"name"`
+	Start      time.Time  `json:"start"`
+	End        time.Time  `json:"end"`
+	Active     float64    `json:"active"`  // window time within not-AFK time
+	Browser    float64    `json:"browser"` // sum_durations(browser_events)
+	NotAFK     float64    `json:"not_afk"`
+	AFK        float64    `json:"afk"` // the flooded AFK watcher's "afk" time
 	Apps       []App      `json:"apps"`
 	Titles     []Title    `json:"titles"`
 	TitlesRest *Rest      `json:"titles_rest,omitempty"`
@@ -91,9 +84,9 @@ type Category struct {
 	Duration float64  `json:"duration"`
 }
 
-// Domain is the time of one browser domain; nil for the time of tab
-// events without a $domain (aw-core's period_union clears the data of an
-// audible tab event it takes over on its own, in place).
+// Domain is the time of one browser domain; nil for tab events without a
+// $domain (aw-core's period_union clears the data of an audible tab event
+// it takes over on its own).
 type Domain struct {
 	Domain   *string `json:"domain"`
 	Duration float64 `json:"duration"`
@@ -105,7 +98,7 @@ type Rest struct {
 	Duration float64 `json:"duration"`
 }
 
-// Groupings of Totals, as activity_summary names them.
+// Groupings of totals, as activity_summary names them.
 const (
 	ByApp      = "app"
 	ByTitle    = "title"
@@ -113,14 +106,14 @@ const (
 	ByCategory = "category"
 )
 
-// TitleKey is the key of an app's title in Totals(ByTitle).
-func TitleKey(app, title string) string { return app + "\x00" + title }
+// titleKey is the key of an app's title in totals(ByTitle).
+func titleKey(app, title string) string { return app + "\x00" + title }
 
-// Totals are the recorded seconds of a grouping by key: apps, titles
-// (TitleKey), categories as the web UI shows them ("Work > Programming")
-// and domains; tab time without a domain is left out (see Unnamed). Titles
-// beyond a recording's cut are not in it (see Answer.TitlesRest).
-func (a Answer) Totals(group string) map[string]float64 {
+// totals are the recorded seconds of a grouping by key: apps, titles,
+// categories as the web UI shows them ("Work > Programming") and domains
+// (tab time without a domain is left out). Titles beyond a recording's
+// cut are not in it (see Answer.TitlesRest).
+func (a Answer) totals(group string) map[string]float64 {
 	m := map[string]float64{}
 	switch group {
 	case ByApp:
@@ -129,7 +122,7 @@ func (a Answer) Totals(group string) map[string]float64 {
 		}
 	case ByTitle:
 		for _, e := range a.Titles {
-			m[TitleKey(e.App, e.Title)] += e.Duration
+			m[titleKey(e.App, e.Title)] += e.Duration
 		}
 	case ByCategory:
 		for _, e := range a.Categories {
@@ -145,17 +138,6 @@ func (a Answer) Totals(group string) map[string]float64 {
 	return m
 }
 
-// Unnamed is the recorded tab time without a domain.
-func (a Answer) Unnamed() float64 {
-	var s float64
-	for _, e := range a.Domains {
-		if e.Domain == nil {
-			s += e.Duration
-		}
-	}
-	return s
-}
-
 // QueryBody is the body of POST /api/0/query/ running query over
 // [start, end).
 func QueryBody(query []string, start, end time.Time) ([]byte, error) {
@@ -165,9 +147,9 @@ func QueryBody(query []string, start, end time.Time) ([]byte, error) {
 	})
 }
 
-// DecodeAnswer reads the server's answer to a recording's query for one
-// period into an Answer (without its name, period and timing); titles > 0
-// keeps that many titles and sums the rest.
+// DecodeAnswer reads the server's answer to the query for one period
+// (without name, period and timing); titles > 0 keeps that many titles
+// and sums the rest.
 func DecodeAnswer(raw []byte, titles int) (Answer, error) {
 	type event struct {
 		Duration float64                    `json:"duration"`
@@ -235,16 +217,11 @@ func DecodeAnswer(raw []byte, titles int) (Answer, error) {
 // Location is the recording's time zone.
 func (r *Recording) Location() (*time.Location, error) { return time.LoadLocation(r.Timezone) }
 
-// Dir is the folder of the recordings, testdata/realaw at the module's
-// root, found from this file's place in the source tree.
-func Dir() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "realaw")
-}
-
-// Load reads the recording of a folder of Dir ("week", "dst").
+// Load reads the recording of a folder of testdata/realaw ("week", "dst"),
+// found from this file's place in the source tree.
 func Load(name string) (*Recording, error) {
-	dir := filepath.Join(Dir(), name)
+	_, file, _, _ := runtime.Caller(0)
+	dir := filepath.Join(filepath.Dir(file), "..", "..", "testdata", "realaw", name)
 	data, err := os.ReadFile(filepath.Join(dir, "answers.json"))
 	if err != nil {
 		return nil, err
@@ -257,9 +234,10 @@ func Load(name string) (*Recording, error) {
 	return &r, nil
 }
 
-// Export is the recording's events.json.gz unpacked: aw-server's export
-// shape, {"buckets": {"<id>": {..., "events": [...]}}}.
-func (r *Recording) Export() ([]byte, error) {
+// Simulator is a simulator holding the recording's buckets and events
+// (events.json.gz, aw-server's export shape, through POST /api/0/import),
+// with the recorded host as its hostname.
+func (r *Recording) Simulator(ctx context.Context, opts awsim.Options) (*awsim.Server, error) {
 	f, err := os.Open(filepath.Join(r.Dir, "events.json.gz"))
 	if err != nil {
 		return nil, err
@@ -269,35 +247,19 @@ func (r *Recording) Export() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return io.ReadAll(zr)
-}
-
-// Import loads the recording's buckets and events into an ActivityWatch
-// server (the simulator) through POST /api/0/import.
-func (r *Recording) Import(ctx context.Context, h http.Handler) error {
-	body, err := r.Export()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1:5600/api/0/import", zr)
 	if err != nil {
-		return err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1:5600/api/0/import", bytes.NewReader(body))
-	if err != nil {
-		return err
+		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	if rec.Code != http.StatusOK {
-		return fmt.Errorf("realaw: POST /api/0/import: %d %s", rec.Code, strings.TrimSpace(rec.Body.String()))
-	}
-	return nil
-}
-
-// Simulator is a simulator holding the recording's buckets and events:
-// opts with the recorded host as its hostname, loaded by Import.
-func (r *Recording) Simulator(ctx context.Context, opts awsim.Options) (*awsim.Server, error) {
 	opts.Hostname = r.Host
 	sim := awsim.New(opts)
-	return sim, r.Import(ctx, sim)
+	rec := httptest.NewRecorder()
+	sim.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		return nil, fmt.Errorf("realaw: POST /api/0/import: %d %s", rec.Code, strings.TrimSpace(rec.Body.String()))
+	}
+	return sim, nil
 }
 
 // Entry is one line of a ranking under test.
@@ -306,21 +268,17 @@ type Entry struct {
 	DurationS float64
 }
 
-// Diff is the outcome of CheckRanking.
+// Diff is the outcome of a check.
 type Diff struct {
-	// Problems say where the ranking disagrees with the recording.
-	Problems []string
-	// Max is the largest difference of a shown entry, in seconds.
-	Max float64
+	Problems []string // where the answer disagrees with the recording
+	Max      float64  // the largest difference of a shown entry, in seconds
 }
 
 // CheckRanking compares a ranking (largest first, cut to limit entries)
-// with recorded totals: every entry shown has its recorded time to within
-// tol seconds, none is shown twice, the entries are the largest (what is
-// left out is no larger than the smallest shown, to within tol), there are
-// min(limit, len(want)) of them, and, when otherS >= 0, it is the recorded
-// time of what was left out, to within tol. rest is recorded time known to
-// be beyond want's entries (Answer.TitlesRest), counted in otherS.
+// with recorded totals, to within tol seconds: each entry's time, none
+// twice, the largest shown, min(limit, len(want)) of them, and, when
+// otherS >= 0, the time left out (rest: recorded time beyond want's
+// entries, Answer.TitlesRest).
 func CheckRanking(got []Entry, otherS float64, want map[string]float64, rest float64, limit int, tol float64) Diff {
 	var d Diff
 	bad := func(format string, args ...any) { d.Problems = append(d.Problems, fmt.Sprintf(format, args...)) }
@@ -350,12 +308,7 @@ func CheckRanking(got []Entry, otherS float64, want map[string]float64, rest flo
 		smallest = min(smallest, e.DurationS)
 	}
 	var left float64
-	keys := make([]string, 0, len(want))
-	for k := range want {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(want)) {
 		if seen[k] {
 			continue
 		}
@@ -373,10 +326,9 @@ func CheckRanking(got []Entry, otherS float64, want map[string]float64, rest flo
 }
 
 // CheckSummary compares an activity_summary of a recorded period, grouped
-// by group, with the recording: active time, AFK time (the AFK watcher's
-// "afk" events, flooded), the top ranking and the time beyond it, and the category and domain rankings sent beside it, each
-// entry to within tol seconds. Tab time without a domain (Unnamed) has no
-// entry to compare on either side.
+// by group, with the recording: active time, AFK time, the top ranking and
+// the time beyond it, and the category and domain rankings beside it, each
+// to within tol seconds.
 func CheckSummary(s *activity.Summary, a Answer, group string, tol float64) Diff {
 	var d Diff
 	if !s.Period.Start.Equal(a.Start) || !s.Period.End.Equal(a.End) {
@@ -405,14 +357,14 @@ func CheckSummary(s *activity.Summary, a Answer, group string, tol float64) Diff
 		for i, e := range c.got {
 			got[i] = Entry{Key: e.Key, DurationS: e.DurationS}
 			if c.group == ByTitle {
-				got[i].Key = TitleKey(e.App, e.Key)
+				got[i].Key = titleKey(e.App, e.Key)
 			}
 		}
 		var rest float64
 		if c.group == ByTitle && a.TitlesRest != nil {
 			rest = a.TitlesRest.Duration
 		}
-		r := CheckRanking(got, c.otherS, a.Totals(c.group), rest, activity.MaxSummaryLimit, tol)
+		r := CheckRanking(got, c.otherS, a.totals(c.group), rest, activity.MaxSummaryLimit, tol)
 		for _, p := range r.Problems {
 			d.Problems = append(d.Problems, c.what+": "+p)
 		}

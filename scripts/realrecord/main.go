@@ -4,26 +4,12 @@
 // awbridge's own transforms (aw/transform) nor its simulator (aw/awsim).
 //
 // It needs a running aw-server (../shared/tools/realaw/start.sh runs the
-// real Python one from its public sources) holding one host's window, AFK
-// and browser buckets, and writes into -out:
-//
-//   - events.json.gz: the host's buckets as the server describes them
-//     (GET /api/0/buckets/<id>) with every event it returns (GET
-//     .../events, newest first, ids dropped), in the shape of aw-server's
-//     export, which POST /api/0/import reads back (into awsim in tests);
-//   - answers.json: the zone, the server's /api/0/info and settings, the
-//     categories and the query text sent, and per period (explicit start
-//     and end) what the query answered: active time (sum_durations of the
-//     events), time by app, by app and title, by category and by browser
-//     domain, browser time, not-AFK time.
-//
-// The query is the web UI's summary (aw-webui src/queries.ts,
-// fullDesktopQuery with canonicalEvents and browserEvents) with the
-// Activity view's defaults: AFK time filtered out, audible tabs count as
-// active, no always-active pattern, no stopwatch, no category filter, the
-// default categories (the classes setting unset). Its lists are not cut to
-// 100 entries as the web UI cuts them (titles beyond -titles, when given,
-// are summed).
+// real Python one) holding one host's window, AFK and browser buckets, and
+// writes into -out events.json.gz (the host's buckets with every event, in
+// aw-server's export shape, which POST /api/0/import reads back) and
+// answers.json (realaw.Recording: per period, what the query answered).
+// The query is realaw.DesktopQuery; titles beyond -titles, when given, are
+// summed.
 //
 // Record a week filled by week.py, days counted in its zone:
 //
@@ -33,11 +19,13 @@
 //	    -period week=2026-11-21T04:00/2026-11-28T04:00 \
 //	    -period last_7d=2026-11-20T12:00/2026-11-27T12:00
 //
-// and a day with a daylight-saving change, written by this program into an
-// empty server first (-insert-dst: Europe/Berlin, 25 October 2026, when
-// clocks went back from 03:00 to 02:00):
+// and a day with a daylight-saving change (Europe/Berlin, 25 October 2026,
+// when clocks went back from 03:00 to 02:00: sessions around the change, a
+// night through both 02:00-03:00 hours), its events loaded from the
+// recording into an empty server first (-import):
 //
-//	go run ./scripts/realrecord -url http://127.0.0.1:5633 -insert-dst -tz Europe/Berlin -out testdata/realaw/dst \
+//	go run ./scripts/realrecord -url http://127.0.0.1:5633 -import testdata/realaw/dst/events.json.gz \
+//	    -tz Europe/Berlin -out testdata/realaw/dst \
 //	    -period day=2026-10-24T04:00/2026-10-25T04:00 \
 //	    -period calendar_day=2026-10-25T00:00/2026-10-26T00:00 \
 //	    -period next_day=2026-10-25T04:00/2026-10-26T04:00 \
@@ -45,7 +33,7 @@
 //	    -period two_days=2026-10-24T04:00/2026-10-26T04:00
 //
 // (the week was filled by week.py --events 8000 --seed 1 into a fresh
-// server on port 5632, the DST day into another fresh one on 5633).
+// server on port 5632).
 //
 // A local start or end ("2026-10-25T02:30") is read in -tz; an RFC 3339
 // one ("2026-10-25T02:30:00+01:00") names an instant on either side of a
@@ -56,7 +44,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -71,27 +58,22 @@ import (
 	"github.com/awbridge/awbridge/internal/realaw"
 )
 
-type periodFlags []string
-
-func (p *periodFlags) String() string     { return strings.Join(*p, ",") }
-func (p *periodFlags) Set(s string) error { *p = append(*p, s); return nil }
-
 func main() {
-	var periods periodFlags
+	var periods []string
 	base := flag.String("url", "", "the ActivityWatch server (http://127.0.0.1:5632)")
 	out := flag.String("out", "", "the folder to write events.json.gz and answers.json into")
 	tz := flag.String("tz", "", "the IANA time zone local times and days are in")
 	host := flag.String("host", "", "whose buckets (default: the server's hostname)")
 	titles := flag.Int("titles", 0, "how many titles to keep per period, longest first, the rest summed (0: all)")
-	insertDST := flag.Bool("insert-dst", false, "first write the daylight-saving day's events into the (empty) server")
-	flag.Var(&periods, "period", "name=start/end, repeatable")
+	imp := flag.String("import", "", "first load this events.json.gz into the (empty) server")
+	flag.Func("period", "name=start/end, repeatable", func(s string) error { periods = append(periods, s); return nil })
 	flag.Parse()
 	if *base == "" || *out == "" || *tz == "" || len(periods) == 0 {
 		fmt.Fprintln(os.Stderr, "realrecord: -url, -out, -tz and at least one -period are needed")
 		os.Exit(2)
 	}
 	r := &recorder{base: strings.TrimRight(*base, "/"), http: &http.Client{Timeout: 10 * time.Minute}}
-	if err := r.run(*out, *tz, *host, *titles, *insertDST, periods); err != nil {
+	if err := r.run(*out, *tz, *host, *titles, *imp, periods); err != nil {
 		fmt.Fprintln(os.Stderr, "realrecord: "+err.Error())
 		os.Exit(1)
 	}
@@ -102,7 +84,7 @@ type recorder struct {
 	http *http.Client
 }
 
-func (r *recorder) run(out, tz, host string, titles int, insertDST bool, periods []string) error {
+func (r *recorder) run(out, tz, host string, titles int, imp string, periods []string) error {
 	loc, err := time.LoadLocation(tz)
 	if err != nil {
 		return err
@@ -117,8 +99,8 @@ func (r *recorder) run(out, tz, host string, titles int, insertDST bool, periods
 	if host == "" {
 		host = info.Hostname
 	}
-	if insertDST {
-		if err := r.insertDST(host); err != nil {
+	if imp != "" {
+		if err := r.load(imp); err != nil {
 			return err
 		}
 	}
@@ -250,52 +232,58 @@ func (r *recorder) answer(p string, loc *time.Location, query []string, titles i
 	return a, nil
 }
 
-// export is the buckets with all their events, in aw-server's export
-// shape: {"buckets": {"<id>": {..., "events": [...]}}}.
+// export is the buckets with all their events (ids dropped), in
+// aw-server's export shape: {"buckets": {"<id>": {..., "events": [...]}}}.
 func (r *recorder) export(ids []string) ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteString(`{"buckets": {`)
-	for i, id := range ids {
-		meta, err := r.get("/api/0/buckets/"+url.PathEscape(id), nil)
-		if err != nil {
+	type event struct {
+		Timestamp json.RawMessage `json:"timestamp"`
+		Duration  json.RawMessage `json:"duration"`
+		Data      json.RawMessage `json:"data"`
+	}
+	buckets := map[string]map[string]json.RawMessage{}
+	for _, id := range ids {
+		var meta map[string]json.RawMessage
+		if _, err := r.get("/api/0/buckets/"+url.PathEscape(id), &meta); err != nil {
 			return nil, err
 		}
-		var evs []map[string]json.RawMessage
+		evs := []event{}
 		if _, err := r.get("/api/0/buckets/"+url.PathEscape(id)+"/events?limit=-1", &evs); err != nil {
 			return nil, err
 		}
-		var m map[string]json.RawMessage
-		if err := json.Unmarshal(meta, &m); err != nil {
+		var err error
+		if meta["events"], err = realaw.Marshal(evs); err != nil {
 			return nil, err
 		}
-		if i > 0 {
-			b.WriteString(",")
-		}
-		k, _ := json.Marshal(id)
-		b.WriteString("\n" + string(k) + ": {")
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			fmt.Fprintf(&b, "%q: %s, ", k, m[k])
-		}
-		b.WriteString(`"events": [`)
-		for j, e := range evs {
-			if j > 0 {
-				b.WriteString(",")
-			}
-			fmt.Fprintf(&b, "\n{\"timestamp\": %s, \"duration\": %s, \"data\": %s}", e["timestamp"], e["duration"], e["data"])
-		}
-		b.WriteString("]}")
+		buckets[id] = meta
 		fmt.Fprintf(os.Stderr, "%s: %d events\n", id, len(evs))
 	}
-	b.WriteString("\n}}\n")
-	if !json.Valid(b.Bytes()) {
-		return nil, errors.New("the export is not valid JSON")
+	return realaw.Marshal(map[string]any{"buckets": buckets})
+}
+
+// load POSTs an earlier recording's events.json.gz to /api/0/import of an
+// empty server.
+func (r *recorder) load(path string) error {
+	var existing map[string]any
+	if _, err := r.get("/api/0/buckets/", &existing); err != nil {
+		return err
 	}
-	return b.Bytes(), nil
+	if len(existing) > 0 {
+		return fmt.Errorf("the server already holds %d buckets: -import wants an empty one", len(existing))
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return err
+	}
+	body, err := io.ReadAll(zr)
+	if err != nil {
+		return err
+	}
+	return r.do(http.MethodPost, "/api/0/import", body, nil)
 }
 
 func (r *recorder) get(path string, v any) (json.RawMessage, error) {

@@ -19,12 +19,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -67,11 +68,7 @@ func (c *counter) add(path string) {
 func (c *counter) snapshot() map[string]int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make(map[string]int, len(c.n))
-	for k, v := range c.n {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(c.n)
 }
 
 func run(bin string, window, settle time.Duration, probe bool) error {
@@ -157,17 +154,15 @@ func run(bin string, window, settle time.Duration, probe bool) error {
 
 	perMin := func(n int) float64 { return float64(n) / elapsed.Minutes() }
 	var classes []string
-	total, aw := 0, 0
-	for k := range req1 {
+	aw := 0
+	for _, k := range slices.Sorted(maps.Keys(req1)) {
 		if d := req1[k] - req0[k]; d > 0 {
 			classes = append(classes, k)
-			total += d
 			if strings.HasPrefix(k, "/api/") {
 				aw += d
 			}
 		}
 	}
-	sort.Strings(classes)
 	fmt.Printf("awbridge serve at rest (%s), %v measured after %v of quiet, nothing asked\n", bin, elapsed.Round(time.Millisecond), settle)
 	fmt.Printf("requests to ActivityWatch: %d (%.1f per minute)\n", aw, perMin(aw))
 	for _, k := range classes {
