@@ -23,8 +23,8 @@ func (r *Redactor) bound(path, s string, spill SpillFunc) bounded {
 	b := bounded{
 		bytes:   len(s),
 		sha256:  hex.EncodeToString(sum[:]),
-		preview: text.Head(s, r.o.PreviewBytes),
-		tail:    text.Tail(s, r.o.TailBytes),
+		preview: text.Head(s, r.preview),
+		tail:    text.Tail(s, r.tail),
 	}
 	if spill != nil {
 		b.artifact = spill(path, s)

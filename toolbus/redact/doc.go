@@ -15,7 +15,7 @@
 //     private keys) are masked, keeping a short recognisable prefix; they
 //     are recognised as the text reads once cleaned, so an invisible
 //     character inside or before one hides nothing (see Text);
-//   - strings longer than Options.MaxString become a small object
+//   - strings longer than Options.MaxString (16 KiB by default) become a small object
 //     {truncated, bytes, sha256, preview, tail, artifact}, the full
 //     (already redacted) text being handed to a spill callback.
 //
@@ -25,7 +25,7 @@
 //
 // Documents come as raw JSON (Redactor.JSON, a single validating pass
 // that returns the input itself, without allocating, when there is
-// nothing to do), bounded in depth and item count (*LimitError). Free text (log lines,
+// nothing to do), bounded in depth and item count (MaxDepth, MaxItems: *LimitError). Free text (log lines,
 // .context documents, error messages) goes through Redactor.Text, log
 // output through Redactor.Writer.
 //

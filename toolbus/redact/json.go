@@ -16,7 +16,7 @@ import (
 // MaxString. Errors: *SyntaxError, *LimitError.
 func (r *Redactor) JSON(root string, raw []byte, spill SpillFunc) ([]byte, Report, error) {
 	s := jscan{r: r, raw: raw, spill: spill, root: root}
-	s.rp.max = r.o.MaxPaths
+	s.rp.max = maxPaths
 	s.ws()
 	if err := s.value(0); err != nil {
 		return nil, Report{}, err
@@ -126,8 +126,8 @@ func (s *jscan) value(depth int) error {
 		return s.syntax("unexpected end of input")
 	}
 	s.items++
-	if s.items > s.r.o.MaxItems {
-		return s.limit("items", s.r.o.MaxItems)
+	if s.items > MaxItems {
+		return s.limit("items", MaxItems)
 	}
 	switch c := s.raw[s.i]; c {
 	case '{':
@@ -168,8 +168,8 @@ func (s *jscan) number() error {
 }
 
 func (s *jscan) object(depth int) error {
-	if depth > s.r.o.MaxDepth {
-		return s.limit("depth", s.r.o.MaxDepth)
+	if depth > MaxDepth {
+		return s.limit("depth", MaxDepth)
 	}
 	s.i++
 	s.ws()
@@ -252,8 +252,8 @@ func (s *jscan) object(depth int) error {
 }
 
 func (s *jscan) array(depth int) error {
-	if depth > s.r.o.MaxDepth {
-		return s.limit("depth", s.r.o.MaxDepth)
+	if depth > MaxDepth {
+		return s.limit("depth", MaxDepth)
 	}
 	s.i++
 	s.ws()
@@ -289,7 +289,7 @@ func (s *jscan) stringValue() error {
 	if err != nil || s.skip > 0 {
 		return err
 	}
-	long := len(content) > s.r.o.MaxString
+	long := len(content) > s.r.maxString
 	if res&(scanSecret|scanBadUTF8|scanUnsafe) == 0 && !long {
 		return nil
 	}
@@ -303,7 +303,7 @@ func (s *jscan) stringValue() error {
 	if changed {
 		s.rp.redacted(s.path())
 	}
-	if len(masked) > s.r.o.MaxString {
+	if len(masked) > s.r.maxString {
 		p := s.path()
 		s.rp.bounded(p)
 		s.replace(start, s.i, s.r.bound(p, masked, s.spill).appendJSON(nil))

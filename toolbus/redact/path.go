@@ -11,7 +11,7 @@ import (
 // ([A-Za-z_][A-Za-z0-9_]*) join with '.', other keys are quoted as JSON
 // strings in brackets, array indexes are in brackets: a.b[2]["x.y"].
 // Keys are masked like any text (a key may itself hold a secret) and cut
-// to Options.PathKeyBytes.
+// to pathKeyBytes.
 
 func isIdent(k string) bool {
 	if k == "" {
@@ -29,7 +29,7 @@ func isIdent(k string) bool {
 // appendPathKey appends key k to path b (first: b holds no segment yet).
 func (r *Redactor) appendPathKey(b []byte, k string, first bool) []byte {
 	k, _ = r.Text(Clean(k))
-	k = text.Cut(k, r.o.PathKeyBytes)
+	k = text.Cut(k, pathKeyBytes)
 	if isIdent(k) {
 		if !first {
 			b = append(b, '.')

@@ -49,15 +49,13 @@ func (e *PathError) Error() string {
 	return fmt.Sprintf("invalid path at byte %d: %s", e.Offset, e.Msg)
 }
 
-// ParsePath parses p, bounded by l.MaxPathBytes and l.MaxPathSegments.
-// Errors are *[PathError].
-func (l Limits) ParsePath(p string) (Path, error) {
-	l = l.withDefaults()
+// ParsePath parses p ([PathSyntax]). Errors are *[PathError].
+func ParsePath(p string) (Path, error) {
 	if p == "" {
 		return Path{}, nil
 	}
-	if len(p) > l.MaxPathBytes {
-		return Path{}, &PathError{Offset: l.MaxPathBytes, Msg: fmt.Sprintf("longer than %d bytes", l.MaxPathBytes)}
+	if len(p) > maxPathBytes {
+		return Path{}, &PathError{Offset: maxPathBytes, Msg: fmt.Sprintf("longer than %d bytes", maxPathBytes)}
 	}
 	if !utf8.ValidString(p) {
 		for i := 0; i < len(p); {
@@ -70,8 +68,8 @@ func (l Limits) ParsePath(p string) (Path, error) {
 	}
 	segs := make([]segment, 0, 1+strings.Count(p, ".")+strings.Count(p, "["))
 	for i := 0; i < len(p); {
-		if len(segs) == l.MaxPathSegments {
-			return Path{}, &PathError{Offset: i, Msg: fmt.Sprintf("more than %d segments", l.MaxPathSegments)}
+		if len(segs) == maxPathSegments {
+			return Path{}, &PathError{Offset: i, Msg: fmt.Sprintf("more than %d segments", maxPathSegments)}
 		}
 		var (
 			sg  segment

@@ -82,10 +82,18 @@ func specKey(k string) int {
 	return -1
 }
 
-// Parse parses a spec with [DefaultLimits].
-func Parse(raw json.RawMessage) (*Spec, error) {
-	return DefaultLimits().Parse(raw)
-}
+// Limits on what a spec may ask for, and so on how much work shaping does.
+// A default may be repeated once per array element inside map, so
+// maxDefaultBytes bounds how much a spec can amplify the result.
+const (
+	maxPathBytes    = 1024
+	maxPathSegments = 64
+	maxKeys         = 256 // per pick or omit list
+	maxKeyBytes     = 256
+	maxMapDepth     = 8 // {"map":{"map":{}}} has depth 2
+	maxDefaultBytes = 4096
+	maxSpecBytes    = 64 << 10
+)
 
 // Parse parses a spec: a JSON object with only the keys path, pick, omit,
 // map, missing and default (exact and case-sensitive, each at most once).
@@ -94,19 +102,18 @@ func Parse(raw json.RawMessage) (*Spec, error) {
 // "undefined" or "empty"; default is any JSON value. A null value for path,
 // pick, omit, map or missing means "not set"; a null default is a default.
 // Empty raw text or null yields the nil Spec. Errors are *[SpecError].
-func (l Limits) Parse(raw json.RawMessage) (*Spec, error) {
-	l = l.withDefaults()
+func Parse(raw json.RawMessage) (*Spec, error) {
 	raw = jsonw.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
-	if len(raw) > l.MaxSpecBytes {
-		return nil, &SpecError{Msg: fmt.Sprintf("longer than %d bytes", l.MaxSpecBytes)}
+	if len(raw) > maxSpecBytes {
+		return nil, &SpecError{Msg: fmt.Sprintf("longer than %d bytes", maxSpecBytes)}
 	}
-	return l.parseSpec(raw, "", 0)
+	return parseSpec(raw, "", 0)
 }
 
-func (l Limits) parseSpec(raw []byte, prefix string, depth int) (*Spec, error) {
+func parseSpec(raw []byte, prefix string, depth int) (*Spec, error) {
 	fail := func(field, msg string, err error) error {
 		return &SpecError{Field: prefix + field, Msg: msg, Err: err}
 	}
@@ -154,7 +161,7 @@ func (l Limits) parseSpec(raw []byte, prefix string, depth int) (*Spec, error) {
 			if err := json.Unmarshal(val, &p); err != nil {
 				return nil, fail(key, "must be a string", nil)
 			}
-			s.path, err = l.ParsePath(p)
+			s.path, err = ParsePath(p)
 			if err != nil {
 				return nil, fail(key, err.Error(), err)
 			}
@@ -162,7 +169,7 @@ func (l Limits) parseSpec(raw []byte, prefix string, depth int) (*Spec, error) {
 			if isNull {
 				continue
 			}
-			keys, set, err := l.parseKeys(val, prefix+key)
+			keys, set, err := parseKeys(val, prefix+key)
 			if err != nil {
 				return nil, err
 			}
@@ -175,10 +182,10 @@ func (l Limits) parseSpec(raw []byte, prefix string, depth int) (*Spec, error) {
 			if isNull {
 				continue
 			}
-			if depth+1 > l.MaxMapDepth {
-				return nil, fail(key, fmt.Sprintf("map specs nest deeper than %d", l.MaxMapDepth), nil)
+			if depth+1 > maxMapDepth {
+				return nil, fail(key, fmt.Sprintf("map specs nest deeper than %d", maxMapDepth), nil)
 			}
-			s.sub, err = l.parseSpec(val, prefix+"map.", depth+1)
+			s.sub, err = parseSpec(val, prefix+"map.", depth+1)
 			if err != nil {
 				return nil, err
 			}
@@ -195,8 +202,8 @@ func (l Limits) parseSpec(raw []byte, prefix string, depth int) (*Spec, error) {
 				return nil, fail(key, `must be one of "error", "null", "undefined", "empty"`, nil)
 			}
 		case "default":
-			if len(val) > l.MaxDefaultBytes {
-				return nil, fail(key, fmt.Sprintf("longer than %d bytes of JSON", l.MaxDefaultBytes), nil)
+			if len(val) > maxDefaultBytes {
+				return nil, fail(key, fmt.Sprintf("longer than %d bytes of JSON", maxDefaultBytes), nil)
 			}
 			v, err := decodeJSON(val)
 			if err != nil {
@@ -217,13 +224,13 @@ func (l Limits) parseSpec(raw []byte, prefix string, depth int) (*Spec, error) {
 
 // parseKeys parses a pick or omit list: an array of at most MaxKeys
 // strings of at most MaxKeyBytes each. Duplicates are dropped.
-func (l Limits) parseKeys(raw []byte, field string) ([]string, map[string]struct{}, error) {
+func parseKeys(raw []byte, field string) ([]string, map[string]struct{}, error) {
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
 		return nil, nil, &SpecError{Field: field, Msg: "must be an array of key strings"}
 	}
-	if len(items) > l.MaxKeys {
-		return nil, nil, &SpecError{Field: field, Msg: fmt.Sprintf("more than %d keys", l.MaxKeys)}
+	if len(items) > maxKeys {
+		return nil, nil, &SpecError{Field: field, Msg: fmt.Sprintf("more than %d keys", maxKeys)}
 	}
 	keys := make([]string, 0, len(items))
 	set := make(map[string]struct{}, len(items))
@@ -232,8 +239,8 @@ func (l Limits) parseKeys(raw []byte, field string) ([]string, map[string]struct
 		if it = jsonw.TrimSpace(it); len(it) == 0 || it[0] != '"' || json.Unmarshal(it, &k) != nil {
 			return nil, nil, &SpecError{Field: fmt.Sprintf("%s[%d]", field, i), Msg: "must be a string"}
 		}
-		if len(k) > l.MaxKeyBytes {
-			return nil, nil, &SpecError{Field: fmt.Sprintf("%s[%d]", field, i), Msg: fmt.Sprintf("longer than %d bytes", l.MaxKeyBytes)}
+		if len(k) > maxKeyBytes {
+			return nil, nil, &SpecError{Field: fmt.Sprintf("%s[%d]", field, i), Msg: fmt.Sprintf("longer than %d bytes", maxKeyBytes)}
 		}
 		if _, dup := set[k]; dup {
 			continue
