@@ -5,31 +5,18 @@ import (
 	"unicode/utf8"
 )
 
-// The joiners are the one place where a character's fate depends on its
-// neighbours, and this file is the one place that decides it. Out of
-// place, a joiner is an invisible character like any other: it hides
-// nothing from a reader but splits a word for every program that
-// matches text ("pass<U+200D>word", "zero<U+200D>width" from a real
-// window title), so Strip removes it. In place it is part of what the
-// text says, and StripAt keeps it:
+// A joiner's fate depends on its neighbours. Out of place it splits words
+// for every program that matches text ("pass<U+200D>word"), so Strip
+// removes it. StripAt keeps it in place:
 //
-//   - the zero-width joiner U+200D between two emoji: an emoji ZWJ
-//     sequence (👩‍💻, 👨‍👩‍👧, 🏳️‍🌈, 🧑🏽‍🚀) is one picture, and without its
-//     joiners it falls apart into several. The emoji before it may end in
-//     a presentation selector U+FE0F or a skin tone U+1F3FB-U+1F3FF.
-//     Between letters (the ZWJ of Indic half forms too) it goes: the
-//     letters read the same without it.
-//   - the zero-width non-joiner U+200C between two letters of a script
-//     that writes with it: Arabic-script languages (Persian "می‌خواهم",
-//     Urdu, Kurdish), Syriac, N'Ko, Mongolian and the Brahmic scripts of
-//     India and Sri Lanka (a visible virama, "क्‌ष"), where it is part of
-//     the spelling, as RFC 5892 (IDNA) recognises; combining marks may
-//     sit between the letter and the joiner. Elsewhere (Latin, Cyrillic,
-//     CJK, next to a space or an emoji) it has no orthographic role and
-//     goes.
+//   - U+200D between two emoji (the first may end in U+FE0F or a skin
+//     tone): an emoji ZWJ sequence (👩‍💻) falls apart without it;
+//   - U+200C between two letters (combining marks may sit between) of a
+//     script that spells with it (Persian "می‌خواهم", Urdu, Syriac, N'Ko,
+//     Mongolian, the Brahmic scripts), as RFC 5892 recognises.
 //
-// A kept joiner hides at most one bit per place where the script allows
-// one; secret matching looks through it anyway (Hidden).
+// A kept joiner hides at most one bit per place; secret matching looks
+// through it anyway (Hidden).
 
 const (
 	zwnj = '\u200c'

@@ -7,24 +7,10 @@ import (
 )
 
 // Unsafe characters are removed from every string that leaves awbridge
-// through a Redactor (tool results, frames, artifacts, state). Window
-// titles, URLs, bucket names and sidecar payloads are attacker-controllable
-// text, and invisible characters are how such text hides or disguises
-// itself: escape sequences, carriage returns, bidirectional overrides,
-// zero-width spaces, tag characters, variation selectors, fillers. Which
-// they are is awbridge's one definition, invisible.StripAt: control,
-// format and default-ignorable characters, less tab, newline, the emoji
-// presentation selectors and the joiners in place (inside an emoji ZWJ
-// sequence; the non-joiner between letters of a script that writes with
-// it).
-//
-// Invalid UTF-8 is replaced by U+FFFD, one per invalid byte, as
-// encoding/json does.
-//
-// unsafeRune is for a character without its neighbours (an ASCII byte);
-// unsafeAt, for the character r, size bytes long, at s[i:]. unsafeAt is
-// true only where unsafeRune is: hot loops test unsafeRune (inlined)
-// first.
+// through a Redactor: untrusted text hides or disguises itself with them.
+// They are invisible.StripAt's; invalid UTF-8 becomes U+FFFD per byte, as
+// in encoding/json. unsafeRune (inlined) is for a character without its
+// neighbours; unsafeAt, true only where unsafeRune is, for r at s[i:].
 func unsafeRune(r rune) bool { return invisible.Strip(r) }
 
 func unsafeAt[T string | []byte](s T, i int, r rune, size int) bool {
