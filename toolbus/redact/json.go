@@ -5,18 +5,14 @@ import (
 	"github.com/awbridge/awbridge/internal/jsonw"
 )
 
-// JSON redacts and bounds the raw JSON document raw, reporting paths under
-// root ("result" gives "result.token"; "" gives "token", and the root
-// itself is ""), in one pass that validates the
-// document and enforces MaxDepth and MaxItems. Object members keep their
-// order and everything that does not change keeps its bytes; a string
-// that changes (or holds invalid UTF-8) is re-encoded. When nothing needs
-// to change it returns raw itself without allocating; otherwise a new
-// slice. spill, which may be nil, is called for each string longer than
-// MaxString. Errors: *SyntaxError, *LimitError.
+// JSON redacts and bounds the document raw in one pass that validates it
+// and enforces MaxDepth and MaxItems, reporting paths under root
+// ("result" gives "result.token"). What does not change keeps its bytes
+// (a changed string is re-encoded); when nothing changes it returns raw
+// itself without allocating. spill, which may be nil, is called for each
+// string longer than MaxString. Errors: *SyntaxError, *LimitError.
 func (r *Redactor) JSON(root string, raw []byte, spill SpillFunc) ([]byte, Report, error) {
 	s := jscan{r: r, raw: raw, spill: spill, root: root}
-	s.rp.max = maxPaths
 	s.ws()
 	if err := s.value(0); err != nil {
 		return nil, Report{}, err
@@ -317,9 +313,8 @@ func (s *jscan) stringValue() error {
 // when it has no escapes, else decoded into scratch or a new buffer, valid
 // until the next call) and what the byte scan found.
 func (s *jscan) str() (content []byte, esc bool, res scanResult, err error) {
-	// One pass finds the closing quote, validates the bytes and probes
-	// for secrets. Probes may look past the closing quote: that can only
-	// cause a needless (and harmless) run of Text.
+	// One pass finds the closing quote, validates and probes for secrets
+	// (a probe past the quote costs at most a needless run of Text).
 	i := s.i + 1
 	rest := s.raw[i:]
 	tab := &s.r.jraw
@@ -386,9 +381,8 @@ func (s *jscan) strEscaped(i int) (content []byte, esc bool, res scanResult, err
 	return content, true, scan(s.r, content, &s.r.jdec), nil
 }
 
-// atNoSecret reports whether the value at s.i is true, false or null, which
-// a sensitive key keeps: they carry no secret ("token":true says a token
-// is set), whereas a number may be one (a numeric password or PIN).
+// atNoSecret reports whether the value at s.i is true, false or null,
+// which a sensitive key keeps (a number may be a PIN).
 func (s *jscan) atNoSecret() bool {
 	if s.i >= len(s.raw) {
 		return false

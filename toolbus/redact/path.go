@@ -48,24 +48,21 @@ func appendPathIndex(b []byte, i int) []byte {
 }
 
 // reporter collects the paths of a Report.
-type reporter struct {
-	max int
-	rep Report
-}
+type reporter struct{ rep Report }
 
 func (p *reporter) redacted(path string) {
 	if n := len(p.rep.Redacted); n > 0 && p.rep.Redacted[n-1] == path {
 		return
 	}
 	p.rep.RedactedTotal++
-	if len(p.rep.Redacted) < p.max {
+	if len(p.rep.Redacted) < maxPaths {
 		p.rep.Redacted = append(p.rep.Redacted, path)
 	}
 }
 
 func (p *reporter) bounded(path string) {
 	p.rep.BoundedTotal++
-	if len(p.rep.Bounded) < p.max {
+	if len(p.rep.Bounded) < maxPaths {
 		p.rep.Bounded = append(p.rep.Bounded, path)
 	}
 }

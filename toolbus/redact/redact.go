@@ -48,21 +48,16 @@ type Options struct {
 // document order.
 type SpillFunc func(path, full string) string
 
-// Report says where a document was changed. Paths never contain values.
+// Report says where a document was changed (paths, never values).
 type Report struct {
-	// Redacted lists the paths of values replaced because of a sensitive
-	// key and of strings (or keys) in which inline secrets were masked,
-	// at most 100 of them.
-	Redacted []string
-	// Bounded lists the paths of strings replaced by a {truncated, ...}
-	// object, at most 100 of them.
-	Bounded []string
-	// RedactedTotal and BoundedTotal count every change, also those
-	// beyond the first 100.
+	// Redacted lists (up to maxPaths) where a value was replaced for its
+	// key or inline secrets masked in a string or key; Bounded, where a
+	// string was replaced by a {truncated, ...} object. The totals count
+	// every change.
+	Redacted, Bounded           []string
 	RedactedTotal, BoundedTotal int
-	// SanitizedTotal counts the strings and keys from which unsafe
-	// characters were removed or invalid UTF-8 replaced (see Clean). Their
-	// paths are not listed: cleaning is routine, not a disclosure.
+	// SanitizedTotal counts the strings and keys Clean changed (not
+	// listed: cleaning is routine, not a disclosure).
 	SanitizedTotal int
 }
 
@@ -104,10 +99,8 @@ type Redactor struct {
 	// appear in the document), jdec (decoded JSON strings).
 	text, jraw, jdec [256]uint8
 
-	// re compiles the token patterns on first use: most redactors (the
-	// logger's, a start that answers before any text needs them) never
-	// meet a token's prefix, and compiling them cost every start ~1,000
-	// allocations per redactor.
+	// re compiles the token patterns on first use: most redactors never
+	// need them, and compiling cost every start ~1,000 allocations.
 	re func() *patterns
 }
 
@@ -128,11 +121,9 @@ func New(o Options) *Redactor {
 	r.re = sync.OnceValue(func() *patterns {
 		p := &patterns{}
 		m := regexp.MustCompile
-		// Token patterns are anchored: they run only where the byte scan found
-		// their prefix at a word start.
-		// The minimum lengths keep ordinary words and identifiers out:
-		// sk-… also needs a digit (see match), and the bodies of npm_, hf_
-		// and the Stripe keys hold no '_', unlike a snake_case name.
+		// Anchored: they run only where the byte scan found their prefix.
+		// The minimum lengths keep words out (sk-… also needs a digit);
+		// npm_, hf_ and Stripe bodies hold no '_', unlike snake_case.
 		p.reSK = m(`^sk-[A-Za-z0-9_-]{20,}`)
 		p.reStripe = m(`^[rs]k_(?:live|test)_[A-Za-z0-9]{16,}`)
 		p.reGH = m(`^gh[pousr]_[A-Za-z0-9]{20,}`)
@@ -145,8 +136,8 @@ func New(o Options) *Redactor {
 		p.reAWS = m(`^(?:AKIA|ASIA)[A-Z0-9]{16}`) // and a word ends there (see match)
 		p.reJWT = m(`^eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*`)
 		p.reBearer = m(`^(?i:bearer)[ \t]+([A-Za-z0-9._~+/=-]+)`)
-		// key=value: anchored at the separator, the key having been found by
-		// looking back. An auth scheme before the value is kept.
+		// key=value, anchored at the separator (the key found by looking
+		// back); an auth scheme before the value is kept.
 		p.reKV = m(`^(?:=>|=|:)[ \t]*(?:(?i:bearer|basic|token|digest)[ \t]+)?("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|\\"(?:[^"\\\n]|\\\\)*\\"|[^\s&"'<>\\]+)`)
 		p.reUserinfo = m(`^://[^/?#@\s:"'<>\\]*:([^/?#@\s"'<>\\]+)@`)
 		p.rePEM = m(`-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?(-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----)|[\s\S]*)`)
@@ -155,7 +146,7 @@ func New(o Options) *Redactor {
 	return r
 }
 
-// keySet matches keys against stems. A letter mask rejects nearly every
+// keySet matches keys against stems; a letter mask rejects nearly every
 // key without comparing strings.
 type keySet struct {
 	stems  []string
@@ -229,10 +220,8 @@ func letterMask[T string | []byte](s T) uint64 {
 	return m
 }
 
-// matchKey reports whether values under key k are redacted: k contains,
-// case-insensitively and ignoring '_', '-', '.' and spaces, one of
-// password, passwd, passphrase, secret, token, apikey, privatekey,
-// authorization or a configured extra key.
+// matchKey reports whether values under key k are redacted: k contains a
+// stem, case-insensitively and ignoring '_', '-', '.' and spaces.
 func matchKey[T string | []byte](ks *keySet, k T) bool {
 	if len(k) < ks.minLen {
 		return false
