@@ -8,15 +8,14 @@ import (
 	"time"
 )
 
-// PollerOptions configure a Poller. Intervals are jittered by up to a
-// tenth.
+// PollerOptions configure a Poller (config's poll settings). Intervals
+// are jittered by up to a tenth.
 type PollerOptions struct {
-	// Interval between frames while active (default 1 s): while someone
-	// watches (Watch) or a call came in (Touch) within ActiveFor (default
-	// 5 min); IdleInterval otherwise (default 30 s).
+	// Interval between frames while active: while someone watches (Watch)
+	// or a call came in (Touch) within ActiveFor; IdleInterval otherwise.
 	Interval, IdleInterval, ActiveFor time.Duration
 	// BucketListTTL is how long builds reuse ActivityWatch's server info
-	// and bucket list while Run runs (default 10 s; see SetReuse).
+	// and bucket list while Run runs (see SetReuse).
 	BucketListTTL time.Duration
 }
 
@@ -37,20 +36,8 @@ type Poller struct {
 	tried chan struct{} // closed after Run's first attempt
 }
 
-// NewPoller returns a Poller over b.
+// NewPoller returns a Poller over b; every option must be positive.
 func NewPoller(b *Builder, opts PollerOptions) *Poller {
-	if opts.Interval <= 0 {
-		opts.Interval = time.Second
-	}
-	if opts.IdleInterval <= 0 {
-		opts.IdleInterval = 30 * time.Second
-	}
-	if opts.ActiveFor <= 0 {
-		opts.ActiveFor = 5 * time.Minute
-	}
-	if opts.BucketListTTL <= 0 {
-		opts.BucketListTTL = 10 * time.Second
-	}
 	return &Poller{b: b, opts: opts, tried: make(chan struct{}), epoch: time.Now(), wake: make(chan struct{}, 1)}
 }
 

@@ -17,22 +17,17 @@ package invisible
 
 import "unicode"
 
-// Strip reports whether r is an invisible character a cleaner removes
-// (see the package documentation). Printable ASCII, CJK and Hangul
-// syllables are answered inline, the rest of Latin, Greek, Cyrillic,
-// Hebrew and CJK punctuation a few comparisons later, other scripts with
-// Unicode's tables.
+// Strip reports whether r is an invisible character a cleaner removes.
+// Printable ASCII, CJK and Hangul are answered inline, the common scripts
+// a few comparisons later, the rest with Unicode's tables.
 func Strip(r rune) bool {
-	// Printable ASCII and U+3165-U+FDCF (CJK, Hangul syllables); the
-	// rest of the common scripts a call later (strip's first cases).
 	if uint32(r-0x20) < 0x7f-0x20 || uint32(r-0x3165) < 0xfdd0-0x3165 {
 		return false
 	}
 	return strip(r)
 }
 
-// strip is Strip beyond its inline fast path. Outside U+E0000-U+E0FFF
-// (all default-ignorable) the variation selectors and other
+// strip is Strip beyond its inline fast path: outside U+E0000-U+E0FFF the
 // default-ignorables are few and listed, so only Cf needs a table.
 func strip(r rune) bool {
 	switch {
@@ -66,16 +61,13 @@ func strip(r rune) bool {
 }
 
 // Kept reports the invisible characters a cleaner always keeps: tab,
-// newline and the presentation selectors U+FE0E and U+FE0F (the joiners
-// only in place: see StripAt).
+// newline and the presentation selectors.
 func Kept(r rune) bool {
 	return r == '\t' || r == '\n' || r&^1 == 0xfe0e
 }
 
-// Hidden reports the characters secret matching looks through: those a
-// cleaner removes, the joiners (even where StripAt keeps them) and the
-// presentation selectors. Tab and newline are not hidden: they separate
-// words.
+// Hidden reports the characters secret matching looks through: Strip's
+// (joiners included) and the presentation selectors, not tab or newline.
 func Hidden(r rune) bool {
 	return Strip(r) || r&^1 == 0xfe0e
 }

@@ -23,11 +23,9 @@ const (
 	zwj  = '\u200d'
 )
 
-// StripAt reports whether the character r, size bytes long at s[i:], is
-// one a cleaner removes: Strip(r), except that a joiner in place (see
-// above) stays. Cleaners call it for every character they consider
-// removing. Its work is constant; it is true only where Strip(r) is, so a
-// hot loop tests Strip first (inlined) and calls StripAt after.
+// StripAt reports whether r, size bytes at s[i:], is one a cleaner
+// removes: Strip(r), except a joiner in place. It is true only where
+// Strip(r) is, so a hot loop tests Strip (inlined) first.
 func StripAt[T string | []byte](s T, i int, r rune, size int) bool {
 	return Strip(r) && (!Joiner(r) || !inPlace(s, i, r, size))
 }
@@ -46,8 +44,7 @@ func inPlace[T string | []byte](s T, i int, r rune, size int) bool {
 // keeps in place.
 func Joiner(r rune) bool { return r&^1 == zwnj }
 
-// maxSkip bounds how many characters lastBase steps back over, so that a
-// long run of them costs no more than a short one at every joiner.
+// maxSkip bounds how many characters lastBase steps back over.
 const maxSkip = 2
 
 // lastBase returns the character before s[i], stepping back over at most
@@ -63,14 +60,12 @@ func lastBase[T string | []byte](s T, i int, skip func(rune) bool) rune {
 	return utf8.RuneError
 }
 
-// emojiExtender: what may follow an emoji inside a ZWJ sequence before the
-// joiner: a presentation selector or a skin tone.
+// emojiExtender: a presentation selector or a skin tone.
 func emojiExtender(r rune) bool {
 	return r == 0xfe0f || r == 0xfe0e || 0x1f3fb <= r && r <= 0x1f3ff
 }
 
-// inheritedMark: a combining mark without a script of its own (Arabic
-// vowel signs, say), which may sit between a letter and a non-joiner.
+// inheritedMark: a combining mark without a script of its own.
 func inheritedMark(r rune) bool {
 	return unicode.In(r, unicode.Mn, unicode.Me) && unicode.Is(unicode.Inherited, r)
 }
@@ -96,9 +91,8 @@ func joiningScript(r rune) *unicode.RangeTable {
 	return nil
 }
 
-// emoji reports Unicode's Extended_Pictographic property (emoji-data.txt,
-// stable since Unicode 13: it covers unassigned code points reserved for
-// future emoji): what the grapheme cluster rule GB11 joins across a ZWJ.
+// emoji reports Extended_Pictographic (emoji-data.txt, stable since
+// Unicode 13): what grapheme rule GB11 joins across a ZWJ.
 func emoji(r rune) bool { return r >= 0xa9 && unicode.Is(extendedPictographic, r) }
 
 var extendedPictographic = &unicode.RangeTable{
