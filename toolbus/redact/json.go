@@ -338,7 +338,7 @@ func (s *jscan) str() (content []byte, esc bool, res scanResult, err error) {
 			if r, ok, size := decodeRune(rest, k); !ok {
 				res |= scanBadUTF8
 			} else {
-				if unsafeRune(r) && unsafeAt(rest, k, r, size) { // Strip inlined first: the hot path
+				if invisible.Strip(r) && invisible.StripAt(rest, k, r, size) { // Strip inlined first: the hot path
 					res |= scanUnsafe
 				} else if invisible.Kept(r) || invisible.Joiner(r) { // a presentation selector or a joiner in place
 					res |= scanSecret

@@ -46,7 +46,7 @@ func (r *Redactor) initTables() {
 	r.jraw['\\'] = aEsc
 	r.jraw[0x7f] = aLow
 	for c := 0; c <= 0x7f; c++ {
-		if unsafeRune(rune(c)) {
+		if invisible.Strip(rune(c)) {
 			r.jdec[c] = aLow
 			r.text[c] = aLow
 		}
@@ -244,7 +244,7 @@ func scan[T string | []byte](r *Redactor, s T, tab *[256]uint8) (res scanResult)
 			switch {
 			case !ok:
 				res |= scanBadUTF8
-			case unsafeRune(c) && unsafeAt(s, i, c, size): // Strip inlined first: the hot path
+			case invisible.Strip(c) && invisible.StripAt(s, i, c, size): // Strip inlined first: the hot path
 				res |= scanUnsafe
 			case invisible.Kept(c) || invisible.Joiner(c): // a presentation selector or a joiner in place
 				res |= scanSecret
@@ -278,7 +278,7 @@ func (r *Redactor) Text(s string) (string, bool) {
 			return r.textView(s)
 		case aHigh:
 			c, ok, size := decodeRune(s, i)
-			if ok && hidden(c) {
+			if ok && invisible.Hidden(c) {
 				return r.textView(s)
 			}
 			i += size - 1
