@@ -282,7 +282,9 @@ func (b *Builder) build(ctx context.Context, cause string) *Frame {
 	}
 	wg.Wait()
 
-	now := b.opts.Now()
+	// Milliseconds, as ActivityWatch's own times: finer digits cost the
+	// answer bytes and tell a reader nothing.
+	now := b.opts.Now().Truncate(time.Millisecond)
 	var refused *upstream.Error
 	f := &Frame{
 		Version:   b.version.Add(1),
