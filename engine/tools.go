@@ -176,3 +176,13 @@ func (e *Engine) upstreamError(err error) error {
 	return (&toolbus.ToolError{Kind: toolbus.ExecutionError, Code: ue.Code, Retryable: true,
 		Message: ue.Error(), Hint: hint, Details: details, RetryAfterMs: &ms}).WithCause(err)
 }
+
+// the tool bus's built-ins included: the names limits.rate_limits may use.
+// It builds the tool list alone (no engine, no I/O).
+func ToolNames() []string {
+	bus, err := toolbus.New(toolbus.Options{}, (&Engine{}).tools()...)
+	if err != nil {
+		return nil
+	}
+	return bus.Names()
+}
