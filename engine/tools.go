@@ -177,8 +177,9 @@ func (e *Engine) upstreamError(err error) error {
 		Message: ue.Error(), Hint: hint, Details: details, RetryAfterMs: &ms}).WithCause(err)
 }
 
-// the tool bus's built-ins included: the names limits.rate_limits may use.
-// It builds the tool list alone (no engine, no I/O).
+// ToolNames lists the canonical name of every tool the engine answers,
+// the bus's built-ins included: the names limits.rate_limits may use. It
+// needs no engine and does no I/O.
 func ToolNames() []string {
 	bus, err := toolbus.New(toolbus.Options{}, (&Engine{}).tools()...)
 	if err != nil {
