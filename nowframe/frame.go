@@ -68,16 +68,14 @@ func (f *Frame) Age(t time.Time) time.Duration { return t.Sub(f.Timestamp) }
 
 // render pre-renders the frame's JSON once; AppendJSON splices the reason.
 func (f *Frame) render(redact func([]byte) (out []byte, redacted, bounded []string)) error {
-	head := []byte(`{"timestamp":`)
-	head = jsonw.AppendString(head, f.Timestamp.UTC().Format(time.RFC3339Nano))
-	if f.Zone != nil {
-		head = append(head, `,"timezone":{"name":`...)
-		head = jsonw.AppendString(head, f.Zone.Name)
-		head = append(head, `,"utc_offset":`...)
-		head = jsonw.AppendString(head, f.Zone.UTCOffset)
-		head = append(head, '}')
+	head, err := json.Marshal(struct {
+		Timestamp time.Time `json:"timestamp"`
+		Zone      *Zone     `json:"timezone,omitempty"`
+	}{f.Timestamp.UTC(), f.Zone})
+	if err != nil {
+		return err
 	}
-	head = append(head, `,"reason":`...)
+	head = append(head[:len(head)-1], `,"reason":`...) // continued by the reason
 	rest := struct {
 		AWInfo    *aw.Info                  `json:"aw_info"`
 		AWBuckets map[string]renderedBucket `json:"aw_buckets"`

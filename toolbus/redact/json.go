@@ -302,7 +302,7 @@ func (s *jscan) stringValue() error {
 	if len(masked) > s.r.maxString {
 		p := s.path()
 		s.rp.bounded(p)
-		s.replace(start, s.i, s.r.bound(p, masked, s.spill).appendJSON(nil))
+		s.replace(start, s.i, s.r.bound(p, masked, s.spill))
 	} else if changed || dirty {
 		s.replace(start, s.i, jsonw.AppendString(nil, masked))
 	}
