@@ -107,12 +107,9 @@ func (e *Engine) runNowframe(ctx context.Context, call *toolbus.Call) (toolbus.R
 	if f == nil {
 		return toolbus.Result{}, ctx.Err() // the bus reports Timeout or Cancelled
 	}
-	if call.Compact {
-		return toolbus.Result{Body: f.AppendCompactJSON(make([]byte, 0, 1024), reason), CacheHit: hit,
-			Circuit: f.Sources.ActivityWatch.Circuit, Redacted: true, Redactions: append(redactions, f.CompactRedactions...), Bounded: f.CompactBounded}, nil
-	}
-	return toolbus.Result{Body: f.AppendJSON(make([]byte, 0, f.Size()+len(reason)), reason), CacheHit: hit,
-		Circuit: f.Sources.ActivityWatch.Circuit, Redacted: true, Redactions: append(redactions, f.Redactions...), Bounded: f.Bounded}, nil
+	body, red, bounded := f.JSON(reason, call.Compact) // redacted once, when rendered
+	return toolbus.Result{Body: body, CacheHit: hit, Circuit: f.Sources.ActivityWatch.Circuit,
+		Redacted: true, Redactions: append(redactions, red...), Bounded: bounded}, nil
 }
 
 func (e *Engine) runGetState(ctx context.Context, call *toolbus.Call) (toolbus.Result, error) {

@@ -53,29 +53,44 @@ type Frame struct {
 	Probe     json.RawMessage
 	Now       Now
 	Sources   Sources
-	// Redactions and Bounded list where the frame was redacted and where a
-	// long string was bounded (paths, never values); the Compact ones, the
-	// compact answer's.
-	Redactions, Bounded               []string
-	CompactRedactions, CompactBounded []string
-	Cause                             string // CauseRequest or CausePoll
+	Cause     string // CauseRequest or CausePoll
 
-	head, tail, compactTail []byte // rendered JSON around "reason"
+	head          []byte // rendered JSON before the reason
+	full, compact rendered
+}
+
+// rendered is an answer after the reason, and where it was redacted and
+// where a long string was bounded (paths, never values).
+type rendered struct {
+	tail                []byte
+	redactions, bounded []string
+}
+
+func renderTail(v any, redact func([]byte) ([]byte, []string, []string)) (r rendered, err error) {
+	if r.tail, err = json.Marshal(v); err != nil {
+		return r, err
+	}
+	if redact != nil {
+		r.tail, r.redactions, r.bounded = redact(r.tail)
+	}
+	r.tail[0] = ',' // continue the object after "reason"
+	return r, nil
 }
 
 // Age is how old the frame is at t.
 func (f *Frame) Age(t time.Time) time.Duration { return t.Sub(f.Timestamp) }
 
-// render pre-renders the frame's JSON once; AppendJSON splices the reason.
-func (f *Frame) render(redact func([]byte) (out []byte, redacted, bounded []string)) error {
-	head, err := json.Marshal(struct {
+// render pre-renders and redacts the frame's answers once; JSON splices
+// the reason.
+func (f *Frame) render(redact func([]byte) (out []byte, redacted, bounded []string)) (err error) {
+	f.head, err = json.Marshal(struct {
 		Timestamp time.Time `json:"timestamp"`
 		Zone      *Zone     `json:"timezone,omitempty"`
 	}{f.Timestamp.UTC(), f.Zone})
 	if err != nil {
 		return err
 	}
-	head = append(head[:len(head)-1], `,"reason":`...) // continued by the reason
+	f.head = append(f.head[:len(f.head)-1], `,"reason":`...)
 	rest := struct {
 		AWInfo    *aw.Info                  `json:"aw_info"`
 		AWBuckets map[string]renderedBucket `json:"aw_buckets"`
@@ -88,39 +103,30 @@ func (f *Frame) render(redact func([]byte) (out []byte, redacted, bounded []stri
 	if rest.OmniProbe == nil {
 		rest.OmniProbe = json.RawMessage("null")
 	}
-	b, err := json.Marshal(rest)
-	if err != nil {
+	if f.full, err = renderTail(rest, redact); err != nil {
 		return err
 	}
-	if redact != nil {
-		b, f.Redactions, f.Bounded = redact(b)
-	}
-	b[0] = ',' // continue the object after "reason"
-	f.head, f.tail = head, b
-
-	c, err := json.Marshal(struct {
+	f.compact, err = renderTail(struct {
 		Now     compactNow               `json:"now"`
 		Sources map[string]compactSource `json:"sources"`
 	}{f.Now.compact(), map[string]compactSource{
-		"activitywatch": f.Sources.ActivityWatch.compact(), "sidecar": f.Sources.Sidecar.compact()}})
-	if err != nil {
-		return err
-	}
-	if redact != nil {
-		c, f.CompactRedactions, f.CompactBounded = redact(c)
-	}
-	c[0] = ','
-	f.compactTail = c
-	return nil
+		"activitywatch": f.Sources.ActivityWatch.compact(), "sidecar": f.Sources.Sidecar.compact()}}, redact)
+	return err
 }
 
-// AppendCompactJSON appends the compact answer (response_mode compact):
-// what the person is doing, how fresh it is, each source's status; no
-// server info, buckets, probe, selection or notes.
-func (f *Frame) AppendCompactJSON(dst []byte, reason string) []byte {
-	dst = append(dst, f.head...)
-	dst = jsonw.AppendString(dst, reason)
-	return append(dst, f.compactTail...)
+// JSON returns the nowframe.build result with the caller's reason, and
+// where it was redacted and bounded; at a copy's cost. The compact answer
+// (response_mode compact) says what the person is doing, how fresh it is
+// and each source's status: no server info, buckets, probe, selection or
+// notes.
+func (f *Frame) JSON(reason string, compact bool) (body []byte, redactions, bounded []string) {
+	r := f.full
+	if compact {
+		r = f.compact
+	}
+	body = append(make([]byte, 0, len(f.head)+len(reason)+8+len(r.tail)), f.head...)
+	body = jsonw.AppendString(body, reason)
+	return append(body, r.tail...), r.redactions, r.bounded
 }
 
 // compactNow is Now without its listings: summary, staleness, and per
@@ -212,15 +218,4 @@ func renderBuckets(bs map[string]aw.Bucket) map[string]renderedBucket {
 		out[id] = r
 	}
 	return out
-}
-
-// Size is an upper bound of the frame's JSON length for a short reason.
-func (f *Frame) Size() int { return len(f.head) + len(f.tail) + 256 }
-
-// AppendJSON appends the frame as the nowframe.build result, with
-// the caller's reason. It costs a copy, not a re-encoding.
-func (f *Frame) AppendJSON(dst []byte, reason string) []byte {
-	dst = append(dst, f.head...)
-	dst = jsonw.AppendString(dst, reason)
-	return append(dst, f.tail...)
 }
