@@ -190,19 +190,11 @@ func (s *jscan) object(depth int) error {
 				sensitive = matchKey(&s.r.keys, key)
 			}
 			if res&(scanSecret|scanBadUTF8|scanUnsafe) != 0 {
-				k := string(key)
-				dirty := res&(scanBadUTF8|scanUnsafe) != 0
-				// Mask, then clean (see Text).
-				masked, changed := s.r.Text(k)
+				masked, changed, dirty := s.clean(key, res)
 				if dirty {
 					// Judge the key as it will read: "pass\u200bword" is
 					// a password.
-					masked = Clean(masked)
-					s.rp.sanitized()
-					sensitive = matchKey(&s.r.keys, Clean(k))
-				}
-				if changed {
-					s.rp.redacted(s.path())
+					sensitive = matchKey(&s.r.keys, Clean(string(key)))
 				}
 				if changed || dirty {
 					s.replace(kq, ke, jsonw.AppendString(nil, masked))
@@ -289,16 +281,7 @@ func (s *jscan) stringValue() error {
 	if res&(scanSecret|scanBadUTF8|scanUnsafe) == 0 && !long {
 		return nil
 	}
-	dirty := res&(scanBadUTF8|scanUnsafe) != 0
-	// Mask, then clean (see Text).
-	masked, changed := s.r.Text(string(content))
-	if dirty {
-		masked = Clean(masked)
-		s.rp.sanitized()
-	}
-	if changed {
-		s.rp.redacted(s.path())
-	}
+	masked, changed, dirty := s.clean(content, res)
 	if len(masked) > s.r.maxString {
 		p := s.path()
 		s.rp.bounded(p)
@@ -307,6 +290,20 @@ func (s *jscan) stringValue() error {
 		s.replace(start, s.i, jsonw.AppendString(nil, masked))
 	}
 	return nil
+}
+
+// clean masks, then cleans (see Text), a string or key the byte scan
+// flagged, and reports what it changed.
+func (s *jscan) clean(content []byte, res scanResult) (out string, changed, dirty bool) {
+	out, changed = s.r.Text(string(content))
+	if dirty = res&(scanBadUTF8|scanUnsafe) != 0; dirty {
+		out = Clean(out)
+		s.rp.sanitized()
+	}
+	if changed {
+		s.rp.redacted(s.path())
+	}
+	return out, changed, dirty
 }
 
 // str scans the string at s.i and returns its decoded content (raw itself
