@@ -263,7 +263,7 @@ func fresh(t *EventTiming) bool { return t != nil && !t.Stale }
 // ComputeNow describes now from the newest events of the selected
 // buckets, applying the privacy defaults. Pure: no I/O, no clock.
 func ComputeNow(in Input) Now {
-	c := computation{in: in, th: DefaultThresholds(), now: in.Now.UTC(), maxTitle: in.Privacy.maxTitle()}
+	c := computation{in: in, th: DefaultThresholds(), now: in.Now.UTC()}
 	n := Now{AsOf: c.now, Selection: in.Selection, Notes: []string{}}
 	c.window(&n.Window)
 	c.browser(&n.Browser)
@@ -278,10 +278,9 @@ func ComputeNow(in Input) Now {
 // computation carries what ComputeNow learns from raw data between its
 // steps; raw titles and URLs never leave it unsanitized.
 type computation struct {
-	in       Input
-	th       Thresholds
-	now      time.Time
-	maxTitle int
+	in  Input
+	th  Thresholds
+	now time.Time
 
 	haveWin          bool
 	rawApp, rawTitle string
@@ -322,7 +321,7 @@ func (c *computation) window(w *Window) {
 		w.Available = true
 		w.EventTiming = c.observe(ev, c.th.Window)
 		c.rawApp, c.rawTitle = ev.Str("app"), ev.Str("title")
-		w.App = c.in.Privacy.cleanText(c.rawApp, maxAppLength)
+		w.App = c.in.Privacy.App(c.rawApp)
 		_, c.pmApp = PasswordManager(c.rawApp, c.rawTitle)
 		c.userExcluded = c.in.Privacy.Excluded(c.rawApp)
 	case c.in.unknown(w.Bucket):
@@ -386,18 +385,13 @@ func (c *computation) browser(b *Browser) {
 		b.Reason, b.Excluded, b.ExcludedReason = ReasonPrivateTab, true, ReasonPrivateTab
 	default:
 		c.showTab = true
-		b.URL = rewrite(SanitizeURL(rawURL), c.in.Privacy.URLRules, SanitizeURL)
+		b.URL = c.in.Privacy.URL(rawURL)
 		c.urlCut = b.URL != "" && SanitizeURL(rawURL) != rawURL
 		if b.URL == "" && strings.TrimSpace(rawURL) != "" {
 			b.URLRedacted, b.Reason = true, ReasonURLUnparseable
 		}
-		b.Title = c.title(ev.Str("title"))
+		b.Title = c.in.Privacy.Title(ev.Str("title"))
 	}
-}
-
-// title sanitizes, caps and rewrites a window or tab title.
-func (c *computation) title(raw string) string {
-	return c.in.Privacy.title(raw, c.maxTitle)
 }
 
 // windowTitle shows the window title unless a password manager or a
@@ -412,7 +406,7 @@ func (c *computation) windowTitle(w *Window, b *Browser) {
 	case b.Private:
 		w.Excluded, w.ExcludedReason = true, ReasonPrivateTab
 	default:
-		w.Title = c.title(c.rawTitle)
+		w.Title = c.in.Privacy.Title(c.rawTitle)
 		if b.Focused && b.Title != "" && w.Title != "" {
 			m := strings.Contains(w.Title, strings.TrimSuffix(b.Title, "…"))
 			b.MatchesWindow = &m

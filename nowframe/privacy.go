@@ -40,22 +40,14 @@ type Privacy struct {
 const maskSlack = 128
 
 // cleanText sanitizes an untrusted title or app name (SanitizeTitle),
-// masking inline secrets as it does when MaskSecrets is set.
+// masking inline secrets when MaskSecrets is set: a zero-width space
+// stands where something was removed, so masking sees a word boundary
+// there, and the second pass removes it.
 func (p Privacy) cleanText(raw string, max int) string {
 	if p.MaskSecrets == nil {
 		return SanitizeTitle(raw, max)
 	}
-	if max <= 0 {
-		max = DefaultMaxTitleLength
-	}
-	// A zero-width space stands where something was removed: masking
-	// sees a word boundary there, and the second pass removes it.
 	return SanitizeTitle(p.MaskSecrets(sanitizeTitle(raw, max+maskSlack, true)), max)
-}
-
-// title sanitizes, masks, caps and rewrites a window or tab title.
-func (p Privacy) title(raw string, max int) string {
-	return rewrite(p.cleanText(raw, max), p.TitleRules, func(s string) string { return SanitizeTitle(s, max) })
 }
 
 // App, Title and URL apply these rules as frames do ("" for a withheld
@@ -64,7 +56,13 @@ func (p Privacy) title(raw string, max int) string {
 func (p Privacy) App(raw string) string { return p.cleanText(raw, maxAppLength) }
 
 // Title: see App.
-func (p Privacy) Title(raw string) string { return p.title(raw, p.maxTitle()) }
+func (p Privacy) Title(raw string) string {
+	max := p.MaxTitleLength
+	if max <= 0 {
+		max = DefaultMaxTitleLength
+	}
+	return rewrite(p.cleanText(raw, max), p.TitleRules, func(s string) string { return SanitizeTitle(s, max) })
+}
 
 // URL: see App.
 func (p Privacy) URL(raw string) string { return rewrite(SanitizeURL(raw), p.URLRules, SanitizeURL) }
@@ -91,13 +89,6 @@ func rewrite(s string, rules []config.Rule, bound func(string) string) string {
 		s = bound(r.Pattern.ReplaceAllString(s, r.Replacement))
 	}
 	return s
-}
-
-func (p Privacy) maxTitle() int {
-	if p.MaxTitleLength <= 0 {
-		return DefaultMaxTitleLength
-	}
-	return p.MaxTitleLength
 }
 
 // SanitizeTitle makes an untrusted title safe to show: it removes terminal
