@@ -381,7 +381,7 @@ func TestTitleSecretsSurviveRemovedCharacters(t *testing.T) {
 	}
 	// Without a masker, sanitizing is unchanged (the frame's redactor
 	// masks later what it can still see).
-	if got := (Privacy{}).Title("key\u200b"+key); got != "key"+key {
+	if got := (Privacy{}).Title("key\u200b" + key); got != "key"+key {
 		t.Errorf("unmasked title %q", got)
 	}
 	// The cap counts no gap marks.
