@@ -275,11 +275,11 @@ func (r *Redactor) Text(s string) (string, bool) {
 		switch a := r.text[s[i]]; a {
 		case aNone:
 		case aLow:
-			return r.textView(s)
+			return r.mask(s, newView(s), 0)
 		case aHigh:
 			c, ok, size := decodeRune(s, i)
 			if ok && invisible.Hidden(c) {
-				return r.textView(s)
+				return r.mask(s, newView(s), 0)
 			}
 			i += size - 1
 		default:
@@ -291,30 +291,20 @@ func (r *Redactor) Text(s string) (string, bool) {
 	if first < 0 {
 		return s, false
 	}
-	out := s
-	if strings.Contains(s, "-----BEGIN ") {
-		if sp := r.pemSpans(s); sp != nil {
-			out, first = splice(s, sp, nil), 0
-		}
-	}
-	if sp := r.tokenSpans(out, first, nil); sp != nil {
-		out = splice(out, sp, nil)
-	}
-	return out, out != s
+	return r.mask(s, view{text: s}, first)
 }
 
-// textView is Text for a text with hidden characters: the patterns run
-// over its view, and what they mask is replaced in s.
-func (r *Redactor) textView(s string) (string, bool) {
-	v := newView(s)
+// mask runs the patterns over the view v of s from first on and replaces
+// what they match in s.
+func (r *Redactor) mask(s string, v view, first int) (string, bool) {
 	out := s
 	if strings.Contains(v.text, "-----BEGIN ") {
 		if sp := r.pemSpans(v.text); sp != nil {
-			out = splice(s, sp, v.cuts)
+			out, first = splice(s, sp, v.cuts), 0
 			v = newView(out)
 		}
 	}
-	if sp := r.tokenSpans(v.text, 0, v.cuts); sp != nil {
+	if sp := r.tokenSpans(v.text, first, v.cuts); sp != nil {
 		out = splice(out, sp, v.cuts)
 	}
 	return out, out != s
