@@ -15,9 +15,8 @@ import (
 	"github.com/awbridge/awbridge/upstream"
 )
 
-// activityTimeout bounds one activity call: a cold week from the real
-// Python aw-server takes seconds, a cold year minutes (each read has its
-// own deadline, activitywatch.history_timeout; the call reports progress).
+// activityTimeout bounds one activity call: a cold year from the real
+// aw-server takes minutes (each read has its own deadline).
 const activityTimeout = 10 * time.Minute
 
 // The tools that read ActivityWatch's history.
@@ -27,9 +26,8 @@ const (
 	toolHistory  = "nowframe_history"
 )
 
-// ReadsHistory reports whether tool reads ActivityWatch's stored events:
-// one of its reads may take up to activitywatch.history_timeout without
-// reporting progress.
+// ReadsHistory reports whether tool reads ActivityWatch's stored events
+// (a read may take up to activitywatch.history_timeout silently).
 func ReadsHistory(tool string) bool {
 	switch tool {
 	case ToolSummary, toolTimeline, toolHistory:
@@ -38,9 +36,7 @@ func ReadsHistory(tool string) bool {
 	return false
 }
 
-// zoneOf is the zone of the activity.timezone setting name, or when
-// unset the machine's (d.MachineZone, by default followed while the
-// process runs: activity.MachineZone).
+// zoneOf is the zone activity.timezone names, else the machine's.
 func zoneOf(name string, d Deps) (func() activity.Zone, error) {
 	if name != "" {
 		zone, err := activity.LoadZone(name)
@@ -63,8 +59,7 @@ func frameZone(zone func() activity.Zone) func(t time.Time) nowframe.Zone {
 	}
 }
 
-// periodParams are the period arguments the activity tools share
-// (ParseSpec checks them, lengths included).
+// periodParams are the period arguments the activity tools share.
 func periodParams(defaultPeriod string) []toolbus.Param {
 	return []toolbus.Param{
 		{Name: "period", Type: "string", Description: defaultPeriod + "yesterday|this_week|last_week|last_Nh|last_Nd"},
@@ -78,9 +73,8 @@ func intArg(call *toolbus.Call, name string) int {
 	return int(v)
 }
 
-// activityTools are the tools over ActivityWatch's history. Their
-// descriptions leave out dataNotInstructions to stay within the
-// tools/list budget: Instructions says it for every tool.
+// activityTools are the tools over ActivityWatch's history (without
+// dataNotInstructions, for the tools/list budget).
 func (e *Engine) activityTools() []*toolbus.Tool {
 	return []*toolbus.Tool{
 		{
@@ -154,8 +148,8 @@ func (e *Engine) runTimeline(ctx context.Context, call *toolbus.Call) (toolbus.R
 		q.MinBlockS = &n
 	}
 	if call.Compact {
-		// A page the bus's cap on arrays leaves whole, with the cursor to
-		// the next: compact shortens blocks, never drops them.
+		// A page the bus's cap on arrays leaves whole: compact shortens
+		// blocks, never drops them.
 		q.Limit = min(cmp.Or(q.Limit, activity.DefaultTimelineLimit), toolbus.CompactLimit)
 	}
 	tl, err := e.activity.Timeline(ctx, q)
@@ -172,20 +166,16 @@ func (e *Engine) runHistory(ctx context.Context, call *toolbus.Call) (toolbus.Re
 		Limit: intArg(call, "limit"), Progress: call.Progress,
 	}
 	if call.Compact {
-		// The newest switches, as many as the bus's cap on arrays keeps
-		// (it keeps an array's first: the oldest).
+		// The newest switches the bus's cap on arrays keeps.
 		q.Limit = min(cmp.Or(q.Limit, activity.DefaultHistoryLimit), toolbus.CompactLimit)
 	}
 	h, err := e.activity.History(ctx, q)
 	return e.activityResult(ctx, h, err)
 }
 
-// activityResult renders an activity result, or types its error: a bad
-// argument, or a period holding more events than a call reads, is a
-// ContractError InvalidArgument naming the argument;
-// ActivityWatch failing is classified as for frames (AwUnavailable, ...);
-// the call's own end is left to the bus (Timeout, Cancelled). The body is
-// redacted and bounded by the bus, as every result.
+// activityResult renders an activity result or types its error: a bad
+// argument or too dense a period is an InvalidArgument; ActivityWatch
+// failing is classified as for frames; the call's end is the bus's.
 func (e *Engine) activityResult(ctx context.Context, v any, err error) (toolbus.Result, error) {
 	circuit := e.histSrc.Circuit().String()
 	if err != nil {
@@ -199,16 +189,12 @@ func (e *Engine) activityResult(ctx context.Context, v any, err error) (toolbus.
 			return toolbus.Result{}, &toolbus.ToolError{Kind: toolbus.ContractError, Code: toolbus.CodeInvalidArgument,
 				Message: se.Error(), Details: map[string]any{"argument": se.Arg}}
 		case errors.As(err, &de):
-			// More events than a call holds (anything can write them):
-			// a shorter period answers, asking again does not.
 			return toolbus.Result{Circuit: circuit}, &toolbus.ToolError{Kind: toolbus.ContractError, Code: toolbus.CodeInvalidArgument,
 				Message: de.Error(), Hint: "ask a shorter period (a day, or some hours of it)",
 				Details: map[string]any{"argument": "period", "max_events": de.Max}}
 		case ctx.Err() != nil:
 			return toolbus.Result{Circuit: circuit}, ctx.Err()
 		case errors.As(err, &re) && answered(re):
-			// ActivityWatch answers: say what it failed to send, never
-			// "is it running?".
 			hint := hintHistoryFailed
 			if re.TimedOut() {
 				hint = hintHistorySlow

@@ -27,10 +27,9 @@ const (
 		"a period without that day may work"
 )
 
-// classifyAW sorts a failure of ActivityWatch for its source: a refused
-// API key or Host header is a misconfiguration (its own code, not
-// retryable, never opens the circuit); event reads that fail while the
-// server answers have their own code; anything else keeps AwUnavailable.
+// classifyAW sorts a failure of ActivityWatch: a refused API key or Host
+// header is a misconfiguration (never opens the circuit); failed event
+// reads have their own code; anything else keeps AwUnavailable.
 func classifyAW(err error) upstream.Class {
 	switch {
 	case errors.Is(err, aw.ErrHostRejected):
@@ -43,11 +42,9 @@ func classifyAW(err error) upstream.Class {
 	return upstream.Class{}
 }
 
-// classifyHistory sorts a failure of a history read as classifyAW does,
-// and marks the ones ActivityWatch answered (an HTTP status of its own, a
-// vanished bucket, a malformed or too large body) so they never open the
-// history's circuit: only a server that does not answer, or answers too
-// slowly, does.
+// classifyHistory is classifyAW, marking the failures ActivityWatch
+// answered (a status, a vanished bucket, a bad body): only a server that
+// does not answer, or too slowly, opens the history's circuit.
 func classifyHistory(err error) upstream.Class {
 	c := classifyAW(err)
 	switch aw.KindOf(err) {

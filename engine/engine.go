@@ -1,3 +1,6 @@
+// Package engine is the one per-process core: it owns the upstreams, the
+// frame builder, health and the tool bus, and Call is the single path for
+// MCP tools, direct methods and `awbridge call`.
 package engine
 
 import (
@@ -35,76 +38,55 @@ type Deps struct {
 	Config  config.Config
 	Logger  zerolog.Logger
 	Version string
-	// Now is the clock (default time.Now).
-	Now func() time.Time
-	// MachineZone is the machine's time zone at the time of a call
-	// (default: an activity.MachineZone, which follows TZ and
-	// /etc/localtime while the process runs); activity.timezone, when
-	// set, is used instead.
+	Now     func() time.Time // default time.Now
+	// MachineZone is the machine's zone at a call (default: an
+	// activity.MachineZone, following TZ and /etc/localtime), unless
+	// activity.timezone is set.
 	MachineZone func() activity.Zone
-	// Transport is the HTTP transport for both upstreams (default: the
-	// clients' own).
-	Transport http.RoundTripper
+	Transport   http.RoundTripper // for both upstreams (default: the clients')
 	// HealthFirstWait bounds how long the first health call waits for the
-	// first probe (default 500 ms; the terminal's `health` waits longer).
+	// first probe (default 500 ms).
 	HealthFirstWait time.Duration
-	// SocketPath is the service's socket, checked by preflight ("": not
-	// checked).
-	SocketPath string
-	// Protect checks the protected environment for health (nil: not
-	// configured).
-	Protect func() protect.Result
-	// Checks, when set, adds checks of whoever runs the engine to health
-	// at each refresh (serve's HTTP endpoint); they count like preflight's.
-	// It must be cheap and safe for concurrent use.
+	SocketPath      string                // checked by preflight ("": not)
+	Protect         func() protect.Result // nil: not configured
+	// Checks, when set, adds cheap checks of whoever runs the engine to
+	// health at each refresh; they count like preflight's.
 	Checks func() []health.Check
 }
 
 // Engine is the process's core. Safe for concurrent use; Close it once.
 type Engine struct {
-	deps  Deps
-	log   zerolog.Logger
-	awc   *aw.Client
-	awSrc *upstream.Source
-	// histSrc reads ActivityWatch's stored events for the activity tools:
-	// its own client, attempt timeout, deadline and breaker.
-	histSrc *upstream.Source
-	builder *nowframe.Builder
-	poller  *nowframe.Poller
-	// activity answers the activity tools from ActivityWatch's history.
-	activity *activity.Service
-	health   *health.Checker
-	state    *state.Store
-	// artifacts is the artifact store (disabled without a usable context
-	// root), pruned by the pass New starts and by Run.
-	artifacts *artifacts.Store
-	// frameZone is the zone of the person's local time at t:
-	// activity.timezone, else the machine's, followed.
+	deps      Deps
+	log       zerolog.Logger
+	awc       *aw.Client
+	awSrc     *upstream.Source
+	histSrc   *upstream.Source // the activity tools' reads: own client and breaker
+	builder   *nowframe.Builder
+	poller    *nowframe.Poller
+	activity  *activity.Service
+	health    *health.Checker
+	state     *state.Store
+	artifacts *artifacts.Store // disabled without a usable context root
 	frameZone func(t time.Time) nowframe.Zone
 	bus       *toolbus.Bus
 	// The prune pass New started waits for pruneStartDelay or for Close
-	// closing pruneNow; stopPrune cancels it, and it closes pruneDone
-	// when it ends (all nil when none started).
+	// closing pruneNow; stopPrune cancels it; it closes pruneDone (all nil
+	// when none started).
 	pruneNow  chan struct{}
 	stopPrune context.CancelFunc
 	pruneDone chan struct{}
 	// warmMaxAge is nowframe_build's default max_age_ms while the poller
-	// runs (0: build fresh unless the caller says otherwise).
+	// runs (0: fresh).
 	warmMaxAge atomic.Int64
 }
 
 // DirectMethods lists the direct JSON-RPC methods, answered with their
 // tool's bare result: the one place that says which methods are direct.
-// Each is its tool's name with '.' for the first '_' and an alias of it
-// (tools); mcp serves them (Options.DirectMethods) and Call refuses a
-// direct request for any other name.
+// Each is an alias of its tool (the name with '.' for the first '_').
 func DirectMethods() []string { return []string{"aw.get_state", "nowframe.build", "system.health"} }
 
-// New builds an Engine from deps, each piece after what it needs and
-// handed it: the clients and their sources, privacy and the redactor, the
-// artifact store, the frame builder and its poller, the activity service,
-// health, the state store, and last the tool bus over all of them. It
-// does no I/O beyond preflight checks.
+// New builds an Engine from deps, each piece after what it needs, the tool
+// bus last. It does no I/O beyond preflight checks.
 func New(d Deps) (*Engine, error) {
 	if d.Now == nil {
 		d.Now = time.Now
@@ -127,11 +109,10 @@ func New(d Deps) (*Engine, error) {
 	}
 	awSrc := upstream.New(upstream.Options{Name: "activitywatch", Code: toolbus.CodeAwUnavailable,
 		Configured: true, Deadline: c.AW.Timeout, Now: d.Now, Classify: classifyAW, OnChange: onChange})
-	// History reads have a client and a source of their own: one attempt
-	// lasts the whole deadline, so a read that timed out is never sent
-	// again to a server still busy with it (retries are for refused
-	// connections and 5xx), and their failures never open the live
-	// frame's circuit nor show in health.
+	// History reads have their own client and source: one attempt lasts
+	// the whole deadline (a timed-out read is never resent to a server
+	// still busy with it), and their failures never open the live frame's
+	// circuit nor show in health.
 	awOpts.AttemptTimeout = c.AW.HistoryTimeout
 	awHist, err := aw.New(awOpts)
 	if err != nil {
@@ -182,8 +163,7 @@ func New(d Deps) (*Engine, error) {
 	bopts := nowframe.Options{
 		AW: awc, AWSource: awSrc, SidecarSource: scSrc, Host: c.AW.Host,
 		Privacy: privacy, Now: d.Now, Zone: zoneAt,
-		// Every frame is redacted once, when it is rendered, not per call.
-		Redact: redactOnce,
+		Redact: redactOnce, // once per frame, not per call
 	}
 	if sc != nil {
 		bopts.Sidecar = sc
@@ -191,9 +171,6 @@ func New(d Deps) (*Engine, error) {
 	builder := nowframe.NewBuilder(bopts)
 	poller := nowframe.NewPoller(builder, nowframe.PollerOptions{Interval: c.Poll.Interval,
 		IdleInterval: c.Poll.IdleInterval, ActiveFor: c.Poll.ActiveFor, BucketListTTL: c.Poll.BucketListTTL})
-	// The activity tools read ActivityWatch's history through their own
-	// client and breaker (never the live frame's), in the zone of the
-	// call, with the frames' privacy.
 	act := activity.NewService(activity.ServiceOptions{
 		Fetcher: activity.FetcherOptions{AW: awHist, Source: histSrc, Host: c.AW.Host, Now: d.Now},
 		Zones:   zone, Privacy: privacy, MetaTTL: c.Poll.BucketListTTL,
@@ -204,9 +181,8 @@ func New(d Deps) (*Engine, error) {
 		preflight = append(preflight, health.Check{Name: "artifact_root", OK: false, Detail: err.Error()})
 	}
 	hopts := health.Options{
-		AWSource: awSrc,
-		// What a frame reads, not only /info: health and frames agree.
-		AWProbe:       builder.ReadAW,
+		AWSource:      awSrc,
+		AWProbe:       builder.ReadAW, // what a frame reads: health and frames agree
 		SidecarSource: scSrc,
 		Preflight:     append(preflight, socketCheck(d.SocketPath)...),
 		Live:          liveChecks(as, d.Checks),
@@ -214,7 +190,9 @@ func New(d Deps) (*Engine, error) {
 		FirstWait:     d.HealthFirstWait,
 		Protect:       d.Protect,
 		Redact:        redactOnce,
-		Settings:      healthSettings(c),
+		// Effective settings: a terminal asking the service sees what it
+		// uses (config refuses URLs with credentials or a query).
+		Settings: map[string]string{"activitywatch_url": c.AW.URL, "activitywatch_host": c.AW.Host, "sidecar_url": c.Sidecar.URL},
 	}
 	if sc != nil {
 		hopts.SidecarProbe = sc.Probe
@@ -234,7 +212,6 @@ func New(d Deps) (*Engine, error) {
 
 	e := &Engine{deps: d, log: d.Logger, awc: awc, awSrc: awSrc, histSrc: histSrc, builder: builder, poller: poller,
 		activity: act, health: health.New(hopts), state: st, artifacts: as, frameZone: zoneAt}
-	// The tools answer from everything above.
 	e.bus, err = toolbus.New(toolbus.Options{
 		ServerName: "awbridge", Now: d.Now, Redactor: red, State: st, Artifacts: as,
 		RateLimits: limits, MaxInFlight: c.Server.MaxInFlight,
@@ -246,13 +223,11 @@ func New(d Deps) (*Engine, error) {
 	return e, nil
 }
 
-// startPrune starts one prune pass in the background, if one is due
-// (artifacts.PruneIfDue: at most once per PruneEvery across the processes
-// sharing the context root), so that every process that writes artifacts
-// (serve, a stdio session, a terminal command) bounds them. It begins
-// pruneStartDelay later, or at Close when that comes first: a session's
-// first answers, and a terminal command's output, do not share the
-// process with it (a stdio session runs on one P). Close waits for it.
+// startPrune starts one prune pass in the background if one is due (at
+// most once per PruneEvery across the processes sharing the context
+// root), so every process that writes artifacts bounds them. It begins
+// pruneStartDelay later, or at Close, so a session's first answers do not
+// share the process with it. Close waits for it.
 func (e *Engine) startPrune() {
 	if !e.pruning() {
 		return
@@ -276,8 +251,8 @@ func (e *Engine) pruning() bool {
 	return e.artifacts.Enabled() && (e.deps.Config.Artifacts.MaxAge > 0 || e.deps.Config.Artifacts.MaxBytes > 0)
 }
 
-// openState opens the one state store of the process. A state dir that
-// cannot be used leaves the session scope working, with one warning.
+// openState opens the process's state store; an unusable state dir leaves
+// the session scope working, with one warning.
 func openState(c config.Config, red *redact.Redactor, log zerolog.Logger) (*state.Store, error) {
 	redactValue := toolbus.RedactValue(red)
 	st, warns, err := state.Open(state.Options{Dir: c.Paths.StateDir, Redact: redactValue})
@@ -299,10 +274,8 @@ func NewRedactor(c config.Config) *redact.Redactor {
 	return redact.New(redact.Options{MaxString: int(c.Limits.MaxStringBytes), ExtraKeys: protect.ParseList(c.Limits.SensitiveKeys)})
 }
 
-// logTransition logs a source going up or down: once per real
-// transition (upstream's hysteresis), never per call. Error texts carry
-// no titles or URLs (the clients keep event data out of them); a hint is
-// fixed text naming the setting to fix.
+// logTransition logs a source going up or down, once per transition.
+// Error texts carry no event data; a hint is fixed text.
 func logTransition(log zerolog.Logger) func(upstream.Status) {
 	return func(st upstream.Status) {
 		if st.OK {
@@ -322,15 +295,9 @@ func attemptTimeout(deadline time.Duration) time.Duration {
 	return max(deadline/2, 100*time.Millisecond)
 }
 
-// Run keeps the frame warm until ctx ends: a frame every poll.interval
-// while someone is subscribed to a resource or a call came in within
-// poll.active_for, else every poll.idle_interval; a change feed; and
-// nowframe_build answering from the warm frame when it is young enough
-// (2 s by default; an older one is built afresh). It also prunes the
-// artifacts (artifacts.max_age, artifacts.max_bytes) every PruneEvery, the
-// pass New started having done it once; a pass another process ran in the
-// meantime counts. The service runs it; a stdio session without a service
-// does not (its engine prunes once, when New starts it).
+// Run keeps the frame warm until ctx ends (the poller), nowframe_build
+// answering from a frame up to 2 s old, and prunes the artifacts every
+// PruneEvery. The service runs it; a stdio session without one does not.
 func (e *Engine) Run(ctx context.Context) error {
 	e.warmMaxAge.Store(2000)
 	defer e.warmMaxAge.Store(0)
@@ -345,21 +312,16 @@ func (e *Engine) Run(ctx context.Context) error {
 }
 
 // PruneEvery is how often the artifacts are pruned, by whichever process
-// sharing the context root comes first. A pass walks the run folders'
-// metadata only (no file is read).
+// sharing the context root comes first (a pass reads metadata only).
 const PruneEvery = 10 * time.Minute
 
-// pruneCheckEvery is how often Run checks whether a pass is due: the last
-// one may have been another process's.
-const pruneCheckEvery = PruneEvery / 4
-
-// pruneStartDelay is how long after New its prune pass begins, unless
-// Close comes first.
-const pruneStartDelay = time.Second
-
-// pruneCloseWait bounds how long Close waits for a prune pass to end
-// before it cancels it (a cancelled pass is run again by the next process).
-const pruneCloseWait = 2 * time.Second
+const (
+	pruneCheckEvery = PruneEvery / 4 // the last pass may have been another process's
+	pruneStartDelay = time.Second    // after New, unless Close comes first
+	// pruneCloseWait bounds how long Close waits for a pass before it
+	// cancels it (the next process runs it again).
+	pruneCloseWait = 2 * time.Second
+)
 
 // pruneArtifacts runs a pass whenever one is due until ctx ends.
 func (e *Engine) pruneArtifacts(ctx context.Context) {
@@ -375,8 +337,7 @@ func (e *Engine) pruneArtifacts(ctx context.Context) {
 	}
 }
 
-// prune runs a pass if one is due, logging what it removed (counts only:
-// run names come from callers).
+// prune runs a pass if one is due, logging counts (never run names).
 func (e *Engine) prune(ctx context.Context) {
 	st, ran, err := e.artifacts.PruneIfDue(ctx, PruneEvery)
 	switch {
@@ -396,13 +357,11 @@ func (e *Engine) prune(ctx context.Context) {
 	}
 }
 
-// Prime starts the first health probe in the background (a server calls
-// it at start, so the first system.health finds the answer ready).
+// Prime starts the first health probe in the background.
 func (e *Engine) Prime(ctx context.Context) { e.health.Prime(ctx) }
 
-// Close waits for background work (a health refresh, a prune pass: run
-// now if it has not begun, awaited at most pruneCloseWait, then cancelled)
-// to end and flushes state.
+// Close waits for background work (a prune pass is run now if it has not
+// begun, then cancelled after pruneCloseWait) and flushes state.
 func (e *Engine) Close() {
 	if e.pruneDone != nil {
 		close(e.pruneNow)
@@ -426,8 +385,7 @@ func (e *Engine) Close() {
 func (e *Engine) ToolsList(version string) json.RawMessage { return e.bus.ToolsList(version) }
 
 // liveChecks are the health checks of the running engine: artifact
-// writes failing (a context root that filled up or turned read-only
-// mid-run), then extra's.
+// writes failing, then extra's.
 func liveChecks(as *artifacts.Store, extra func() []health.Check) func() []health.Check {
 	return func() []health.Check {
 		var out []health.Check
@@ -483,8 +441,8 @@ func Preflight(c config.Config) []health.Check {
 	return checks
 }
 
-// socketCheck says whether the service's socket folder is usable: it
-// exists (or can be made) and is writable.
+// socketCheck says whether the socket's folder exists (or can be made)
+// and is writable.
 func socketCheck(path string) []health.Check {
 	if path == "" {
 		return nil

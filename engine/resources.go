@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/awbridge/awbridge/toolbus"
 )
 
@@ -23,9 +25,8 @@ func (e *Engine) ResourcesList() json.RawMessage {
 		`"description":"system.health's result. Subscribe to hear when a source goes up or down."}]}`)
 }
 
-// ReadResource returns resources/read's result for uri: the frame (warm
-// when younger than 2 s) or the health report, through the same pipeline
-// as the direct methods.
+// ReadResource returns resources/read's result for uri, through the
+// direct methods.
 func (e *Engine) ReadResource(ctx context.Context, uri string) (json.RawMessage, bool) {
 	var out toolbus.Response
 	switch uri {
@@ -61,12 +62,22 @@ func (e *Engine) ResourceChanged(uri string) <-chan struct{} {
 	return nil
 }
 
-// WatchResource says uri has a subscriber until release is called
-// (mcp.ResourceWatcher): the poller keeps its active rhythm meanwhile, so
-// changes are seen within poll.interval.
+// WatchResource says uri has a subscriber until release is called: the
+// poller keeps its active rhythm meanwhile.
 func (e *Engine) WatchResource(uri string) (release func()) {
 	if !e.KnownResource(uri) {
 		return func() {}
 	}
 	return e.poller.Watch()
+}
+
+// Warm returns a channel closed once Run has made its first attempt at a
+// frame.
+func (e *Engine) Warm() <-chan struct{} { return e.poller.Tried() }
+
+// HealthJSON is system.health's result as the tool answers it, and
+// whether it says healthy: what /healthz writes.
+func (e *Engine) HealthJSON(ctx context.Context) (body []byte, healthy bool) {
+	body, _, _ = e.health.Rendered(ctx)
+	return body, gjson.GetBytes(body, "status").Str == "healthy"
 }

@@ -27,21 +27,17 @@ type Prober interface {
 
 // Options configure a Builder.
 type Options struct {
-	AW       AWReader
-	AWSource *upstream.Source
-	// Sidecar may be nil when SidecarSource is not configured.
-	Sidecar       Prober
+	AW            AWReader
+	AWSource      *upstream.Source
+	Sidecar       Prober // nil when SidecarSource is not configured
 	SidecarSource *upstream.Source
-	// Host is the configured host whose buckets to read ("" = automatic).
-	Host    string
-	Privacy Privacy
-	// Now is the clock (default time.Now).
-	Now func() time.Time
-	// Zone, when set, is the zone the person's local time is in at t: the
-	// frame says it beside its UTC timestamp (nil: the frame has none).
+	Host          string // whose buckets to read ("" = automatic)
+	Privacy       Privacy
+	Now           func() time.Time // default time.Now
+	// Zone, when set, is the person's zone at t, named by the frame.
 	Zone func(t time.Time) Zone
-	// Redact, when set, redacts each frame's JSON once, when it is
-	// rendered, and returns where it changed it (paths, never values).
+	// Redact, when set, redacts each frame's JSON once, when rendered, and
+	// says where (paths, never values).
 	Redact func(frame []byte) (out []byte, redacted, bounded []string)
 }
 
@@ -80,9 +76,8 @@ type cachedProbe struct {
 }
 
 // SetReuse makes builds reuse ActivityWatch's bucket list and info for up
-// to awEvery, and the sidecar's probe for up to probeEvery (0: read them
-// every build). The poller sets it; asked-for frames then cost only the
-// event reads.
+// to awEvery, and the sidecar's probe for up to probeEvery (0: never).
+// The poller sets it.
 func (b *Builder) SetReuse(awEvery, probeEvery time.Duration) {
 	b.reuseAW.Store(int64(awEvery))
 	b.reuseProbe.Store(int64(probeEvery))
@@ -92,31 +87,24 @@ func (b *Builder) SetReuse(awEvery, probeEvery time.Duration) {
 func (b *Builder) AWDown() bool { return b.opts.AWSource.Circuit() == upstream.Open }
 
 // ProbeAW checks ActivityWatch as the circuit's half-open probe, even
-// during the cool-down: the poller's once-per-interval check of a source
-// that is down. It reads what a frame reads (ReadAW), so a server that
-// answers /info but fails the event reads is not taken for recovered.
+// during the cool-down, reading what a frame reads (ReadAW): a server
+// that answers /info but fails the event reads has not recovered.
 func (b *Builder) ProbeAW(ctx context.Context) error {
 	return b.opts.AWSource.Probe(ctx, b.ReadAW)
 }
 
-// ReadAW reads of ActivityWatch what a frame reads (server info, the
-// bucket list, the newest events of the selected buckets) without
-// building a frame, and returns the error a frame would report. Health
-// checks ActivityWatch with it, so health and frames agree on whether it
-// works. It does not go through the source: callers wrap it.
+// ReadAW reads what a frame reads of ActivityWatch without building one
+// and returns the error a frame would report, so health and frames agree.
+// It does not go through the source: callers wrap it.
 func (b *Builder) ReadAW(ctx context.Context) error {
 	_, err := b.fetchAW(ctx)
 	return err
 }
 
-// UnreadableError is the failure of a frame's ActivityWatch reads when
-// the server info and the bucket list were read but the events of some
-// selected buckets were not: those parts of the frame say "unreadable".
-// Its text is the cause's.
+// UnreadableError is the failure of a frame's reads when the info and the
+// bucket list were read but the events of some selected buckets were not.
 type UnreadableError struct {
-	// Buckets are the ids whose events could not be read (server data:
-	// never put them in a hint or a log message unredacted).
-	Buckets []string
+	Buckets []string // server data: never in a hint or log unredacted
 	Err     error
 }
 
@@ -126,8 +114,7 @@ func (e *UnreadableError) Error() string { return e.Err.Error() }
 func (e *UnreadableError) Unwrap() error { return e.Err }
 
 // selectionTTL is how long a bucket selection is trusted to fetch events
-// in parallel with a fresh bucket list. A bucket that vanished is noticed
-// in the same build and refetched.
+// in parallel with a fresh bucket list (a vanished bucket is refetched).
 const selectionTTL = 30 * time.Second
 
 type cachedSelection struct {
@@ -149,16 +136,15 @@ func NewBuilder(opts Options) *Builder {
 }
 
 // Changed returns a channel closed when the next frame shows the person
-// doing something else (app, title, URL or AFK status): the change feed
-// of subscriptions, one channel for every subscriber.
+// doing something else (app, title, URL or AFK status).
 func (b *Builder) Changed() <-chan struct{} {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.changed
 }
 
-// publish makes f the latest frame unless a newer one is (an older build
-// finished late), and closes Changed's channel when f shows a switch.
+// publish makes f the latest frame unless a newer one is, and closes
+// Changed's channel when f shows a switch.
 func (b *Builder) publish(f *Frame) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -173,8 +159,6 @@ func (b *Builder) publish(f *Frame) {
 	}
 }
 
-// switched reports whether what the person is doing differs between two
-// frames: app, title, URL or AFK status.
 func switched(a, b Now) bool {
 	return a.Window.App != b.Window.App || a.Window.Title != b.Window.Title || a.Window.Excluded != b.Window.Excluded ||
 		a.Browser.URL != b.Browser.URL || a.Browser.Focused != b.Browser.Focused || a.AFK.Status != b.AFK.Status
@@ -195,15 +179,12 @@ func (b *Builder) Get(ctx context.Context, maxAge time.Duration) (f *Frame, cach
 	return b.Build(ctx), false
 }
 
-// Build assembles a fresh frame. A build already under way when Build is
-// called is joined rather than repeated. The build itself never fails: a
-// source that failed leaves its fields null and says why in Sources. Build
-// returns nil when ctx ends first; the build goes on (bounded by the
-// sources' deadlines) for whoever else waits, and Close waits for it.
+// Build assembles a fresh frame, joining a build under way. A source that
+// failed leaves its fields null and says why in Sources. Build returns nil
+// when ctx ends first; the build goes on for whoever else waits.
 func (b *Builder) Build(ctx context.Context) *Frame { return b.BuildFor(ctx, CauseRequest) }
 
-// Why a frame was built (the frame's built_for; the caller's reason is
-// separate).
+// Why a frame was built (its built_for).
 const (
 	CauseRequest = "request" // a caller asked for a fresh frame
 	CausePoll    = "poll"    // the poller's tick
@@ -251,8 +232,7 @@ func (b *Builder) run(ctx context.Context, fl *flight, cause string) {
 	close(fl.done)
 }
 
-// Close stops a build under way (the process is exiting: a slow source
-// must not hold it) and waits for it. Safe to call more than once.
+// Close stops a build under way and waits for it. Idempotent.
 func (b *Builder) Close() {
 	b.closeOnce.Do(func() { close(b.quit) })
 	b.wg.Wait()
@@ -302,7 +282,9 @@ func (b *Builder) build(ctx context.Context, cause string) *Frame {
 	}
 	wg.Wait()
 
-	now := b.opts.Now()
+	// Milliseconds, as ActivityWatch's own times: finer digits cost the
+	// answer bytes and tell a reader nothing.
+	now := b.opts.Now().Truncate(time.Millisecond)
 	var refused *upstream.Error
 	f := &Frame{
 		Version:   b.version.Add(1),
@@ -327,7 +309,6 @@ func (b *Builder) build(ctx context.Context, cause string) *Frame {
 	f.Sources.ActivityWatch = report(b.opts.AWSource, awErr)
 	f.Sources.Sidecar = report(b.opts.SidecarSource, scErr)
 	if err := f.render(b.opts.Redact); err != nil {
-		// Every field is a plain value; this cannot happen short of a bug.
 		panic("nowframe: rendering a frame: " + err.Error())
 	}
 	b.publish(f)
@@ -354,13 +335,10 @@ func report(src *upstream.Source, err error) SourceReport {
 // eventsLimit is how many of the newest events are read per bucket.
 const eventsLimit = 2
 
-// readNewest reads the newest events of a bucket: the eventsLimit newest,
-// and when every one of them starts beyond the future tolerance (events
-// dated ahead, which ActivityWatch lists first for as long as they exist),
-// the newest up to now plus the tolerance as well, so the current event is
-// found however many future ones there are. The future events read first
-// are kept, for the frame to flag them (ComputeNow never takes them as
-// now).
+// readNewest reads a bucket's eventsLimit newest events and, when all of
+// them start beyond the future tolerance (ActivityWatch lists events dated
+// ahead first), the newest up to then too, so the current event is found;
+// the future ones are kept for the frame to flag.
 func (b *Builder) readNewest(ctx context.Context, id string) ([]aw.Event, error) {
 	evs, err := b.opts.AW.Events(ctx, id, aw.EventQuery{Limit: eventsLimit})
 	if err != nil || len(evs) < eventsLimit {
@@ -372,8 +350,6 @@ func (b *Builder) readNewest(ctx context.Context, id string) ([]aw.Event, error)
 			return evs, nil
 		}
 	}
-	// aw-server leaves out the events that start after end and clips
-	// those that end after it.
 	cur, err := b.opts.AW.Events(ctx, id, aw.EventQuery{Limit: eventsLimit, End: limit})
 	if err != nil {
 		return nil, err
@@ -383,11 +359,9 @@ func (b *Builder) readNewest(ctx context.Context, id string) ([]aw.Event, error)
 
 // fetchAW reads info, the bucket list and the newest events of the
 // selected buckets. While reusing (SetReuse), a cached info and bucket
-// list that selected a window bucket cost only the event reads; without a
-// window bucket, or when an event read fails (a bucket deleted: 404;
-// ActivityWatch down), everything is read again at once, so a new bucket
-// is seen in the next frame and a down server is never hidden behind a
-// cached info. With a trusted bucket selection, all of it runs in
+// list with a window bucket cost only the event reads; when one fails
+// everything is read again at once, so a down server is never hidden
+// behind a cached info. With a trusted selection, all reads run in
 // parallel; otherwise the events wait for the bucket list.
 func (b *Builder) fetchAW(ctx context.Context) (awPart, error) {
 	if c := b.lastAW.Load(); c != nil && c.sel.Window != "" && b.opts.Now().Sub(c.at) < time.Duration(b.reuseAW.Load()) {
@@ -438,8 +412,6 @@ func (b *Builder) fetchAll(ctx context.Context) (awPart, error) {
 		part.window, part.afk, part.web = early.window, early.afk, early.web
 		return part, infoErr
 	}
-	// First build, a changed selection, or a bucket vanished: read the
-	// events of the buckets that exist now.
 	err := b.fetchEvents(ctx, part.sel, &part)
 	if err != nil && infoErr == nil {
 		err = &UnreadableError{Buckets: slices.Clone(part.failed), Err: err}

@@ -308,7 +308,7 @@ func TestSidecarFailingWhileItsProbeIsReused(t *testing.T) {
 		!strings.Contains(*f.Sources.Sidecar.Error, "not a JSON object") || !f.Sources.ActivityWatch.OK {
 		t.Fatalf("after the reuse window: probe %s, %+v", f.Probe, f.Sources.Sidecar)
 	}
-	if !strings.Contains(string(f.AppendJSON(nil, "r")), `"omni_probe":null`) {
+	if !strings.Contains(string(body(f, "r")), `"omni_probe":null`) {
 		t.Fatal("the rendered frame does not say omni_probe null")
 	}
 	// The failure dropped the cached answer: the next build reads again.
@@ -369,3 +369,5 @@ func TestFrameSourceCarriesTheFailureCode(t *testing.T) {
 		t.Fatalf("an unconfigured sidecar has a code: %+v", f.Sources.Sidecar)
 	}
 }
+
+func body(f *Frame, reason string) []byte { b, _, _ := f.JSON(reason, false); return b }

@@ -8,21 +8,17 @@ import (
 	"github.com/awbridge/awbridge/internal/jsonw"
 )
 
-// SourceReport is one source's part in a frame.
-//
-// A source the person never configured is {"configured":false} alone:
-// its other members would say nothing.
+// SourceReport is one source's part in a frame; a source the person never
+// configured is {"configured":false} alone.
 type SourceReport struct {
 	Configured bool    `json:"configured"`
 	OK         bool    `json:"ok"`
 	LatencyMs  float64 `json:"latency_ms"`
-	// Error is why this source's fields are null; absent when it worked.
-	Error *string `json:"error,omitempty"`
-	// Code is the failure's stable code (AwUnavailable, AwAuthFailed,
-	// AwHostRejected, AwEventsUnreadable, CircuitOpen, ...); absent when
-	// the source worked.
-	Code    string `json:"code,omitempty"`
-	Circuit string `json:"circuit"`
+	// Error is why this source's fields are null, Code its stable code
+	// (AwUnavailable, CircuitOpen, ...); absent when it worked.
+	Error   *string `json:"error,omitempty"`
+	Code    string  `json:"code,omitempty"`
+	Circuit string  `json:"circuit"`
 }
 
 // MarshalJSON renders r; an unconfigured source as {"configured":false}.
@@ -40,60 +36,61 @@ type Sources struct {
 	Sidecar       SourceReport `json:"sidecar"`
 }
 
-// Zone is a time zone as a frame names it: what a reader needs to turn
-// the frame's UTC times into the person's local time.
+// Zone is the person's time zone, which turns a frame's UTC times into
+// local time.
 type Zone struct {
-	// Name is the IANA name ("Europe/Berlin"), "Local" when unknown.
-	Name string `json:"name"`
-	// UTCOffset is the zone's offset at the frame's timestamp ("+01:00";
-	// "Etc/GMT+9" is "-09:00").
-	UTCOffset string `json:"utc_offset"`
+	Name      string `json:"name"`       // IANA name; "Local" when unknown
+	UTCOffset string `json:"utc_offset"` // at the frame's timestamp: "+01:00"
 }
 
 // Frame is one assembled nowframe. Immutable once built: share it freely.
 type Frame struct {
-	// Version increases with every frame the builder makes.
-	Version   uint64
+	Version   uint64 // increases with every frame the builder makes
 	Timestamp time.Time
-	// Zone is the person's zone at Timestamp; nil when not known.
-	Zone    *Zone
-	Info    *aw.Info
-	Buckets map[string]aw.Bucket
-	Probe   json.RawMessage
-	Now     Now
-	Sources Sources
-	// Redactions and Bounded list where the frame was redacted and where a
-	// long string was bounded (paths, never values).
-	Redactions, Bounded []string
-	// Cause is why it was built: CauseRequest or CausePoll.
-	Cause string
+	Zone      *Zone // nil when not known
+	Info      *aw.Info
+	Buckets   map[string]aw.Bucket
+	Probe     json.RawMessage
+	Now       Now
+	Sources   Sources
+	Cause     string // CauseRequest or CausePoll
 
-	head, tail []byte // rendered JSON around "reason"
+	head          []byte // rendered JSON before the reason
+	full, compact rendered
+}
 
-	// compactTail is the compact answer after "reason" (see
-	// AppendCompactJSON); CompactRedactions and CompactBounded are its
-	// Redactions and Bounded.
-	compactTail                       []byte
-	CompactRedactions, CompactBounded []string
+// rendered is an answer after the reason, and where it was redacted and
+// where a long string was bounded (paths, never values).
+type rendered struct {
+	tail                []byte
+	redactions, bounded []string
+}
+
+func renderTail(v any, redact func([]byte) ([]byte, []string, []string)) (r rendered, err error) {
+	if r.tail, err = json.Marshal(v); err != nil {
+		return r, err
+	}
+	if redact != nil {
+		r.tail, r.redactions, r.bounded = redact(r.tail)
+	}
+	r.tail[0] = ',' // continue the object after "reason"
+	return r, nil
 }
 
 // Age is how old the frame is at t.
 func (f *Frame) Age(t time.Time) time.Duration { return t.Sub(f.Timestamp) }
 
-// render pre-renders the frame's JSON once; AppendJSON splices the reason.
-func (f *Frame) render(redact func([]byte) (out []byte, redacted, bounded []string)) error {
-	head := []byte(`{"timestamp":`)
-	head = jsonw.AppendString(head, f.Timestamp.UTC().Format(time.RFC3339Nano))
-	if f.Zone != nil {
-		// Beside the UTC timestamp, in both modes: what turns the frame's
-		// times into the person's local time ("since 14:05").
-		head = append(head, `,"timezone":{"name":`...)
-		head = jsonw.AppendString(head, f.Zone.Name)
-		head = append(head, `,"utc_offset":`...)
-		head = jsonw.AppendString(head, f.Zone.UTCOffset)
-		head = append(head, '}')
+// render pre-renders and redacts the frame's answers once; JSON splices
+// the reason.
+func (f *Frame) render(redact func([]byte) (out []byte, redacted, bounded []string)) (err error) {
+	f.head, err = json.Marshal(struct {
+		Timestamp time.Time `json:"timestamp"`
+		Zone      *Zone     `json:"timezone,omitempty"`
+	}{f.Timestamp.UTC(), f.Zone})
+	if err != nil {
+		return err
 	}
-	head = append(head, `,"reason":`...)
+	f.head = append(f.head[:len(f.head)-1], `,"reason":`...)
 	rest := struct {
 		AWInfo    *aw.Info                  `json:"aw_info"`
 		AWBuckets map[string]renderedBucket `json:"aw_buckets"`
@@ -106,43 +103,33 @@ func (f *Frame) render(redact func([]byte) (out []byte, redacted, bounded []stri
 	if rest.OmniProbe == nil {
 		rest.OmniProbe = json.RawMessage("null")
 	}
-	b, err := json.Marshal(rest)
-	if err != nil {
+	if f.full, err = renderTail(rest, redact); err != nil {
 		return err
 	}
-	if redact != nil {
-		b, f.Redactions, f.Bounded = redact(b)
-	}
-	b[0] = ',' // continue the object after "reason"
-	f.head, f.tail = head, b
-
-	c, err := json.Marshal(struct {
+	f.compact, err = renderTail(struct {
 		Now     compactNow               `json:"now"`
 		Sources map[string]compactSource `json:"sources"`
 	}{f.Now.compact(), map[string]compactSource{
-		"activitywatch": f.Sources.ActivityWatch.compact(), "sidecar": f.Sources.Sidecar.compact()}})
-	if err != nil {
-		return err
-	}
-	if redact != nil {
-		c, f.CompactRedactions, f.CompactBounded = redact(c)
-	}
-	c[0] = ','
-	f.compactTail = c
-	return nil
+		"activitywatch": f.Sources.ActivityWatch.compact(), "sidecar": f.Sources.Sidecar.compact()}}, redact)
+	return err
 }
 
-// AppendCompactJSON appends the compact answer (response_mode compact):
-// what answers "what is the person doing" and how fresh it is, and each
-// source's status; no server info, bucket listings, probe payload,
-// selection or notes. Rendered and redacted once per frame, as AppendJSON.
-func (f *Frame) AppendCompactJSON(dst []byte, reason string) []byte {
-	dst = append(dst, f.head...)
-	dst = jsonw.AppendString(dst, reason)
-	return append(dst, f.compactTail...)
+// JSON returns the nowframe.build result with the caller's reason, and
+// where it was redacted and bounded; at a copy's cost. The compact answer
+// (response_mode compact) says what the person is doing, how fresh it is
+// and each source's status: no server info, buckets, probe, selection or
+// notes.
+func (f *Frame) JSON(reason string, compact bool) (body []byte, redactions, bounded []string) {
+	r := f.full
+	if compact {
+		r = f.compact
+	}
+	body = append(make([]byte, 0, len(f.head)+len(reason)+8+len(r.tail)), f.head...)
+	body = jsonw.AppendString(body, reason)
+	return append(body, r.tail...), r.redactions, r.bounded
 }
 
-// compactNow is Now without its raw listings: summary, staleness, and per
+// compactNow is Now without its listings: summary, staleness, and per
 // source what it shows, since when and how old it is.
 type compactNow struct {
 	Summary string          `json:"summary"`
@@ -152,8 +139,7 @@ type compactNow struct {
 	AFK     compactActivity `json:"afk"`
 }
 
-// compactActivity is one source of compactNow; what does not apply is
-// left out.
+// compactActivity is one source of compactNow.
 type compactActivity struct {
 	Status         string     `json:"status,omitempty"` // AFK only
 	Focused        *bool      `json:"focused,omitempty"`
@@ -207,8 +193,7 @@ func (r SourceReport) compact() compactSource {
 	return compactSource{OK: &r.OK, Error: r.Error, Code: r.Code}
 }
 
-// renderedBucket is a bucket as the frame shows it: aw-server's fields,
-// without a null name or empty data (most buckets have neither).
+// renderedBucket is a bucket without a null name or empty data.
 type renderedBucket struct {
 	ID          string          `json:"id"`
 	Created     time.Time       `json:"created"`
@@ -233,15 +218,4 @@ func renderBuckets(bs map[string]aw.Bucket) map[string]renderedBucket {
 		out[id] = r
 	}
 	return out
-}
-
-// Size is an upper bound of the frame's JSON length for a short reason.
-func (f *Frame) Size() int { return len(f.head) + len(f.tail) + 256 }
-
-// AppendJSON appends the frame as the nowframe.build result, with
-// the caller's reason. It costs a copy, not a re-encoding.
-func (f *Frame) AppendJSON(dst []byte, reason string) []byte {
-	dst = append(dst, f.head...)
-	dst = jsonw.AppendString(dst, reason)
-	return append(dst, f.tail...)
 }

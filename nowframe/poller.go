@@ -8,32 +8,25 @@ import (
 	"time"
 )
 
-// PollerOptions configure a Poller.
+// PollerOptions configure a Poller (config's poll settings). Intervals
+// are jittered by up to a tenth.
 type PollerOptions struct {
-	// Interval between frames while active (default 1 s), jittered by up
-	// to a tenth: while someone watches (Watch) or a call came in (Touch)
-	// within ActiveFor.
-	Interval time.Duration
-	// IdleInterval between frames at rest (default 30 s), jittered alike.
-	IdleInterval time.Duration
-	// ActiveFor is how long after a call the active rhythm holds
-	// (default 5 min).
-	ActiveFor time.Duration
+	// Interval between frames while active: while someone watches (Watch)
+	// or a call came in (Touch) within ActiveFor; IdleInterval otherwise.
+	Interval, IdleInterval, ActiveFor time.Duration
 	// BucketListTTL is how long builds reuse ActivityWatch's server info
-	// and bucket list while Run runs (default 10 s; see SetReuse).
+	// and bucket list while Run runs (see SetReuse).
 	BucketListTTL time.Duration
 }
 
-// Poller keeps the builder's latest frame (and so its change feed) warm:
-// one frame per interval while someone is watching or a call came in
-// lately, one per idle interval otherwise. Safe for concurrent
-// use; Run is called at most once and returns when its ctx ends.
+// Poller keeps the builder's latest frame (and its change feed) warm.
+// Safe for concurrent use; Run is called at most once.
 type Poller struct {
 	b    *Builder
 	opts PollerOptions
 
-	// The rhythm: measured on the monotonic clock from epoch, whatever
-	// the builder's clock says (a fake clock in tests must not stop it).
+	// The rhythm runs on the monotonic clock from epoch, whatever the
+	// builder's clock says.
 	epoch    time.Time
 	lastCall atomic.Int64 // time since epoch of the last Touch, +1; 0: none
 	watchers atomic.Int64
@@ -43,26 +36,13 @@ type Poller struct {
 	tried chan struct{} // closed after Run's first attempt
 }
 
-// NewPoller returns a Poller over b.
+// NewPoller returns a Poller over b; every option must be positive.
 func NewPoller(b *Builder, opts PollerOptions) *Poller {
-	if opts.Interval <= 0 {
-		opts.Interval = time.Second
-	}
-	if opts.IdleInterval <= 0 {
-		opts.IdleInterval = 30 * time.Second
-	}
-	if opts.ActiveFor <= 0 {
-		opts.ActiveFor = 5 * time.Minute
-	}
-	if opts.BucketListTTL <= 0 {
-		opts.BucketListTTL = 10 * time.Second
-	}
 	return &Poller{b: b, opts: opts, tried: make(chan struct{}), epoch: time.Now(), wake: make(chan struct{}, 1)}
 }
 
-// Touch says a call came in: the active rhythm holds for ActiveFor from
-// now, and a poller at rest wakes to build its next frame one Interval
-// after its last. Cheap enough for every call.
+// Touch says a call came in: the active rhythm holds for ActiveFor, and a
+// poller at rest builds its next frame one Interval after its last.
 func (p *Poller) Touch() {
 	// Stored before idle is read, as Run stores idle before it reads
 	// lastCall: one of the two sees the other.
@@ -73,8 +53,7 @@ func (p *Poller) Touch() {
 }
 
 // Watch says someone watches the frame or health (a subscription): the
-// active rhythm holds until release is called (once; more calls do
-// nothing).
+// active rhythm holds until release is called (idempotent).
 func (p *Poller) Watch() (release func()) {
 	p.watchers.Add(1)
 	if p.idle.Load() {
@@ -84,8 +63,8 @@ func (p *Poller) Watch() (release func()) {
 	return func() { once.Do(func() { p.watchers.Add(-1) }) }
 }
 
-// Active reports whether the poller keeps the active rhythm: someone
-// watches, or a call came in within ActiveFor.
+// Active reports whether someone watches or a call came in within
+// ActiveFor.
 func (p *Poller) Active() bool {
 	if p.watchers.Load() > 0 {
 		return true
@@ -101,18 +80,13 @@ func (p *Poller) poke() {
 	}
 }
 
-// Tried returns a channel closed once Run has made its first attempt (a
-// frame built, or ActivityWatch found down), so a server can answer its
-// first caller from a warm frame.
+// Tried returns a channel closed once Run has made its first attempt.
 func (p *Poller) Tried() <-chan struct{} { return p.tried }
 
 // Run builds frames until ctx ends: every Interval while Active, else
-// every IdleInterval; a call or a watcher arriving at rest brings the
-// next frame forward to one Interval after the last. It reads the bucket
-// list and server info every BucketListTTL and the sidecar every 5 s
-// (SetReuse). A build is bounded by the sources' own deadlines. While
-// ActivityWatch is down (its circuit open) each tick only probes it, so
-// it is noticed within one interval of its return.
+// every IdleInterval. It reads the bucket list and server info every
+// BucketListTTL and the sidecar every 5 s (SetReuse). While ActivityWatch
+// is down each tick only probes it.
 func (p *Poller) Run(ctx context.Context) error {
 	p.b.SetReuse(p.opts.BucketListTTL, 5*time.Second)
 	defer p.b.SetReuse(0, 0)
@@ -140,8 +114,6 @@ func (p *Poller) Run(ctx context.Context) error {
 			return nil
 		}
 		last = time.Now()
-		// A source that is down is checked once per interval, cheaply;
-		// the full read resumes as soon as it answers.
 		if !p.b.AWDown() || p.b.ProbeAW(ctx) == nil {
 			p.b.BuildFor(ctx, CausePoll)
 		}

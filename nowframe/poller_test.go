@@ -11,6 +11,9 @@ import (
 	"github.com/awbridge/awbridge/upstream"
 )
 
+// testPoll are config's default poll settings.
+var testPoll = PollerOptions{Interval: time.Second, IdleInterval: 30 * time.Second, ActiveFor: 5 * time.Minute, BucketListTTL: 10 * time.Second}
+
 func frameWith(v uint64, at time.Time, app, title, url, afk string) *Frame {
 	f := &Frame{Version: v, Timestamp: at}
 	f.Now.Window.App, f.Now.Window.Title = app, title
@@ -61,7 +64,7 @@ func TestPollerRunStopsWithItsContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	done := make(chan error)
-	go func() { done <- NewPoller(b, PollerOptions{}).Run(ctx) }()
+	go func() { done <- NewPoller(b, testPoll).Run(ctx) }()
 	select {
 	case err := <-done:
 		if err != nil {

@@ -10,79 +10,59 @@ import (
 	"github.com/awbridge/awbridge/internal/invisible"
 )
 
-// DefaultMaxTitleLength is the default bound on a title, in runes.
-const DefaultMaxTitleLength = 300
+// Bounds of what a frame shows.
+const (
+	DefaultMaxTitleLength = 300      // runes of a title
+	MaxURLLength          = 512      // bytes of a sanitized URL, "…" included
+	maxURLInput           = 64 << 10 // a longer raw URL is withheld unparsed
+	maxSchemeLength       = 32       // a longer "scheme" is data (a fuzz finding)
+	maxAppLength          = 100      // runes of an application name
+)
 
-// MaxURLLength bounds a sanitized URL, in bytes (truncation included).
-const MaxURLLength = 512
-
-// maxURLInput is the longest raw URL that is parsed at all; a longer one
-// is withheld.
-const maxURLInput = 64 << 10
-
-// maxSchemeLength bounds a URL scheme: real ones are short, and a long
-// "scheme" is data (a fuzz finding: it escaped MaxURLLength).
-const maxSchemeLength = 32
-
-// maxAppLength bounds an application name, in runes.
-const maxAppLength = 100
-
-// Privacy are the privacy defaults applied, once, by ComputeNow. A plain
-// value.
+// Privacy are the privacy defaults ComputeNow applies, once. A plain value.
 type Privacy struct {
-	// MaxTitleLength bounds window and tab titles, in runes; default 300
-	// when <= 0.
-	MaxTitleLength int
-	// ExcludeApps are apps (compared case-insensitively, with or without
-	// ".exe") whose windows are excluded like a password manager's.
+	MaxTitleLength int // runes; DefaultMaxTitleLength when <= 0
+	// ExcludeApps are apps (case-insensitive, ".exe" optional) whose
+	// windows are excluded like a password manager's.
 	ExcludeApps []string
 	// TitleRules and URLRules rewrite titles and URLs after the defaults.
 	TitleRules, URLRules []config.Rule
-	// MaskSecrets, when set, masks inline secrets in a text (awbridge's
-	// redactor). Titles and app names are masked while sanitizing, where
-	// a removed invisible character or escape sequence still separates
-	// words: "key<U+200B>sk-ant-..." would otherwise read "keysk-ant-..."
-	// once sanitized, a key glued to a word, which no later pass can tell
-	// from one. It must be safe for concurrent use.
+	// MaskSecrets, when set, masks inline secrets (the redactor; safe for
+	// concurrent use). Titles are masked while sanitizing, where a removed
+	// invisible character still separates words: "key<U+200B>sk-ant-..."
+	// would otherwise read as a key glued to a word once sanitized.
 	MaskSecrets func(string) string
 }
 
 // maskSlack is how many runes past the cap a title is masked over before
-// it is cut: more than the longest text any secret pattern needs to
-// match (a PEM header with its 40-character label is the longest, about
-// 75), so a secret that straddles the cap is recognised whole and masked
-// rather than cut too short to match and shown in part.
+// it is cut: more than the longest secret pattern needs (a PEM header,
+// ~75), so a secret straddling the cap is masked whole, not shown in part.
 const maskSlack = 128
 
 // cleanText sanitizes an untrusted title or app name (SanitizeTitle),
-// masking inline secrets as it does when MaskSecrets is set.
+// masking inline secrets when MaskSecrets is set: a zero-width space
+// stands where something was removed, so masking sees a word boundary
+// there, and the second pass removes it.
 func (p Privacy) cleanText(raw string, max int) string {
 	if p.MaskSecrets == nil {
 		return SanitizeTitle(raw, max)
 	}
-	if max <= 0 {
-		max = DefaultMaxTitleLength
-	}
-	// Where something was removed, a zero-width space stands in for it:
-	// the masking sees a word boundary there (and looks through it inside
-	// a key), and the second pass removes it. Masking runs before the cut
-	// to max, over maskSlack runes more.
 	return SanitizeTitle(p.MaskSecrets(sanitizeTitle(raw, max+maskSlack, true)), max)
 }
 
-// title sanitizes, masks, caps and rewrites a window or tab title.
-func (p Privacy) title(raw string, max int) string {
-	return rewrite(p.cleanText(raw, max), p.TitleRules, func(s string) string { return SanitizeTitle(s, max) })
-}
-
-// App, Title and URL apply these rules to an application name, a window
-// or tab title and a URL exactly as frames do ("" for a URL that is
-// withheld); Excluded reports an app of ExcludeApps. Activity over time
-// (package activity) shows stored events through them.
+// App, Title and URL apply these rules as frames do ("" for a withheld
+// URL); Excluded reports an app of ExcludeApps. Package activity shows
+// stored events through them.
 func (p Privacy) App(raw string) string { return p.cleanText(raw, maxAppLength) }
 
 // Title: see App.
-func (p Privacy) Title(raw string) string { return p.title(raw, p.maxTitle()) }
+func (p Privacy) Title(raw string) string {
+	max := p.MaxTitleLength
+	if max <= 0 {
+		max = DefaultMaxTitleLength
+	}
+	return rewrite(p.cleanText(raw, max), p.TitleRules, func(s string) string { return SanitizeTitle(s, max) })
+}
 
 // URL: see App.
 func (p Privacy) URL(raw string) string { return rewrite(SanitizeURL(raw), p.URLRules, SanitizeURL) }
@@ -98,10 +78,9 @@ func (p Privacy) Excluded(app string) bool {
 	return false
 }
 
-// rewrite applies rules to s in order, bounding the result after each
-// one: a rule may multiply a bounded text by its replacement once, but the
+// rewrite applies rules to s in order, bounding the result after each, so
 // rules never compound (an empty pattern with a long replacement, twice,
-// would otherwise grow a 300-character title to hundreds of MiB).
+// would grow a title to hundreds of MiB).
 func rewrite(s string, rules []config.Rule, bound func(string) string) string {
 	if s == "" || len(rules) == 0 {
 		return s
@@ -112,25 +91,12 @@ func rewrite(s string, rules []config.Rule, bound func(string) string) string {
 	return s
 }
 
-func (p Privacy) maxTitle() int {
-	if p.MaxTitleLength <= 0 {
-		return DefaultMaxTitleLength
-	}
-	return p.MaxTitleLength
-}
-
 // SanitizeTitle makes an untrusted title safe to show: it removes terminal
-// escape sequences and every invisible character (invisible.StripAt:
-// control characters, format characters such as bidi overrides,
-// zero-width spaces, the BOM and tag characters, a joiner between two
-// letters, default-ignorables such as variation selectors and Hangul
-// fillers, noncharacters; the emoji presentation selectors and the
-// joiners in place, inside an emoji ZWJ sequence or a Persian or Indic
-// word, stay), replaces invalid UTF-8
-// with U+FFFD, turns every run of whitespace (tabs and line breaks
-// included) into one space, trims, and caps the result at max runes
-// (DefaultMaxTitleLength when max <= 0) followed by "…" when cut. Its
-// work is bounded by the output, not the input.
+// escape sequences and invisible characters (invisible.StripAt), replaces
+// invalid UTF-8 with U+FFFD, turns every run of whitespace into one
+// space, trims, and caps the result at max runes (DefaultMaxTitleLength
+// when max <= 0) followed by "…" when cut. Its work is bounded by the
+// output, not the input.
 func SanitizeTitle(s string, max int) string { return sanitizeTitle(s, max, false) }
 
 // gapMark stands, in sanitizeTitle's marked output, for what was removed
@@ -290,15 +256,12 @@ var opaqueSchemes = map[string]bool{
 }
 
 // SanitizeURL keeps scheme://host[:port]/path of an untrusted URL and
-// drops the query string, fragment, userinfo and path parameters (the
-// ";name=value" of a segment, such as ";jsessionid=...": they carry
-// sessions and state as a query does). URLs that carry their
-// content inline (data:, javascript:, blob:, about:, mailto:, any URL
-// without an authority) become just "scheme:". The result is at most
-// MaxURLLength bytes, ASCII, ending in "…" when cut. A URL that does not
-// parse, has no scheme, a scheme longer than 32 bytes or an unusual host
-// becomes "": the caller reports
-// it as redacted.
+// drops the query, fragment, userinfo and path parameters (";jsessionid=",
+// state as a query is). URLs that carry their content inline (data:,
+// javascript:, mailto:, any URL without an authority) become "scheme:".
+// The result is ASCII, at most MaxURLLength bytes, ending in "…" when
+// cut. A URL that does not parse, has no or a long scheme or an unusual
+// host becomes "": the caller reports it as redacted.
 func SanitizeURL(raw string) string {
 	raw = strings.TrimSpace(raw)
 	if raw == "" || len(raw) > maxURLInput {
@@ -349,12 +312,12 @@ func withoutParams(p string) string {
 }
 
 // passwordManager names a password manager and how its application is
-// recognised. Keys are normalised (see normApp).
+// recognised (keys normalised by normApp).
 type passwordManager struct {
 	name   string
-	exact  []string // whole normalised app name (or one of its dotted parts)
-	prefix []string // normalised prefixes
-	title  bool     // a window titled name, or "... - name", is one too
+	exact  []string // whole app name (or one of its dotted parts)
+	prefix []string
+	title  bool // a window titled name, or "... - name", is one too
 }
 
 // passwordManagers is consulted in order: KeePassXC before KeePass.
@@ -418,11 +381,10 @@ func (pm *passwordManager) matchKey(k string) bool {
 }
 
 // PasswordManager reports whether the focused application is a known
-// password manager, and its name. App names match case-insensitively in
-// their per-OS spellings ("1Password", "1password", "1Password.exe",
-// "org.keepassxc.KeePassXC"); for distinctive names the window title
-// counts too (a title that is the name, or ends in " - name"), which
-// catches pop-out windows and generic hosts. Safe for concurrent use.
+// password manager, and its name. App names match in their per-OS
+// spellings ("1Password.exe", "org.keepassxc.KeePassXC"); for distinctive
+// names a window title that is the name, or ends in " - name", counts
+// too (pop-out windows, generic hosts). Safe for concurrent use.
 func PasswordManager(app, title string) (name string, ok bool) {
 	k := normApp(app)
 	var parts []string
@@ -471,10 +433,8 @@ func titleNames(title, name string) bool {
 	return false
 }
 
-// PasswordManagerURL reports whether u is a password manager's web vault
-// or a browser's built-in password page (chrome://password-manager,
-// about:logins, passwords.google.com, ...). u may be raw or sanitized.
-// Safe for concurrent use.
+// PasswordManagerURL reports whether u (raw or sanitized) is a password
+// manager's web vault or a browser's password page (about:logins, ...).
 func PasswordManagerURL(u string) bool {
 	u = strings.TrimSpace(u)
 	if len(u) > maxURLInput {

@@ -370,7 +370,7 @@ func TestTitleSecretsSurviveRemovedCharacters(t *testing.T) {
 		"key " + key[:20] + "\ufe00" + key[20:]:       "key sk-…[REDACTED]",
 		"key " + key[:20] + "\U000E0100" + key[20:]:   "key sk-…[REDACTED]",
 	} {
-		got := p.title(in, 0)
+		got := p.Title(in)
 		if got != want {
 			t.Errorf("title(%q) = %q, want %q", in, got, want)
 		}
@@ -381,7 +381,7 @@ func TestTitleSecretsSurviveRemovedCharacters(t *testing.T) {
 	}
 	// Without a masker, sanitizing is unchanged (the frame's redactor
 	// masks later what it can still see).
-	if got := (Privacy{}).title("key\u200b"+key, 0); got != "key"+key {
+	if got := (Privacy{}).Title("key\u200b" + key); got != "key"+key {
 		t.Errorf("unmasked title %q", got)
 	}
 	// The cap counts no gap marks.
@@ -411,7 +411,7 @@ func TestTitleSecretAtTheCapIsMasked(t *testing.T) {
 		// The reviewer's case: 280 x's, a space, then the token.
 		for start := DefaultMaxTitleLength - len(secret); start < DefaultMaxTitleLength; start++ {
 			in := strings.Repeat("x", start-1) + " " + secret + " tail"
-			got := p.title(in, 0)
+			got := p.Title(in)
 			if strings.Contains(got, secret[len(secret)-6:]) || strings.Contains(got, secret[len(secret)/2:][:4]) {
 				t.Fatalf("secret %.8s… at rune %d shows in %q", secret, start, got[start-1:])
 			}
@@ -420,7 +420,7 @@ func TestTitleSecretAtTheCapIsMasked(t *testing.T) {
 	}
 	// The cap still holds, and a title without a secret is cut as before.
 	long := strings.Repeat("a", 400)
-	if got := p.title(long, 0); got != strings.Repeat("a", 300)+"…" {
+	if got := p.Title(long); got != strings.Repeat("a", 300)+"…" {
 		t.Errorf("plain long title %q", got)
 	}
 }

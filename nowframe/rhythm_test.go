@@ -30,7 +30,7 @@ func startRhythm(t *testing.T) *rhythm {
 	r.b = NewBuilder(Options{AW: r.src,
 		AWSource:      upstream.New(upstream.Options{Name: "activitywatch", Code: "AwUnavailable", Configured: true}),
 		SidecarSource: upstream.New(upstream.Options{Name: "sidecar"})})
-	p := NewPoller(r.b, PollerOptions{})
+	p := NewPoller(r.b, testPoll)
 	r.p = p
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -10,8 +10,7 @@ import (
 	"github.com/awbridge/awbridge/internal/text"
 )
 
-// Host sources of a Selection: where the host whose buckets are read came
-// from.
+// Where the host of a Selection came from.
 const (
 	HostFromConfig       = "config"
 	HostFromAWHostname   = "aw_hostname"
@@ -20,45 +19,34 @@ const (
 )
 
 // legacyWebHost is the hostname old aw-watcher-web versions gave their
-// buckets: a browser extension cannot learn the machine's name.
+// buckets (an extension cannot learn the machine's name).
 const legacyWebHost = "unknown"
 
 // Selection is which ActivityWatch buckets describe "now": the buckets of
-// one host, chosen by (host, type). It is a plain value.
+// one host, chosen by (host, type). A plain value.
 type Selection struct {
-	// Host is whose buckets were read ("" if none).
-	Host string `json:"host"`
-	// HostSource is where Host came from: "config" (the person named it),
-	// "aw_hostname" (aw-server's own hostname), "latest_bucket" (the host
-	// of the most recently updated window or AFK bucket) or "none".
-	HostSource string `json:"host_source"`
-	// Window is the currentwindow bucket of Host (the most recently updated
-	// one when there are several).
-	// Not rendered: now.window.bucket shows it.
+	Host       string `json:"host"`        // "" if none
+	HostSource string `json:"host_source"` // HostFrom...
+	// Window and AFK are Host's most recently updated currentwindow and
+	// afkstatus buckets (rendered as now.window.bucket, now.afk.bucket).
 	Window string `json:"-"`
-	// AFK is the afkstatus bucket of Host.
-	// Not rendered: now.afk.bucket shows it.
-	AFK string `json:"-"`
-	// Web lists every web.tab.current bucket of Host, most recently updated
-	// first.
+	AFK    string `json:"-"`
+	// Web lists Host's web.tab.current buckets, most recently updated first.
 	Web []string `json:"web_buckets,omitempty"`
-	// Note says why the configured or ActivityWatch hostname was not used,
-	// or what is missing. It is fixed text: hostnames come from watchers
-	// (any local program can create a bucket), so they appear only in
-	// data fields (Host, aw_info.hostname), never inside a note.
+	// Note says why a hostname was not used, or what is missing: fixed
+	// text, as any local program can name a bucket's host.
 	Note string `json:"note,omitempty"`
 }
 
-// hostBuckets are one host's buckets of the types the bridge reads, each
-// list most recently updated first.
+// hostBuckets are one host's buckets, each list most recently updated
+// first.
 type hostBuckets struct {
 	window, afk, web []aw.Bucket
 }
 
 func (h *hostBuckets) hasActivity() bool { return len(h.window)+len(h.afk) > 0 }
 
-// newerBucket orders buckets most recently updated first, then by id, so
-// the choice never depends on map order.
+// newerBucket orders buckets most recently updated first, then by id.
 func newerBucket(a, b aw.Bucket) int {
 	if c := b.LastUpdated.Compare(a.LastUpdated); c != 0 {
 		return c
@@ -66,16 +54,13 @@ func newerBucket(a, b aw.Bucket) int {
 	return cmp.Compare(a.ID, b.ID)
 }
 
-// SelectBuckets chooses the buckets to read: those of configuredHost when
-// set (and nothing when that host has no window or AFK bucket: another
-// machine is never read silently when the person named one), else those of
-// ActivityWatch's own hostname (info.Hostname), else those of the host of
-// the most recently updated window or AFK bucket. info and buckets may be
-// nil. Hostnames match exactly, else case-insensitively. When the host has
-// no web bucket, web buckets of the legacy host "unknown" are used. A
-// bucket updated beyond now (and the future tolerance) ranks as never
-// updated: an event dated 2099 in a bucket anyone created must not make it
-// the one read. Pure and safe for concurrent use.
+// SelectBuckets chooses the buckets to read: configuredHost's when set
+// (else nothing: another machine is never read silently), else those of
+// ActivityWatch's hostname, else those of the host of the most recently
+// updated window or AFK bucket. info and buckets may be nil. Hostnames
+// match exactly, else case-insensitively. Without a web bucket, the
+// legacy host "unknown"'s are used. A bucket updated in the future ranks
+// as never updated (anyone can date an event 2099). Pure.
 func SelectBuckets(configuredHost string, info *aw.Info, buckets map[string]aw.Bucket, now time.Time) Selection {
 	byHost := make(map[string]*hostBuckets)
 	var latest *aw.Bucket
@@ -174,7 +159,7 @@ func fill(sel Selection, hb *hostBuckets, byHost map[string]*hostBuckets) Select
 	return sel
 }
 
-// lookupHost finds host's buckets: an exact match, else the first
+// lookupHost finds host's buckets: exactly, else the first
 // case-insensitive match in sorted order.
 func lookupHost(byHost map[string]*hostBuckets, host string) (string, *hostBuckets) {
 	if hb, ok := byHost[host]; ok {

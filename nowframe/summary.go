@@ -1,8 +1,5 @@
 package nowframe
 
-// The frame's summary: one sentence from the app name, the AFK state and
-// staleness, never a title or URL.
-
 import (
 	"fmt"
 	"strings"
@@ -11,8 +8,8 @@ import (
 )
 
 // summarize writes Now.Summary from the app name, the AFK state and
-// staleness only: never a title or URL. A watcher whose events could not
-// be read is said to be unreadable, never silent: its state is unknown.
+// staleness only, never a title or URL. An unreadable watcher is said to
+// be unreadable, never silent.
 func summarize(n *Now, pmApp, showTab, unavailable, refused bool) string {
 	w, a, b := &n.Window, &n.AFK, &n.Browser
 	winFresh := fresh(w.EventTiming)
@@ -134,14 +131,9 @@ func appPhrase(w *Window, b *Browser, pmApp, showTab bool) string {
 // maxSummaryApp bounds an app name quoted in a summary, in bytes.
 const maxSummaryApp = 40
 
-// plainAppName reports whether an app name may appear inside the summary
-// sentence: short, at most four words of letters, digits and . - _ +.
-// App names come from the window watcher (a program chooses its own
-// name): a long name, or one with punctuation (a colon, quotes, a full
-// stop between words), stays in the data field window.app only. Four
-// plain words can still say anything, so the summary is data like every
-// other field of the frame; this only keeps a sentence from being built
-// into it.
+// plainAppName reports whether an app name (a program chooses its own)
+// may appear inside the summary: at most four words of letters, digits
+// and . - _ +, so no sentence is built into it; others stay in window.app.
 func plainAppName(app string) bool {
 	if len(app) > maxSummaryApp || strings.Count(app, " ") > 3 {
 		return false
@@ -154,8 +146,7 @@ func plainAppName(app string) bool {
 	return true
 }
 
-// clock formats t for a summary: the time of day when on as-of's UTC
-// date, else the date too.
+// clock formats t: the time of day on as-of's UTC date, else with the date.
 func clock(t, asOf time.Time) string {
 	t = t.UTC()
 	if y, m, d := t.Date(); y == asOf.Year() && m == asOf.Month() && d == asOf.Day() {

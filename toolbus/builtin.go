@@ -8,6 +8,7 @@ import (
 
 	"github.com/awbridge/awbridge/internal/jsonw"
 	"github.com/awbridge/awbridge/toolbus/artifacts"
+	"github.com/awbridge/awbridge/toolbus/redact"
 	"github.com/awbridge/awbridge/toolbus/state"
 )
 
@@ -41,8 +42,7 @@ func (b *Bus) stateTool() *Tool {
 // starts one level down (its nesting may reach MaxDepth-1) and the root and
 // the three members count as four items of MaxItems.
 func (b *Bus) checkValueShape(raw json.RawMessage) error {
-	o := b.opts.Redactor.Options()
-	maxDepth, maxItems := o.MaxDepth-1, o.MaxItems-4
+	maxDepth, maxItems := redact.MaxDepth-1, redact.MaxItems-4
 	depth, items := jsonw.Shape(raw, maxDepth)
 	switch {
 	case depth > maxDepth:

@@ -13,7 +13,7 @@ func TestStateValueBounds(t *testing.T) {
 	p := newPipeline(t, nil)
 	arr := func(depth int) string { return strings.Repeat("[", depth) + strings.Repeat("]", depth) }
 	wide := func(n int) string { return "[" + strings.TrimSuffix(strings.Repeat("0,", n), ",") + "]" }
-	maxDepth, maxItems := redact.DefaultMaxDepth-1, redact.DefaultMaxItems-4
+	maxDepth, maxItems := redact.MaxDepth-1, redact.MaxItems-4
 	tests := []struct {
 		name, value, wantErr string
 	}{

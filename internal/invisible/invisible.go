@@ -1,61 +1,33 @@
 // Package invisible is awbridge's one definition of an invisible
-// character: what the cleaners remove from untrusted text (titles, URLs,
-// sidecar payloads, state values) and what secret matching looks through.
+// character: what the cleaners remove from untrusted text and what secret
+// matching looks through. Invisible are Unicode's Cc and Cf (controls,
+// bidi overrides and isolates, zero-width spaces, the BOM, tag
+// characters), the other default-ignorables and variation selectors
+// (U+034F, Hangul fillers, U+17B4-5, U+180B-F, U+FE00-F, U+E0100-EF,
+// reserved ranges), U+2028-9 and the noncharacters.
 //
-// Invisible are the characters that show nothing, or move or hide what
-// follows, in a terminal or a rendered answer:
-//
-//   - control characters (Unicode Cc: C0, DEL, C1);
-//   - format characters (Unicode Cf): bidirectional overrides,
-//     embeddings, isolates and marks (Trojan Source), zero-width spaces,
-//     the BOM, invisible operators, the tag characters U+E0000-U+E007F
-//     (invisible ASCII, used to smuggle instructions);
-//   - Unicode's other default-ignorable code points and variation
-//     selectors: the combining grapheme joiner U+034F, the Hangul fillers
-//     U+115F, U+1160, U+3164 and U+FFA0, the Khmer inherent vowels U+17B4
-//     and U+17B5, the Mongolian free variation selectors U+180B-U+180F,
-//     the variation selectors U+FE00-U+FE0F and U+E0100-U+E01EF, and the
-//     reserved default-ignorable ranges;
-//   - the line and paragraph separators U+2028 and U+2029, and the
-//     noncharacters (U+FDD0-U+FDEF and the last two of every plane).
-//
-// Together that is Default_Ignorable_Code_Point plus Cc and Cf, and a
-// little more. Strip reports those a cleaner removes; Kept those it keeps
-// although they are invisible: tab and newline (text layout) and the
-// text and emoji presentation selectors U+FE0E and U+FE0F (❤️, 1️⃣ and
-// most ZWJ sequences need U+FE0F). The zero-width joiner and non-joiner
-// are removed too, unless they sit where they join (an emoji ZWJ
-// sequence; letters of a script that writes with the non-joiner): only
-// their neighbours tell, so cleaners ask StripAt, which knows that rule
-// (joiner.go), and Strip alone answers true for them. The other variation
-// selectors are removed: together they have 256 values, enough to hide a
-// byte after every visible character ("emoji smuggling"), whereas what
-// is kept hides at most one bit per character, and their loss only
-// changes a glyph's variant (a kanji's form, a Mongolian letter's shape),
-// not what the text says.
-//
-// Hidden reports both, joiners included: secret matching reads a text
-// without them, so no invisible character, kept or not, splits a secret.
+// Strip reports those a cleaner removes; Kept those it keeps although
+// invisible: tab, newline and the presentation selectors U+FE0E-F (most
+// emoji need U+FE0F). The other variation selectors go: 256 values can
+// hide a byte after every visible character. The joiners go unless in
+// place, which only their neighbours tell: cleaners ask StripAt
+// (joiner.go). Hidden reports all of them, joiners included: secret
+// matching reads a text without them.
 package invisible
 
 import "unicode"
 
-// Strip reports whether r is an invisible character a cleaner removes
-// (see the package documentation). Printable ASCII, CJK and Hangul
-// syllables are answered inline, the rest of Latin, Greek, Cyrillic,
-// Hebrew and CJK punctuation a few comparisons later, other scripts with
-// Unicode's tables.
+// Strip reports whether r is an invisible character a cleaner removes.
+// Printable ASCII, CJK and Hangul are answered inline, the common scripts
+// a few comparisons later, the rest with Unicode's tables.
 func Strip(r rune) bool {
-	// Printable ASCII and U+3165-U+FDCF (CJK, Hangul syllables); the
-	// rest of the common scripts a call later (strip's first cases).
 	if uint32(r-0x20) < 0x7f-0x20 || uint32(r-0x3165) < 0xfdd0-0x3165 {
 		return false
 	}
 	return strip(r)
 }
 
-// strip is Strip beyond its inline fast path. Outside U+E0000-U+E0FFF
-// (all default-ignorable) the variation selectors and other
+// strip is Strip beyond its inline fast path: outside U+E0000-U+E0FFF the
 // default-ignorables are few and listed, so only Cf needs a table.
 func strip(r rune) bool {
 	switch {
@@ -89,16 +61,13 @@ func strip(r rune) bool {
 }
 
 // Kept reports the invisible characters a cleaner always keeps: tab,
-// newline and the presentation selectors U+FE0E and U+FE0F (the joiners
-// only in place: see StripAt).
+// newline and the presentation selectors.
 func Kept(r rune) bool {
 	return r == '\t' || r == '\n' || r&^1 == 0xfe0e
 }
 
-// Hidden reports the characters secret matching looks through: those a
-// cleaner removes, the joiners (even where StripAt keeps them) and the
-// presentation selectors. Tab and newline are not hidden: they separate
-// words.
+// Hidden reports the characters secret matching looks through: Strip's
+// (joiners included) and the presentation selectors, not tab or newline.
 func Hidden(r rune) bool {
 	return Strip(r) || r&^1 == 0xfe0e
 }

@@ -5,42 +5,27 @@ import (
 	"unicode/utf8"
 )
 
-// The joiners are the one place where a character's fate depends on its
-// neighbours, and this file is the one place that decides it. Out of
-// place, a joiner is an invisible character like any other: it hides
-// nothing from a reader but splits a word for every program that
-// matches text ("pass<U+200D>word", "zero<U+200D>width" from a real
-// window title), so Strip removes it. In place it is part of what the
-// text says, and StripAt keeps it:
+// A joiner's fate depends on its neighbours. Out of place it splits words
+// for every program that matches text ("pass<U+200D>word"), so Strip
+// removes it. StripAt keeps it in place:
 //
-//   - the zero-width joiner U+200D between two emoji: an emoji ZWJ
-//     sequence (👩‍💻, 👨‍👩‍👧, 🏳️‍🌈, 🧑🏽‍🚀) is one picture, and without its
-//     joiners it falls apart into several. The emoji before it may end in
-//     a presentation selector U+FE0F or a skin tone U+1F3FB-U+1F3FF.
-//     Between letters (the ZWJ of Indic half forms too) it goes: the
-//     letters read the same without it.
-//   - the zero-width non-joiner U+200C between two letters of a script
-//     that writes with it: Arabic-script languages (Persian "می‌خواهم",
-//     Urdu, Kurdish), Syriac, N'Ko, Mongolian and the Brahmic scripts of
-//     India and Sri Lanka (a visible virama, "क्‌ष"), where it is part of
-//     the spelling, as RFC 5892 (IDNA) recognises; combining marks may
-//     sit between the letter and the joiner. Elsewhere (Latin, Cyrillic,
-//     CJK, next to a space or an emoji) it has no orthographic role and
-//     goes.
+//   - U+200D between two emoji (the first may end in U+FE0F or a skin
+//     tone): an emoji ZWJ sequence (👩‍💻) falls apart without it;
+//   - U+200C between two letters (combining marks may sit between) of a
+//     script that spells with it (Persian "می‌خواهم", Urdu, Syriac, N'Ko,
+//     Mongolian, the Brahmic scripts), as RFC 5892 recognises.
 //
-// A kept joiner hides at most one bit per place where the script allows
-// one; secret matching looks through it anyway (Hidden).
+// A kept joiner hides at most one bit per place; secret matching looks
+// through it anyway (Hidden).
 
 const (
 	zwnj = '\u200c'
 	zwj  = '\u200d'
 )
 
-// StripAt reports whether the character r, size bytes long at s[i:], is
-// one a cleaner removes: Strip(r), except that a joiner in place (see
-// above) stays. Cleaners call it for every character they consider
-// removing. Its work is constant; it is true only where Strip(r) is, so a
-// hot loop tests Strip first (inlined) and calls StripAt after.
+// StripAt reports whether r, size bytes at s[i:], is one a cleaner
+// removes: Strip(r), except a joiner in place. It is true only where
+// Strip(r) is, so a hot loop tests Strip (inlined) first.
 func StripAt[T string | []byte](s T, i int, r rune, size int) bool {
 	return Strip(r) && (!Joiner(r) || !inPlace(s, i, r, size))
 }
@@ -59,8 +44,7 @@ func inPlace[T string | []byte](s T, i int, r rune, size int) bool {
 // keeps in place.
 func Joiner(r rune) bool { return r&^1 == zwnj }
 
-// maxSkip bounds how many characters lastBase steps back over, so that a
-// long run of them costs no more than a short one at every joiner.
+// maxSkip bounds how many characters lastBase steps back over.
 const maxSkip = 2
 
 // lastBase returns the character before s[i], stepping back over at most
@@ -76,14 +60,12 @@ func lastBase[T string | []byte](s T, i int, skip func(rune) bool) rune {
 	return utf8.RuneError
 }
 
-// emojiExtender: what may follow an emoji inside a ZWJ sequence before the
-// joiner: a presentation selector or a skin tone.
+// emojiExtender: a presentation selector or a skin tone.
 func emojiExtender(r rune) bool {
 	return r == 0xfe0f || r == 0xfe0e || 0x1f3fb <= r && r <= 0x1f3ff
 }
 
-// inheritedMark: a combining mark without a script of its own (Arabic
-// vowel signs, say), which may sit between a letter and a non-joiner.
+// inheritedMark: a combining mark without a script of its own.
 func inheritedMark(r rune) bool {
 	return unicode.In(r, unicode.Mn, unicode.Me) && unicode.Is(unicode.Inherited, r)
 }
@@ -109,9 +91,8 @@ func joiningScript(r rune) *unicode.RangeTable {
 	return nil
 }
 
-// emoji reports Unicode's Extended_Pictographic property (emoji-data.txt,
-// stable since Unicode 13: it covers unassigned code points reserved for
-// future emoji): what the grapheme cluster rule GB11 joins across a ZWJ.
+// emoji reports Extended_Pictographic (emoji-data.txt, stable since
+// Unicode 13): what grapheme rule GB11 joins across a ZWJ.
 func emoji(r rune) bool { return r >= 0xa9 && unicode.Is(extendedPictographic, r) }
 
 var extendedPictographic = &unicode.RangeTable{

@@ -2,10 +2,8 @@ package jsonw
 
 import "bytes"
 
-// The scanner below walks JSON without decoding it. It is meant for input
-// a validator accepted (json.Valid, gjson.ValidBytes); it is still
-// bounds-checked everywhere, so any input, however broken, cannot make it
-// panic or loop: an offset it returns is always within 0..len(b).
+// The scanner walks JSON a validator accepted without decoding it; on any
+// input it never panics or loops, and its offsets stay within len(b).
 
 // IsSpace reports whether c is JSON whitespace: space, tab, LF or CR.
 func IsSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
@@ -32,9 +30,8 @@ func TrimSpace(b []byte) []byte {
 }
 
 // SkipString returns the offset after the string literal whose opening
-// quote is b[i], or len(b) when it is not closed. It jumps from quote to
-// quote (bytes.IndexByte is vectorised) and counts the backslashes before
-// each to tell an escaped quote from the end.
+// quote is b[i], or len(b). It jumps from quote to quote (vectorised) and
+// counts the backslashes before each.
 func SkipString(b []byte, i int) int {
 	for i++; i < len(b); i++ {
 		j := bytes.IndexByte(b[i:], '"')
@@ -53,9 +50,7 @@ func SkipString(b []byte, i int) int {
 	return len(b)
 }
 
-// SkipValue returns the offset after the value starting at b[i] (a
-// string, object, array or scalar; no leading whitespace), or len(b) when
-// it does not end.
+// SkipValue returns the offset after the value starting at b[i], or len(b).
 func SkipValue(b []byte, i int) int {
 	if i >= len(b) {
 		return len(b)
@@ -88,10 +83,8 @@ func SkipValue(b []byte, i int) int {
 	return i
 }
 
-// EachMember calls fn with the raw key (a string literal, quotes
-// included) and the raw value (no surrounding whitespace) of each member
-// of the object obj (starting with '{', no leading whitespace), in order,
-// until fn returns false. Duplicate keys are all reported.
+// EachMember calls fn with the raw key (quotes included) and value of each
+// member of the object obj, duplicates too, until fn returns false.
 func EachMember(obj []byte, fn func(key, val []byte) bool) {
 	i := SkipSpace(obj, 1)
 	for i < len(obj) && obj[i] == '"' {
@@ -115,9 +108,8 @@ func EachMember(obj []byte, fn func(key, val []byte) bool) {
 	}
 }
 
-// EachElement calls fn with the index and the raw value (no surrounding
-// whitespace) of each element of the array arr (starting with '[', no
-// leading whitespace), in order, until fn returns false.
+// EachElement calls fn with the index and raw value of each element of the
+// array arr, until fn returns false.
 func EachElement(arr []byte, fn func(i int, val []byte) bool) {
 	i := SkipSpace(arr, 1)
 	if i >= len(arr) || arr[i] == ']' {

@@ -1,12 +1,8 @@
 package jsonw
 
-// Shape measures a JSON document without decoding it: how deep its arrays
-// and objects nest (0 for a scalar) and how many object members and array
-// elements it holds in all. It stops counting depth once it exceeds
-// maxDepth (returning maxDepth+1), so it is safe on input of any nesting,
-// and it never allocates. Strings are skipped, escapes included. On input
-// that is not valid JSON the figures are meaningless but bounded by
-// len(b); callers validate separately.
+// Shape measures a JSON document without decoding or allocating: how deep
+// it nests (0 for a scalar; it stops past maxDepth) and how many members
+// and elements it holds. Invalid JSON gives meaningless, bounded figures.
 func Shape(b []byte, maxDepth int) (depth, items int) {
 	d := 0
 	open := false // just after '[' or '{': the next value makes it non-empty
@@ -43,9 +39,8 @@ func Shape(b []byte, maxDepth int) (depth, items int) {
 	return depth, items
 }
 
-// DepthWithin reports whether b's arrays and objects (outside strings)
-// nest at most limit deep. It validates nothing else: it is the guard to
-// run before a parser that recurses without a bound (gjson).
+// DepthWithin reports whether b nests at most limit deep: the guard before
+// a parser that recurses without a bound (gjson).
 func DepthWithin(b []byte, limit int) bool {
 	depth, _ := Shape(b, limit)
 	return depth <= limit

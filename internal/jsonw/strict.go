@@ -5,13 +5,11 @@ import (
 	"unicode/utf8"
 )
 
-// The rules below validate as they go (RFC 8259): they are the grammar of
-// numbers and string escapes for the scanners that must refuse what is
-// not JSON (the redactor's single pass, output shaping's fast paths).
+// RFC 8259's numbers and escapes, for the scanners that must refuse what
+// is not JSON.
 
-// SkipNumber returns the offset after the JSON number that starts at
-// b[i], and whether it is one: ok is false (end then at the first byte
-// that does not fit) for "-", "01" (which ends after the 0), "1.", "1e".
+// SkipNumber returns the offset after the JSON number at b[i] and whether
+// it is one ("-", "1.", "1e" are not; "01" ends after the 0).
 func SkipNumber(b []byte, i int) (end int, ok bool) {
 	if i < len(b) && b[i] == '-' {
 		i++
@@ -48,10 +46,9 @@ func digits(b []byte, i int) (int, bool) {
 	return j, j > i
 }
 
-// Unescape appends the decoded body b of a JSON string (between its
-// quotes) to dst. bad is the offset in b of an invalid escape or of a
-// control character, or -1. Invalid surrogates decode to U+FFFD, as
-// encoding/json does; other bytes (invalid UTF-8 included) are copied.
+// Unescape appends the decoded body b of a JSON string to dst. bad is the
+// offset in b of an invalid escape or a control character, or -1. Invalid
+// surrogates decode to U+FFFD, as in encoding/json.
 func Unescape(dst, b []byte) (out []byte, bad int) {
 	for k := 0; k < len(b); k++ {
 		c := b[k]

@@ -2,14 +2,11 @@ package text
 
 import "strings"
 
-// Cause renders the cause of an upstream error without the upstream's
-// own bytes, for messages that reach logs, health and envelopes: one Line
-// of at most max bytes (see Cut). net/http quotes what it
-// could not parse in its errors (a malformed status or header line, up to
-// the transport's header limit, megabytes; a Location header; the URL it
-// was redirected to), and that is the upstream's data (a window title in
-// a Location header, say): every quoted part is withheld, and so is the
-// rest of a malformed line.
+// Cause renders an upstream error as one Line of at most max bytes
+// without the upstream's own bytes: net/http quotes what it could not
+// parse (a malformed line, a Location header), which is the upstream's
+// data, so every quoted part and the rest of a malformed line are
+// withheld.
 func Cause(err error, max int) string {
 	s := err.Error()
 	if i := strings.Index(s, "malformed "); i >= 0 {

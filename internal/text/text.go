@@ -1,11 +1,7 @@
 // Package text is awbridge's one home for shortening and cleaning text
-// for display: Cut bounds a string in bytes without splitting a rune and
-// marks the cut with "…" (Head and Tail, unmarked, for previews and
-// windows); Line makes untrusted text one printable line, Cause an
-// upstream error's text without the upstream's bytes; Printable says
-// whether text can be shown as it is; Distance is the edit distance
-// suggestions use; JoinNote joins notes. Every function is pure and safe
-// for concurrent use.
+// for display: rune-safe cuts (Cut, Head, Tail), one printable line of
+// untrusted text (Line, Cause), Printable, the edit distance of
+// suggestions and JoinNote. Every function is pure.
 package text
 
 import (
@@ -20,9 +16,8 @@ import (
 const Ellipsis = "…"
 
 // Cut returns s when it is at most max bytes long; otherwise the longest
-// prefix of s that, followed by Ellipsis, fits in max bytes, cut on a rune
-// boundary and without the spaces it would end with. The result is never
-// longer than max bytes (nor than Ellipsis when max is smaller than that).
+// prefix of s that, without trailing spaces and followed by Ellipsis,
+// fits in max bytes (or Ellipsis alone), cut on a rune boundary.
 func Cut(s string, max int) string {
 	if len(s) <= max {
 		return s
@@ -30,9 +25,8 @@ func Cut(s string, max int) string {
 	return strings.TrimRight(Head(s, max-len(Ellipsis)), " ") + Ellipsis
 }
 
-// Head returns the longest prefix of s of at most n bytes (none when n is
-// negative) that does not split a rune: it backs off at most three
-// continuation bytes, so on invalid UTF-8 it still cuts near n.
+// Head returns the longest prefix of s of at most n bytes that does not
+// split a rune (backing off at most three bytes, even on invalid UTF-8).
 func Head[S ~string | ~[]byte](s S, n int) S {
 	if n >= len(s) {
 		return s
@@ -57,12 +51,9 @@ func Tail[S ~string | ~[]byte](s S, n int) S {
 	return s[i:]
 }
 
-// Line renders untrusted text (an upstream's message, an error's text)
-// as one line of printable text: invalid UTF-8, white space (newlines
-// included), control and format characters and every other invisible
-// character (see package invisible) become a space, runs of spaces
-// collapse into one and the ends are trimmed. It returns s itself when
-// nothing changes.
+// Line renders untrusted text as one printable line: invalid UTF-8, white
+// space and invisible characters become a space, runs of spaces collapse
+// and the ends are trimmed. It returns s itself when nothing changes.
 func Line(s string) string {
 	if lineClean(s) {
 		return s
@@ -113,8 +104,8 @@ func blank(s string, i int, r rune) bool {
 	return unicode.IsSpace(r) || invisible.Strip(r)
 }
 
-// Distance is the Levenshtein distance between a and b, in runes. It
-// costs len(a)*len(b): callers bound what they compare.
+// Distance is the Levenshtein distance between a and b, in runes (it costs
+// len(a)*len(b): callers bound what they compare).
 func Distance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
 	prev := make([]int, len(rb)+1)
@@ -148,9 +139,7 @@ func JoinNote(a, b string) string {
 	return a + "; " + b
 }
 
-// Printable reports whether s is valid UTF-8 whose every rune is graphic
-// or the ASCII space (unicode.IsPrint): no control, format, separator or
-// private-use character.
+// Printable reports whether s is valid UTF-8 of unicode.IsPrint runes.
 func Printable(s string) bool {
 	for i := 0; i < len(s); {
 		c := s[i]

@@ -3,50 +3,28 @@ package redact
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"strconv"
+	"encoding/json"
 
-	"github.com/awbridge/awbridge/internal/jsonw"
 	"github.com/awbridge/awbridge/internal/text"
 )
 
-// bounded is the summary that replaces a string longer than MaxString.
-type bounded struct {
-	bytes         int
-	sha256        string
-	preview, tail string
-	artifact      string // "" when none
-}
-
-// bound summarises s (already redacted) and spills it.
-func (r *Redactor) bound(path, s string, spill SpillFunc) bounded {
+// bound returns the JSON summary that replaces s (already redacted), a
+// string longer than MaxString, and spills s.
+func (r *Redactor) bound(path, s string, spill SpillFunc) []byte {
 	sum := sha256.Sum256([]byte(s))
-	b := bounded{
-		bytes:   len(s),
-		sha256:  hex.EncodeToString(sum[:]),
-		preview: text.Head(s, r.o.PreviewBytes),
-		tail:    text.Tail(s, r.o.TailBytes),
-	}
+	b := struct {
+		Truncated bool    `json:"truncated"`
+		Bytes     int     `json:"bytes"`
+		SHA256    string  `json:"sha256"`
+		Preview   string  `json:"preview"`
+		Tail      string  `json:"tail"`
+		Artifact  *string `json:"artifact"` // nil when none was written
+	}{true, len(s), hex.EncodeToString(sum[:]), text.Head(s, r.preview), text.Tail(s, r.tail), nil}
 	if spill != nil {
-		b.artifact = spill(path, s)
+		if uri := spill(path, s); uri != "" {
+			b.Artifact = &uri
+		}
 	}
-	return b
-}
-
-// appendJSON appends the summary as a JSON object.
-func (b bounded) appendJSON(dst []byte) []byte {
-	dst = append(dst, `{"truncated":true,"bytes":`...)
-	dst = strconv.AppendInt(dst, int64(b.bytes), 10)
-	dst = append(dst, `,"sha256":"`...)
-	dst = append(dst, b.sha256...)
-	dst = append(dst, `","preview":`...)
-	dst = jsonw.AppendString(dst, b.preview)
-	dst = append(dst, `,"tail":`...)
-	dst = jsonw.AppendString(dst, b.tail)
-	dst = append(dst, `,"artifact":`...)
-	if b.artifact == "" {
-		dst = append(dst, "null"...)
-	} else {
-		dst = jsonw.AppendString(dst, b.artifact)
-	}
-	return append(dst, '}')
+	out, _ := json.Marshal(b) // strings and numbers cannot fail
+	return out
 }

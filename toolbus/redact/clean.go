@@ -6,44 +6,24 @@ import (
 	"github.com/awbridge/awbridge/internal/invisible"
 )
 
-// Unsafe characters are removed from every string that leaves awbridge
-// through a Redactor (tool results, frames, artifacts, state). Window
-// titles, URLs, bucket names and sidecar payloads are attacker-controllable
-// text, and invisible characters are how such text hides or disguises
-// itself: escape sequences, carriage returns, bidirectional overrides,
-// zero-width spaces, tag characters, variation selectors, fillers. Which
-// they are is awbridge's one definition, invisible.StripAt: control,
-// format and default-ignorable characters, less tab, newline, the emoji
-// presentation selectors and the joiners in place (inside an emoji ZWJ
-// sequence; the non-joiner between letters of a script that writes with
-// it).
-//
-// Invalid UTF-8 is replaced by U+FFFD, one per invalid byte, as
-// encoding/json does.
-//
-// unsafeRune is for a character without its neighbours (an ASCII byte);
-// unsafeAt, for the character r, size bytes long, at s[i:]. unsafeAt is
-// true only where unsafeRune is: hot loops test unsafeRune (inlined)
-// first.
-func unsafeRune(r rune) bool { return invisible.Strip(r) }
-
-func unsafeAt[T string | []byte](s T, i int, r rune, size int) bool {
-	return invisible.StripAt(s, i, r, size)
-}
+// Unsafe characters, removed from every string that leaves awbridge
+// through a Redactor (untrusted text hides or disguises itself with
+// them), are invisible.StripAt's; invalid UTF-8 becomes U+FFFD per byte,
+// as in encoding/json.
 
 // needsClean reports whether Clean would change s.
 func needsClean(s string) bool {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if unsafeRune(rune(c)) {
+			if invisible.Strip(rune(c)) {
 				return true
 			}
 			i++
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 || unsafeRune(r) && unsafeAt(s, i, r, size) {
+		if r == utf8.RuneError && size == 1 || invisible.Strip(r) && invisible.StripAt(s, i, r, size) {
 			return true
 		}
 		i += size
@@ -64,7 +44,7 @@ func Clean(s string) string {
 		switch {
 		case r == utf8.RuneError && size == 1:
 			b = utf8.AppendRune(b, utf8.RuneError)
-		case !unsafeAt(s, i, r, size):
+		case !invisible.StripAt(s, i, r, size):
 			b = append(b, s[i:i+size]...)
 		}
 		i += size

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -114,22 +113,6 @@ func assertClean(t *testing.T, v any) {
 	case []any:
 		for _, c := range x {
 			assertClean(t, c)
-		}
-	}
-}
-
-// The fast paths of unsafeRune agree with its definition for every rune:
-// control, format and default-ignorable characters, the separators and
-// noncharacters, less tab, newline and the presentation selectors. The
-// joiners count as unsafe alone: only in place (unsafeAt) are they kept.
-func TestUnsafeRuneMatchesItsDefinition(t *testing.T) {
-	for r := rune(0); r <= unicode.MaxRune; r++ {
-		kept := r == '\t' || r == '\n' || r == 0xfe0e || r == 0xfe0f
-		want := !kept && (unicode.IsControl(r) || unicode.Is(unicode.Cf, r) ||
-			unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) || unicode.Is(unicode.Variation_Selector, r) ||
-			r == 0x2028 || r == 0x2029 || 0xfdd0 <= r && r <= 0xfdef || r&0xfffe == 0xfffe)
-		if got := unsafeRune(r); got != want {
-			t.Fatalf("unsafeRune(%U) = %v, want %v", r, got, want)
 		}
 	}
 }

@@ -1,35 +1,25 @@
 // Package redact owns bounding and redaction: everything that leaves
 // awbridge (tool results, artifacts, state files, logs) passes through a
-// Redactor first.
+// Redactor first. It
 //
-// It does three things:
+//   - replaces values under sensitive keys (password, passphrase, secret,
+//     token, api_key, authorization, private_key, keys containing
+//     "secret" or "token", configured ones) by "[REDACTED]": strings,
+//     numbers (a PIN) and whole objects and arrays; true, false and null
+//     stay ("token":true says a token is set);
+//   - masks inline secrets in any string (well-known API keys, JWTs,
+//     Bearer tokens, AWS key ids, key=value leaks, URL passwords, PEM
+//     private keys), keeping a short prefix, as the text reads once
+//     cleaned: an invisible character inside one hides nothing (see Text);
+//   - replaces strings longer than Options.MaxString (16 KiB by default)
+//     by {truncated, bytes, sha256, preview, tail, artifact}, handing the
+//     full, redacted text to a spill callback.
 //
-//   - values under sensitive keys (password, passphrase, secret, token,
-//     api_key, authorization, private_key, any key containing "secret" or
-//     "token", plus configured ones) become the string "[REDACTED]":
-//     strings, numbers (a numeric password or PIN), objects and arrays
-//     (whole); true, false and null stay, as they carry no secret
-//     ("token":true says a token is set);
-//   - inline secrets in any string (API keys of the well-known kinds, JWTs,
-//     Bearer tokens, AWS access key ids, key=value leaks, URL passwords, PEM
-//     private keys) are masked, keeping a short recognisable prefix; they
-//     are recognised as the text reads once cleaned, so an invisible
-//     character inside or before one hides nothing (see Text);
-//   - strings longer than Options.MaxString become a small object
-//     {truncated, bytes, sha256, preview, tail, artifact}, the full
-//     (already redacted) text being handed to a spill callback.
-//
-// It reports where it changed a document as paths (never values), in the
-// syntax of output shaping: a.b[2].c, with keys that are not identifiers
-// quoted: a["x.y"].
-//
-// Documents come as raw JSON (Redactor.JSON, a single validating pass
-// that returns the input itself, without allocating, when there is
-// nothing to do), bounded in depth and item count (*LimitError). Free text (log lines,
-// .context documents, error messages) goes through Redactor.Text, log
-// output through Redactor.Writer.
-//
-// Matching uses Go's regexp (RE2, linear time) anchored at positions a
-// cheap byte scan has found, so ordinary text costs one pass over its
-// bytes and no allocation.
+// It reports where it changed a document as paths (never values) in the
+// syntax of output shaping: a.b[2].c, a["x.y"]. Documents go through
+// Redactor.JSON (one validating pass, bounded by MaxDepth and MaxItems,
+// returning the input itself when nothing changes), free text through
+// Redactor.Text, logs through Redactor.Writer. Patterns (RE2) run only
+// where a cheap byte scan found a candidate, so ordinary text costs one
+// pass and no allocation.
 package redact

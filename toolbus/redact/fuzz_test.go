@@ -91,7 +91,7 @@ func FuzzJSON(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	r := New(Options{MaxString: 64, PreviewBytes: 8, TailBytes: 8, MaxDepth: 16, MaxItems: 1000})
+	r := New(Options{MaxString: 64})
 	f.Fuzz(func(t *testing.T, in []byte) {
 		orig := slices.Clone(in)
 		out, rep, err := r.JSON("r", in, func(p, _ string) string { return "artifact://" + p })

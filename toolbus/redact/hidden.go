@@ -8,11 +8,6 @@ import (
 	"github.com/awbridge/awbridge/internal/invisible"
 )
 
-// hidden reports the characters secret matching looks through: those
-// Clean removes, and the joiners and presentation selectors it keeps
-// (invisible.Hidden).
-func hidden(r rune) bool { return invisible.Hidden(r) }
-
 // cut records that hidden characters were removed from a text at offset
 // at of its view; sum counts the bytes removed there and at every earlier
 // cut.
@@ -36,7 +31,7 @@ func newView(s string) view {
 	removed := 0
 	for i := 0; i < len(s); {
 		c, size := utf8.DecodeRuneInString(s[i:])
-		if (c != utf8.RuneError || size != 1) && hidden(c) {
+		if (c != utf8.RuneError || size != 1) && invisible.Hidden(c) {
 			at := b.Len()
 			removed += size
 			if n := len(cuts); n > 0 && cuts[n-1].at == at {

@@ -5,18 +5,14 @@ import (
 	"github.com/awbridge/awbridge/internal/jsonw"
 )
 
-// JSON redacts and bounds the raw JSON document raw, reporting paths under
-// root ("result" gives "result.token"; "" gives "token", and the root
-// itself is ""), in one pass that validates the
-// document and enforces MaxDepth and MaxItems. Object members keep their
-// order and everything that does not change keeps its bytes; a string
-// that changes (or holds invalid UTF-8) is re-encoded. When nothing needs
-// to change it returns raw itself without allocating; otherwise a new
-// slice. spill, which may be nil, is called for each string longer than
-// MaxString. Errors: *SyntaxError, *LimitError.
+// JSON redacts and bounds the document raw in one pass that validates it
+// and enforces MaxDepth and MaxItems, reporting paths under root
+// ("result" gives "result.token"). What does not change keeps its bytes
+// (a changed string is re-encoded); when nothing changes it returns raw
+// itself without allocating. spill, which may be nil, is called for each
+// string longer than MaxString. Errors: *SyntaxError, *LimitError.
 func (r *Redactor) JSON(root string, raw []byte, spill SpillFunc) ([]byte, Report, error) {
 	s := jscan{r: r, raw: raw, spill: spill, root: root}
-	s.rp.max = r.o.MaxPaths
 	s.ws()
 	if err := s.value(0); err != nil {
 		return nil, Report{}, err
@@ -126,8 +122,8 @@ func (s *jscan) value(depth int) error {
 		return s.syntax("unexpected end of input")
 	}
 	s.items++
-	if s.items > s.r.o.MaxItems {
-		return s.limit("items", s.r.o.MaxItems)
+	if s.items > MaxItems {
+		return s.limit("items", MaxItems)
 	}
 	switch c := s.raw[s.i]; c {
 	case '{':
@@ -168,8 +164,8 @@ func (s *jscan) number() error {
 }
 
 func (s *jscan) object(depth int) error {
-	if depth > s.r.o.MaxDepth {
-		return s.limit("depth", s.r.o.MaxDepth)
+	if depth > MaxDepth {
+		return s.limit("depth", MaxDepth)
 	}
 	s.i++
 	s.ws()
@@ -194,19 +190,11 @@ func (s *jscan) object(depth int) error {
 				sensitive = matchKey(&s.r.keys, key)
 			}
 			if res&(scanSecret|scanBadUTF8|scanUnsafe) != 0 {
-				k := string(key)
-				dirty := res&(scanBadUTF8|scanUnsafe) != 0
-				// Mask, then clean (see Text).
-				masked, changed := s.r.Text(k)
+				masked, changed, dirty := s.clean(key, res)
 				if dirty {
 					// Judge the key as it will read: "pass\u200bword" is
 					// a password.
-					masked = Clean(masked)
-					s.rp.sanitized()
-					sensitive = matchKey(&s.r.keys, Clean(k))
-				}
-				if changed {
-					s.rp.redacted(s.path())
+					sensitive = matchKey(&s.r.keys, Clean(string(key)))
 				}
 				if changed || dirty {
 					s.replace(kq, ke, jsonw.AppendString(nil, masked))
@@ -252,8 +240,8 @@ func (s *jscan) object(depth int) error {
 }
 
 func (s *jscan) array(depth int) error {
-	if depth > s.r.o.MaxDepth {
-		return s.limit("depth", s.r.o.MaxDepth)
+	if depth > MaxDepth {
+		return s.limit("depth", MaxDepth)
 	}
 	s.i++
 	s.ws()
@@ -289,37 +277,41 @@ func (s *jscan) stringValue() error {
 	if err != nil || s.skip > 0 {
 		return err
 	}
-	long := len(content) > s.r.o.MaxString
+	long := len(content) > s.r.maxString
 	if res&(scanSecret|scanBadUTF8|scanUnsafe) == 0 && !long {
 		return nil
 	}
-	dirty := res&(scanBadUTF8|scanUnsafe) != 0
-	// Mask, then clean (see Text).
-	masked, changed := s.r.Text(string(content))
-	if dirty {
-		masked = Clean(masked)
-		s.rp.sanitized()
-	}
-	if changed {
-		s.rp.redacted(s.path())
-	}
-	if len(masked) > s.r.o.MaxString {
+	masked, changed, dirty := s.clean(content, res)
+	if len(masked) > s.r.maxString {
 		p := s.path()
 		s.rp.bounded(p)
-		s.replace(start, s.i, s.r.bound(p, masked, s.spill).appendJSON(nil))
+		s.replace(start, s.i, s.r.bound(p, masked, s.spill))
 	} else if changed || dirty {
 		s.replace(start, s.i, jsonw.AppendString(nil, masked))
 	}
 	return nil
 }
 
+// clean masks, then cleans (see Text), a string or key the byte scan
+// flagged, and reports what it changed.
+func (s *jscan) clean(content []byte, res scanResult) (out string, changed, dirty bool) {
+	out, changed = s.r.Text(string(content))
+	if dirty = res&(scanBadUTF8|scanUnsafe) != 0; dirty {
+		out = Clean(out)
+		s.rp.sanitized()
+	}
+	if changed {
+		s.rp.redacted(s.path())
+	}
+	return out, changed, dirty
+}
+
 // str scans the string at s.i and returns its decoded content (raw itself
 // when it has no escapes, else decoded into scratch or a new buffer, valid
 // until the next call) and what the byte scan found.
 func (s *jscan) str() (content []byte, esc bool, res scanResult, err error) {
-	// One pass finds the closing quote, validates the bytes and probes
-	// for secrets. Probes may look past the closing quote: that can only
-	// cause a needless (and harmless) run of Text.
+	// One pass finds the closing quote, validates and probes for secrets
+	// (a probe past the quote costs at most a needless run of Text).
 	i := s.i + 1
 	rest := s.raw[i:]
 	tab := &s.r.jraw
@@ -343,7 +335,7 @@ func (s *jscan) str() (content []byte, esc bool, res scanResult, err error) {
 			if r, ok, size := decodeRune(rest, k); !ok {
 				res |= scanBadUTF8
 			} else {
-				if unsafeRune(r) && unsafeAt(rest, k, r, size) { // Strip inlined first: the hot path
+				if invisible.Strip(r) && invisible.StripAt(rest, k, r, size) { // Strip inlined first: the hot path
 					res |= scanUnsafe
 				} else if invisible.Kept(r) || invisible.Joiner(r) { // a presentation selector or a joiner in place
 					res |= scanSecret
@@ -386,9 +378,8 @@ func (s *jscan) strEscaped(i int) (content []byte, esc bool, res scanResult, err
 	return content, true, scan(s.r, content, &s.r.jdec), nil
 }
 
-// atNoSecret reports whether the value at s.i is true, false or null, which
-// a sensitive key keeps: they carry no secret ("token":true says a token
-// is set), whereas a number may be one (a numeric password or PIN).
+// atNoSecret reports whether the value at s.i is true, false or null,
+// which a sensitive key keeps (a number may be a PIN).
 func (s *jscan) atNoSecret() bool {
 	if s.i >= len(s.raw) {
 		return false

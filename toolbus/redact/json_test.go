@@ -140,10 +140,10 @@ func TestBounding(t *testing.T) {
 		t.Errorf("summary %v %v %v", obj["truncated"], obj["bytes"], obj["artifact"])
 	}
 	p, tl := obj["preview"].(string), obj["tail"].(string)
-	if len(p) > DefaultPreviewBytes || len(p) < DefaultPreviewBytes-3 || !strings.HasPrefix(full, p) || !utf8.ValidString(p) {
+	if len(p) > previewBytes || len(p) < previewBytes-3 || !strings.HasPrefix(full, p) || !utf8.ValidString(p) {
 		t.Errorf("preview %d bytes", len(p))
 	}
-	if len(tl) > DefaultTailBytes || len(tl) < DefaultTailBytes-3 || !strings.HasSuffix(full, tl) || !utf8.ValidString(tl) {
+	if len(tl) > tailBytes || len(tl) < tailBytes-3 || !strings.HasSuffix(full, tl) || !utf8.ValidString(tl) {
 		t.Errorf("tail %d bytes", len(tl))
 	}
 }
@@ -151,17 +151,17 @@ func TestBounding(t *testing.T) {
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 func TestBoundingWithoutSpill(t *testing.T) {
-	r := New(Options{MaxString: 10, PreviewBytes: 4, TailBytes: 2})
+	r := New(Options{MaxString: 10})
 	out, rep, err := r.JSON("", []byte(`["short","0123456789abc"]`), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `["short",{"truncated":true,"bytes":13,"sha256":"` + sha("0123456789abc") + `","preview":"0123","tail":"bc","artifact":null}]`
+	want := `["short",{"truncated":true,"bytes":13,"sha256":"` + sha("0123456789abc") + `","preview":"01234","tail":"bc","artifact":null}]`
 	if string(out) != want || !slices.Equal(rep.Bounded, []string{"[1]"}) {
 		t.Errorf("got %s %+v", out, rep)
 	}
 	// A spill that wrote nothing also gives a null artifact.
-	if out, _, _ := r.JSON("", []byte(`"0123456789abc"`), func(string, string) string { return "" }); !strings.Contains(string(out), `"preview":"0123"`) || !strings.HasSuffix(string(out), `"artifact":null}`) {
+	if out, _, _ := r.JSON("", []byte(`"0123456789abc"`), func(string, string) string { return "" }); !strings.Contains(string(out), `"preview":"01234"`) || !strings.HasSuffix(string(out), `"artifact":null}`) {
 		t.Errorf("got %s", out)
 	}
 	// Exactly MaxString is not bounded.
@@ -173,14 +173,17 @@ func TestBoundingWithoutSpill(t *testing.T) {
 func sha(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) }
 
 func TestLimits(t *testing.T) {
-	r := New(Options{MaxDepth: 3, MaxItems: 10})
+	r := New(Options{})
+	nest := func(n int) string { return strings.Repeat("[", n) + "1" + strings.Repeat("]", n) }
+	items := func(n int) string { return "[1" + strings.Repeat(",1", n-1) + "]" }
+	deepAt := strings.Repeat("[0]", MaxDepth-1)
 	tests := []struct {
 		name, in, limit, path string
 	}{
-		{"depth", `{"a":[{"b":[1]}]}`, "depth", "a[0].b"},
-		{"depth in a redacted value", `{"token":[[[[1]]]]}`, "depth", "token[0][0]"},
-		{"items", `[1,2,3,4,5,6,7,8,9,10]`, "items", "[9]"},
-		{"items in a redacted value", `{"a":1,"secret":[1,2,3,4,5,6,7,8]}`, "items", "secret[7]"},
+		{"depth", `{"a":` + nest(MaxDepth) + `}`, "depth", "a" + deepAt},
+		{"depth in a redacted value", `{"token":` + nest(MaxDepth) + `}`, "depth", "token" + deepAt},
+		{"items", items(MaxItems), "items", "[99999]"},
+		{"items in a redacted value", `{"a":1,"secret":` + items(MaxItems) + `}`, "items", "secret[99997]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -195,36 +198,39 @@ func TestLimits(t *testing.T) {
 		})
 	}
 	// At the limits exactly: fine.
-	if _, _, err := r.JSON("", []byte(`[[[1,2,3,4,5,6,7]]]`), nil); err != nil {
-		t.Errorf("at the limits: %v", err)
+	if _, _, err := r.JSON("", []byte(nest(MaxDepth)), nil); err != nil {
+		t.Errorf("at the depth limit: %v", err)
 	}
-	// The default depth stops a deeply nested document before the stack
+	if _, _, err := r.JSON("", []byte(items(MaxItems-1)), nil); err != nil {
+		t.Errorf("at the items limit: %v", err)
+	}
+	// The depth limit stops a deeply nested document before the stack
 	// does.
-	deep := strings.Repeat("[", 100000) + strings.Repeat("]", 100000)
 	var le *LimitError
-	if _, _, err := New(Options{}).JSON("", []byte(deep), nil); !errors.As(err, &le) || le.Max != DefaultMaxDepth {
+	if _, _, err := r.JSON("", []byte(nest(100000)), nil); !errors.As(err, &le) || le.Max != MaxDepth {
 		t.Errorf("deep: %v", err)
 	}
 }
 
 func TestMaxPaths(t *testing.T) {
-	r := New(Options{MaxPaths: 2})
-	_, rep, err := r.JSON("", []byte(`[{"token":1},{"token":2},{"token":3}]`), nil)
+	r := New(Options{})
+	_, rep, err := r.JSON("", []byte("["+strings.Repeat(`{"token":1},`, maxPaths)+`{"token":2}]`), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Redacted) != 2 || rep.RedactedTotal != 3 {
+	if len(rep.Redacted) != maxPaths || rep.RedactedTotal != maxPaths+1 {
 		t.Errorf("%+v", rep)
 	}
 }
 
 func TestPathKeysAreBoundedAndMasked(t *testing.T) {
-	r := New(Options{PathKeyBytes: 8})
-	_, rep, err := r.JSON("r", []byte(`{"averyveryverylongkey":{"token":1},"é\u00e9éééé":{"secret":2}}`), nil)
+	r := New(Options{})
+	long := strings.Repeat("averyveryverylongkey", 4)
+	_, rep, err := r.JSON("r", []byte(`{"`+long+`":{"token":1},"`+strings.Repeat("é\u00e9", 20)+`":{"secret":2}}`), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{`r["avery…"].token`, `r["éé…"].secret`}
+	want := []string{`r["` + long[:61] + `…"].token`, `r["` + strings.Repeat("é", 30) + `…"].secret`}
 	if !slices.Equal(rep.Redacted, want) {
 		t.Errorf("paths %q, want %q", rep.Redacted, want)
 	}
@@ -284,7 +290,7 @@ func TestJSONSyntaxErrors(t *testing.T) {
 }
 
 func TestGolden(t *testing.T) {
-	r := New(Options{MaxString: 80, PreviewBytes: 16, TailBytes: 8})
+	r := New(Options{MaxString: 80})
 	in, err := readFile("testdata/dirty.json")
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 // ([A-Za-z_][A-Za-z0-9_]*) join with '.', other keys are quoted as JSON
 // strings in brackets, array indexes are in brackets: a.b[2]["x.y"].
 // Keys are masked like any text (a key may itself hold a secret) and cut
-// to Options.PathKeyBytes.
+// to pathKeyBytes.
 
 func isIdent(k string) bool {
 	if k == "" {
@@ -29,7 +29,7 @@ func isIdent(k string) bool {
 // appendPathKey appends key k to path b (first: b holds no segment yet).
 func (r *Redactor) appendPathKey(b []byte, k string, first bool) []byte {
 	k, _ = r.Text(Clean(k))
-	k = text.Cut(k, r.o.PathKeyBytes)
+	k = text.Cut(k, pathKeyBytes)
 	if isIdent(k) {
 		if !first {
 			b = append(b, '.')
@@ -48,24 +48,21 @@ func appendPathIndex(b []byte, i int) []byte {
 }
 
 // reporter collects the paths of a Report.
-type reporter struct {
-	max int
-	rep Report
-}
+type reporter struct{ rep Report }
 
 func (p *reporter) redacted(path string) {
 	if n := len(p.rep.Redacted); n > 0 && p.rep.Redacted[n-1] == path {
 		return
 	}
 	p.rep.RedactedTotal++
-	if len(p.rep.Redacted) < p.max {
+	if len(p.rep.Redacted) < maxPaths {
 		p.rep.Redacted = append(p.rep.Redacted, path)
 	}
 }
 
 func (p *reporter) bounded(path string) {
 	p.rep.BoundedTotal++
-	if len(p.rep.Bounded) < p.max {
+	if len(p.rep.Bounded) < maxPaths {
 		p.rep.Bounded = append(p.rep.Bounded, path)
 	}
 }

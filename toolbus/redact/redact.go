@@ -10,61 +10,36 @@ import (
 // Mask replaces every redacted value.
 const Mask = "[REDACTED]"
 
-// Defaults of Options.
+// Bounds of every Redactor.
 const (
-	DefaultMaxString    = 16 << 10
-	DefaultPreviewBytes = 512
-	DefaultTailBytes    = 256
-	DefaultMaxDepth     = 64
-	DefaultMaxItems     = 100_000
-	DefaultMaxPaths     = 100
-	DefaultPathKeyBytes = 64
+	// DefaultMaxString bounds strings when Options.MaxString is not set.
+	DefaultMaxString = 16 << 10
+	// MaxDepth bounds the nesting of objects and arrays (the root
+	// container is depth 1).
+	MaxDepth = 64
+	// MaxItems bounds the number of values in a document (the root, every
+	// object member and every array element count one).
+	MaxItems = 100_000
+	// maxPaths bounds each list of paths in a Report; the totals still
+	// count every change.
+	maxPaths = 100
+	// pathKeyBytes bounds one key inside a reported path ("…" included).
+	pathKeyBytes = 64
+	// previewBytes and tailBytes size the preview and tail of a bounded
+	// string, at most MaxString/2 and MaxString/4.
+	previewBytes, tailBytes = 512, 256
 )
 
-// Options configure a Redactor. A zero or negative field takes its default.
+// Options configure a Redactor.
 type Options struct {
 	// MaxString bounds strings, in bytes (after redaction): a longer one
-	// is replaced by a {truncated, ...} object. Default 16 KiB.
+	// is replaced by a {truncated, ...} object. Default (<= 0)
+	// DefaultMaxString.
 	MaxString int
-	// PreviewBytes and TailBytes size the preview and tail of a bounded
-	// string, cut on UTF-8 boundaries. Defaults 512 and 256; at most
-	// MaxString/2 and MaxString/4, so that a summary is always shorter
-	// than what it replaces.
-	PreviewBytes, TailBytes int
-	// MaxDepth bounds the nesting of objects and arrays (the root
-	// container is depth 1). Default 64.
-	MaxDepth int
-	// MaxItems bounds the number of values in a document (the root, every
-	// object member and every array element count one). Default 100,000.
-	MaxItems int
-	// MaxPaths bounds each list of paths in a Report; the totals still
-	// count every change. Default 100.
-	MaxPaths int
-	// PathKeyBytes bounds one key inside a reported path; a longer key is
-	// cut to fit, "…" included. Default 64.
-	PathKeyBytes int
 	// ExtraKeys are more sensitive key names. They match like the built-in
 	// ones: case-insensitively, ignoring '_', '-', '.' and spaces, anywhere
 	// inside a key ("cookie" also covers "Set-Cookie").
 	ExtraKeys []string
-}
-
-func (o Options) withDefaults() Options {
-	def := func(v *int, d int) {
-		if *v <= 0 {
-			*v = d
-		}
-	}
-	def(&o.MaxString, DefaultMaxString)
-	def(&o.PreviewBytes, DefaultPreviewBytes)
-	def(&o.TailBytes, DefaultTailBytes)
-	def(&o.MaxDepth, DefaultMaxDepth)
-	def(&o.MaxItems, DefaultMaxItems)
-	o.PreviewBytes = min(o.PreviewBytes, o.MaxString/2)
-	o.TailBytes = min(o.TailBytes, o.MaxString/4)
-	def(&o.MaxPaths, DefaultMaxPaths)
-	def(&o.PathKeyBytes, DefaultPathKeyBytes)
-	return o
 }
 
 // SpillFunc receives the path and the full, already redacted text of a
@@ -73,29 +48,23 @@ func (o Options) withDefaults() Options {
 // document order.
 type SpillFunc func(path, full string) string
 
-// Report says where a document was changed. Paths never contain values.
+// Report says where a document was changed (paths, never values).
 type Report struct {
-	// Redacted lists the paths of values replaced because of a sensitive
-	// key and of strings (or keys) in which inline secrets were masked,
-	// at most Options.MaxPaths of them.
-	Redacted []string
-	// Bounded lists the paths of strings replaced by a {truncated, ...}
-	// object, at most Options.MaxPaths of them.
-	Bounded []string
-	// RedactedTotal and BoundedTotal count every change, also those
-	// beyond MaxPaths.
+	// Redacted lists (up to maxPaths) where a value was replaced for its
+	// key or inline secrets masked in a string or key; Bounded, where a
+	// string was replaced by a {truncated, ...} object. The totals count
+	// every change.
+	Redacted, Bounded           []string
 	RedactedTotal, BoundedTotal int
-	// SanitizedTotal counts the strings and keys from which unsafe
-	// characters were removed or invalid UTF-8 replaced (see Clean). Their
-	// paths are not listed: cleaning is routine, not a disclosure.
+	// SanitizedTotal counts the strings and keys Clean changed (not
+	// listed: cleaning is routine, not a disclosure).
 	SanitizedTotal int
 }
 
 // Changed reports whether anything was redacted, bounded or sanitized.
 func (r Report) Changed() bool { return r.RedactedTotal+r.BoundedTotal+r.SanitizedTotal > 0 }
 
-// LimitError is returned when a document exceeds Options.MaxDepth or
-// Options.MaxItems. Nothing of the document is returned with it.
+// LimitError is returned when a document exceeds MaxDepth or MaxItems. Nothing of the document is returned with it.
 type LimitError struct {
 	Limit string // "depth" or "items"
 	Max   int    // the configured limit
@@ -123,17 +92,15 @@ func (e *SyntaxError) Error() string {
 // Redactor bounds and redacts documents and text. It is immutable after
 // New and safe for concurrent use.
 type Redactor struct {
-	o    Options
-	keys keySet
+	maxString, preview, tail int
+	keys                     keySet
 
 	// anchor tables: text (free text), jraw (JSON string bytes as they
 	// appear in the document), jdec (decoded JSON strings).
 	text, jraw, jdec [256]uint8
 
-	// re compiles the token patterns on first use: most redactors (the
-	// logger's, a start that answers before any text needs them) never
-	// meet a token's prefix, and compiling them cost every start ~1,000
-	// allocations per redactor.
+	// re compiles the token patterns on first use: most redactors never
+	// need them, and compiling cost every start ~1,000 allocations.
 	re func() *patterns
 }
 
@@ -143,21 +110,20 @@ type patterns struct {
 	reAIza, reAWS, reJWT, reBearer, reKV, reUserinfo, rePEM    *regexp.Regexp
 }
 
-// New returns a Redactor for o (zero fields take their defaults).
+// New returns a Redactor for o.
 func New(o Options) *Redactor {
-	o = o.withDefaults()
-	o.ExtraKeys = append([]string(nil), o.ExtraKeys...)
-	r := &Redactor{o: o}
+	if o.MaxString <= 0 {
+		o.MaxString = DefaultMaxString
+	}
+	r := &Redactor{maxString: o.MaxString, preview: min(previewBytes, o.MaxString/2), tail: min(tailBytes, o.MaxString/4)}
 	r.keys = newKeySet(o.ExtraKeys)
 	r.initTables()
 	r.re = sync.OnceValue(func() *patterns {
 		p := &patterns{}
 		m := regexp.MustCompile
-		// Token patterns are anchored: they run only where the byte scan found
-		// their prefix at a word start.
-		// The minimum lengths keep ordinary words and identifiers out:
-		// sk-… also needs a digit (see match), and the bodies of npm_, hf_
-		// and the Stripe keys hold no '_', unlike a snake_case name.
+		// Anchored: they run only where the byte scan found their prefix.
+		// The minimum lengths keep words out (sk-… also needs a digit);
+		// npm_, hf_ and Stripe bodies hold no '_', unlike snake_case.
 		p.reSK = m(`^sk-[A-Za-z0-9_-]{20,}`)
 		p.reStripe = m(`^[rs]k_(?:live|test)_[A-Za-z0-9]{16,}`)
 		p.reGH = m(`^gh[pousr]_[A-Za-z0-9]{20,}`)
@@ -170,8 +136,8 @@ func New(o Options) *Redactor {
 		p.reAWS = m(`^(?:AKIA|ASIA)[A-Z0-9]{16}`) // and a word ends there (see match)
 		p.reJWT = m(`^eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*`)
 		p.reBearer = m(`^(?i:bearer)[ \t]+([A-Za-z0-9._~+/=-]+)`)
-		// key=value: anchored at the separator, the key having been found by
-		// looking back. An auth scheme before the value is kept.
+		// key=value, anchored at the separator (the key found by looking
+		// back); an auth scheme before the value is kept.
 		p.reKV = m(`^(?:=>|=|:)[ \t]*(?:(?i:bearer|basic|token|digest)[ \t]+)?("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|\\"(?:[^"\\\n]|\\\\)*\\"|[^\s&"'<>\\]+)`)
 		p.reUserinfo = m(`^://[^/?#@\s:"'<>\\]*:([^/?#@\s"'<>\\]+)@`)
 		p.rePEM = m(`-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?(-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----)|[\s\S]*)`)
@@ -180,14 +146,7 @@ func New(o Options) *Redactor {
 	return r
 }
 
-// Options returns the effective options (defaults filled in).
-func (r *Redactor) Options() Options {
-	o := r.o
-	o.ExtraKeys = append([]string(nil), o.ExtraKeys...)
-	return o
-}
-
-// keySet matches keys against stems. A letter mask rejects nearly every
+// keySet matches keys against stems; a letter mask rejects nearly every
 // key without comparing strings.
 type keySet struct {
 	stems  []string
@@ -261,10 +220,8 @@ func letterMask[T string | []byte](s T) uint64 {
 	return m
 }
 
-// matchKey reports whether values under key k are redacted: k contains,
-// case-insensitively and ignoring '_', '-', '.' and spaces, one of
-// password, passwd, passphrase, secret, token, apikey, privatekey,
-// authorization or a configured extra key.
+// matchKey reports whether values under key k are redacted: k contains a
+// stem, case-insensitively and ignoring '_', '-', '.' and spaces.
 func matchKey[T string | []byte](ks *keySet, k T) bool {
 	if len(k) < ks.minLen {
 		return false

@@ -7,9 +7,8 @@ import (
 	"github.com/awbridge/awbridge/internal/invisible"
 )
 
-// Anchor classes: the bytes at which a secret may be recognised. Every
-// other byte costs one table lookup. They are chosen rare in ordinary
-// text (no '-' or '_', frequent in titles and timestamps).
+// Anchor classes: the bytes at which a secret may be recognised, chosen
+// rare in ordinary text. Every other byte costs one table lookup.
 const (
 	aNone  uint8 = iota
 	aK           // 'k': sk-, sk_live_, sk_test_, rk_live_, rk_test_
@@ -47,7 +46,7 @@ func (r *Redactor) initTables() {
 	r.jraw['\\'] = aEsc
 	r.jraw[0x7f] = aLow
 	for c := 0; c <= 0x7f; c++ {
-		if unsafeRune(rune(c)) {
+		if invisible.Strip(rune(c)) {
 			r.jdec[c] = aLow
 			r.text[c] = aLow
 		}
@@ -71,8 +70,7 @@ func isAlnum(c byte) bool {
 func isKeyByte(c byte) bool { return isAlnum(c) || c == '_' || c == '-' || c == '.' }
 
 // wordStart reports whether a word starts at j: at the start, after a
-// byte that is not a word byte, or where hidden characters were cut out
-// (see view).
+// non-word byte, or where hidden characters were cut out (see view).
 func wordStart[T string | []byte](s T, j int, cuts []cut) bool {
 	return j == 0 || !isWord(s[j-1]) || len(cuts) > 0 && cutAt(cuts, j)
 }
@@ -98,10 +96,9 @@ func hasPrefixFoldAt[T string | []byte](s T, i int, p string) bool {
 	return true
 }
 
-// kvKey returns the start and end of the key before the separator at i
-// (skipping blanks and one closing quote, possibly escaped), or ok=false.
-// Separators are not key bytes, so the keys of successive separators do
-// not overlap and all lookbacks together cost one pass.
+// kvKey returns the key before the separator at i (skipping blanks and
+// one closing quote, possibly escaped), or ok=false. Separators are not
+// key bytes, so all lookbacks together cost one pass.
 func kvKey[T string | []byte](s T, i int) (start, end int, ok bool) {
 	j := i
 	for j > 0 && (s[j-1] == ' ' || s[j-1] == '\t') {
@@ -140,10 +137,9 @@ func userinfoAt[T string | []byte](s T, i int) bool {
 }
 
 // probe is the cheap test at an anchor: true when a secret may start
-// here. It is exact about prefixes and word starts and leaves the rest to
-// the anchored patterns. It may look past the end of a JSON string (see
-// jscan.str) but never before its start. cuts are those of a view (nil
-// for text as it is).
+// here, exact about prefixes and word starts; the patterns do the rest.
+// It may look past the end of a JSON string but never before its start.
+// cuts are those of a view (nil for text as it is).
 func probe[T string | []byte](r *Redactor, s T, i int, a uint8, cuts []cut) bool {
 	switch a {
 	case aK:
@@ -248,7 +244,7 @@ func scan[T string | []byte](r *Redactor, s T, tab *[256]uint8) (res scanResult)
 			switch {
 			case !ok:
 				res |= scanBadUTF8
-			case unsafeRune(c) && unsafeAt(s, i, c, size): // Strip inlined first: the hot path
+			case invisible.Strip(c) && invisible.StripAt(s, i, c, size): // Strip inlined first: the hot path
 				res |= scanUnsafe
 			case invisible.Kept(c) || invisible.Joiner(c): // a presentation selector or a joiner in place
 				res |= scanSecret
@@ -268,29 +264,22 @@ func decodeRune[T string | []byte](s T, i int) (rune, bool, int) {
 	return r, !(r == utf8.RuneError && size == 1), size
 }
 
-// Text masks inline secrets in free text (log lines, .context documents,
-// error messages) and reports whether it changed anything. Text of a
-// Text result is unchanged. Ordinary text costs one table-driven pass and
-// no allocation.
-//
-// Secrets are recognised in the text as it reads: characters that Clean
-// removes (and the zero-width joiners) are looked through, and where they
-// were a word starts (see view). So a zero-width space inside a key, or
-// between a word and a key ("key<U+200B>sk-ant-..."), hides nothing once
-// the text is cleaned. Text keeps those characters outside what it masks:
-// clean after masking, never before (cleaning first would glue the key to
-// the word before it).
+// Text masks inline secrets in free text and reports whether it changed
+// anything; it is idempotent. Secrets are recognised as the text reads:
+// hidden characters are looked through, and where they were a word starts
+// (see view), so "key<U+200B>sk-ant-..." hides nothing. Clean after
+// masking, never before (that would glue the key to the word before it).
 func (r *Redactor) Text(s string) (string, bool) {
 	first := -1
 	for i := 0; i < len(s); i++ {
 		switch a := r.text[s[i]]; a {
 		case aNone:
 		case aLow:
-			return r.textView(s)
+			return r.mask(s, newView(s), 0)
 		case aHigh:
 			c, ok, size := decodeRune(s, i)
-			if ok && hidden(c) {
-				return r.textView(s)
+			if ok && invisible.Hidden(c) {
+				return r.mask(s, newView(s), 0)
 			}
 			i += size - 1
 		default:
@@ -302,30 +291,20 @@ func (r *Redactor) Text(s string) (string, bool) {
 	if first < 0 {
 		return s, false
 	}
-	out := s
-	if strings.Contains(s, "-----BEGIN ") {
-		if sp := r.pemSpans(s); sp != nil {
-			out, first = splice(s, sp, nil), 0
-		}
-	}
-	if sp := r.tokenSpans(out, first, nil); sp != nil {
-		out = splice(out, sp, nil)
-	}
-	return out, out != s
+	return r.mask(s, view{text: s}, first)
 }
 
-// textView is Text for a text with hidden characters: the patterns run
-// over its view, and what they mask is replaced in s.
-func (r *Redactor) textView(s string) (string, bool) {
-	v := newView(s)
+// mask runs the patterns over the view v of s from first on and replaces
+// what they match in s.
+func (r *Redactor) mask(s string, v view, first int) (string, bool) {
 	out := s
 	if strings.Contains(v.text, "-----BEGIN ") {
 		if sp := r.pemSpans(v.text); sp != nil {
-			out = splice(s, sp, v.cuts)
+			out, first = splice(s, sp, v.cuts), 0
 			v = newView(out)
 		}
 	}
-	if sp := r.tokenSpans(v.text, 0, v.cuts); sp != nil {
+	if sp := r.tokenSpans(v.text, first, v.cuts); sp != nil {
 		out = splice(out, sp, v.cuts)
 	}
 	return out, out != s
@@ -355,17 +334,15 @@ func (r *Redactor) pemSpans(s string) []span {
 	return sp
 }
 
-// tokenSpans applies the token, key=value, userinfo and Bearer patterns,
-// left to right, starting at the candidate at first, and returns what to
-// replace. A match whose span overlaps an earlier one is skipped; a span
-// already masked counts as a match, so that a second pass finds the same
-// matches.
+// tokenSpans applies the token, key=value, userinfo and Bearer patterns
+// left to right from the candidate at first and returns what to replace.
+// A match overlapping an earlier one is skipped; an already masked span
+// counts as a match, so a second pass finds the same.
 func (r *Redactor) tokenSpans(s string, first int, cuts []cut) []span {
 	var sp []span
 	covered := 0 // s[:covered] belongs to an earlier match
-	// dead[k]: a candidate of kind k starting before it cannot match,
-	// because one that started earlier in the same run did not. Without
-	// it, "sk-sk-sk-…" would cost quadratic time.
+	// dead[k]: a candidate of kind k starting before it cannot match (one
+	// earlier in the same run did not): "sk-sk-sk-…" stays linear.
 	var dead [nRunKinds]int
 	for i := first; i < len(s); i++ {
 		a := r.text[s[i]]
@@ -397,9 +374,9 @@ func (r *Redactor) tokenSpans(s string, first int, cuts []cut) []span {
 	return sp
 }
 
-// splice replaces the spans (ascending, not overlapping) of a view with
-// cuts in the text s it was made of (cuts nil: of s itself). The hidden
-// characters inside a span go with it; those at its edges stay.
+// splice replaces the spans (ascending, disjoint) of a view with cuts in
+// the text s it was made of (cuts nil: s itself). Hidden characters
+// inside a span go with it; those at its edges stay.
 func splice(s string, sp []span, cuts []cut) string {
 	var b strings.Builder
 	b.Grow(len(s))
@@ -414,8 +391,7 @@ func splice(s string, sp []span, cuts []cut) string {
 	return b.String()
 }
 
-// Token kinds whose characters include a non-word byte ('-'), so that
-// another candidate of the same kind can start inside one.
+// Token kinds holding '-', so another candidate can start inside one.
 const (
 	runSK = iota
 	runGLPat
@@ -449,9 +425,8 @@ func runKind(s string, i int, a uint8) (kind, start int) {
 	return -1, 0
 }
 
-// runEnd is the end of the run of token bytes of kind starting at i: a
-// failed match of that kind examined all of it, and any later candidate
-// of the kind inside it sees a suffix of it followed by the same bytes.
+// runEnd is the end of the run of token bytes of kind starting at i, all
+// of which a failed match of that kind examined.
 func runEnd(s string, i, kind int) int {
 	for i < len(s) && (isAlnum(s[i]) || s[i] == '-' || s[i] == '_' && kind != runXox) {
 		i++
@@ -460,7 +435,7 @@ func runEnd(s string, i, kind int) int {
 }
 
 // match runs the anchored pattern for the candidate at i and returns the
-// span to replace and its replacement. cuts are those of a view.
+// span to replace and its replacement.
 func (r *Redactor) match(s string, i int, a uint8, cuts []cut) (start, end int, repl string, ok bool) {
 	tok := func(j int, prefix string, loc []int) (int, int, string, bool) {
 		if loc == nil {

@@ -1,36 +1,25 @@
 package shape
 
-import (
-	"encoding/json"
-	"fmt"
-)
+import "fmt"
 
 // Result is a shaped value.
 type Result struct {
-	// Value is the shaped value: decoded JSON (map[string]any, []any,
-	// string, json.Number, bool, nil). It shares structure with the input
-	// and the spec's default: read-only.
+	// Value is decoded JSON (json.Number for numbers), read-only.
 	Value any
-	// Omit is set when the spec answered missing "undefined": the caller
-	// leaves the result field out of the envelope (and Value is nil).
+	// Omit: the spec answered missing "undefined"; the result is left out.
 	Omit bool
 }
 
-// MissingError is missing data under missing "error" (the default) with no
-// default. The tool bus reports it as a ContractError naming Path. It
-// never holds data values, only the spec's own keys and indexes.
+// MissingError is missing data under missing "error" with no default. It
+// holds the spec's keys and indexes, never data values.
 type MissingError struct {
-	// Path is the normalised path that was asked for, from the result's
-	// root, with the indexes of the array elements map was applied to:
-	// e.g. rows[3].id for {"path":"rows","map":{"path":"id"}}.
+	// Path is the normalised path asked for, with the indexes of the
+	// elements map was applied to: rows[3].id for
+	// {"path":"rows","map":{"path":"id"}}.
 	Path string
-	// At is the prefix of Path that could not be followed, e.g. rows[3]
-	// when rows has 2 elements; equal to Path when only the last step
-	// failed.
-	At string
-	// Reason says why At could not be followed, e.g. "no such key",
-	// "index out of range (array length 2)".
-	Reason string
+	// At is the prefix of Path that could not be followed, and Reason why
+	// ("no such key", "index out of range (array length 2)").
+	At, Reason string
 }
 
 func (e *MissingError) Error() string {
@@ -40,8 +29,8 @@ func (e *MissingError) Error() string {
 	return fmt.Sprintf("missing data at %s: %s: %s", e.Path, e.At, e.Reason)
 }
 
-// missing is a MissingError under construction: it bubbles up through the
-// map levels, each prepending its own path and element index.
+// missing is a MissingError under construction: each map level it
+// bubbles up through prepends its path and element index.
 type missing struct {
 	segs   []segment
 	at     int // segs[:at] is MissingError.At
@@ -92,7 +81,7 @@ func (s *Spec) apply(v any) (Result, *missing) {
 }
 
 // missingData answers missing data: the default, shaped by the remaining
-// stages, or else what the missing mode says.
+// stages, else what the missing mode says.
 func (s *Spec) missingData(m *missing) (Result, *missing) {
 	if s.hasDef {
 		return s.rest(s.def, false)
@@ -108,8 +97,7 @@ func (s *Spec) missingData(m *missing) (Result, *missing) {
 	return Result{}, m
 }
 
-// empty is the value of missing "empty": [] with map, {} with pick or
-// omit, else null.
+// empty is the value of missing "empty".
 func (s *Spec) empty() any {
 	switch {
 	case s.sub != nil:
@@ -201,10 +189,8 @@ func kindOf(v any) string {
 		return "a string"
 	case bool:
 		return "a boolean"
-	case json.Number, float64, float32, int, int64, int32, uint, uint64, uint32:
-		return "a number"
 	}
-	return "a value of an unexpected kind"
+	return "a number" // json.Number: values are decoded with UseNumber
 }
 
 func (s *Spec) pickValue(cur any) any {

@@ -16,30 +16,24 @@ const PathSyntax = "A path selects a value inside the result: keys joined by dot
 	"['x']). An integer segment indexes an array and is a key on an object; a quoted segment is " +
 	"always a key. The empty path selects the whole result."
 
-// Path is a parsed path. The zero Path is the empty path, which selects the
-// whole value. A Path is immutable and safe for concurrent use.
+// Path is a parsed path; the zero Path selects the whole value.
 type Path struct {
 	segs []segment
 }
 
-// segment is one step of a path.
+// segment is one step of a path. An integer segment (num; never a quoted
+// one) is an index on an array and its decimal text a key on an object.
 type segment struct {
-	// key is the key looked up on an object. For an integer segment it is
-	// the integer's canonical decimal text.
-	key string
-	// index is the array index of an integer segment.
+	key   string
 	index int
-	// num marks an integer segment: an index on an array, a key on an
-	// object. A quoted segment is never num.
-	num bool
+	num   bool
 }
 
 func indexSegment(i int) segment {
 	return segment{key: strconv.Itoa(i), index: i, num: true}
 }
 
-// PathError is a path that does not parse. Offset is the byte offset in
-// the path where the problem was found.
+// PathError is a path that does not parse at byte Offset.
 type PathError struct {
 	Offset int
 	Msg    string
@@ -49,15 +43,13 @@ func (e *PathError) Error() string {
 	return fmt.Sprintf("invalid path at byte %d: %s", e.Offset, e.Msg)
 }
 
-// ParsePath parses p, bounded by l.MaxPathBytes and l.MaxPathSegments.
-// Errors are *[PathError].
-func (l Limits) ParsePath(p string) (Path, error) {
-	l = l.withDefaults()
+// ParsePath parses p ([PathSyntax]). Errors are *[PathError].
+func ParsePath(p string) (Path, error) {
 	if p == "" {
 		return Path{}, nil
 	}
-	if len(p) > l.MaxPathBytes {
-		return Path{}, &PathError{Offset: l.MaxPathBytes, Msg: fmt.Sprintf("longer than %d bytes", l.MaxPathBytes)}
+	if len(p) > maxPathBytes {
+		return Path{}, &PathError{Offset: maxPathBytes, Msg: fmt.Sprintf("longer than %d bytes", maxPathBytes)}
 	}
 	if !utf8.ValidString(p) {
 		for i := 0; i < len(p); {
@@ -70,8 +62,8 @@ func (l Limits) ParsePath(p string) (Path, error) {
 	}
 	segs := make([]segment, 0, 1+strings.Count(p, ".")+strings.Count(p, "["))
 	for i := 0; i < len(p); {
-		if len(segs) == l.MaxPathSegments {
-			return Path{}, &PathError{Offset: i, Msg: fmt.Sprintf("more than %d segments", l.MaxPathSegments)}
+		if len(segs) == maxPathSegments {
+			return Path{}, &PathError{Offset: i, Msg: fmt.Sprintf("more than %d segments", maxPathSegments)}
 		}
 		var (
 			sg  segment
@@ -99,8 +91,8 @@ func (l Limits) ParsePath(p string) (Path, error) {
 	return Path{segs: segs}, nil
 }
 
-// bareByte reports whether c may appear in a bare (unquoted) segment.
-// Bytes >= 0x80 (UTF-8 sequences, validated beforehand) are allowed.
+// bareByte reports whether c may appear in a bare segment (UTF-8 is
+// validated beforehand).
 func bareByte(c byte) bool {
 	switch {
 	case c <= ' ' || c == 0x7f:
@@ -180,11 +172,8 @@ func parseBracket(p string, i int) (segment, int, *PathError) {
 	return segment{key: text, index: n, num: true}, i + end + 1, nil
 }
 
-// parseQuoted parses a JSON-style string quoted with p[i] (' or ") and
-// returns the decoded key and the offset after the closing quote. Besides
-// JSON's escapes (jsonw.Unescape) it accepts \' . A lone surrogate
-// decodes to U+FFFD, as in encoding/json. The first problem from the left
-// is reported.
+// parseQuoted parses a string quoted with p[i] (' or ") with JSON's
+// escapes and \' and returns the key and the offset after the quote.
 func parseQuoted(p string, i int) (string, int, *PathError) {
 	start, end := i, i+1
 	for end < len(p) && p[end] != p[start] {

@@ -47,7 +47,7 @@ func TestParsePathNormalForm(t *testing.T) {
 		{"$.a-b_c:d", "$.a-b_c:d", 2},
 	}
 	for _, tt := range tests {
-		p, err := DefaultLimits().ParsePath(tt.in)
+		p, err := ParsePath(tt.in)
 		if err != nil {
 			t.Errorf("ParsePath(%q): %v", tt.in, err)
 			continue
@@ -58,7 +58,7 @@ func TestParsePathNormalForm(t *testing.T) {
 		if len(p.segs) != tt.segs {
 			t.Errorf("ParsePath(%q) has %d segments, want %d", tt.in, len(p.segs), tt.segs)
 		}
-		back, err := DefaultLimits().ParsePath(p.String())
+		back, err := ParsePath(p.String())
 		if err != nil || !back.Equal(p) {
 			t.Errorf("ParsePath(%q) does not round-trip through %q: %v", tt.in, p.String(), err)
 		}
@@ -83,7 +83,7 @@ func TestParsePathSegmentKinds(t *testing.T) {
 		{"99999999999999999999", false, 0, "99999999999999999999"},
 	}
 	for _, tt := range tests {
-		p, err := DefaultLimits().ParsePath(tt.in)
+		p, err := ParsePath(tt.in)
 		if err != nil {
 			t.Fatalf("ParsePath(%q): %v", tt.in, err)
 		}
@@ -92,9 +92,9 @@ func TestParsePathSegmentKinds(t *testing.T) {
 			t.Errorf("ParsePath(%q) = %+v, want %+v", tt.in, got, want)
 		}
 	}
-	a, _ := DefaultLimits().ParsePath("rows.0")
-	b, _ := DefaultLimits().ParsePath("rows[0]")
-	c, _ := DefaultLimits().ParsePath(`rows["0"]`)
+	a, _ := ParsePath("rows.0")
+	b, _ := ParsePath("rows[0]")
+	c, _ := ParsePath(`rows["0"]`)
 	if !a.Equal(b) || a.Equal(c) {
 		t.Errorf("rows.0 and rows[0] must be equal and differ from rows[\"0\"]")
 	}
@@ -136,7 +136,7 @@ func TestParsePathErrors(t *testing.T) {
 		{"[\"a\nb\"]", 3, "control character"},
 	}
 	for _, tt := range tests {
-		_, err := DefaultLimits().ParsePath(tt.in)
+		_, err := ParsePath(tt.in)
 		var pe *PathError
 		if !errors.As(err, &pe) {
 			t.Errorf("ParsePath(%q) = %v, want a *PathError", tt.in, err)
@@ -150,28 +150,18 @@ func TestParsePathErrors(t *testing.T) {
 
 func TestParsePathLimits(t *testing.T) {
 	long := strings.Repeat("a", 1024)
-	if _, err := DefaultLimits().ParsePath(long); err != nil {
+	if _, err := ParsePath(long); err != nil {
 		t.Errorf("a 1024-byte path must parse: %v", err)
 	}
-	if _, err := DefaultLimits().ParsePath(long + "a"); err == nil || !strings.Contains(err.Error(), "longer than 1024 bytes") {
+	if _, err := ParsePath(long + "a"); err == nil || !strings.Contains(err.Error(), "longer than 1024 bytes") {
 		t.Errorf("a 1025-byte path: got %v", err)
 	}
 	segs64 := strings.TrimSuffix(strings.Repeat("a.", 64), ".")
-	if _, err := DefaultLimits().ParsePath(segs64); err != nil {
+	if _, err := ParsePath(segs64); err != nil {
 		t.Errorf("64 segments must parse: %v", err)
 	}
-	if _, err := DefaultLimits().ParsePath(segs64 + "[0]"); err == nil || !strings.Contains(err.Error(), "more than 64 segments") {
+	if _, err := ParsePath(segs64 + "[0]"); err == nil || !strings.Contains(err.Error(), "more than 64 segments") {
 		t.Errorf("65 segments: got %v", err)
-	}
-	small := Limits{MaxPathBytes: 4, MaxPathSegments: 2}
-	if _, err := small.ParsePath("a.b"); err != nil {
-		t.Errorf("custom limits: %v", err)
-	}
-	if _, err := small.ParsePath("a.b.c"); err == nil {
-		t.Errorf("custom MaxPathSegments 2 must refuse 3 segments")
-	}
-	if _, err := small.ParsePath("abcde"); err == nil {
-		t.Errorf("custom MaxPathBytes 4 must refuse 5 bytes")
 	}
 }
 

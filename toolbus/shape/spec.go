@@ -24,8 +24,7 @@ const (
 	ModeEmpty     MissingMode = "empty"
 )
 
-// Spec is a parsed output spec. The nil *Spec is valid and shapes nothing.
-// A Spec is immutable after Parse and safe for concurrent use.
+// Spec is a parsed output spec; the nil *Spec shapes nothing.
 type Spec struct {
 	path    Path
 	pick    []string // nil: no pick; empty: keep no key
@@ -36,18 +35,13 @@ type Spec struct {
 	missing MissingMode
 	def     any
 	hasDef  bool
-	// mayOmit: Apply can answer Result.Omit (missing "undefined" without
-	// default here, or in a map spec that may be applied to a non-array).
-	mayOmit bool
+	mayOmit bool // the spec may answer Result.Omit
 }
 
-// SpecError is a spec that does not parse. Field names the offending part,
-// relative to the spec: "path", "pick[2]", "map.missing", "" for the spec
-// itself. The tool bus reports it as a ContractError SchemaInvalid.
+// SpecError is a spec that does not parse. Field names the offending part:
+// "path", "pick[2]", "map.missing", "" for the spec itself.
 type SpecError struct {
-	Field string
-	Msg   string
-	Err   error // the cause, e.g. a *PathError; may be nil
+	Field, Msg string
 }
 
 func (e *SpecError) Error() string {
@@ -56,9 +50,6 @@ func (e *SpecError) Error() string {
 	}
 	return "invalid output spec: " + e.Field + ": " + e.Msg
 }
-
-// Unwrap returns the cause.
-func (e *SpecError) Unwrap() error { return e.Err }
 
 // SpecKeys lists the keys a spec may have, for help texts and messages.
 const SpecKeys = "path, pick, omit, map, missing, default"
@@ -82,40 +73,44 @@ func specKey(k string) int {
 	return -1
 }
 
-// Parse parses a spec with [DefaultLimits].
-func Parse(raw json.RawMessage) (*Spec, error) {
-	return DefaultLimits().Parse(raw)
-}
+// Limits on what a spec may ask for, and so on how much work shaping does.
+// A default may be repeated once per array element inside map, so
+// maxDefaultBytes bounds how much a spec can amplify the result.
+const (
+	maxPathBytes    = 1024
+	maxPathSegments = 64
+	maxKeys         = 256 // per pick or omit list
+	maxKeyBytes     = 256
+	maxMapDepth     = 8 // {"map":{"map":{}}} has depth 2
+	maxDefaultBytes = 4096
+	maxSpecBytes    = 64 << 10
+)
 
-// Parse parses a spec: a JSON object with only the keys path, pick, omit,
-// map, missing and default (exact and case-sensitive, each at most once).
-// path is a string ([PathSyntax]); pick and omit are arrays of key strings;
-// map is a nested spec; missing is "error" (the default), "null",
-// "undefined" or "empty"; default is any JSON value. A null value for path,
-// pick, omit, map or missing means "not set"; a null default is a default.
-// Empty raw text or null yields the nil Spec. Errors are *[SpecError].
-func (l Limits) Parse(raw json.RawMessage) (*Spec, error) {
-	l = l.withDefaults()
+// Parse parses a spec: a JSON object with only the keys path (a string,
+// [PathSyntax]), pick and omit (arrays of keys), map (a nested spec),
+// missing ("error", "null", "undefined", "empty") and default (any value),
+// each at most once. A null means "not set", except for default. Empty
+// text or null yields the nil Spec. Errors are *[SpecError].
+func Parse(raw json.RawMessage) (*Spec, error) {
 	raw = jsonw.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
-	if len(raw) > l.MaxSpecBytes {
-		return nil, &SpecError{Msg: fmt.Sprintf("longer than %d bytes", l.MaxSpecBytes)}
+	if len(raw) > maxSpecBytes {
+		return nil, &SpecError{Msg: fmt.Sprintf("longer than %d bytes", maxSpecBytes)}
 	}
-	return l.parseSpec(raw, "", 0)
+	return parseSpec(raw, "", 0)
 }
 
-func (l Limits) parseSpec(raw []byte, prefix string, depth int) (*Spec, error) {
-	fail := func(field, msg string, err error) error {
-		return &SpecError{Field: prefix + field, Msg: msg, Err: err}
-	}
+func parseSpec(raw []byte, prefix string, depth int) (*Spec, error) {
+	fail := func(field, msg string) error { return &SpecError{Field: prefix + field, Msg: msg} }
 	whole := strings.TrimSuffix(prefix, ".")
+	invalid := &SpecError{Field: whole, Msg: "not valid JSON"}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	tok, err := dec.Token()
 	if err != nil {
-		return nil, &SpecError{Field: whole, Msg: "not valid JSON", Err: err}
+		return nil, invalid
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '{' {
 		return nil, &SpecError{Field: whole, Msg: "must be an object with keys " + SpecKeys}
@@ -125,12 +120,12 @@ func (l Limits) parseSpec(raw []byte, prefix string, depth int) (*Spec, error) {
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return nil, &SpecError{Field: whole, Msg: "not valid JSON", Err: err}
+			return nil, invalid
 		}
 		key, _ := tok.(string)
 		var val json.RawMessage
 		if err := dec.Decode(&val); err != nil {
-			return nil, &SpecError{Field: whole, Msg: "not valid JSON", Err: err}
+			return nil, invalid
 		}
 		k := specKey(key)
 		if k < 0 {
@@ -138,10 +133,10 @@ func (l Limits) parseSpec(raw []byte, prefix string, depth int) (*Spec, error) {
 			if specKey(strings.ToLower(key)) >= 0 {
 				msg = fmt.Sprintf("unknown key (keys are case-sensitive: did you mean %q?)", strings.ToLower(key))
 			}
-			return nil, fail(text.Cut(key, 64), msg, nil)
+			return nil, fail(text.Cut(key, 64), msg)
 		}
 		if seen[k] {
-			return nil, fail(key, "duplicate key", nil)
+			return nil, fail(key, "duplicate key")
 		}
 		seen[k] = true
 		isNull := string(jsonw.TrimSpace(val)) == "null"
@@ -152,17 +147,17 @@ func (l Limits) parseSpec(raw []byte, prefix string, depth int) (*Spec, error) {
 			}
 			var p string
 			if err := json.Unmarshal(val, &p); err != nil {
-				return nil, fail(key, "must be a string", nil)
+				return nil, fail(key, "must be a string")
 			}
-			s.path, err = l.ParsePath(p)
+			s.path, err = ParsePath(p)
 			if err != nil {
-				return nil, fail(key, err.Error(), err)
+				return nil, fail(key, err.Error())
 			}
 		case "pick", "omit":
 			if isNull {
 				continue
 			}
-			keys, set, err := l.parseKeys(val, prefix+key)
+			keys, set, err := parseKeys(val, prefix+key)
 			if err != nil {
 				return nil, err
 			}
@@ -175,10 +170,10 @@ func (l Limits) parseSpec(raw []byte, prefix string, depth int) (*Spec, error) {
 			if isNull {
 				continue
 			}
-			if depth+1 > l.MaxMapDepth {
-				return nil, fail(key, fmt.Sprintf("map specs nest deeper than %d", l.MaxMapDepth), nil)
+			if depth+1 > maxMapDepth {
+				return nil, fail(key, fmt.Sprintf("map specs nest deeper than %d", maxMapDepth))
 			}
-			s.sub, err = l.parseSpec(val, prefix+"map.", depth+1)
+			s.sub, err = parseSpec(val, prefix+"map.", depth+1)
 			if err != nil {
 				return nil, err
 			}
@@ -192,21 +187,21 @@ func (l Limits) parseSpec(raw []byte, prefix string, depth int) (*Spec, error) {
 			case ModeError, ModeNull, ModeUndefined, ModeEmpty:
 				s.missing = mm
 			default:
-				return nil, fail(key, `must be one of "error", "null", "undefined", "empty"`, nil)
+				return nil, fail(key, `must be one of "error", "null", "undefined", "empty"`)
 			}
 		case "default":
-			if len(val) > l.MaxDefaultBytes {
-				return nil, fail(key, fmt.Sprintf("longer than %d bytes of JSON", l.MaxDefaultBytes), nil)
+			if len(val) > maxDefaultBytes {
+				return nil, fail(key, fmt.Sprintf("longer than %d bytes of JSON", maxDefaultBytes))
 			}
 			v, err := decodeJSON(val)
 			if err != nil {
-				return nil, fail(key, "not valid JSON", err)
+				return nil, fail(key, "not valid JSON")
 			}
 			s.def, s.hasDef = v, true
 		}
 	}
 	if _, err := dec.Token(); err != nil { // the closing '}'
-		return nil, &SpecError{Field: whole, Msg: "not valid JSON", Err: err}
+		return nil, invalid
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, &SpecError{Field: whole, Msg: "unexpected data after the spec"}
@@ -215,15 +210,14 @@ func (l Limits) parseSpec(raw []byte, prefix string, depth int) (*Spec, error) {
 	return s, nil
 }
 
-// parseKeys parses a pick or omit list: an array of at most MaxKeys
-// strings of at most MaxKeyBytes each. Duplicates are dropped.
-func (l Limits) parseKeys(raw []byte, field string) ([]string, map[string]struct{}, error) {
+// parseKeys parses a pick or omit list, dropping duplicates.
+func parseKeys(raw []byte, field string) ([]string, map[string]struct{}, error) {
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
 		return nil, nil, &SpecError{Field: field, Msg: "must be an array of key strings"}
 	}
-	if len(items) > l.MaxKeys {
-		return nil, nil, &SpecError{Field: field, Msg: fmt.Sprintf("more than %d keys", l.MaxKeys)}
+	if len(items) > maxKeys {
+		return nil, nil, &SpecError{Field: field, Msg: fmt.Sprintf("more than %d keys", maxKeys)}
 	}
 	keys := make([]string, 0, len(items))
 	set := make(map[string]struct{}, len(items))
@@ -232,8 +226,8 @@ func (l Limits) parseKeys(raw []byte, field string) ([]string, map[string]struct
 		if it = jsonw.TrimSpace(it); len(it) == 0 || it[0] != '"' || json.Unmarshal(it, &k) != nil {
 			return nil, nil, &SpecError{Field: fmt.Sprintf("%s[%d]", field, i), Msg: "must be a string"}
 		}
-		if len(k) > l.MaxKeyBytes {
-			return nil, nil, &SpecError{Field: fmt.Sprintf("%s[%d]", field, i), Msg: fmt.Sprintf("longer than %d bytes", l.MaxKeyBytes)}
+		if len(k) > maxKeyBytes {
+			return nil, nil, &SpecError{Field: fmt.Sprintf("%s[%d]", field, i), Msg: fmt.Sprintf("longer than %d bytes", maxKeyBytes)}
 		}
 		if _, dup := set[k]; dup {
 			continue
@@ -258,8 +252,7 @@ func decodeJSON(b []byte) (any, error) {
 	return v, nil
 }
 
-// IsIdentity reports whether s changes nothing (nil, or no path, pick,
-// omit or map), so a caller can skip shaping altogether.
+// IsIdentity reports whether s changes nothing.
 func (s *Spec) IsIdentity() bool {
 	return s == nil || (len(s.path.segs) == 0 && s.pick == nil && s.omit == nil && s.sub == nil)
 }
