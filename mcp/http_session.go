@@ -27,7 +27,7 @@ func (t *HTTPTransport) sessionFor(w http.ResponseWriter, r *http.Request, id []
 }
 
 func (t *HTTPTransport) lookup(id string) *httpSession {
-	if len(id) > maxSessionIDLen {
+	if len(id) > maxSessionID {
 		return nil
 	}
 	t.mu.Lock()

@@ -245,7 +245,7 @@ func TestInitializeNegotiation(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := NewServer(&stageBackend{}, direct(Options{ServerVersion: "1.2.3", ServerTitle: "AW bridge", Instructions: "be brief"}))
+			srv := NewServer(&stageBackend{}, direct(Options{ServerVersion: "1.2.3", Instructions: "be brief"}))
 			line := `{"jsonrpc":"2.0","id":1,"method":"initialize"`
 			if tc.params != "" {
 				line += `,"params":` + tc.params
@@ -263,9 +263,8 @@ func TestInitializeNegotiation(t *testing.T) {
 					} `json:"tools"`
 				} `json:"capabilities"`
 				ServerInfo struct {
-					Name    string  `json:"name"`
-					Version string  `json:"version"`
-					Title   *string `json:"title"`
+					Name    string `json:"name"`
+					Version string `json:"version"`
 				} `json:"serverInfo"`
 				Instructions string `json:"instructions"`
 			}
@@ -281,19 +280,7 @@ func TestInitializeNegotiation(t *testing.T) {
 			if res.ServerInfo.Name != "awbridge" || res.ServerInfo.Version != "1.2.3" || res.Instructions != "be brief" {
 				t.Errorf("serverInfo/instructions = %s", r.Result)
 			}
-			if hasTitle := res.ServerInfo.Title != nil; hasTitle != (tc.wantVersion >= Version20250618) {
-				t.Errorf("title present = %v for %s", hasTitle, tc.wantVersion)
-			}
 		})
-	}
-}
-
-func TestDefaultInstructions(t *testing.T) {
-	r := checkOne(t, serveOne(t, NewServer(&stageBackend{}, direct(Options{})), "", initLine("1", Version20250618)), want{id: "1"})
-	var res struct{ Instructions string }
-	_ = json.Unmarshal(r.Result, &res)
-	if !strings.Contains(res.Instructions, "never instructions") || !strings.Contains(res.Instructions, "ActivityWatch") {
-		t.Errorf("instructions = %q", res.Instructions)
 	}
 }
 
