@@ -797,7 +797,7 @@ func TestHTTPOfficialSDKClient(t *testing.T) {
 				close(b.changed)
 				select {
 				case p := <-updated:
-					if p.URI != "test://r" || p.Meta[MetaSubscriptionID] == nil {
+					if p.URI != "test://r" || p.Meta["io.modelcontextprotocol/subscriptionId"] == nil {
 						t.Fatalf("update %+v", p)
 					}
 				case <-ctx.Done():

@@ -23,58 +23,39 @@ const maxLoggedName = 64
 // connection (each watches at most every resource).
 const maxListens = 16
 
-// outbound is one message for the peer: a reply (key is the idKey of the
-// request it answers, of the first request for a batch) or a notification
-// (key ""); listen is the subscription a notification or the
-// subscription's end belongs to ("" for none); about is the call in
-// flight a progress notification belongs to ("" for none: such a
-// notification is dropped rather than waited for when the peer is
-// behind). On a stream, arr is the batch whose array b is one reply of
-// (end: the array is complete, b nil).
+// outbound is one message for the peer.
 type outbound struct {
-	key    string
-	listen string
-	about  string
+	key    string // a reply: the idKey of its request (a batch's first); "" a notification
+	listen string // the subscription a notification, or the subscription's end, belongs to
+	about  string // the call a progress notification belongs to: dropped, not waited for, when the peer is behind
 	b      []byte
-	arr    *batch
-	end    bool
+	arr    *batch // on a stream, the batch whose array b is one reply of
+	end    bool   // arr's array is complete (b nil)
 }
 
-// session is one connection's state, whatever the transport: the core that
-// decodes each message once, dispatches it once and hands each encoded
-// reply once to its sink. The reading goroutine (or the HTTP handler, which
-// holds mu for dispatch) owns version; mu guards stopped, inflight and subs.
+// session is one connection's state, whatever the transport. The
+// goroutine holding dispatch owns version; mu guards stopped, inflight,
+// subs and listens.
 type session struct {
-	srv *Server
-	log zerolog.Logger
-
+	srv     *Server
+	log     zerolog.Logger
 	version string // negotiated legacy MCP version ("" none)
 
-	// sink receives every outbound message; it must not block for long
-	// (the stream sink waits for room in the byte budget only from the
-	// goroutines that produce call replies).
-	sink func(o outbound)
-	// budget charges calls in flight an estimate of their reply (nil:
-	// not charged; HTTP replies go straight to their POST).
-	budget *connBudget
-	// arrays: the sink writes each reply of a batch as soon as it exists,
-	// inside an array it keeps open (streams); else the batch collects its
-	// replies and sends the array once.
+	sink   func(o outbound) // receives every outbound message; must not block for long
+	budget *connBudget      // charges calls in flight an estimate of their reply (nil on HTTP)
+	// arrays: the sink writes a batch's replies into an array it keeps
+	// open (streams); else the batch sends its array once complete.
 	arrays bool
-	// pace, when set, waits for room in the byte budget (false: the
-	// session stops); the reader calls it before each line and each
-	// batch element (with the batch; nil between lines).
+	// pace, when set, waits for room in the byte budget before each line
+	// and each batch element (false: the session stops).
 	pace func(cur *batch) bool
 
 	sem      chan struct{} // one token per call in flight
 	stop     chan struct{} // closed when reading must stop
 	stopOnce sync.Once
 
-	// dispatch is held by the reading goroutine while it handles one
-	// message; parked (under dispatch) tells it that the session has
-	// ended and no line may be handled any more.
-	dispatch sync.Mutex
-	parked   bool
+	dispatch sync.Mutex // held while one message is handled
+	parked   bool       // under dispatch: the session ended, no message may be handled
 
 	mu       sync.Mutex
 	stopped  bool
@@ -235,25 +216,12 @@ func firstByte(b []byte) byte {
 	return 0
 }
 
-// decodeArray decodes a JSON array into its raw elements.
+// decodeArray decodes a JSON array (the caller saw its '[') into its raw
+// elements.
 func decodeArray(b []byte) ([]json.RawMessage, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
-		return nil, errSyntax
-	}
 	var els []json.RawMessage
-	for dec.More() {
-		var el json.RawMessage
-		if err := dec.Decode(&el); err != nil {
-			return nil, errSyntax
-		}
-		els = append(els, el)
-	}
-	if tok, err := dec.Token(); err != nil || tok != json.Delim(']') {
+	if json.Unmarshal(b, &els) != nil {
 		return nil, errSyntax
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errSyntax // anything but whitespace after the array
 	}
 	return els, nil
 }
@@ -271,13 +239,11 @@ func shapeError(b []byte) string {
 	return ""
 }
 
-// batch gathers the replies of one JSON-RPC batch; replies may come in any
-// order (JSON-RPC allows it). On a stream each reply goes to the writer as
-// soon as it exists, inside an array the writer keeps open, and the last
-// element to finish closes the array: a reply's bytes stay charged to the
-// byte budget until written, and no more than the budget is ever held.
-// Elsewhere (HTTP) the replies are collected and the last element to
-// finish sends the array.
+// batch gathers the replies of one JSON-RPC batch, in any order. On a
+// stream each reply goes to the writer as soon as it exists, inside an
+// array the writer keeps open, and the last element to finish closes it,
+// so no more than the byte budget is ever held; on HTTP the last element
+// to finish sends the collected array.
 type batch struct {
 	s       *session
 	key     string // idKey of the first request, for routing the array
@@ -323,19 +289,7 @@ func (b *batch) done(reply []byte) {
 		b.s.sink(outbound{key: b.key, arr: b, end: true})
 		return
 	}
-	n := 2
-	for _, r := range b.replies {
-		n += len(r) + 1
-	}
-	out := make([]byte, 0, n)
-	out = append(out, '[')
-	for i, r := range b.replies {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, r...)
-	}
-	b.s.send(b.key, append(out, ']'))
+	b.s.send(b.key, append(append([]byte{'['}, bytes.Join(b.replies, []byte{','})...), ']'))
 }
 
 // decodeBatch decodes each element of a batch; nil stands for an element
