@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -14,12 +16,11 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// The MCP Streamable HTTP transport over the message core: each POST body
-// is decoded once. A 2026-07-28 request is checked against its headers and
-// answered on a session of its own (subscriptions/listen as an SSE stream
-// that stays open). A legacy request belongs to the session initialize
-// created (Mcp-Session-Id): its reply goes straight from the core to the
-// POST waiting for its id, and server notifications to the session's GET
+// The MCP Streamable HTTP transport over the message core. A 2026-07-28
+// request is checked against its headers and answered on a session of its
+// own (http_modern.go). A legacy request belongs to the session initialize
+// created (Mcp-Session-Id, http_session.go): its reply goes from the core
+// to the POST waiting for its id, notifications to the session's GET
 // stream.
 
 // PathMCP is where HTTPTransport serves MCP.
@@ -129,11 +130,8 @@ func (t *HTTPTransport) Shutdown(ctx context.Context) error {
 		t.closed = true
 		close(t.stopReaping)
 	}
-	ended := make([]*httpSession, 0, len(t.sessions))
-	for id, s := range t.sessions {
-		ended = append(ended, s)
-		delete(t.sessions, id)
-	}
+	ended := slices.Collect(maps.Values(t.sessions))
+	clear(t.sessions)
 	for s := range t.listens {
 		s.stopReading() // each listen answers its completion result
 	}
@@ -277,16 +275,9 @@ func (t *HTTPTransport) Authorized(r *http.Request) bool {
 
 // protocolVersionOK reports whether the MCP-Protocol-Version header of a
 // legacy request is absent or a version initialize negotiates.
-func (t *HTTPTransport) protocolVersionOK(r *http.Request) bool {
-	vals := r.Header.Values(HeaderProtocolVersion)
-	if len(vals) == 0 {
-		return true
-	}
-	if len(vals) > 1 {
-		return false
-	}
-	_, ok := t.srv.initResult[strings.TrimSpace(vals[0])]
-	return ok
+func protocolVersionOK(r *http.Request) bool {
+	v, ok := oneHeader(r, HeaderProtocolVersion)
+	return len(r.Header.Values(HeaderProtocolVersion)) == 0 || ok && legacyVersion(v)
 }
 
 // WriteJSON answers with a JSON body, neither cached nor sniffed.

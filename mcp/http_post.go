@@ -205,7 +205,7 @@ func (t *HTTPTransport) serveLegacy(w http.ResponseWriter, r *http.Request, p po
 		if s = t.sessionFor(w, r, p.firstID); s == nil {
 			return
 		}
-		if !init && !t.protocolVersionOK(r) {
+		if !init && !protocolVersionOK(r) {
 			WriteJSON(w, http.StatusBadRequest, errorReply(p.firstID, CodeInvalidRequest, "bad request: unsupported MCP-Protocol-Version", nil))
 			return
 		}

@@ -18,21 +18,16 @@ func (t *HTTPTransport) sessionFor(w http.ResponseWriter, r *http.Request, id []
 		WriteJSON(w, http.StatusBadRequest, errorReply(id, CodeInvalidRequest, "bad request: missing Mcp-Session-Id header (initialize first, or send a 2026-07-28 request with _meta)", nil))
 		return nil
 	}
-	s := t.lookup(sid)
+	var s *httpSession
+	if len(sid) <= maxSessionID {
+		t.mu.Lock()
+		s = t.sessions[sid]
+		t.mu.Unlock()
+	}
 	if s == nil {
 		WriteJSON(w, http.StatusNotFound, errorReply(id, CodeInvalidRequest, "session not found: initialize again", nil))
-		return nil
 	}
 	return s
-}
-
-func (t *HTTPTransport) lookup(id string) *httpSession {
-	if len(id) > maxSessionID {
-		return nil
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.sessions[id]
 }
 
 // serveGet opens the session's stream of server messages (legacy era).
@@ -50,7 +45,7 @@ func (t *HTTPTransport) serveGet(w http.ResponseWriter, r *http.Request) {
 	if s == nil {
 		return
 	}
-	if !t.protocolVersionOK(r) {
+	if !protocolVersionOK(r) {
 		WriteJSON(w, http.StatusBadRequest, errorReply(nil, CodeInvalidRequest, "bad request: unsupported MCP-Protocol-Version", nil))
 		return
 	}
@@ -140,16 +135,12 @@ func (t *HTTPTransport) newSession() (*httpSession, int, string) {
 
 // end removes s and ends it.
 func (t *HTTPTransport) end(s *httpSession) {
-	t.forget(s)
-	s.end()
-}
-
-func (t *HTTPTransport) forget(s *httpSession) {
 	t.mu.Lock()
 	if t.sessions[s.id] == s {
 		delete(t.sessions, s.id)
 	}
 	t.mu.Unlock()
+	s.end()
 }
 
 // reapLoop ends idle sessions until Shutdown.

@@ -27,7 +27,7 @@ const (
 )
 
 // versions are the versions served, oldest first: the ones initialize
-// negotiates, then ModernVersion, served per request.
+// negotiates, then ModernVersion.
 func versions() []string {
 	return []string{Version20241105, Version20250326, Version20250618, Version20251125, ModernVersion}
 }
@@ -39,11 +39,10 @@ func versionIndex(v string) int { return slices.Index(versions(), v) }
 func atLeast(v, w string) bool { return versionIndex(v) >= 0 && versionIndex(v) >= versionIndex(w) }
 
 // SupportedVersions returns the MCP versions initialize accepts, oldest
-// first. The slice is fresh on each call.
+// first.
 func SupportedVersions() []string { return versions()[:versionIndex(ModernVersion)] }
 
-// legacyVersion reports whether v is one of SupportedVersions: a version
-// negotiated by initialize, not named per request.
+// legacyVersion reports whether v is one of SupportedVersions.
 func legacyVersion(v string) bool { return versionIndex(v) >= 0 && !atLeast(v, ModernVersion) }
 
 // Bounds of every message, whatever the transport: a deeper or bigger one
@@ -224,18 +223,13 @@ type initializeResult struct {
 // Serve runs one connection: it reads messages from r and writes replies to
 // w (one line each) until the end of r or until ctx is cancelled.
 //
-// At the end of input it waits for every in-flight call to be answered,
-// flushes and returns nil (or the read error). When ctx is cancelled it
-// stops reading, gives in-flight calls Options.DrainTimeout to finish (then
-// cancels them; ErrDrainTimeout), flushes and returns. A write error (the
-// peer is gone) cancels the calls and is returned.
-//
-// Every goroutine Serve starts has ended when it returns, with one
-// exception: a goroutine blocked in r.Read or w.Write that cannot be
-// interrupted. Serve interrupts those with SetReadDeadline/SetWriteDeadline
-// when r or w has them (net.Conn, pollable *os.File); otherwise, after ctx is
-// cancelled or the peer is gone, it leaves that goroutine to end when the
-// Read or Write returns; it touches nothing else then.
+// At the end of input it waits for the calls in flight, flushes and returns
+// nil (or the read error). When ctx is cancelled it stops reading, gives
+// the calls DefaultDrainTimeout (then cancels them; ErrDrainTimeout),
+// flushes and returns. A write error (the peer is gone) cancels the calls
+// and is returned. Every goroutine Serve starts has ended when it returns,
+// but one blocked in a Read or Write that has no deadline to interrupt it
+// (net.Conn and pollable files have): it is left to end by itself.
 func (srv *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	callCtx, hardCancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer hardCancel()
