@@ -41,26 +41,15 @@ func (t *HTTPTransport) serveModern(w http.ResponseWriter, r *http.Request, q *r
 		return
 	}
 	if !modernMethod(q.method) {
-		msg := "method not found"
-		if removedMethod(q.method) {
-			msg += ": " + bounded(q.method) + " is not part of MCP " + ModernVersion
-		}
-		bad(http.StatusNotFound, CodeMethodNotFound, msg, nil)
+		bad(http.StatusNotFound, CodeMethodNotFound, notFound(q.method), nil)
 		return
 	}
-	var name []byte
-	switch q.method {
-	case "tools/call":
-		name = q.params.name
-	case "resources/read":
-		name = q.params.uri
+	field, name := "uri", q.params.uri
+	if q.method == "tools/call" {
+		field, name = "name", q.params.name
 	}
-	if name != nil {
+	if (q.method == "tools/call" || q.method == "resources/read") && name != nil {
 		want, _ := asString(name)
-		field := "uri"
-		if q.method == "tools/call" {
-			field = "name"
-		}
 		got, ok := oneHeader(r, HeaderName)
 		if ok {
 			got, ok = decodeHeaderValue(got)

@@ -46,64 +46,57 @@ func decodePost(body []byte, maxLine int) (post, *postError) {
 		return post{}, badPost(http.StatusRequestEntityTooLarge, CodeInvalidRequest, idFromPrefix(body), "request too large")
 	}
 	var p post
+	els := []json.RawMessage{body}
 	switch firstByte(body) {
 	case '{':
-		m, err := decodeMessage(body)
-		if err != nil {
-			return post{}, badPost(http.StatusBadRequest, CodeParseError, nil, "parse error")
-		}
-		if perr := checkPostMessage(m); perr != nil {
-			return post{}, perr
-		}
-		p.msgs = []*message{&m}
-		if m.hasID && !m.response {
-			p.keys, p.firstID = []string{idKey(m.id)}, m.id
-		}
-		return p, nil
 	case '[':
-		els, err := decodeArray(body)
-		if err != nil {
+		var err error
+		if els, err = decodeArray(body); err != nil {
 			return post{}, badPost(http.StatusBadRequest, CodeParseError, nil, "parse error")
 		}
 		p.batch = true
 		if len(els) == 0 {
 			return post{}, badPost(http.StatusBadRequest, CodeInvalidRequest, nil, "invalid request: empty batch")
 		}
-		responses := 0
-		seen := map[string]bool{}
-		for _, el := range els {
-			if el[0] != '{' {
-				return post{}, badPost(http.StatusBadRequest, CodeInvalidRequest, nil, "invalid request: a message must be a JSON object")
+	default:
+		if json.Valid(body) {
+			return post{}, badPost(http.StatusBadRequest, CodeInvalidRequest, nil, "invalid request: a message must be a JSON object")
+		}
+		return post{}, badPost(http.StatusBadRequest, CodeParseError, nil, "parse error")
+	}
+	responses := 0
+	seen := map[string]bool{}
+	for _, el := range els {
+		if firstByte(el) != '{' {
+			return post{}, badPost(http.StatusBadRequest, CodeInvalidRequest, nil, "invalid request: a message must be a JSON object")
+		}
+		m, err := decodeMessage(el)
+		if err != nil {
+			return post{}, badPost(http.StatusBadRequest, CodeParseError, nil, "parse error")
+		}
+		if perr := checkPostMessage(m); perr != nil {
+			return post{}, perr
+		}
+		p.msgs = append(p.msgs, &m)
+		switch {
+		case m.response:
+			responses++
+		case m.hasID:
+			k := idKey(m.id)
+			if seen[k] {
+				return post{}, badPost(http.StatusBadRequest, CodeInvalidRequest, m.id, "invalid request: repeated id in a batch")
 			}
-			m, _ := decodeMessage(el) // the array was valid JSON
-			if perr := checkPostMessage(m); perr != nil {
-				return post{}, perr
-			}
-			p.msgs = append(p.msgs, &m)
-			switch {
-			case m.response:
-				responses++
-			case m.hasID:
-				k := idKey(m.id)
-				if seen[k] {
-					return post{}, badPost(http.StatusBadRequest, CodeInvalidRequest, m.id, "invalid request: repeated id in a batch")
-				}
-				seen[k] = true
-				p.keys = append(p.keys, k)
-				if p.firstID == nil {
-					p.firstID = m.id
-				}
+			seen[k] = true
+			p.keys = append(p.keys, k)
+			if p.firstID == nil {
+				p.firstID = m.id
 			}
 		}
-		if responses > 0 && responses < len(els) {
-			return post{}, badPost(http.StatusBadRequest, CodeInvalidRequest, nil, "invalid request: a batch mixes responses with requests")
-		}
-		return p, nil
 	}
-	if json.Valid(body) {
-		return post{}, badPost(http.StatusBadRequest, CodeInvalidRequest, nil, "invalid request: a message must be a JSON object")
+	if responses > 0 && responses < len(els) {
+		return post{}, badPost(http.StatusBadRequest, CodeInvalidRequest, nil, "invalid request: a batch mixes responses with requests")
 	}
-	return post{}, badPost(http.StatusBadRequest, CodeParseError, nil, "parse error")
+	return p, nil
 }
 
 // checkPostMessage rejects what no session could answer under an id.

@@ -107,12 +107,16 @@ func (s *session) handleModern(callCtx context.Context, q *request) {
 	case "subscriptions/listen":
 		s.listen(callCtx, q)
 	default:
-		if removedMethod(q.method) {
-			s.fail(q, CodeMethodNotFound, "method not found: "+bounded(q.method)+" is not part of MCP "+ModernVersion, nil)
-			return
-		}
-		s.fail(q, CodeMethodNotFound, "method not found", nil)
+		s.fail(q, CodeMethodNotFound, notFound(q.method), nil)
 	}
+}
+
+// notFound is -32601's message for a modern request.
+func notFound(method string) string {
+	if removedMethod(method) {
+		return "method not found: " + bounded(method) + " is not part of MCP " + ModernVersion
+	}
+	return "method not found"
 }
 
 // modernMembers are the members every modern result starts with; lists

@@ -274,29 +274,16 @@ func (srv *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	}()
 
 	var (
-		timer        *time.Timer
 		graceC       <-chan time.Time
 		ctxDone      = ctx.Done()
 		wDone        = c.writerExited
 		graceExpired bool
 	)
-	armGrace := func() {
-		if timer != nil {
-			timer.Stop()
-		}
-		timer = time.NewTimer(srv.drain)
-		graceC = timer.C
-	}
+	armGrace := func() { graceC = time.After(srv.drain) }
 	startGrace := func() {
 		ctxDone = nil
-		shutdown = true
 		armGrace()
 	}
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
 	if shutdown {
 		startGrace()
 	}

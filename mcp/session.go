@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 
 	"github.com/rs/zerolog"
@@ -622,12 +623,7 @@ const errIDInUse = "invalid request: id already in use by a request in flight"
 // cancelled (a cancelled one says nothing more under its id). Called
 // with mu held.
 func (s *session) idInUse(key string) bool {
-	for _, c := range s.inflight[key] {
-		if !c.cancelled {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(s.inflight[key], func(c *call) bool { return !c.cancelled })
 }
 
 // forget removes c from the calls in flight and reports whether the client
@@ -635,13 +631,7 @@ func (s *session) idInUse(key string) bool {
 func (s *session) forget(c *call) (cancelled bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	list := s.inflight[c.key]
-	for i, x := range list {
-		if x == c {
-			list = append(list[:i], list[i+1:]...)
-			break
-		}
-	}
+	list := slices.DeleteFunc(s.inflight[c.key], func(x *call) bool { return x == c })
 	if len(list) == 0 {
 		delete(s.inflight, c.key)
 	} else {
