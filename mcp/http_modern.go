@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -75,15 +76,11 @@ func (t *HTTPTransport) serveModern(w http.ResponseWriter, r *http.Request, q *r
 	if !t.admitModern(w, q.id) {
 		return
 	}
-	admitted := true
-	leave := func() {
-		if admitted {
-			admitted = false
-			t.mu.Lock()
-			t.modern--
-			t.mu.Unlock()
-		}
-	}
+	leave := sync.OnceFunc(func() {
+		t.mu.Lock()
+		t.modern--
+		t.mu.Unlock()
+	})
 	defer leave()
 	reply := make(chan []byte, 1)
 	var notes chan []byte // progress, when the client reads SSE
@@ -93,15 +90,9 @@ func (t *HTTPTransport) serveModern(w http.ResponseWriter, r *http.Request, q *r
 	s := newSession(t.srv, func(o outbound) {
 		switch {
 		case o.about == q.key && notes != nil:
-			select {
-			case notes <- o.b:
-			default:
-			}
+			offer(notes, o.b)
 		case o.key == q.key:
-			select {
-			case reply <- o.b:
-			default:
-			}
+			offer(reply, o.b)
 		}
 	})
 	s.dispatch.Lock()
@@ -213,14 +204,9 @@ func (t *HTTPTransport) serveListen(w http.ResponseWriter, r *http.Request, q *r
 	s := newSession(t.srv, func(o outbound) {
 		switch {
 		case o.key == q.key:
-			select {
-			case final <- o.b:
-			default:
-			}
+			offer(final, o.b)
 		case o.listen == q.key:
-			select {
-			case notes <- o.b:
-			default:
+			if !offer(notes, o.b) {
 				t.log.Debug().Msg("mcp http: listen stream behind, notification dropped")
 			}
 		}

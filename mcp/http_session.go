@@ -306,12 +306,17 @@ func (s *httpSession) unregister(w *waiter) {
 		return
 	}
 	s.mu.Lock()
+	s.forgetLocked(w)
+	s.mu.Unlock()
+}
+
+// forgetLocked removes w's keys; s.mu is held.
+func (s *httpSession) forgetLocked(w *waiter) {
 	for _, k := range w.keys {
 		if s.waiters[k] == w {
 			delete(s.waiters, k)
 		}
 	}
-	s.mu.Unlock()
 }
 
 // attach opens a GET stream, replacing an older one (a message goes to
@@ -343,20 +348,12 @@ func (s *httpSession) route(o outbound) {
 	defer s.mu.Unlock()
 	if o.about != "" {
 		if w := s.waiters[o.about]; w != nil && w.notes != nil {
-			select {
-			case w.notes <- o.b:
-			default:
-			}
+			offer(w.notes, o.b)
 		}
 		return
 	}
 	if o.key == "" {
-		if s.stream == nil {
-			return
-		}
-		select {
-		case s.stream.ch <- o.b:
-		default:
+		if s.stream != nil && !offer(s.stream.ch, o.b) {
 			s.t.log.Debug().Msg("mcp http: GET stream behind, notification dropped")
 		}
 		return
@@ -366,10 +363,16 @@ func (s *httpSession) route(o outbound) {
 		s.t.log.Debug().Msg("mcp http: reply nobody waits for dropped")
 		return
 	}
-	for _, k := range w.keys {
-		if s.waiters[k] == w {
-			delete(s.waiters, k)
-		}
-	}
+	s.forgetLocked(w)
 	w.ch <- o.b
+}
+
+// offer sends b on ch unless ch is full; it reports whether it did.
+func offer(ch chan []byte, b []byte) bool {
+	select {
+	case ch <- b:
+		return true
+	default:
+		return false
+	}
 }

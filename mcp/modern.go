@@ -228,7 +228,7 @@ func (s *session) listen(callCtx context.Context, q *request) {
 	case s.stopped:
 		s.mu.Unlock()
 		cancel()
-		s.send(q.key, s.listenClosed(c.id))
+		s.send(q.key, listenEnded(c.id, s.srv.info))
 		return
 	case s.idInUse(c.key):
 		s.mu.Unlock()
@@ -281,12 +281,9 @@ func (s *session) listen(callCtx context.Context, q *request) {
 		if s.forget(c) {
 			return // the client cancelled it: nothing more for it
 		}
-		s.sink(outbound{key: c.key, listen: c.key, b: s.listenClosed(c.id)})
+		s.sink(outbound{key: c.key, listen: c.key, b: listenEnded(c.id, s.srv.info)})
 	}()
 }
-
-// listenClosed is the reply that ends a subscription the server closes.
-func (s *session) listenClosed(id []byte) []byte { return listenEnded(id, s.srv.info) }
 
 // listenEnded is the completion result of the subscription id.
 func listenEnded(id []byte, info serverInfo) []byte {

@@ -137,8 +137,7 @@ func (s *session) readLoop(callCtx context.Context, lr *lineReader) error {
 			return nil
 		}
 		if tooLong {
-			s.protocolError(CodeInvalidRequest, "request too large")
-			s.send(keyOf(idFromPrefix(line)), errorReply(idFromPrefix(line), CodeInvalidRequest, "request too large", nil))
+			s.refuse(idFromPrefix(line), CodeInvalidRequest, "request too large")
 		} else {
 			s.handleLine(callCtx, line)
 		}
@@ -146,16 +145,19 @@ func (s *session) readLoop(callCtx context.Context, lr *lineReader) error {
 	}
 }
 
-// keyOf is idKey of a raw id that may be nil or invalid.
-func keyOf(id []byte) string {
-	if !validID(id) {
-		return ""
-	}
-	return idKey(id)
-}
-
 func (s *session) protocolError(code int, reason string) {
 	s.log.Warn().Int("code", code).Str("reason", reason).Msg("mcp: protocol error")
+}
+
+// refuse answers a message that is no usable request, under id when it
+// has one (else null).
+func (s *session) refuse(id []byte, code int, msg string) {
+	s.protocolError(code, msg)
+	key := ""
+	if validID(id) {
+		key = idKey(id)
+	}
+	s.send(key, errorReply(id, code, msg, nil))
 }
 
 // bom is a UTF-8 byte order mark, tolerated before a message.
@@ -165,44 +167,33 @@ var bom = []byte("\xef\xbb\xbf")
 func (s *session) handleLine(callCtx context.Context, line []byte) {
 	line = bytes.TrimPrefix(line, bom)
 	if msg := shapeError(line); msg != "" {
-		s.protocolError(CodeInvalidRequest, msg)
-		id := idFromPrefix(line)
-		s.send(keyOf(id), errorReply(id, CodeInvalidRequest, "invalid request: "+msg, nil))
+		s.refuse(idFromPrefix(line), CodeInvalidRequest, "invalid request: "+msg)
 		return
 	}
 	switch firstByte(line) {
 	case '{':
-		m, err := decodeMessage(line)
-		if err != nil {
-			s.parseError()
+		if m, err := decodeMessage(line); err == nil {
+			s.handleMessage(callCtx, m, nil)
 			return
 		}
-		s.handleMessage(callCtx, m, nil)
 	case '[':
 		els, err := decodeArray(line)
-		if err != nil {
-			s.parseError()
+		switch {
+		case err != nil:
+		case s.version != Version20250326:
+			s.refuse(nil, CodeInvalidRequest, "invalid request: batches are only accepted in a 2025-03-26 session")
+			return
+		default:
+			s.handleBatch(callCtx, decodeBatch(els))
 			return
 		}
-		if s.version != Version20250326 {
-			s.protocolError(CodeInvalidRequest, "batch outside a 2025-03-26 session")
-			s.send("", errorReply(nil, CodeInvalidRequest, "invalid request: batches are only accepted in a 2025-03-26 session", nil))
-			return
-		}
-		s.handleBatch(callCtx, decodeBatch(els))
 	default:
-		if !json.Valid(line) {
-			s.parseError()
+		if json.Valid(line) {
+			s.refuse(nil, CodeInvalidRequest, "invalid request: a message must be a JSON object")
 			return
 		}
-		s.protocolError(CodeInvalidRequest, "not an object")
-		s.send("", errorReply(nil, CodeInvalidRequest, "invalid request: a message must be a JSON object", nil))
 	}
-}
-
-func (s *session) parseError() {
-	s.protocolError(CodeParseError, "parse error")
-	s.send("", errorReply(nil, CodeParseError, "parse error", nil))
+	s.refuse(nil, CodeParseError, "parse error")
 }
 
 // firstByte is the first non-whitespace byte of b (0 for none).
@@ -308,8 +299,7 @@ func decodeBatch(els []json.RawMessage) []*message {
 
 func (s *session) handleBatch(callCtx context.Context, msgs []*message) {
 	if len(msgs) == 0 {
-		s.protocolError(CodeInvalidRequest, "empty batch")
-		s.send("", errorReply(nil, CodeInvalidRequest, "invalid request: empty batch", nil))
+		s.refuse(nil, CodeInvalidRequest, "invalid request: empty batch")
 		return
 	}
 	b := &batch{s: s, pending: 1}
