@@ -130,9 +130,6 @@ func (c *connBudget) replied(n int) {
 // the reader is in, the reader may go on: only it can end that batch.
 // Between lines held bytes count like any others.
 func (c *connBudget) wait(stop <-chan struct{}, paused func(), cur *batch) bool {
-	if c == nil {
-		return true
-	}
 	b := c.b
 	hooked := false
 	for {

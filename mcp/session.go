@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/awbridge/awbridge/internal/jsonw"
+	"github.com/awbridge/awbridge/internal/text"
 	"github.com/awbridge/awbridge/toolbus"
 )
 
@@ -371,30 +372,22 @@ func (srv *Server) parseRequest(m message) (q *request, code int, msg string) {
 	if m.params != nil && !isObject(m.params) {
 		return q, CodeInvalidParams, "invalid params: params must be an object"
 	}
+	var meta json.RawMessage
 	if _, direct := srv.direct[m.method]; direct && !mcpMethod(m.method) {
 		// Direct methods are not MCP: their params are the arguments,
 		// whatever era the caller speaks, but for _meta, which is
 		// protocol metadata (its traceparent is the call's trace).
 		q.direct = true
 		if m.params != nil {
-			args, meta := splitMeta(m.params)
-			q.args = bytes.Clone(args)
-			var err error
-			if q.meta, err = decodeMeta(meta); err != nil {
-				return q, CodeInvalidParams, "invalid params: " + err.Error()
-			}
+			q.args, meta = splitMeta(m.params)
 		}
-		return q, 0, ""
+	} else if m.params != nil {
+		q.params, _ = decodeParams(m.params) // an object of a valid message
+		meta = q.params.meta
 	}
-	if m.params != nil {
-		p, err := decodeParams(m.params)
-		if err != nil {
-			return q, CodeInvalidParams, "invalid params: params must be an object"
-		}
-		q.params = p
-		if q.meta, err = decodeMeta(p.meta); err != nil {
-			return q, CodeInvalidParams, "invalid params: " + err.Error()
-		}
+	var err error
+	if q.meta, err = decodeMeta(meta); err != nil {
+		return q, CodeInvalidParams, "invalid params: " + err.Error()
 	}
 	return q, 0, ""
 }
@@ -479,12 +472,9 @@ func (s *session) toolsCall(callCtx context.Context, q *request, v string) {
 	s.startCall(callCtx, q, toolbus.Request{Name: name, Args: args, TraceParent: q.meta.traceParent}, v)
 }
 
-func bounded(name string) string {
-	if len(name) > maxLoggedName {
-		return name[:maxLoggedName]
-	}
-	return name
-}
+// bounded cuts a client-chosen name (a method, a tool, a URI) for a log
+// line or a message that echoes it.
+func bounded(name string) string { return text.Head(name, maxLoggedName) }
 
 // handleNotification acts on a message without id: never a reply.
 func (s *session) handleNotification(method string, raw json.RawMessage) {
