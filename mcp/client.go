@@ -23,11 +23,10 @@ const maxClientReplyBytes = 64 << 20
 // notification of the call (see Do) starts the Timeout again: a service
 // that reports progress is working.
 type Client struct {
-	conn net.Conn
-	lr   *lineReader
-	id   int
-	// Timeout bounds one exchange (0: none).
-	Timeout time.Duration
+	conn    net.Conn
+	lr      *lineReader
+	id      int
+	Timeout time.Duration // bounds one exchange
 }
 
 // NewClient returns a Client on conn; it owns conn from now on.
@@ -71,13 +70,7 @@ func (c *Client) call(ctx context.Context, method string, params map[string]json
 	if err != nil {
 		return nil, fmt.Errorf("mcp: encode %s: %w", method, err)
 	}
-	deadline := func() {
-		if c.Timeout > 0 {
-			_ = c.conn.SetDeadline(time.Now().Add(c.Timeout))
-		} else {
-			_ = c.conn.SetDeadline(time.Time{})
-		}
-	}
+	deadline := func() { _ = c.conn.SetDeadline(time.Now().Add(c.Timeout)) }
 	deadline()
 	stop := context.AfterFunc(ctx, func() { _ = c.conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
@@ -167,7 +160,7 @@ func (c *Client) ToolsList(ctx context.Context) (json.RawMessage, error) {
 // Do performs req on the service: a direct method, or tools/call. The
 // service's answer (a result or a JSON-RPC error) is the Response, mapped
 // back as the core mapped it to the wire; err is the exchange's failure
-// (see Call), never an answer. When req.Progress is set the request asks
+// (see call), never an answer. When req.Progress is set the request asks
 // for progress, and req.Progress receives each update the service sends
 // (on this goroutine, before Do returns); the message is the service's
 // text, as it sent it.

@@ -147,18 +147,16 @@ type discoverResult struct {
 	Instructions      string       `json:"instructions,omitempty"`
 }
 
-// modernResult adds resultType, the server's identity and, when scope is
-// not "", the cache hints to a result object rendered elsewhere (spliced
-// in as it is: see resultReply).
+// modernResult adds resultType, the server's identity and the cache hints
+// to a result object rendered elsewhere (spliced in as it is: see
+// resultReply).
 func (srv *Server) modernResult(result []byte, ttl int, scope string) []byte {
 	i := bytes.IndexByte(result, '{')
 	if i < 0 {
 		return result
 	}
 	m := srv.modernMembers()
-	if scope != "" {
-		m.TTL, m.CacheScope = &ttl, scope
-	}
+	m.TTL, m.CacheScope = &ttl, scope
 	out := marshal(m)
 	out = out[:len(out)-1]
 	rest := result[i+1:]
@@ -187,11 +185,8 @@ func listenFilter(raw json.RawMessage, rb ResourceBackend) (uris []string, ok bo
 	}) != nil {
 		return nil, false
 	}
-	if subs == nil || string(subs) == "null" {
-		return uris, true
-	}
-	var asked []string
-	if json.Unmarshal(subs, &asked) != nil {
+	var asked []string // null: none
+	if subs != nil && json.Unmarshal(subs, &asked) != nil {
 		return nil, false
 	}
 	seen := map[string]bool{}

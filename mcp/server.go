@@ -247,50 +247,39 @@ func (srv *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 		readErr = s.readLoop(callCtx, lr)
 	}()
 
-	shutdown, peerGone, atEOF := false, false, false
-	select {
-	case <-readerDone:
-		atEOF = true
-	case <-ctx.Done():
-		shutdown = true
-	case <-c.writerExited:
-		peerGone = true
-	}
-	s.stopReading() // from here on no call starts
-	readerStoppable := atEOF || setDeadline(r, "read")
-
-	// Every message read before the stop gets its reply: wait until the
-	// reader handles none, then for the calls in flight.
-	parked := make(chan struct{})
-	go func() {
-		s.park()
-		close(parked)
-	}()
-	callsDone := make(chan struct{})
-	go func() {
-		<-parked
-		s.calls.Wait()
-		close(callsDone)
-	}()
-
 	var (
-		graceC       <-chan time.Time
-		ctxDone      = ctx.Done()
-		wDone        = c.writerExited
-		graceExpired bool
+		graceC              <-chan time.Time
+		ctxDone             = ctx.Done()
+		wDone               = c.writerExited
+		atEOF, graceExpired bool
 	)
 	armGrace := func() { graceC = time.After(srv.drain) }
 	startGrace := func() {
 		ctxDone = nil
 		armGrace()
 	}
-	if shutdown {
+	select {
+	case <-readerDone:
+		atEOF = true
+	case <-ctxDone:
 		startGrace()
-	}
-	if peerGone {
-		hardCancel()
+	case <-wDone:
 		wDone = nil
 	}
+	s.stopReading() // from here on no call starts
+	if wDone == nil {
+		hardCancel() // the peer is gone
+	}
+	readerStoppable := atEOF || setDeadline(r, "read")
+
+	// Every message read before the stop gets its reply: wait until the
+	// reader handles none, then for the calls in flight.
+	callsDone := make(chan struct{})
+	go func() {
+		s.park()
+		s.calls.Wait()
+		close(callsDone)
+	}()
 
 	// Wait for the calls in flight.
 	for callsLeft := callsDone; callsLeft != nil; {
@@ -315,7 +304,6 @@ func (srv *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 			close(c.abandon)
 		case <-wDone:
 			wDone = nil
-			peerGone = true
 			hardCancel()
 		}
 	}
