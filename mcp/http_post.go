@@ -184,13 +184,10 @@ func (t *HTTPTransport) serveLegacy(w http.ResponseWriter, r *http.Request, p po
 	var s *httpSession
 	created := false
 	if r.Header.Get(HeaderSessionID) == "" && init {
-		var status int
 		var msg string
-		if s, status, msg = t.newSession(); s == nil {
-			if status == http.StatusServiceUnavailable {
-				w.Header().Set("Retry-After", "5")
-			}
-			WriteJSON(w, status, errorReply(p.firstID, CodeInvalidRequest, msg, nil))
+		if s, msg = t.newSession(); s == nil {
+			w.Header().Set("Retry-After", "5")
+			WriteJSON(w, http.StatusServiceUnavailable, errorReply(p.firstID, CodeInvalidRequest, msg, nil))
 			return
 		}
 		created = true

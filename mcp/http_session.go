@@ -93,14 +93,19 @@ func (t *HTTPTransport) serveDelete(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// newSession starts a legacy session. On failure it returns the status and
-// message to answer.
-func (t *HTTPTransport) newSession() (*httpSession, int, string) {
-	var raw [16]byte
-	if _, err := rand.Read(raw[:]); err != nil {
-		return nil, http.StatusInternalServerError, "internal error: no session id"
-	}
+// newSession starts a legacy session, or says why it cannot (503).
+func (t *HTTPTransport) newSession() (*httpSession, string) {
 	t.reap(t.now()) // make room before counting
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case t.closed:
+		return nil, "service unavailable: shutting down"
+	case len(t.sessions) >= t.maxSessions:
+		return nil, "service unavailable: too many sessions"
+	}
+	var raw [16]byte
+	_, _ = rand.Read(raw[:]) // never fails
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &httpSession{
 		id:      hex.EncodeToString(raw[:]),
@@ -113,24 +118,13 @@ func (t *HTTPTransport) newSession() (*httpSession, int, string) {
 	}
 	s.core = newSession(t.srv, s.route)
 	s.lastUsed.Store(t.now().UnixNano())
-
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.closed {
-		cancel()
-		return nil, http.StatusServiceUnavailable, "service unavailable: shutting down"
-	}
-	if len(t.sessions) >= t.maxSessions {
-		cancel()
-		return nil, http.StatusServiceUnavailable, "service unavailable: too many sessions"
-	}
 	t.sessions[s.id] = s
 	if !t.reaping {
 		t.reaping = true
 		t.wg.Go(t.reapLoop)
 	}
 	t.wg.Go(s.drainAtEnd)
-	return s, 0, ""
+	return s, ""
 }
 
 // end removes s and ends it.

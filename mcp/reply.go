@@ -126,19 +126,16 @@ func toolResultReply(id, body []byte, isError bool, head []byte) []byte {
 	return dst
 }
 
-// toolErrorJSON renders e for error.data.
+// toolErrorJSON renders e for error.data. Only Details can hold what JSON
+// cannot carry: then they are dropped.
 func toolErrorJSON(e *toolbus.ToolError) []byte {
-	b, err := json.Marshal(e)
-	if err == nil {
+	if b, err := json.Marshal(e); err == nil {
 		return b
 	}
-	// Details held something JSON cannot carry: drop them.
 	c := *e
 	c.Details = nil
-	if b, err = json.Marshal(&c); err == nil {
-		return b
-	}
-	return []byte(`{"kind":"SystemError","code":"Internal","retryable":false,"message":"unrenderable tool error"}`)
+	b, _ := json.Marshal(&c)
+	return b
 }
 
 func errMessage(e *toolbus.ToolError, fallback string) string {
