@@ -120,7 +120,7 @@ func (t *HTTPTransport) Sessions() int {
 }
 
 // Shutdown refuses new MCP requests (503), ends every session (their GET
-// streams close; calls in flight get the Server's DrainTimeout to answer
+// streams close; calls in flight get DefaultDrainTimeout to answer
 // the POSTs waiting for them) and waits for the sessions' goroutines, or
 // for ctx. Idempotent. Call it before http.Server.Shutdown, whose wait
 // would otherwise hang on the open GET streams.

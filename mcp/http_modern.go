@@ -124,7 +124,7 @@ func (t *HTTPTransport) serveModern(w http.ResponseWriter, r *http.Request, q *r
 }
 
 // admitModern counts one more modern request in progress, or answers it
-// (shutting down, or at HTTPOptions.MaxModernCalls) and returns false.
+// (shutting down, or at its maxModern) and returns false.
 func (t *HTTPTransport) admitModern(w http.ResponseWriter, id []byte) bool {
 	t.mu.Lock()
 	closed, full := t.closed, t.modern >= t.maxModern

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -366,10 +367,6 @@ func (e *sseReply) drain(notes chan []byte) bool {
 
 // writeEvent writes one SSE message event; msg is one line.
 func writeEvent(w io.Writer, msg []byte) error {
-	b := make([]byte, 0, len(msg)+24)
-	b = append(b, "event: message\ndata: "...)
-	b = append(b, msg...)
-	b = append(b, "\n\n"...)
-	_, err := w.Write(b)
+	_, err := fmt.Fprintf(w, "event: message\ndata: %s\n\n", msg)
 	return err
 }

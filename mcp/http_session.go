@@ -153,7 +153,7 @@ func (t *HTTPTransport) reapLoop() {
 }
 
 // reap ends the sessions without a request in progress or an open stream
-// whose last request is older than SessionIdle at now.
+// whose last request is older than the idle bound at now.
 func (t *HTTPTransport) reap(now time.Time) {
 	var idle []*httpSession
 	t.mu.Lock()
