@@ -85,6 +85,9 @@ func decodeMessage(obj []byte) (message, error) {
 	return m, nil
 }
 
+// request reports whether m is a request answerable under its id.
+func (m message) request() bool { return !m.response && m.hasID && !m.dupID && validID(m.id) }
+
 // asString decodes a raw JSON string; ok is false for any other value.
 func asString(raw json.RawMessage) (string, bool) {
 	if len(raw) == 0 || raw[0] != '"' {

@@ -314,7 +314,7 @@ func requestID(line []byte) ([]byte, bool) {
 		return nil, false
 	}
 	m, err := decodeMessage(bytes.TrimSpace(line))
-	if err != nil || m.response || !m.hasID || m.dupID || !validID(m.id) {
+	if err != nil || !m.request() {
 		return nil, false
 	}
 	return m.id, true
@@ -330,7 +330,7 @@ func (r *relay) track(line []byte) bool {
 		if err == nil {
 			r.forgetCancelled(m)
 		}
-		if err != nil || m.response || !m.hasID || m.dupID || !validID(m.id) {
+		if err != nil || !m.request() {
 			return false // no reply (a response gets none), or one with id null
 		}
 		r.note(m)
@@ -352,7 +352,7 @@ func (r *relay) track(line []byte) bool {
 			if m != nil {
 				r.forgetCancelled(*m)
 			}
-			if m != nil && !m.response && m.hasID && !m.dupID && validID(m.id) {
+			if m != nil && m.request() {
 				r.owe(m.id, false)
 				tracked = true
 			}
