@@ -409,17 +409,23 @@ func (r *relay) resolveLocked(id []byte) {
 	}
 }
 
-// modernRequest reports whether m is a request of MCP 2026-07-28.
-func modernRequest(m message) bool {
-	if !isObject(m.params) {
-		return false
+// relayParams decodes m's params and their _meta; ok is false when the
+// service would refuse them.
+func relayParams(m message) (p params, meta requestMeta, ok bool) {
+	if m.params != nil && !isObject(m.params) {
+		return p, meta, false
 	}
-	p, err := decodeParams(m.params)
-	if err != nil {
-		return false
+	if m.params != nil {
+		p, _ = decodeParams(m.params) // an object of a valid message
 	}
 	meta, err := decodeMeta(p.meta)
-	return err == nil && meta.modern()
+	return p, meta, err == nil
+}
+
+// modernRequest reports whether m is a request of MCP 2026-07-28.
+func modernRequest(m message) bool {
+	_, meta, ok := relayParams(m)
+	return ok && meta.modern()
 }
 
 // note keeps what the in-process engine must be told at a failover: the
@@ -432,18 +438,9 @@ func (r *relay) note(m message) {
 	default:
 		return
 	}
-	if m.dup || !m.jsonrpcOK || (m.params != nil && !isObject(m.params)) {
+	p, meta, ok := relayParams(m)
+	if m.dup || !m.jsonrpcOK || !ok || meta.modern() {
 		return
-	}
-	var p params
-	if m.params != nil {
-		var err error
-		if p, err = decodeParams(m.params); err != nil {
-			return
-		}
-		if meta, err := decodeMeta(p.meta); err != nil || meta.modern() {
-			return
-		}
 	}
 	switch m.method {
 	case "initialize":

@@ -794,41 +794,30 @@ func (lw *lineWriter) drop() {
 func (c *streamConn) writeLoop(w io.Writer) {
 	defer close(c.writerExited)
 	lw := &lineWriter{c: c, bw: bufio.NewWriterSize(w, 32<<10)}
-	fail := func(err error) {
+	var err error
+	for finishing := false; err == nil && !finishing; {
+		select {
+		case o := <-c.out:
+			err = lw.write(o)
+		case <-c.finish:
+			finishing = true
+		}
+		for queued := true; err == nil && queued; {
+			select {
+			case o := <-c.out:
+				err = lw.write(o)
+			default:
+				queued = false
+			}
+		}
+		if err == nil {
+			err = lw.bw.Flush()
+		}
+	}
+	if err != nil {
 		c.werr = err
 		c.s.log.Debug().Err(err).Msg("mcp: write failed, ending session")
 		c.s.stopReading()
 		lw.drop()
-	}
-	for {
-		finishing := false
-		select {
-		case o := <-c.out:
-			if err := lw.write(o); err != nil {
-				fail(err)
-				return
-			}
-		case <-c.finish:
-			finishing = true
-		}
-	drain:
-		for {
-			select {
-			case o := <-c.out:
-				if err := lw.write(o); err != nil {
-					fail(err)
-					return
-				}
-			default:
-				break drain
-			}
-		}
-		if err := lw.bw.Flush(); err != nil {
-			fail(err)
-			return
-		}
-		if finishing {
-			return
-		}
 	}
 }
