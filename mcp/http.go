@@ -73,7 +73,6 @@ type HTTPTransport struct {
 	allowedHosts map[string]struct{}
 	other        func(http.ResponseWriter, *http.Request, bool)
 	log          zerolog.Logger
-	now          func() time.Time
 	// The bounds above, which tests lower.
 	maxBody                            int64
 	bodyTimeout, idle                  time.Duration
@@ -92,7 +91,7 @@ type HTTPTransport struct {
 // HTTPHandler returns the Streamable HTTP transport serving srv's sessions.
 func (srv *Server) HTTPHandler(opts HTTPOptions) *HTTPTransport {
 	t := &HTTPTransport{
-		srv: srv, other: opts.Other, log: opts.Logger, now: time.Now,
+		srv: srv, other: opts.Other, log: opts.Logger,
 		maxBody: maxBodyBytes, bodyTimeout: bodyTimeout, idle: sessionIdle,
 		maxSessions: maxSessions, maxModern: maxModernCalls, maxListens: maxHTTPListens,
 		sessions:    map[string]*httpSession{},

@@ -205,8 +205,8 @@ func (t *HTTPTransport) serveLegacy(w http.ResponseWriter, r *http.Request, p po
 			return
 		}
 	}
-	s.begin(t.now())
-	defer s.finish(t.now())
+	s.begin(time.Now())
+	defer s.finish(time.Now())
 	abandon := func() {
 		if created {
 			t.end(s)

@@ -51,8 +51,8 @@ func (t *HTTPTransport) serveGet(w http.ResponseWriter, r *http.Request) {
 	}
 	st := s.attach()
 	defer s.detach(st)
-	s.begin(t.now())
-	defer s.finish(t.now())
+	s.begin(time.Now())
+	defer s.finish(time.Now())
 
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Time{}) // a stream outlives any server write timeout
@@ -95,7 +95,7 @@ func (t *HTTPTransport) serveDelete(w http.ResponseWriter, r *http.Request) {
 
 // newSession starts a legacy session, or says why it cannot (503).
 func (t *HTTPTransport) newSession() (*httpSession, string) {
-	t.reap(t.now()) // make room before counting
+	t.reap(time.Now()) // make room before counting
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch {
@@ -117,7 +117,7 @@ func (t *HTTPTransport) newSession() (*httpSession, string) {
 		waiters: map[string]*waiter{},
 	}
 	s.core = newSession(t.srv, s.route)
-	s.lastUsed.Store(t.now().UnixNano())
+	s.lastUsed.Store(time.Now().UnixNano())
 	t.sessions[s.id] = s
 	if !t.reaping {
 		t.reaping = true
@@ -145,7 +145,7 @@ func (t *HTTPTransport) reapLoop() {
 	for {
 		select {
 		case <-tick.C:
-			t.reap(t.now())
+			t.reap(time.Now())
 		case <-t.stopReaping:
 			return
 		}
