@@ -119,7 +119,7 @@ func TestBatchReaderNotStrandedByHeldReplies_review(t *testing.T) {
 		}
 		// One call's estimate is 1 KiB (the least) after a small reply;
 		// three in flight reach the connection's cap.
-		srv := NewServer(g, Options{MaxConnReplyBytes: 3 << 10})
+		srv := tuned(NewServer(g, Options{}), 0, 3<<10, 0)
 		ctx, cancel := context.WithCancel(context.Background())
 		inR, inW := io.Pipe()
 		w := &pausableWriter{lines: make(chan string, 64)}

@@ -5,13 +5,6 @@ import (
 	"sync/atomic"
 )
 
-// Defaults of the reply byte budget (Options.MaxReplyBytes,
-// Options.MaxConnReplyBytes).
-const (
-	DefaultMaxReplyBytes     = 4 << 20
-	DefaultMaxConnReplyBytes = 256 << 10
-)
-
 // firstReplyEstimate is what a call in flight is charged before the
 // connection's first reply tells how big replies are: generous, so that
 // the first calls of a connection cannot overshoot the budget by what
@@ -137,9 +130,6 @@ func (c *connBudget) replied(n int) {
 // the reader is in, the reader may go on: only it can end that batch.
 // Between lines held bytes count like any others.
 func (c *connBudget) wait(stop <-chan struct{}, paused func(), cur *batch) bool {
-	if c == nil {
-		return true
-	}
 	b := c.b
 	hooked := false
 	for {

@@ -34,7 +34,7 @@ func TestReplyBytesStayWithinBudget(t *testing.T) {
 		perConn  = 64 << 10
 		oneReply = 2*(4<<10) + 512 // text and structuredContent, plus the envelope
 	)
-	srv := NewServer(bigBackend{body: body}, direct(Options{MaxReplyBytes: budget, MaxConnReplyBytes: perConn}))
+	srv := tuned(NewServer(bigBackend{body: body}, direct(Options{})), budget, perConn, 0)
 	paused := make(chan struct{}, 1)
 	srv.hooks.budgetPaused = func() {
 		select {
@@ -105,7 +105,7 @@ func TestBatchReplyBytesStayWithinBudget(t *testing.T) {
 		elements = 1000 // 1000 tools/call elements: ~100 KB of input, 5000 items
 		oneReply = 2*(4<<10) + 512
 	)
-	srv := NewServer(bigBackend{body: body}, direct(Options{MaxReplyBytes: budget, MaxConnReplyBytes: perConn}))
+	srv := tuned(NewServer(bigBackend{body: body}, direct(Options{})), budget, perConn, 0)
 	var b strings.Builder
 	b.WriteString(initLine("0", Version20250326) + "\n[")
 	for i := range elements {

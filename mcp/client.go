@@ -23,11 +23,10 @@ const maxClientReplyBytes = 64 << 20
 // notification of the call (see Do) starts the Timeout again: a service
 // that reports progress is working.
 type Client struct {
-	conn net.Conn
-	lr   *lineReader
-	id   int
-	// Timeout bounds one exchange (0: none).
-	Timeout time.Duration
+	conn    net.Conn
+	lr      *lineReader
+	id      int
+	Timeout time.Duration // bounds one exchange
 }
 
 // NewClient returns a Client on conn; it owns conn from now on.
@@ -50,42 +49,28 @@ func (e *RPCError) Error() string { return fmt.Sprintf("json-rpc error %d: %s", 
 // ErrNoAnswer is an exchange that ran out of the Client's Timeout.
 var ErrNoAnswer = errors.New("mcp: no answer within the timeout")
 
-// Call sends one request and returns its result, or an *RPCError for an
+// call sends one request and returns its result, or an *RPCError for an
 // error reply. Any other error is the exchange's failure: ctx's error
 // (wrapped) when ctx ended it, ErrNoAnswer (wrapped) when Timeout did, else
-// the connection's error. params is marshalled with encoding/json (nil: no
-// params).
-func (c *Client) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	return c.call(ctx, method, params, nil)
-}
-
-// call is Call, with progress: when set, the request asks for progress
-// (params._meta.progressToken, the request's id; params must then be a
-// struct or map that call can add _meta to, see withProgressToken) and
-// progress receives each notifications/progress for it.
-func (c *Client) call(ctx context.Context, method string, params any, progress func(toolbus.ProgressUpdate)) (json.RawMessage, error) {
+// the connection's error. With progress set, params (an object) ask for
+// progress (_meta.progressToken, the request's id) and progress receives
+// each notifications/progress for it.
+func (c *Client) call(ctx context.Context, method string, params map[string]json.RawMessage, progress func(toolbus.ProgressUpdate)) (json.RawMessage, error) {
 	c.id++
 	id := strconv.Itoa(c.id)
 	if progress != nil {
-		params = withProgressToken(params, c.id)
+		params["_meta"] = json.RawMessage(`{"` + MetaProgressToken + `":` + id + `}`)
 	}
-	req := struct {
+	line, err := json.Marshal(struct {
 		JSONRPC string `json:"jsonrpc"`
 		ID      int    `json:"id"`
 		Method  string `json:"method"`
-		Params  any    `json:"params,omitempty"`
-	}{"2.0", c.id, method, params}
-	line, err := json.Marshal(req)
+		Params  any    `json:"params"`
+	}{"2.0", c.id, method, params})
 	if err != nil {
 		return nil, fmt.Errorf("mcp: encode %s: %w", method, err)
 	}
-	deadline := func() {
-		if c.Timeout > 0 {
-			_ = c.conn.SetDeadline(time.Now().Add(c.Timeout))
-		} else {
-			_ = c.conn.SetDeadline(time.Time{})
-		}
-	}
+	deadline := func() { _ = c.conn.SetDeadline(time.Now().Add(c.Timeout)) }
 	deadline()
 	stop := context.AfterFunc(ctx, func() { _ = c.conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
@@ -134,31 +119,6 @@ func (c *Client) call(ctx context.Context, method string, params any, progress f
 	}
 }
 
-// withProgressToken returns params with _meta.progressToken set to token:
-// a JSON object (json.RawMessage, or anything encoding/json renders as
-// one) gets the member added; anything else is returned as it is.
-func withProgressToken(params any, token int) any {
-	raw, ok := params.(json.RawMessage)
-	if !ok {
-		b, err := json.Marshal(params)
-		if err != nil {
-			return params
-		}
-		raw = b
-	}
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(raw, &obj) != nil || obj == nil {
-		return params
-	}
-	meta := map[string]json.RawMessage{}
-	if m, ok := obj["_meta"]; ok && json.Unmarshal(m, &meta) != nil {
-		return params
-	}
-	meta[MetaProgressToken] = json.RawMessage(strconv.Itoa(token))
-	obj["_meta"], _ = json.Marshal(meta)
-	return obj
-}
-
 // progressOf reads a notifications/progress for the request whose
 // progressToken is token (the request's id, digits).
 func progressOf(m message, token string) (toolbus.ProgressUpdate, bool) {
@@ -194,27 +154,28 @@ func replyOf(line []byte) (json.RawMessage, error) {
 
 // ToolsList returns the service's tools/list result.
 func (c *Client) ToolsList(ctx context.Context) (json.RawMessage, error) {
-	return c.Call(ctx, "tools/list", struct{}{})
+	return c.call(ctx, "tools/list", map[string]json.RawMessage{}, nil)
 }
 
 // Do performs req on the service: a direct method, or tools/call. The
 // service's answer (a result or a JSON-RPC error) is the Response, mapped
 // back as the core mapped it to the wire; err is the exchange's failure
-// (see Call), never an answer. When req.Progress is set the request asks
+// (see call), never an answer. When req.Progress is set the request asks
 // for progress, and req.Progress receives each update the service sends
 // (on this goroutine, before Do returns); the message is the service's
 // text, as it sent it.
 func (c *Client) Do(ctx context.Context, req toolbus.Request) (toolbus.Response, error) {
-	var args any = json.RawMessage(req.Args)
-	if len(req.Args) == 0 {
-		args = struct{}{}
+	args := json.RawMessage(req.Args)
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
 	}
-	method, params := req.Name, args
-	if !req.Direct {
-		method, params = "tools/call", struct {
-			Name      string `json:"name"`
-			Arguments any    `json:"arguments"`
-		}{req.Name, args}
+	method, params := "tools/call", map[string]json.RawMessage{"name": marshal(req.Name), "arguments": args}
+	if req.Direct {
+		// A direct method's params are its arguments (an object).
+		method, params = req.Name, map[string]json.RawMessage{}
+		if err := json.Unmarshal(args, &params); err != nil || params == nil {
+			return toolbus.Response{}, fmt.Errorf("mcp: encode %s: the arguments are not an object", method)
+		}
 	}
 	result, err := c.call(ctx, method, params, req.Progress)
 	var re *RPCError

@@ -180,7 +180,7 @@ func TestEOFWaitsForCalls(t *testing.T) {
 // are answered and Serve returns nil.
 func TestShutdownDrains(t *testing.T) {
 	g := newGate()
-	srv := NewServer(g, direct(Options{DrainTimeout: time.Hour}))
+	srv := tuned(NewServer(g, direct(Options{})), 0, 0, time.Hour)
 	client, server := net.Pipe() // deadlines: Serve can interrupt its Read
 	defer client.Close()
 	outR, outW := io.Pipe()
@@ -227,7 +227,7 @@ func TestShutdownDrains(t *testing.T) {
 // go out, and Serve reports ErrDrainTimeout.
 func TestShutdownGraceExpires(t *testing.T) {
 	g := newGate()
-	srv := NewServer(g, direct(Options{DrainTimeout: 10 * time.Millisecond}))
+	srv := tuned(NewServer(g, direct(Options{})), 0, 0, 10*time.Millisecond)
 	inR, inW := io.Pipe() // no deadlines: the blocked Read is left behind
 	defer inW.Close()
 	var out syncBuffer

@@ -125,7 +125,7 @@ func FuzzDispatch(f *testing.F) {
 			if len(replies) != 1 || !bytes.Contains(replies[0], []byte(`-32600`)) {
 				t.Fatalf("too-long line got %q, want one -32600", replies)
 			}
-		case isBlank(line):
+		case len(bytes.TrimLeft(line, " \t\r")) == 0:
 			if len(replies) != 0 {
 				t.Fatalf("blank line got %q", replies)
 			}

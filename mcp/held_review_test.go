@@ -42,7 +42,7 @@ func TestHeldRepliesBehindOpenArrayStayWithinBudget_review(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const budget = 256 << 10
 		be := &slowRead{release: make(chan struct{})}
-		srv := NewServer(be, Options{MaxReplyBytes: budget, MaxConnReplyBytes: 64 << 10})
+		srv := tuned(NewServer(be, Options{}), budget, 64<<10, 0)
 		inR, inW := io.Pipe()
 		w := &pausableWriter{lines: make(chan string, 4096)}
 		done := make(chan error, 1)

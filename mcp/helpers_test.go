@@ -319,3 +319,18 @@ func initLine(id, version string) string {
 
 // The engine is the production Backend.
 var _ Backend = (*engine.Engine)(nil)
+
+// tuned sets the bounds production never changes: the reply byte budget
+// (0 keeps one) and the drain grace (0 keeps it).
+func tuned(srv *Server, total, perConn int64, drain time.Duration) *Server {
+	if total > 0 {
+		srv.budget = newByteBudget(total)
+	}
+	if perConn > 0 {
+		srv.connBytes = perConn
+	}
+	if drain != 0 {
+		srv.drain = drain
+	}
+	return srv
+}

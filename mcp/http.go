@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -14,12 +16,11 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// The MCP Streamable HTTP transport over the message core: each POST body
-// is decoded once. A 2026-07-28 request is checked against its headers and
-// answered on a session of its own (subscriptions/listen as an SSE stream
-// that stays open). A legacy request belongs to the session initialize
-// created (Mcp-Session-Id): its reply goes straight from the core to the
-// POST waiting for its id, and server notifications to the session's GET
+// The MCP Streamable HTTP transport over the message core. A 2026-07-28
+// request is checked against its headers and answered on a session of its
+// own (http_modern.go). A legacy request belongs to the session initialize
+// created (Mcp-Session-Id, http_session.go): its reply goes from the core
+// to the POST waiting for its id, notifications to the session's GET
 // stream.
 
 // PathMCP is where HTTPTransport serves MCP.
@@ -31,85 +32,51 @@ const (
 	HeaderProtocolVersion = "Mcp-Protocol-Version"
 )
 
-// Defaults of HTTPOptions.
+// Bounds of the transport.
 const (
-	DefaultHTTPMaxBodyBytes = 1 << 20
-	DefaultHTTPMaxSessions  = 64
-	DefaultHTTPSessionIdle  = 30 * time.Minute
-	DefaultHTTPBodyTimeout  = 5 * time.Second
-	DefaultHTTPMaxModern    = 256
-	DefaultHTTPMaxListens   = 64
-)
-
-const (
-	// maxSessionIDLen bounds the session id header we look up.
-	maxSessionIDLen = 128
+	maxBodyBytes   = 1 << 20          // a POST body; beyond: 413
+	maxSessions    = 64               // open legacy sessions; beyond: 503
+	sessionIdle    = 30 * time.Minute // ends a session without requests or an open GET stream
+	bodyTimeout    = 5 * time.Second  // reading a body, from the end of its headers; past it the connection closes
+	maxModernCalls = 256              // modern requests in progress, listens aside; beyond: 503 and -32006
+	maxHTTPListens = 64               // open subscriptions/listen streams; beyond: 503 and -32006
+	maxSessionID   = 128              // the longest session id header looked up
 	// streamQueue is how many server notifications may wait for a slow
 	// GET stream; beyond it they are dropped.
 	streamQueue = 64
 )
 
-// HTTPOptions configures an HTTPTransport. The zero value gives the
-// defaults: no bearer token, loopback Host names only, no foreign Origin.
+// HTTPOptions configures an HTTPTransport. The zero value: no bearer
+// token, loopback Host names only.
 type HTTPOptions struct {
-	// Token is the bearer token /mcp requires; "" requires none. Compared
-	// in constant time.
+	// Token is the bearer token /mcp requires; "" requires none.
 	Token string
 	// AllowedHosts are the exact Host header values accepted on every path
-	// and method (DNS-rebinding protection), e.g. 127.0.0.1:8765,
-	// localhost:8765, [::1]:8765; compared without case. Empty: any Host
-	// whose name is localhost or a loopback address, on any port.
+	// and method (DNS-rebinding protection), compared without case. Empty:
+	// any Host whose name is localhost or a loopback address.
 	AllowedHosts []string
-	// AllowedOrigins are the Origin values accepted besides loopback origins
-	// on the Host's own port (http://127.0.0.1:PORT, http://localhost:PORT,
-	// http://[::1]:PORT). A request without Origin (not a browser) passes.
-	AllowedOrigins []string
 	// Other serves every path but /mcp, once Host and Origin passed;
 	// authorized says whether the request carries the bearer token. Nil:
 	// they are 404.
 	Other func(w http.ResponseWriter, r *http.Request, authorized bool)
-	// MaxBodyBytes bounds a POST body (default 1 MiB; beyond: 413). The
-	// message must also fit the Server's MaxLineBytes once compacted.
-	MaxBodyBytes int64
-	// BodyTimeout bounds the reading of a request's body, from the end of
-	// its headers (default 5 s): past it the connection is closed, whether
-	// the handler reads the body or the server drains it after answering.
-	// Requests without a body (a GET stream) have no such deadline.
-	BodyTimeout time.Duration
-	// MaxSessions bounds the open MCP sessions (default 64; beyond: 503).
-	MaxSessions int
-	// MaxModernCalls bounds the 2026-07-28 requests (each served on a
-	// session of its own) in progress at once, other than
-	// subscriptions/listen (default 256); MaxListens bounds the open
-	// subscriptions/listen streams (default 64). Beyond either: 503 with
-	// Retry-After and ConcurrencyLimited (-32006) under the request's id.
-	MaxModernCalls, MaxListens int
-	// SessionIdle ends a session that saw no request for this long and has
-	// no open GET stream (default 30 min).
-	SessionIdle time.Duration
 	// Logger receives debug lines (session started/ended) and never a
 	// payload, a token or a session id.
 	Logger zerolog.Logger
 }
 
 // HTTPTransport serves MCP over Streamable HTTP on /mcp, and hands other
-// paths to HTTPOptions.Other. It is an http.Handler safe for concurrent use. Shutdown
-// must be called once it is no longer served: it ends every session and
-// waits for their goroutines.
+// paths to HTTPOptions.Other. It is an http.Handler safe for concurrent
+// use. Shutdown must be called once it is no longer served.
 type HTTPTransport struct {
-	srv            *Server
-	token          []byte // sha256 of the token; nil: none required
-	allowedHosts   map[string]struct{}
-	allowedOrigins map[string]struct{}
-	other          func(http.ResponseWriter, *http.Request, bool)
-	maxBody        int64
-	bodyTimeout    time.Duration
-	maxSessions    int
-	maxModern      int
-	maxListens     int
-	idle           time.Duration
-	log            zerolog.Logger
-	now            func() time.Time
+	srv          *Server
+	token        []byte // sha256 of the token; nil: none required
+	allowedHosts map[string]struct{}
+	other        func(http.ResponseWriter, *http.Request, bool)
+	log          zerolog.Logger
+	// The bounds above, which tests lower.
+	maxBody                            int64
+	bodyTimeout, idle                  time.Duration
+	maxSessions, maxModern, maxListens int
 
 	mu          sync.Mutex
 	sessions    map[string]*httpSession
@@ -122,19 +89,11 @@ type HTTPTransport struct {
 }
 
 // HTTPHandler returns the Streamable HTTP transport serving srv's sessions.
-// Its goroutines start with the first session; call Shutdown to end them.
 func (srv *Server) HTTPHandler(opts HTTPOptions) *HTTPTransport {
 	t := &HTTPTransport{
-		srv:         srv,
-		other:       opts.Other,
-		maxBody:     opts.MaxBodyBytes,
-		bodyTimeout: opts.BodyTimeout,
-		maxSessions: opts.MaxSessions,
-		maxModern:   opts.MaxModernCalls,
-		maxListens:  opts.MaxListens,
-		idle:        opts.SessionIdle,
-		log:         opts.Logger,
-		now:         time.Now,
+		srv: srv, other: opts.Other, log: opts.Logger,
+		maxBody: maxBodyBytes, bodyTimeout: bodyTimeout, idle: sessionIdle,
+		maxSessions: maxSessions, maxModern: maxModernCalls, maxListens: maxHTTPListens,
 		sessions:    map[string]*httpSession{},
 		listens:     map[*session]struct{}{},
 		stopReaping: make(chan struct{}),
@@ -149,28 +108,6 @@ func (srv *Server) HTTPHandler(opts HTTPOptions) *HTTPTransport {
 			t.allowedHosts[strings.ToLower(h)] = struct{}{}
 		}
 	}
-	t.allowedOrigins = map[string]struct{}{}
-	for _, o := range opts.AllowedOrigins {
-		t.allowedOrigins[strings.ToLower(strings.TrimSuffix(o, "/"))] = struct{}{}
-	}
-	if t.maxBody <= 0 {
-		t.maxBody = DefaultHTTPMaxBodyBytes
-	}
-	if t.bodyTimeout <= 0 {
-		t.bodyTimeout = DefaultHTTPBodyTimeout
-	}
-	if t.maxSessions <= 0 {
-		t.maxSessions = DefaultHTTPMaxSessions
-	}
-	if t.idle <= 0 {
-		t.idle = DefaultHTTPSessionIdle
-	}
-	if t.maxModern <= 0 {
-		t.maxModern = DefaultHTTPMaxModern
-	}
-	if t.maxListens <= 0 {
-		t.maxListens = DefaultHTTPMaxListens
-	}
 	return t
 }
 
@@ -182,7 +119,7 @@ func (t *HTTPTransport) Sessions() int {
 }
 
 // Shutdown refuses new MCP requests (503), ends every session (their GET
-// streams close; calls in flight get the Server's DrainTimeout to answer
+// streams close; calls in flight get DefaultDrainTimeout to answer
 // the POSTs waiting for them) and waits for the sessions' goroutines, or
 // for ctx. Idempotent. Call it before http.Server.Shutdown, whose wait
 // would otherwise hang on the open GET streams.
@@ -192,11 +129,8 @@ func (t *HTTPTransport) Shutdown(ctx context.Context) error {
 		t.closed = true
 		close(t.stopReaping)
 	}
-	ended := make([]*httpSession, 0, len(t.sessions))
-	for id, s := range t.sessions {
-		ended = append(ended, s)
-		delete(t.sessions, id)
-	}
+	ended := slices.Collect(maps.Values(t.sessions))
+	clear(t.sessions)
 	for s := range t.listens {
 		s.stopReading() // each listen answers its completion result
 	}
@@ -299,8 +233,8 @@ func isLoopbackName(name string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// originAllowed accepts a request without Origin, an allowed Origin, or a
-// loopback origin on the Host's own port.
+// originAllowed accepts a request without Origin, or a loopback origin on
+// the Host's own port.
 func (t *HTTPTransport) originAllowed(r *http.Request) bool {
 	vals := r.Header.Values("Origin")
 	if len(vals) == 0 {
@@ -309,11 +243,7 @@ func (t *HTTPTransport) originAllowed(r *http.Request) bool {
 	if len(vals) > 1 {
 		return false
 	}
-	o := strings.ToLower(strings.TrimSuffix(vals[0], "/"))
-	if _, ok := t.allowedOrigins[o]; ok {
-		return true
-	}
-	u, err := url.Parse(o)
+	u, err := url.Parse(strings.ToLower(strings.TrimSuffix(vals[0], "/")))
 	if err != nil || u.Scheme != "http" || u.Path != "" || u.RawQuery != "" || u.User != nil {
 		return false
 	}
@@ -344,16 +274,9 @@ func (t *HTTPTransport) Authorized(r *http.Request) bool {
 
 // protocolVersionOK reports whether the MCP-Protocol-Version header of a
 // legacy request is absent or a version initialize negotiates.
-func (t *HTTPTransport) protocolVersionOK(r *http.Request) bool {
-	vals := r.Header.Values(HeaderProtocolVersion)
-	if len(vals) == 0 {
-		return true
-	}
-	if len(vals) > 1 {
-		return false
-	}
-	_, ok := t.srv.initResult[strings.TrimSpace(vals[0])]
-	return ok
+func protocolVersionOK(r *http.Request) bool {
+	v, ok := oneHeader(r, HeaderProtocolVersion)
+	return len(r.Header.Values(HeaderProtocolVersion)) == 0 || ok && legacyVersion(v)
 }
 
 // WriteJSON answers with a JSON body, neither cached nor sniffed.

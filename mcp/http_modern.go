@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -41,26 +42,15 @@ func (t *HTTPTransport) serveModern(w http.ResponseWriter, r *http.Request, q *r
 		return
 	}
 	if !modernMethod(q.method) {
-		msg := "method not found"
-		if removedMethod(q.method) {
-			msg += ": " + bounded(q.method) + " is not part of MCP " + ModernVersion
-		}
-		bad(http.StatusNotFound, CodeMethodNotFound, msg, nil)
+		bad(http.StatusNotFound, CodeMethodNotFound, notFound(q.method), nil)
 		return
 	}
-	var name []byte
-	switch q.method {
-	case "tools/call":
-		name = q.params.name
-	case "resources/read":
-		name = q.params.uri
+	field, name := "uri", q.params.uri
+	if q.method == "tools/call" {
+		field, name = "name", q.params.name
 	}
-	if name != nil {
+	if (q.method == "tools/call" || q.method == "resources/read") && name != nil {
 		want, _ := asString(name)
-		field := "uri"
-		if q.method == "tools/call" {
-			field = "name"
-		}
 		got, ok := oneHeader(r, HeaderName)
 		if ok {
 			got, ok = decodeHeaderValue(got)
@@ -86,15 +76,11 @@ func (t *HTTPTransport) serveModern(w http.ResponseWriter, r *http.Request, q *r
 	if !t.admitModern(w, q.id) {
 		return
 	}
-	admitted := true
-	leave := func() {
-		if admitted {
-			admitted = false
-			t.mu.Lock()
-			t.modern--
-			t.mu.Unlock()
-		}
-	}
+	leave := sync.OnceFunc(func() {
+		t.mu.Lock()
+		t.modern--
+		t.mu.Unlock()
+	})
 	defer leave()
 	reply := make(chan []byte, 1)
 	var notes chan []byte // progress, when the client reads SSE
@@ -104,15 +90,9 @@ func (t *HTTPTransport) serveModern(w http.ResponseWriter, r *http.Request, q *r
 	s := newSession(t.srv, func(o outbound) {
 		switch {
 		case o.about == q.key && notes != nil:
-			select {
-			case notes <- o.b:
-			default:
-			}
+			offer(notes, o.b)
 		case o.key == q.key:
-			select {
-			case reply <- o.b:
-			default:
-			}
+			offer(reply, o.b)
 		}
 	})
 	s.dispatch.Lock()
@@ -144,7 +124,7 @@ func (t *HTTPTransport) serveModern(w http.ResponseWriter, r *http.Request, q *r
 }
 
 // admitModern counts one more modern request in progress, or answers it
-// (shutting down, or at HTTPOptions.MaxModernCalls) and returns false.
+// (shutting down, or at its maxModern) and returns false.
 func (t *HTTPTransport) admitModern(w http.ResponseWriter, id []byte) bool {
 	t.mu.Lock()
 	closed, full := t.closed, t.modern >= t.maxModern
@@ -224,14 +204,9 @@ func (t *HTTPTransport) serveListen(w http.ResponseWriter, r *http.Request, q *r
 	s := newSession(t.srv, func(o outbound) {
 		switch {
 		case o.key == q.key:
-			select {
-			case final <- o.b:
-			default:
-			}
+			offer(final, o.b)
 		case o.listen == q.key:
-			select {
-			case notes <- o.b:
-			default:
+			if !offer(notes, o.b) {
 				t.log.Debug().Msg("mcp http: listen stream behind, notification dropped")
 			}
 		}

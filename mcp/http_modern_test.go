@@ -167,7 +167,7 @@ func wantBusy(t *testing.T, res *http.Response, id string) {
 // disturbed and the room comes back as they end.
 func TestHTTPModernCaps(t *testing.T) {
 	g := newGate()
-	f := newHTTPFixture(t, g, HTTPOptions{Token: testToken, MaxModernCalls: 2, MaxListens: 1})
+	f := newHTTPFixture(t, g, HTTPOptions{Token: testToken}, func(tr *HTTPTransport) { tr.maxModern, tr.maxListens = 2, 1 })
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	call := func(id string) (*http.Response, error) {

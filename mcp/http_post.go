@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -46,64 +47,57 @@ func decodePost(body []byte, maxLine int) (post, *postError) {
 		return post{}, badPost(http.StatusRequestEntityTooLarge, CodeInvalidRequest, idFromPrefix(body), "request too large")
 	}
 	var p post
+	els := []json.RawMessage{body}
 	switch firstByte(body) {
 	case '{':
-		m, err := decodeMessage(body)
-		if err != nil {
-			return post{}, badPost(http.StatusBadRequest, CodeParseError, nil, "parse error")
-		}
-		if perr := checkPostMessage(m); perr != nil {
-			return post{}, perr
-		}
-		p.msgs = []*message{&m}
-		if m.hasID && !m.response {
-			p.keys, p.firstID = []string{idKey(m.id)}, m.id
-		}
-		return p, nil
 	case '[':
-		els, err := decodeArray(body)
-		if err != nil {
+		var err error
+		if els, err = decodeArray(body); err != nil {
 			return post{}, badPost(http.StatusBadRequest, CodeParseError, nil, "parse error")
 		}
 		p.batch = true
 		if len(els) == 0 {
 			return post{}, badPost(http.StatusBadRequest, CodeInvalidRequest, nil, "invalid request: empty batch")
 		}
-		responses := 0
-		seen := map[string]bool{}
-		for _, el := range els {
-			if el[0] != '{' {
-				return post{}, badPost(http.StatusBadRequest, CodeInvalidRequest, nil, "invalid request: a message must be a JSON object")
+	default:
+		if json.Valid(body) {
+			return post{}, badPost(http.StatusBadRequest, CodeInvalidRequest, nil, "invalid request: a message must be a JSON object")
+		}
+		return post{}, badPost(http.StatusBadRequest, CodeParseError, nil, "parse error")
+	}
+	responses := 0
+	seen := map[string]bool{}
+	for _, el := range els {
+		if firstByte(el) != '{' {
+			return post{}, badPost(http.StatusBadRequest, CodeInvalidRequest, nil, "invalid request: a message must be a JSON object")
+		}
+		m, err := decodeMessage(el)
+		if err != nil {
+			return post{}, badPost(http.StatusBadRequest, CodeParseError, nil, "parse error")
+		}
+		if perr := checkPostMessage(m); perr != nil {
+			return post{}, perr
+		}
+		p.msgs = append(p.msgs, &m)
+		switch {
+		case m.response:
+			responses++
+		case m.hasID:
+			k := idKey(m.id)
+			if seen[k] {
+				return post{}, badPost(http.StatusBadRequest, CodeInvalidRequest, m.id, "invalid request: repeated id in a batch")
 			}
-			m, _ := decodeMessage(el) // the array was valid JSON
-			if perr := checkPostMessage(m); perr != nil {
-				return post{}, perr
-			}
-			p.msgs = append(p.msgs, &m)
-			switch {
-			case m.response:
-				responses++
-			case m.hasID:
-				k := idKey(m.id)
-				if seen[k] {
-					return post{}, badPost(http.StatusBadRequest, CodeInvalidRequest, m.id, "invalid request: repeated id in a batch")
-				}
-				seen[k] = true
-				p.keys = append(p.keys, k)
-				if p.firstID == nil {
-					p.firstID = m.id
-				}
+			seen[k] = true
+			p.keys = append(p.keys, k)
+			if p.firstID == nil {
+				p.firstID = m.id
 			}
 		}
-		if responses > 0 && responses < len(els) {
-			return post{}, badPost(http.StatusBadRequest, CodeInvalidRequest, nil, "invalid request: a batch mixes responses with requests")
-		}
-		return p, nil
 	}
-	if json.Valid(body) {
-		return post{}, badPost(http.StatusBadRequest, CodeInvalidRequest, nil, "invalid request: a message must be a JSON object")
+	if responses > 0 && responses < len(els) {
+		return post{}, badPost(http.StatusBadRequest, CodeInvalidRequest, nil, "invalid request: a batch mixes responses with requests")
 	}
-	return post{}, badPost(http.StatusBadRequest, CodeParseError, nil, "parse error")
+	return p, nil
 }
 
 // checkPostMessage rejects what no session could answer under an id.
@@ -191,13 +185,10 @@ func (t *HTTPTransport) serveLegacy(w http.ResponseWriter, r *http.Request, p po
 	var s *httpSession
 	created := false
 	if r.Header.Get(HeaderSessionID) == "" && init {
-		var status int
 		var msg string
-		if s, status, msg = t.newSession(); s == nil {
-			if status == http.StatusServiceUnavailable {
-				w.Header().Set("Retry-After", "5")
-			}
-			WriteJSON(w, status, errorReply(p.firstID, CodeInvalidRequest, msg, nil))
+		if s, msg = t.newSession(); s == nil {
+			w.Header().Set("Retry-After", "5")
+			WriteJSON(w, http.StatusServiceUnavailable, errorReply(p.firstID, CodeInvalidRequest, msg, nil))
 			return
 		}
 		created = true
@@ -205,7 +196,7 @@ func (t *HTTPTransport) serveLegacy(w http.ResponseWriter, r *http.Request, p po
 		if s = t.sessionFor(w, r, p.firstID); s == nil {
 			return
 		}
-		if !init && !t.protocolVersionOK(r) {
+		if !init && !protocolVersionOK(r) {
 			WriteJSON(w, http.StatusBadRequest, errorReply(p.firstID, CodeInvalidRequest, "bad request: unsupported MCP-Protocol-Version", nil))
 			return
 		}
@@ -214,8 +205,8 @@ func (t *HTTPTransport) serveLegacy(w http.ResponseWriter, r *http.Request, p po
 			return
 		}
 	}
-	s.begin(t.now())
-	defer s.finish(t.now())
+	s.begin(time.Now())
+	defer s.finish(time.Now())
 	abandon := func() {
 		if created {
 			t.end(s)
@@ -376,10 +367,6 @@ func (e *sseReply) drain(notes chan []byte) bool {
 
 // writeEvent writes one SSE message event; msg is one line.
 func writeEvent(w io.Writer, msg []byte) error {
-	b := make([]byte, 0, len(msg)+24)
-	b = append(b, "event: message\ndata: "...)
-	b = append(b, msg...)
-	b = append(b, "\n\n"...)
-	_, err := w.Write(b)
+	_, err := fmt.Fprintf(w, "event: message\ndata: %s\n\n", msg)
 	return err
 }

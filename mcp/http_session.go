@@ -18,21 +18,16 @@ func (t *HTTPTransport) sessionFor(w http.ResponseWriter, r *http.Request, id []
 		WriteJSON(w, http.StatusBadRequest, errorReply(id, CodeInvalidRequest, "bad request: missing Mcp-Session-Id header (initialize first, or send a 2026-07-28 request with _meta)", nil))
 		return nil
 	}
-	s := t.lookup(sid)
+	var s *httpSession
+	if len(sid) <= maxSessionID {
+		t.mu.Lock()
+		s = t.sessions[sid]
+		t.mu.Unlock()
+	}
 	if s == nil {
 		WriteJSON(w, http.StatusNotFound, errorReply(id, CodeInvalidRequest, "session not found: initialize again", nil))
-		return nil
 	}
 	return s
-}
-
-func (t *HTTPTransport) lookup(id string) *httpSession {
-	if len(id) > maxSessionIDLen {
-		return nil
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.sessions[id]
 }
 
 // serveGet opens the session's stream of server messages (legacy era).
@@ -50,14 +45,14 @@ func (t *HTTPTransport) serveGet(w http.ResponseWriter, r *http.Request) {
 	if s == nil {
 		return
 	}
-	if !t.protocolVersionOK(r) {
+	if !protocolVersionOK(r) {
 		WriteJSON(w, http.StatusBadRequest, errorReply(nil, CodeInvalidRequest, "bad request: unsupported MCP-Protocol-Version", nil))
 		return
 	}
 	st := s.attach()
 	defer s.detach(st)
-	s.begin(t.now())
-	defer s.finish(t.now())
+	s.begin(time.Now())
+	defer s.finish(time.Now())
 
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Time{}) // a stream outlives any server write timeout
@@ -98,14 +93,19 @@ func (t *HTTPTransport) serveDelete(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// newSession starts a legacy session. On failure it returns the status and
-// message to answer.
-func (t *HTTPTransport) newSession() (*httpSession, int, string) {
-	var raw [16]byte
-	if _, err := rand.Read(raw[:]); err != nil {
-		return nil, http.StatusInternalServerError, "internal error: no session id"
+// newSession starts a legacy session, or says why it cannot (503).
+func (t *HTTPTransport) newSession() (*httpSession, string) {
+	t.reap(time.Now()) // make room before counting
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case t.closed:
+		return nil, "service unavailable: shutting down"
+	case len(t.sessions) >= t.maxSessions:
+		return nil, "service unavailable: too many sessions"
 	}
-	t.reap(t.now()) // make room before counting
+	var raw [16]byte
+	_, _ = rand.Read(raw[:]) // never fails
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &httpSession{
 		id:      hex.EncodeToString(raw[:]),
@@ -117,39 +117,24 @@ func (t *HTTPTransport) newSession() (*httpSession, int, string) {
 		waiters: map[string]*waiter{},
 	}
 	s.core = newSession(t.srv, s.route)
-	s.lastUsed.Store(t.now().UnixNano())
-
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.closed {
-		cancel()
-		return nil, http.StatusServiceUnavailable, "service unavailable: shutting down"
-	}
-	if len(t.sessions) >= t.maxSessions {
-		cancel()
-		return nil, http.StatusServiceUnavailable, "service unavailable: too many sessions"
-	}
+	s.lastUsed.Store(time.Now().UnixNano())
 	t.sessions[s.id] = s
 	if !t.reaping {
 		t.reaping = true
 		t.wg.Go(t.reapLoop)
 	}
 	t.wg.Go(s.drainAtEnd)
-	return s, 0, ""
+	return s, ""
 }
 
 // end removes s and ends it.
 func (t *HTTPTransport) end(s *httpSession) {
-	t.forget(s)
-	s.end()
-}
-
-func (t *HTTPTransport) forget(s *httpSession) {
 	t.mu.Lock()
 	if t.sessions[s.id] == s {
 		delete(t.sessions, s.id)
 	}
 	t.mu.Unlock()
+	s.end()
 }
 
 // reapLoop ends idle sessions until Shutdown.
@@ -160,7 +145,7 @@ func (t *HTTPTransport) reapLoop() {
 	for {
 		select {
 		case <-tick.C:
-			t.reap(t.now())
+			t.reap(time.Now())
 		case <-t.stopReaping:
 			return
 		}
@@ -168,7 +153,7 @@ func (t *HTTPTransport) reapLoop() {
 }
 
 // reap ends the sessions without a request in progress or an open stream
-// whose last request is older than SessionIdle at now.
+// whose last request is older than the idle bound at now.
 func (t *HTTPTransport) reap(now time.Time) {
 	var idle []*httpSession
 	t.mu.Lock()
@@ -315,12 +300,17 @@ func (s *httpSession) unregister(w *waiter) {
 		return
 	}
 	s.mu.Lock()
+	s.forgetLocked(w)
+	s.mu.Unlock()
+}
+
+// forgetLocked removes w's keys; s.mu is held.
+func (s *httpSession) forgetLocked(w *waiter) {
 	for _, k := range w.keys {
 		if s.waiters[k] == w {
 			delete(s.waiters, k)
 		}
 	}
-	s.mu.Unlock()
 }
 
 // attach opens a GET stream, replacing an older one (a message goes to
@@ -352,20 +342,12 @@ func (s *httpSession) route(o outbound) {
 	defer s.mu.Unlock()
 	if o.about != "" {
 		if w := s.waiters[o.about]; w != nil && w.notes != nil {
-			select {
-			case w.notes <- o.b:
-			default:
-			}
+			offer(w.notes, o.b)
 		}
 		return
 	}
 	if o.key == "" {
-		if s.stream == nil {
-			return
-		}
-		select {
-		case s.stream.ch <- o.b:
-		default:
+		if s.stream != nil && !offer(s.stream.ch, o.b) {
 			s.t.log.Debug().Msg("mcp http: GET stream behind, notification dropped")
 		}
 		return
@@ -375,10 +357,16 @@ func (s *httpSession) route(o outbound) {
 		s.t.log.Debug().Msg("mcp http: reply nobody waits for dropped")
 		return
 	}
-	for _, k := range w.keys {
-		if s.waiters[k] == w {
-			delete(s.waiters, k)
-		}
-	}
+	s.forgetLocked(w)
 	w.ch <- o.b
+}
+
+// offer sends b on ch unless ch is full; it reports whether it did.
+func offer(ch chan []byte, b []byte) bool {
+	select {
+	case ch <- b:
+		return true
+	default:
+		return false
+	}
 }

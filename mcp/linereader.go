@@ -54,66 +54,58 @@ func newLineReader(r io.Reader, max int) *lineReader {
 func (lr *lineReader) next() (line []byte, tooLong bool, err error) {
 	empty := 0
 	for {
-		if lr.discarding {
-			if i := bytes.IndexByte(lr.buf[lr.start:lr.end], '\n'); i >= 0 {
-				lr.start += i + 1
-				lr.discarding = false
-			} else {
-				lr.start, lr.end = 0, 0
+		data := lr.buf[lr.start:lr.end]
+		i := bytes.IndexByte(data, '\n')
+		switch {
+		case lr.discarding && i >= 0:
+			lr.start += i + 1
+			lr.discarding = false
+			continue
+		case lr.discarding:
+			lr.start, lr.end = 0, 0
+		case i >= 0:
+			lr.start += i + 1
+			if l, long, ok := lr.line(data[:i]); ok {
+				return l, long, nil
+			}
+			continue
+		case len(data) > lr.max+1:
+			// Even without a trailing '\r' the content exceeds the limit:
+			// report now, skip the rest later.
+			lr.discarding = true
+			lr.start, lr.end = 0, 0
+			return lr.keepPrefix(data), true, nil
+		case lr.err != nil:
+			lr.start, lr.end = 0, 0
+			if l, long, ok := lr.line(data); ok {
+				return l, long, nil
 			}
 		}
-		if !lr.discarding {
-			data := lr.buf[lr.start:lr.end]
-			if i := bytes.IndexByte(data, '\n'); i >= 0 {
-				lr.start += i + 1
-				l := trimCR(data[:i])
-				if len(l) > lr.max {
-					return lr.keepPrefix(l), true, nil
-				}
-				if isBlank(l) {
-					continue
-				}
-				return l, false, nil
-			}
-			if len(data) > lr.max+1 {
-				// Even without a trailing '\r' the content exceeds the
-				// limit: report now, skip the rest later.
-				lr.discarding = true
-				p := lr.keepPrefix(data)
-				lr.start, lr.end = 0, 0
-				return p, true, nil
-			}
-			if lr.err != nil {
-				lr.start, lr.end = 0, 0
-				if len(data) > 0 {
-					l := trimCR(data)
-					if len(l) > lr.max {
-						return lr.keepPrefix(l), true, nil
-					}
-					if !isBlank(l) {
-						return l, false, nil
-					}
-				}
-				return nil, false, lr.err
-			}
-		} else if lr.err != nil {
+		if lr.err != nil {
 			lr.discarding = false
-			lr.start, lr.end = 0, 0
 			return nil, false, lr.err
 		}
 		n, err := lr.fill()
 		if err != nil {
 			return nil, false, err
 		}
-		if n == 0 && lr.err == nil {
-			empty++
-			if empty > maxEmptyReads {
-				return nil, false, io.ErrNoProgress
-			}
-		} else {
+		if empty++; n > 0 || lr.err != nil {
 			empty = 0
+		} else if empty > maxEmptyReads {
+			return nil, false, io.ErrNoProgress
 		}
 	}
+}
+
+// line reports a line (its '\n' cut off): too long, or not blank (ok).
+func (lr *lineReader) line(l []byte) ([]byte, bool, bool) {
+	if n := len(l); n > 0 && l[n-1] == '\r' {
+		l = l[:n-1]
+	}
+	if len(l) > lr.max {
+		return lr.keepPrefix(l), true, true
+	}
+	return l, false, len(bytes.TrimLeft(l, " \t\r")) > 0
 }
 
 // fill makes room and reads once, returning the byte count. It returns an
@@ -125,15 +117,8 @@ func (lr *lineReader) fill() (int, error) {
 	}
 	if lr.end == len(lr.buf) {
 		// Grow, never beyond max+2: enough for max content bytes, a '\r'
-		// and the '\n'.
-		size := 2 * len(lr.buf)
-		if size > lr.max+2 {
-			size = lr.max + 2
-		}
-		if size <= len(lr.buf) {
-			return 0, errors.New("line reader: buffer full") // unreachable: next reports a long line first
-		}
-		nb := make([]byte, size)
+		// and the '\n' (next reports a longer line before).
+		nb := make([]byte, min(2*len(lr.buf), lr.max+2))
 		copy(nb, lr.buf[:lr.end])
 		lr.buf = nb
 	}
@@ -156,20 +141,4 @@ func (lr *lineReader) keepPrefix(l []byte) []byte {
 	}
 	lr.prefix = append(lr.prefix[:0], l...)
 	return lr.prefix
-}
-
-func trimCR(l []byte) []byte {
-	if n := len(l); n > 0 && l[n-1] == '\r' {
-		return l[:n-1]
-	}
-	return l
-}
-
-func isBlank(l []byte) bool {
-	for _, c := range l {
-		if c != ' ' && c != '\t' && c != '\r' {
-			return false
-		}
-	}
-	return true
 }

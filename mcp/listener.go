@@ -16,14 +16,10 @@ import (
 // already answers on the socket.
 var ErrAlreadyServing = errors.New("another awbridge already answers on this socket")
 
-// ServeListener accepts connections on ln until ctx ends and serves each
-// with Serve, concurrently. When ctx ends it stops accepting, lets every
-// connection answer its calls in flight (bounded by Options.DrainTimeout)
-// and returns once all are done.
-//
-// At most Options.MaxConnections connections are served at once; one more
-// gets a single JSON-RPC error line and is closed, by a Refuser: the accept
-// loop never writes, so a refused peer that does not read cannot stall it.
+// ServeListener serves each connection on ln with Serve until ctx ends,
+// then returns once every connection has answered its calls in flight.
+// At most Options.MaxConnections are served at once; one more gets a single
+// JSON-RPC error line from a Refuser and is closed.
 func (srv *Server) ServeListener(ctx context.Context, ln net.Listener) error {
 	slots := make(chan struct{}, srv.maxConns)
 	var (

@@ -8,12 +8,8 @@ import (
 	"github.com/awbridge/awbridge/internal/jsonw"
 )
 
-// message is one JSON-RPC message decoded once: encoding/json validates
-// it, then its top-level members are walked in order (jsonw.EachMember), so
-// member names are matched exactly (case-sensitive, escapes decoded) and a
-// repeated member is seen; values stay raw (json.RawMessage) until the
-// method's params are decoded. The raw values are the message's own copy,
-// never the caller's (reused) read buffer.
+// message is one JSON-RPC message decoded once (see the package doc); its
+// raw values are its own copy, never the caller's (reused) read buffer.
 type message struct {
 	id        json.RawMessage // the raw id token, byte for byte; nil when absent
 	hasID     bool
@@ -30,11 +26,9 @@ type message struct {
 var errSyntax = errors.New("mcp: parse error")
 
 // eachMember calls fn with the decoded name (valid only during the call:
-// a switch on string(name) costs no allocation) and the raw value (no
-// surrounding whitespace) of each member of the object raw, in order,
-// repeated names included. raw must be one valid JSON object (whitespace
-// allowed around it): anything else is errSyntax, and fn is not called.
-// It returns fn's first error. Values alias raw.
+// a switch on string(name) costs no allocation) and the raw value of each
+// member of the object raw, in order, repeated names included. Anything but
+// one valid JSON object is errSyntax. It returns fn's first error.
 func eachMember(raw []byte, fn func(name []byte, val json.RawMessage) error) error {
 	obj := jsonw.TrimSpace(raw)
 	if len(obj) == 0 || obj[0] != '{' || !json.Valid(obj) {
@@ -90,6 +84,9 @@ func decodeMessage(obj []byte) (message, error) {
 	m.response = hasResult && !hasMethod
 	return m, nil
 }
+
+// request reports whether m is a request answerable under its id.
+func (m message) request() bool { return !m.response && m.hasID && !m.dupID && validID(m.id) }
 
 // asString decodes a raw JSON string; ok is false for any other value.
 func asString(raw json.RawMessage) (string, bool) {

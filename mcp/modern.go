@@ -107,12 +107,16 @@ func (s *session) handleModern(callCtx context.Context, q *request) {
 	case "subscriptions/listen":
 		s.listen(callCtx, q)
 	default:
-		if removedMethod(q.method) {
-			s.fail(q, CodeMethodNotFound, "method not found: "+bounded(q.method)+" is not part of MCP "+ModernVersion, nil)
-			return
-		}
-		s.fail(q, CodeMethodNotFound, "method not found", nil)
+		s.fail(q, CodeMethodNotFound, notFound(q.method), nil)
 	}
+}
+
+// notFound is -32601's message for a modern request.
+func notFound(method string) string {
+	if removedMethod(method) {
+		return "method not found: " + bounded(method) + " is not part of MCP " + ModernVersion
+	}
+	return "method not found"
 }
 
 // modernMembers are the members every modern result starts with; lists
@@ -143,18 +147,16 @@ type discoverResult struct {
 	Instructions      string       `json:"instructions,omitempty"`
 }
 
-// modernResult adds resultType, the server's identity and, when scope is
-// not "", the cache hints to a result object rendered elsewhere (spliced
-// in as it is: see resultReply).
+// modernResult adds resultType, the server's identity and the cache hints
+// to a result object rendered elsewhere (spliced in as it is: see
+// resultReply).
 func (srv *Server) modernResult(result []byte, ttl int, scope string) []byte {
 	i := bytes.IndexByte(result, '{')
 	if i < 0 {
 		return result
 	}
 	m := srv.modernMembers()
-	if scope != "" {
-		m.TTL, m.CacheScope = &ttl, scope
-	}
+	m.TTL, m.CacheScope = &ttl, scope
 	out := marshal(m)
 	out = out[:len(out)-1]
 	rest := result[i+1:]
@@ -183,11 +185,8 @@ func listenFilter(raw json.RawMessage, rb ResourceBackend) (uris []string, ok bo
 	}) != nil {
 		return nil, false
 	}
-	if subs == nil || string(subs) == "null" {
-		return uris, true
-	}
-	var asked []string
-	if json.Unmarshal(subs, &asked) != nil {
+	var asked []string // null: none
+	if subs != nil && json.Unmarshal(subs, &asked) != nil {
 		return nil, false
 	}
 	seen := map[string]bool{}
@@ -224,7 +223,7 @@ func (s *session) listen(callCtx context.Context, q *request) {
 	case s.stopped:
 		s.mu.Unlock()
 		cancel()
-		s.send(q.key, s.listenClosed(c.id))
+		s.send(q.key, listenEnded(c.id, s.srv.info))
 		return
 	case s.idInUse(c.key):
 		s.mu.Unlock()
@@ -277,12 +276,9 @@ func (s *session) listen(callCtx context.Context, q *request) {
 		if s.forget(c) {
 			return // the client cancelled it: nothing more for it
 		}
-		s.sink(outbound{key: c.key, listen: c.key, b: s.listenClosed(c.id)})
+		s.sink(outbound{key: c.key, listen: c.key, b: listenEnded(c.id, s.srv.info)})
 	}()
 }
-
-// listenClosed is the reply that ends a subscription the server closes.
-func (s *session) listenClosed(id []byte) []byte { return listenEnded(id, s.srv.info) }
 
 // listenEnded is the completion result of the subscription id.
 func listenEnded(id []byte, info serverInfo) []byte {

@@ -23,7 +23,7 @@ func modernReq(id, method, params string) string {
 // TestModernRequests: a request carrying 2026-07-28 in _meta is served
 // without initialize, beside a legacy session on the same connection.
 func TestModernRequests(t *testing.T) {
-	srv := NewServer(&resBackend{changed: make(chan struct{})}, Options{ServerVersion: "9.9"})
+	srv := NewServer(&resBackend{changed: make(chan struct{})}, Options{ServerVersion: "9.9", Instructions: "be brief"})
 	has := func(members ...string) check {
 		return func(t *testing.T, res map[string]json.RawMessage) {
 			t.Helper()
@@ -174,7 +174,7 @@ func TestListenOverStream(t *testing.T) {
 // server shuts down.
 func TestCallReadAtShutdownIsAnswered(t *testing.T) {
 	g := newGate()
-	srv := NewServer(g, Options{MaxInFlight: 1, DrainTimeout: time.Hour})
+	srv := tuned(NewServer(g, Options{MaxInFlight: 1}), 0, 0, time.Hour)
 	paused := make(chan struct{}, 4)
 	srv.hooks.readPaused = func() { paused <- struct{}{} }
 	c := startConn(t, srv)

@@ -10,9 +10,6 @@ import (
 const (
 	MetaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
 	MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
-	MetaClientInfo         = "io.modelcontextprotocol/clientInfo"
-	MetaServerInfo         = "io.modelcontextprotocol/serverInfo"
-	MetaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
 	MetaTraceParent        = "traceparent"
 	MetaProgressToken      = "progressToken"
 )
@@ -130,27 +127,20 @@ func decodeMeta(raw json.RawMessage) (requestMeta, error) {
 // no argument (nil: none; the last one when repeated). Without _meta the
 // arguments are obj itself.
 func splitMeta(obj json.RawMessage) (args, meta json.RawMessage) {
-	found := false
+	args = []byte{'{'}
 	_ = eachMember(obj, func(name []byte, val json.RawMessage) error {
 		if string(name) == "_meta" {
-			found, meta = true, val
+			meta = val
+			return nil
 		}
+		if len(args) > 1 {
+			args = append(args, ',')
+		}
+		args = append(append(append(args, marshal(string(name))...), ':'), val...)
 		return nil
 	})
-	if !found {
+	if meta == nil {
 		return obj, nil
 	}
-	args = make([]byte, 0, len(obj))
-	args = append(args, '{')
-	_ = eachMember(obj, func(name []byte, val json.RawMessage) error {
-		if string(name) != "_meta" {
-			if len(args) > 1 {
-				args = append(args, ',')
-			}
-			args = append(append(args, marshal(string(name))...), ':')
-			args = append(args, val...)
-		}
-		return nil
-	})
 	return append(args, '}'), meta
 }

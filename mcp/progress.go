@@ -9,18 +9,10 @@ import (
 	"github.com/awbridge/awbridge/toolbus"
 )
 
-// Progress (both eras): a call whose params._meta carries a progressToken
-// (a string or an integer) gets notifications/progress
-// {progressToken, progress, total?, message?} on the connection it came
-// on, while it runs: on a stream (stdio, socket) as lines before its
-// reply; over HTTP on the POST's own response, which then becomes an SSE
-// stream (when the POST accepts text/event-stream) carrying the
-// notifications and, last, the reply. The tool bus decides when (see
-// toolbus.Call.Progress: nothing from a call quicker than a second, at
-// most four a second, growing); here they are rendered and sent, never
-// after the reply, never for a call the client cancelled, never for a
-// batch element (its reply shares one array with others'), and dropped
-// rather than waited for when the connection is behind.
+// Progress: the tool bus decides when (toolbus.Call.Progress); here
+// notifications are rendered and sent, never after the reply, for a call
+// the client cancelled or for a batch element, and dropped rather than
+// waited for when the connection is behind.
 
 // MethodProgress is the notification of a call's progress.
 const MethodProgress = "notifications/progress"

@@ -15,81 +15,65 @@ import (
 
 // RelayOptions configures Relay. The zero value gives the defaults.
 type RelayOptions struct {
-	// MaxLineBytes bounds one client line as Options.MaxLineBytes does
-	// (default 1 MiB): a longer line is answered here with one -32600
-	// error and skipped, never forwarded.
+	// MaxLineBytes bounds one client line as Options.MaxLineBytes does: a
+	// longer line is answered here with one -32600 error, never forwarded.
 	MaxLineBytes int
 	// ServerName and ServerVersion name the server in the completion
-	// result that ends a modern subscription at a failover (defaults as
-	// in Options).
+	// result that ends a modern subscription at a failover.
 	ServerName, ServerVersion string
 	// Fallback serves an in-process engine on (r, w) until r ends. nil:
-	// no failover; the session goes on without a server (every later call
-	// gets the retryable error).
+	// no failover (every later call gets the retryable error).
 	Fallback func(ctx context.Context, r io.Reader, w io.Writer) error
 	// FirstReply bounds the wait for the service's answer to the relay's
-	// own ping, sent as the session starts (default
-	// DefaultRelayFirstReply, the terminal commands' bound): a service
-	// that accepts and never answers is then dropped and the session fails
-	// over as when it goes away. Once the service has said anything it is
-	// alive, and its calls are bounded by their own deadlines (a client's
-	// first call may be a year's history, without initialize).
+	// own ping, sent as the session starts (default 5 s): a service that
+	// accepts and never answers is dropped and the session fails over.
+	// Once the service has said anything it is alive, and its calls are
+	// bounded by their own deadlines (a first call may read a year).
 	FirstReply time.Duration
 }
 
-// DefaultRelayFirstReply is RelayOptions.FirstReply's default: the
-// terminal commands' bound of an exchange with the service.
-const DefaultRelayFirstReply = 5 * time.Second
-
 // Bounds of a relay session.
 const (
-	// maxRelayPending and maxRelayPendingBytes bound the calls the service
-	// owes (their ids only): beyond either, the relay stops reading the
-	// client until replies come in.
+	// The calls the service owes (their ids only): beyond either bound,
+	// the relay stops reading the client until replies come in.
 	maxRelayPending      = 4096
 	maxRelayPendingBytes = 1 << 20
-	// maxRelayReplyBytes bounds one line from the service. A longer one is
-	// not passed on: its call is answered here with -32603.
+	// One line from the service; a longer one is not passed on: its call
+	// is answered here with -32603.
 	maxRelayReplyBytes = 64 << 20
-	// maxRelaySubs bounds the legacy resource subscriptions remembered for
-	// a replay, and maxRelaySubURI the length of each URI.
+	// The legacy resource subscriptions remembered for a replay, and the
+	// length of each URI.
 	maxRelaySubs   = 64
 	maxRelaySubURI = 1 << 10
 )
 
-// relayReplayID is the id of the requests the relay replays to the
-// in-process engine at a failover; their replies are not passed on.
-const relayReplayID = `"awbridge-relay-replay"`
-
-// relayProbeID is the id of the ping the relay sends the service as the
-// session starts, to learn it answers; its reply is swallowed.
-const relayProbeID = `"awbridge-relay-probe"`
-
-// serviceGone is error.data of a call the service owed when it went away.
-const serviceGone = `{"kind":"ExecutionError","code":"ServiceUnavailable","retryable":true,` +
-	`"message":"the awbridge service went away before answering","retry_after_ms":100}`
+// Ids of the relay's own requests, whose replies are swallowed: the ping
+// that learns whether the service answers, and the requests replayed to
+// the in-process engine at a failover.
+const (
+	relayProbeID  = `"awbridge-relay-probe"`
+	relayReplayID = `"awbridge-relay-replay"`
+)
 
 // serviceGoneReply answers a call the service owed when it went away.
 func serviceGoneReply(id []byte) []byte {
-	return errorReply(id, CodeServerError, "the awbridge service went away before answering; retry", []byte(serviceGone))
+	return errorReply(id, CodeServerError, "the awbridge service went away before answering; retry",
+		[]byte(`{"kind":"ExecutionError","code":"ServiceUnavailable","retryable":true,`+
+			`"message":"the awbridge service went away before answering","retry_after_ms":100}`))
 }
 
 // Relay relays a stdio client (in, out) to the awbridge service behind
-// conn, line by line, until in ends. It reads the client's lines with the
-// core's line reader and decodes each once, to know which calls the
-// service owes (their ids only) and what a replacement must be told.
+// conn, line by line, until in ends. It decodes each client line once, to
+// know which calls the service owes (their ids only) and what a
+// replacement must be told.
 //
-// When the service goes away mid-session, every call it owed is answered
-// at once, exactly once: with a retryable -32000 ServiceUnavailable error,
-// or, for a modern subscriptions/listen, with its completion result (the
-// server ended the subscription; the client listens again). The session
-// then goes on with opts.Fallback: the legacy session's last initialize and
-// its resources/subscribe are replayed to it with their replies swallowed;
-// modern requests need nothing (they are stateless).
-//
-// A service that accepts and never answers is the same: when it has not
-// answered the relay's own ping within opts.FirstReply, the relay drops
-// its connection and fails over.
+// When the service goes away mid-session (or has not answered the relay's
+// ping within opts.FirstReply), every call it owed is answered at once,
+// exactly once: with a retryable -32000 ServiceUnavailable error, or, for
+// a modern subscriptions/listen, with its completion result. The session
+// then goes on with opts.Fallback, to which the legacy session's last
+// initialize and its resources/subscribe are replayed, their replies
+// swallowed; modern requests are stateless.
 //
 // When ctx is cancelled (SIGTERM) the relay stops reading the client and
 // drops the service connection: the calls it owed get the retryable error,
@@ -99,7 +83,7 @@ func Relay(ctx context.Context, conn net.Conn, in io.Reader, out io.Writer, opts
 		opts.MaxLineBytes = DefaultMaxLineBytes
 	}
 	if opts.FirstReply <= 0 {
-		opts.FirstReply = DefaultRelayFirstReply
+		opts.FirstReply = 5 * time.Second
 	}
 	r := &relay{
 		ctx: ctx, conn: conn, opts: opts, info: newServerInfo(opts.ServerName, opts.ServerVersion),
@@ -120,14 +104,17 @@ func Relay(ctx context.Context, conn net.Conn, in io.Reader, out io.Writer, opts
 	defer stop()
 
 	// Ask the service whether it answers, before any client line: the
-	// wait is the service's, never a slow first call's.
-	r.mu.Lock()
-	r.probeDue = true
-	r.armSilence()
-	r.mu.Unlock()
+	// wait is the service's, never a slow first call's. Silence drops it
+	// as if it went away: the pump answers what it owed and fails over.
+	r.probeDue.Store(true)
+	r.silence = time.AfterFunc(opts.FirstReply, func() {
+		if !r.heard.Load() {
+			conn.Close()
+		}
+	})
+	defer r.silence.Stop()
 	_, _ = conn.Write([]byte(`{"jsonrpc":"2.0","id":` + relayProbeID + `,"method":"ping"}` + "\n")) // a failure shows in the pump
 	r.wg.Go(func() { r.pumpService() })
-	defer r.stopSilence()
 	r.readClient(in)
 
 	// The client's input ended (or SIGTERM): let the service, or the
@@ -178,19 +165,13 @@ type relay struct {
 	buf          []byte           // the line being forwarded, with its '\n'
 	// writing is the idKey of the single call being written to the
 	// service ("" none); if the service goes away meanwhile, its failure
-	// leaves that call to the writer (writingLeft), which knows whether
-	// the line reached the service at all.
-	writing     string
-	writingLeft bool
-	left        *owed // the call left to the writer
-	// heard is set by the service's first line; until then silence, armed
-	// as the relay's ping is sent, drops a service that does not answer.
-	heard   bool
-	silence *time.Timer
-	// probeDue is set until the reply to the relay's ping is swallowed.
-	probeDue bool
-	// heardAny mirrors heard for the pump, without mu.
-	heardAny atomic.Bool
+	// leaves that call to the writer (left), which knows whether the line
+	// reached the service at all.
+	writing  string
+	left     *owed
+	heard    atomic.Bool // the service said something: it is alive
+	silence  *time.Timer // drops a service that does not answer the relay's ping
+	probeDue atomic.Bool // the reply to the relay's ping is still to swallow
 }
 
 // owed is a call the service owes: its raw id (n times, for a client that
@@ -201,29 +182,29 @@ type owed struct {
 	listen bool
 }
 
-// lineOut writes whole lines to the client; safe for concurrent use. After
-// a write error it drops everything (the client is gone).
+// owedReply answers o once the service is gone: a listen with its
+// completion result (the server ended it), a call with a retryable error.
+func (r *relay) owedReply(o *owed) []byte {
+	if o.listen {
+		return listenEnded(o.id, r.info)
+	}
+	return serviceGoneReply(o.id)
+}
+
+// lineOut writes whole lines to the client; safe for concurrent use. A
+// write error sticks in the bufio.Writer: later lines are dropped (the
+// client is gone).
 type lineOut struct {
-	mu  sync.Mutex
-	w   *bufio.Writer
-	err error
+	mu sync.Mutex
+	w  *bufio.Writer
 }
 
 func (o *lineOut) line(b []byte) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.err != nil {
-		return
-	}
-	if _, err := o.w.Write(b); err != nil {
-		o.err = err
-		return
-	}
-	if err := o.w.WriteByte('\n'); err != nil {
-		o.err = err
-		return
-	}
-	o.err = o.w.Flush()
+	_, _ = o.w.Write(b)
+	_ = o.w.WriteByte('\n')
+	_ = o.w.Flush()
 }
 
 // readClient reads the client's lines until its input ends or ctx is done.
@@ -292,20 +273,16 @@ func (r *relay) forward(line []byte) bool {
 		<-r.failed
 	}
 	r.mu.Lock()
-	left, leftCall := r.writingLeft, r.left
-	r.writing, r.writingLeft, r.left = "", false, nil
+	left := r.left
+	r.writing, r.left = "", nil
 	r.mu.Unlock()
 	switch {
-	case err == nil && left:
+	case err == nil && left != nil:
 		// Written, but the service's connection had already ended:
 		// nobody will answer it but us.
-		if leftCall.listen {
-			r.out.line(r.listenEnded(leftCall.id))
-		} else {
-			r.out.line(serviceGoneReply(leftCall.id))
-		}
+		r.out.line(r.owedReply(left))
 		return true
-	case err == nil || (tracked && !left):
+	case err == nil || (tracked && left == nil):
 		return true
 	}
 	// Never reached the service: the fallback answers it, as it does a
@@ -337,7 +314,7 @@ func requestID(line []byte) ([]byte, bool) {
 		return nil, false
 	}
 	m, err := decodeMessage(bytes.TrimSpace(line))
-	if err != nil || m.response || !m.hasID || m.dupID || !validID(m.id) {
+	if err != nil || !m.request() {
 		return nil, false
 	}
 	return m.id, true
@@ -353,7 +330,7 @@ func (r *relay) track(line []byte) bool {
 		if err == nil {
 			r.forgetCancelled(m)
 		}
-		if err != nil || m.response || !m.hasID || m.dupID || !validID(m.id) {
+		if err != nil || !m.request() {
 			return false // no reply (a response gets none), or one with id null
 		}
 		r.note(m)
@@ -375,7 +352,7 @@ func (r *relay) track(line []byte) bool {
 			if m != nil {
 				r.forgetCancelled(*m)
 			}
-			if m != nil && !m.response && m.hasID && !m.dupID && validID(m.id) {
+			if m != nil && m.request() {
 				r.owe(m.id, false)
 				tracked = true
 			}
@@ -383,46 +360,6 @@ func (r *relay) track(line []byte) bool {
 		return tracked
 	}
 	return false
-}
-
-// armSilence starts the wait for the service's first line, once. Called
-// with mu held.
-func (r *relay) armSilence() {
-	if r.heard || r.silence != nil {
-		return
-	}
-	r.silence = time.AfterFunc(r.opts.FirstReply, func() {
-		r.mu.Lock()
-		silent := !r.heard && !r.gone
-		r.mu.Unlock()
-		if silent {
-			// As if the service went away: pumpService's read fails, it
-			// answers what the service owed and starts the fallback.
-			r.conn.Close()
-		}
-	})
-}
-
-// hear notes a line from the service: it is alive.
-func (r *relay) hear() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.heard {
-		r.heard = true
-		r.heardAny.Store(true)
-		if r.silence != nil {
-			r.silence.Stop()
-		}
-	}
-}
-
-// stopSilence stops the wait for the service's first line.
-func (r *relay) stopSilence() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.silence != nil {
-		r.silence.Stop()
-	}
 }
 
 // owe records a call the service owes.
@@ -472,17 +409,23 @@ func (r *relay) resolveLocked(id []byte) {
 	}
 }
 
-// modernRequest reports whether m is a request of MCP 2026-07-28.
-func modernRequest(m message) bool {
-	if !isObject(m.params) {
-		return false
+// relayParams decodes m's params and their _meta; ok is false when the
+// service would refuse them.
+func relayParams(m message) (p params, meta requestMeta, ok bool) {
+	if m.params != nil && !isObject(m.params) {
+		return p, meta, false
 	}
-	p, err := decodeParams(m.params)
-	if err != nil {
-		return false
+	if m.params != nil {
+		p, _ = decodeParams(m.params) // an object of a valid message
 	}
 	meta, err := decodeMeta(p.meta)
-	return err == nil && meta.modern()
+	return p, meta, err == nil
+}
+
+// modernRequest reports whether m is a request of MCP 2026-07-28.
+func modernRequest(m message) bool {
+	_, meta, ok := relayParams(m)
+	return ok && meta.modern()
 }
 
 // note keeps what the in-process engine must be told at a failover: the
@@ -495,18 +438,9 @@ func (r *relay) note(m message) {
 	default:
 		return
 	}
-	if m.dup || !m.jsonrpcOK || (m.params != nil && !isObject(m.params)) {
+	p, meta, ok := relayParams(m)
+	if m.dup || !m.jsonrpcOK || !ok || meta.modern() {
 		return
-	}
-	var p params
-	if m.params != nil {
-		var err error
-		if p, err = decodeParams(m.params); err != nil {
-			return
-		}
-		if meta, err := decodeMeta(p.meta); err != nil || meta.modern() {
-			return
-		}
 	}
 	switch m.method {
 	case "initialize":
@@ -543,17 +477,12 @@ func (r *relay) pumpService() {
 	r.pending, r.pendingBytes = map[string]*owed{}, 0
 	for key, o := range owedCalls {
 		n := o.n
-		if key == r.writing && !r.writingLeft {
+		if key == r.writing && r.left == nil {
 			// Being written right now: the writer answers it (see forward).
-			r.writingLeft, n = true, n-1
-			r.left = o
+			r.left, n = o, n-1
 		}
 		for range n {
-			if o.listen {
-				r.out.line(r.listenEnded(o.id))
-			} else {
-				r.out.line(serviceGoneReply(o.id))
-			}
+			r.out.line(r.owedReply(o))
 		}
 	}
 	var replay []byte
@@ -570,10 +499,6 @@ func (r *relay) pumpService() {
 	}
 	close(r.failed)
 }
-
-// listenEnded is the completion result of a modern subscription the
-// service's end closed.
-func (r *relay) listenEnded(id []byte) []byte { return listenEnded(id, r.info) }
 
 // startFallback starts the in-process engine and returns the lines that
 // replay the legacy session to it. Called with mu held.
@@ -621,8 +546,8 @@ func (r *relay) pump(src io.Reader, service bool) {
 		if err != nil {
 			return
 		}
-		if service && !r.heardAny.Load() {
-			r.hear()
+		if service && !r.heard.Swap(true) {
+			r.silence.Stop()
 		}
 		if tooLong {
 			if id := idFromPrefix(line); service && id != nil {
@@ -636,7 +561,7 @@ func (r *relay) pump(src io.Reader, service bool) {
 		}
 		ids := replyIDs(line)
 		if service {
-			if len(ids) == 1 && string(ids[0]) == relayProbeID && r.dropProbe() {
+			if len(ids) == 1 && string(ids[0]) == relayProbeID && r.probeDue.CompareAndSwap(true, false) {
 				continue
 			}
 			for _, id := range ids {
@@ -647,15 +572,6 @@ func (r *relay) pump(src io.Reader, service bool) {
 		}
 		r.out.line(line)
 	}
-}
-
-// dropProbe reports whether the reply to the relay's ping is still due.
-func (r *relay) dropProbe() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	due := r.probeDue
-	r.probeDue = false
-	return due
 }
 
 // dropReplay reports whether a reply to a replayed request is still due.

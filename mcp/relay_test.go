@@ -172,7 +172,7 @@ func TestRelayFailoverAnswersEachCallOnce(t *testing.T) {
 				t.Errorf("%s: %s", id, last[id])
 			}
 		}
-		if !strings.Contains(last[`"sub"`], `"result":{"resultType":"complete","_meta":{"`+MetaSubscriptionID+`":"sub"`) {
+		if !strings.Contains(last[`"sub"`], `"result":{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":"sub"`) {
 			t.Errorf("the listen: %s", last[`"sub"`])
 		}
 		if !strings.Contains(last[`5`], `"resultType":"complete"`) || !strings.Contains(last[`4`], `"isError":false`) {
@@ -275,7 +275,7 @@ func (s *syncBuf) String() string {
 }
 
 // TestRelayFailsOverWhenTheServiceNeverAnswers: a service that accepts and
-// reads but never answers is given DefaultRelayFirstReply for its first
+// reads but never answers is given the default FirstReply (5 s) for its first
 // line; then the relay fails over as on EOF: each owed call is answered
 // once with the retryable error, and the next calls go to the fallback.
 func TestRelayFailsOverWhenTheServiceNeverAnswers(t *testing.T) {
@@ -289,7 +289,7 @@ func TestRelayFailsOverWhenTheServiceNeverAnswers(t *testing.T) {
 		if len(svc.lines) != 2 {
 			t.Fatalf("the service was sent %d lines", len(svc.lines))
 		}
-		time.Sleep(DefaultRelayFirstReply + time.Second)
+		time.Sleep(6 * time.Second)
 		synctest.Wait()
 		n, last := replyIDsOf(t, out.String())
 		for _, id := range []string{`1`, `2`} {

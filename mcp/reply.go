@@ -3,58 +3,32 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 
 	"github.com/awbridge/awbridge/internal/jsonw"
 	"github.com/awbridge/awbridge/toolbus"
 )
 
-// JSON-RPC error codes. The standard ones, then the server range
-// (-32000..-32019) used for execution failures of direct methods, one stable
-// code per ToolError code (see ServerErrorCode).
+// JSON-RPC error codes: the standard ones, then the server range used for
+// execution failures of direct methods (see serverErrorCode).
 const (
-	CodeParseError     = -32700
-	CodeInvalidRequest = -32600
-	CodeMethodNotFound = -32601
-	CodeInvalidParams  = -32602
-	CodeInternalError  = -32603
-
-	CodeServerError        = -32000 // any other ToolError code, e.g. Internal
-	CodeAwUnavailable      = -32001 // toolbus.CodeAwUnavailable
-	CodeSidecarUnavailable = -32002 // toolbus.CodeSidecarUnavailable
-	CodeTimeout            = -32003 // toolbus.CodeTimeout
-	CodeCircuitOpen        = -32004 // toolbus.CodeCircuitOpen
-	CodeRateLimited        = -32005 // toolbus.CodeRateLimited
+	CodeParseError         = -32700
+	CodeInvalidRequest     = -32600
+	CodeMethodNotFound     = -32601
+	CodeInvalidParams      = -32602
+	CodeInternalError      = -32603
+	CodeServerError        = -32000 // a ToolError code without one of its own, e.g. Internal
 	CodeConcurrencyLimited = -32006 // toolbus.CodeConcurrencyLimited
-	CodeCancelled          = -32007 // toolbus.CodeCancelled
 )
 
-// ServerErrorCode is the JSON-RPC code of a direct method that failed while
-// executing with the ToolError code toolCode:
-//
-//	AwUnavailable      -32001
-//	SidecarUnavailable -32002
-//	Timeout            -32003
-//	CircuitOpen        -32004
-//	RateLimited        -32005
-//	ConcurrencyLimited -32006
-//	Cancelled          -32007
-//	anything else      -32000
-func ServerErrorCode(toolCode string) int {
-	switch toolCode {
-	case toolbus.CodeAwUnavailable:
-		return CodeAwUnavailable
-	case toolbus.CodeSidecarUnavailable:
-		return CodeSidecarUnavailable
-	case toolbus.CodeTimeout:
-		return CodeTimeout
-	case toolbus.CodeCircuitOpen:
-		return CodeCircuitOpen
-	case toolbus.CodeRateLimited:
-		return CodeRateLimited
-	case toolbus.CodeConcurrencyLimited:
-		return CodeConcurrencyLimited
-	case toolbus.CodeCancelled:
-		return CodeCancelled
+// serverErrorCode is the JSON-RPC code of a direct method that failed while
+// executing with the ToolError code toolCode: one stable code each from
+// -32001 (AwUnavailable) to -32007 (Cancelled), -32000 for any other.
+func serverErrorCode(toolCode string) int {
+	codes := []string{toolbus.CodeAwUnavailable, toolbus.CodeSidecarUnavailable, toolbus.CodeTimeout,
+		toolbus.CodeCircuitOpen, toolbus.CodeRateLimited, toolbus.CodeConcurrencyLimited, toolbus.CodeCancelled}
+	if i := slices.Index(codes, toolCode); i >= 0 {
+		return CodeServerError - 1 - i
 	}
 	return CodeServerError
 }
@@ -152,19 +126,16 @@ func toolResultReply(id, body []byte, isError bool, head []byte) []byte {
 	return dst
 }
 
-// toolErrorJSON renders e for error.data.
+// toolErrorJSON renders e for error.data. Only Details can hold what JSON
+// cannot carry: then they are dropped.
 func toolErrorJSON(e *toolbus.ToolError) []byte {
-	b, err := json.Marshal(e)
-	if err == nil {
+	if b, err := json.Marshal(e); err == nil {
 		return b
 	}
-	// Details held something JSON cannot carry: drop them.
 	c := *e
 	c.Details = nil
-	if b, err = json.Marshal(&c); err == nil {
-		return b
-	}
-	return []byte(`{"kind":"SystemError","code":"Internal","retryable":false,"message":"unrenderable tool error"}`)
+	b, _ := json.Marshal(&c)
+	return b
 }
 
 func errMessage(e *toolbus.ToolError, fallback string) string {
@@ -193,7 +164,7 @@ func (srv *Server) renderOutcome(id []byte, direct bool, v string, out toolbus.R
 		case toolbus.StageValidate:
 			return errorReply(id, CodeInvalidParams, errMessage(e, "invalid params"), toolErrorJSON(e))
 		}
-		return errorReply(id, ServerErrorCode(e.Code), errMessage(e, "execution failed"), toolErrorJSON(e))
+		return errorReply(id, serverErrorCode(e.Code), errMessage(e, "execution failed"), toolErrorJSON(e))
 	}
 
 	if e == nil {

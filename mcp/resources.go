@@ -85,12 +85,12 @@ func (s *session) handleResource(callCtx context.Context, q *request, v string) 
 		}
 		return errorReply(q.id, CodeInvalidParams, "invalid params: unknown resource (see resources/list)", nil)
 	}
+	if q.method != "resources/unsubscribe" && !rb.KnownResource(uri) {
+		s.replyTo(q, unknown())
+		return
+	}
 	switch q.method {
 	case "resources/read":
-		if !rb.KnownResource(uri) {
-			s.replyTo(q, unknown())
-			return
-		}
 		// Reading may build a frame: off the reading goroutine.
 		if q.b != nil {
 			q.b.hold()
@@ -115,10 +115,6 @@ func (s *session) handleResource(callCtx context.Context, q *request, v string) 
 			}
 		}()
 	case "resources/subscribe":
-		if !rb.KnownResource(uri) {
-			s.replyTo(q, unknown())
-			return
-		}
 		s.mu.Lock()
 		if _, dup := s.subs[uri]; !dup && !s.stopped {
 			ctx, cancel := context.WithCancel(callCtx)

@@ -8,11 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 
 	"github.com/rs/zerolog"
 
 	"github.com/awbridge/awbridge/internal/jsonw"
+	"github.com/awbridge/awbridge/internal/text"
 	"github.com/awbridge/awbridge/toolbus"
 )
 
@@ -23,58 +25,39 @@ const maxLoggedName = 64
 // connection (each watches at most every resource).
 const maxListens = 16
 
-// outbound is one message for the peer: a reply (key is the idKey of the
-// request it answers, of the first request for a batch) or a notification
-// (key ""); listen is the subscription a notification or the
-// subscription's end belongs to ("" for none); about is the call in
-// flight a progress notification belongs to ("" for none: such a
-// notification is dropped rather than waited for when the peer is
-// behind). On a stream, arr is the batch whose array b is one reply of
-// (end: the array is complete, b nil).
+// outbound is one message for the peer.
 type outbound struct {
-	key    string
-	listen string
-	about  string
+	key    string // a reply: the idKey of its request (a batch's first); "" a notification
+	listen string // the subscription a notification, or the subscription's end, belongs to
+	about  string // the call a progress notification belongs to: dropped, not waited for, when the peer is behind
 	b      []byte
-	arr    *batch
-	end    bool
+	arr    *batch // on a stream, the batch whose array b is one reply of
+	end    bool   // arr's array is complete (b nil)
 }
 
-// session is one connection's state, whatever the transport: the core that
-// decodes each message once, dispatches it once and hands each encoded
-// reply once to its sink. The reading goroutine (or the HTTP handler, which
-// holds mu for dispatch) owns version; mu guards stopped, inflight and subs.
+// session is one connection's state, whatever the transport. The
+// goroutine holding dispatch owns version; mu guards stopped, inflight,
+// subs and listens.
 type session struct {
-	srv *Server
-	log zerolog.Logger
-
+	srv     *Server
+	log     zerolog.Logger
 	version string // negotiated legacy MCP version ("" none)
 
-	// sink receives every outbound message; it must not block for long
-	// (the stream sink waits for room in the byte budget only from the
-	// goroutines that produce call replies).
-	sink func(o outbound)
-	// budget charges calls in flight an estimate of their reply (nil:
-	// not charged; HTTP replies go straight to their POST).
-	budget *connBudget
-	// arrays: the sink writes each reply of a batch as soon as it exists,
-	// inside an array it keeps open (streams); else the batch collects its
-	// replies and sends the array once.
+	sink   func(o outbound) // receives every outbound message; must not block for long
+	budget *connBudget      // charges calls in flight an estimate of their reply (nil on HTTP)
+	// arrays: the sink writes a batch's replies into an array it keeps
+	// open (streams); else the batch sends its array once complete.
 	arrays bool
-	// pace, when set, waits for room in the byte budget (false: the
-	// session stops); the reader calls it before each line and each
-	// batch element (with the batch; nil between lines).
+	// pace, when set, waits for room in the byte budget before each line
+	// and each batch element (false: the session stops).
 	pace func(cur *batch) bool
 
 	sem      chan struct{} // one token per call in flight
 	stop     chan struct{} // closed when reading must stop
 	stopOnce sync.Once
 
-	// dispatch is held by the reading goroutine while it handles one
-	// message; parked (under dispatch) tells it that the session has
-	// ended and no line may be handled any more.
-	dispatch sync.Mutex
-	parked   bool
+	dispatch sync.Mutex // held while one message is handled
+	parked   bool       // under dispatch: the session ended, no message may be handled
 
 	mu       sync.Mutex
 	stopped  bool
@@ -155,8 +138,7 @@ func (s *session) readLoop(callCtx context.Context, lr *lineReader) error {
 			return nil
 		}
 		if tooLong {
-			s.protocolError(CodeInvalidRequest, "request too large")
-			s.send(keyOf(idFromPrefix(line)), errorReply(idFromPrefix(line), CodeInvalidRequest, "request too large", nil))
+			s.refuse(idFromPrefix(line), CodeInvalidRequest, "request too large")
 		} else {
 			s.handleLine(callCtx, line)
 		}
@@ -164,16 +146,19 @@ func (s *session) readLoop(callCtx context.Context, lr *lineReader) error {
 	}
 }
 
-// keyOf is idKey of a raw id that may be nil or invalid.
-func keyOf(id []byte) string {
-	if !validID(id) {
-		return ""
-	}
-	return idKey(id)
-}
-
 func (s *session) protocolError(code int, reason string) {
 	s.log.Warn().Int("code", code).Str("reason", reason).Msg("mcp: protocol error")
+}
+
+// refuse answers a message that is no usable request, under id when it
+// has one (else null).
+func (s *session) refuse(id []byte, code int, msg string) {
+	s.protocolError(code, msg)
+	key := ""
+	if validID(id) {
+		key = idKey(id)
+	}
+	s.send(key, errorReply(id, code, msg, nil))
 }
 
 // bom is a UTF-8 byte order mark, tolerated before a message.
@@ -183,44 +168,33 @@ var bom = []byte("\xef\xbb\xbf")
 func (s *session) handleLine(callCtx context.Context, line []byte) {
 	line = bytes.TrimPrefix(line, bom)
 	if msg := shapeError(line); msg != "" {
-		s.protocolError(CodeInvalidRequest, msg)
-		id := idFromPrefix(line)
-		s.send(keyOf(id), errorReply(id, CodeInvalidRequest, "invalid request: "+msg, nil))
+		s.refuse(idFromPrefix(line), CodeInvalidRequest, "invalid request: "+msg)
 		return
 	}
 	switch firstByte(line) {
 	case '{':
-		m, err := decodeMessage(line)
-		if err != nil {
-			s.parseError()
+		if m, err := decodeMessage(line); err == nil {
+			s.handleMessage(callCtx, m, nil)
 			return
 		}
-		s.handleMessage(callCtx, m, nil)
 	case '[':
 		els, err := decodeArray(line)
-		if err != nil {
-			s.parseError()
+		switch {
+		case err != nil:
+		case s.version != Version20250326:
+			s.refuse(nil, CodeInvalidRequest, "invalid request: batches are only accepted in a 2025-03-26 session")
+			return
+		default:
+			s.handleBatch(callCtx, decodeBatch(els))
 			return
 		}
-		if s.version != Version20250326 {
-			s.protocolError(CodeInvalidRequest, "batch outside a 2025-03-26 session")
-			s.send("", errorReply(nil, CodeInvalidRequest, "invalid request: batches are only accepted in a 2025-03-26 session", nil))
-			return
-		}
-		s.handleBatch(callCtx, decodeBatch(els))
 	default:
-		if !json.Valid(line) {
-			s.parseError()
+		if json.Valid(line) {
+			s.refuse(nil, CodeInvalidRequest, "invalid request: a message must be a JSON object")
 			return
 		}
-		s.protocolError(CodeInvalidRequest, "not an object")
-		s.send("", errorReply(nil, CodeInvalidRequest, "invalid request: a message must be a JSON object", nil))
 	}
-}
-
-func (s *session) parseError() {
-	s.protocolError(CodeParseError, "parse error")
-	s.send("", errorReply(nil, CodeParseError, "parse error", nil))
+	s.refuse(nil, CodeParseError, "parse error")
 }
 
 // firstByte is the first non-whitespace byte of b (0 for none).
@@ -235,25 +209,12 @@ func firstByte(b []byte) byte {
 	return 0
 }
 
-// decodeArray decodes a JSON array into its raw elements.
+// decodeArray decodes a JSON array (the caller saw its '[') into its raw
+// elements.
 func decodeArray(b []byte) ([]json.RawMessage, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
-		return nil, errSyntax
-	}
 	var els []json.RawMessage
-	for dec.More() {
-		var el json.RawMessage
-		if err := dec.Decode(&el); err != nil {
-			return nil, errSyntax
-		}
-		els = append(els, el)
-	}
-	if tok, err := dec.Token(); err != nil || tok != json.Delim(']') {
+	if json.Unmarshal(b, &els) != nil {
 		return nil, errSyntax
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errSyntax // anything but whitespace after the array
 	}
 	return els, nil
 }
@@ -271,13 +232,11 @@ func shapeError(b []byte) string {
 	return ""
 }
 
-// batch gathers the replies of one JSON-RPC batch; replies may come in any
-// order (JSON-RPC allows it). On a stream each reply goes to the writer as
-// soon as it exists, inside an array the writer keeps open, and the last
-// element to finish closes the array: a reply's bytes stay charged to the
-// byte budget until written, and no more than the budget is ever held.
-// Elsewhere (HTTP) the replies are collected and the last element to
-// finish sends the array.
+// batch gathers the replies of one JSON-RPC batch, in any order. On a
+// stream each reply goes to the writer as soon as it exists, inside an
+// array the writer keeps open, and the last element to finish closes it,
+// so no more than the byte budget is ever held; on HTTP the last element
+// to finish sends the collected array.
 type batch struct {
 	s       *session
 	key     string // idKey of the first request, for routing the array
@@ -323,19 +282,7 @@ func (b *batch) done(reply []byte) {
 		b.s.sink(outbound{key: b.key, arr: b, end: true})
 		return
 	}
-	n := 2
-	for _, r := range b.replies {
-		n += len(r) + 1
-	}
-	out := make([]byte, 0, n)
-	out = append(out, '[')
-	for i, r := range b.replies {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, r...)
-	}
-	b.s.send(b.key, append(out, ']'))
+	b.s.send(b.key, append(append([]byte{'['}, bytes.Join(b.replies, []byte{','})...), ']'))
 }
 
 // decodeBatch decodes each element of a batch; nil stands for an element
@@ -353,8 +300,7 @@ func decodeBatch(els []json.RawMessage) []*message {
 
 func (s *session) handleBatch(callCtx context.Context, msgs []*message) {
 	if len(msgs) == 0 {
-		s.protocolError(CodeInvalidRequest, "empty batch")
-		s.send("", errorReply(nil, CodeInvalidRequest, "invalid request: empty batch", nil))
+		s.refuse(nil, CodeInvalidRequest, "invalid request: empty batch")
 		return
 	}
 	b := &batch{s: s, pending: 1}
@@ -426,30 +372,22 @@ func (srv *Server) parseRequest(m message) (q *request, code int, msg string) {
 	if m.params != nil && !isObject(m.params) {
 		return q, CodeInvalidParams, "invalid params: params must be an object"
 	}
+	var meta json.RawMessage
 	if _, direct := srv.direct[m.method]; direct && !mcpMethod(m.method) {
 		// Direct methods are not MCP: their params are the arguments,
 		// whatever era the caller speaks, but for _meta, which is
 		// protocol metadata (its traceparent is the call's trace).
 		q.direct = true
 		if m.params != nil {
-			args, meta := splitMeta(m.params)
-			q.args = bytes.Clone(args)
-			var err error
-			if q.meta, err = decodeMeta(meta); err != nil {
-				return q, CodeInvalidParams, "invalid params: " + err.Error()
-			}
+			q.args, meta = splitMeta(m.params)
 		}
-		return q, 0, ""
+	} else if m.params != nil {
+		q.params, _ = decodeParams(m.params) // an object of a valid message
+		meta = q.params.meta
 	}
-	if m.params != nil {
-		p, err := decodeParams(m.params)
-		if err != nil {
-			return q, CodeInvalidParams, "invalid params: params must be an object"
-		}
-		q.params = p
-		if q.meta, err = decodeMeta(p.meta); err != nil {
-			return q, CodeInvalidParams, "invalid params: " + err.Error()
-		}
+	var err error
+	if q.meta, err = decodeMeta(meta); err != nil {
+		return q, CodeInvalidParams, "invalid params: " + err.Error()
 	}
 	return q, 0, ""
 }
@@ -534,12 +472,9 @@ func (s *session) toolsCall(callCtx context.Context, q *request, v string) {
 	s.startCall(callCtx, q, toolbus.Request{Name: name, Args: args, TraceParent: q.meta.traceParent}, v)
 }
 
-func bounded(name string) string {
-	if len(name) > maxLoggedName {
-		return name[:maxLoggedName]
-	}
-	return name
-}
+// bounded cuts a client-chosen name (a method, a tool, a URI) for a log
+// line or a message that echoes it.
+func bounded(name string) string { return text.Head(name, maxLoggedName) }
 
 // handleNotification acts on a message without id: never a reply.
 func (s *session) handleNotification(method string, raw json.RawMessage) {
@@ -668,12 +603,7 @@ const errIDInUse = "invalid request: id already in use by a request in flight"
 // cancelled (a cancelled one says nothing more under its id). Called
 // with mu held.
 func (s *session) idInUse(key string) bool {
-	for _, c := range s.inflight[key] {
-		if !c.cancelled {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(s.inflight[key], func(c *call) bool { return !c.cancelled })
 }
 
 // forget removes c from the calls in flight and reports whether the client
@@ -681,13 +611,7 @@ func (s *session) idInUse(key string) bool {
 func (s *session) forget(c *call) (cancelled bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	list := s.inflight[c.key]
-	for i, x := range list {
-		if x == c {
-			list = append(list[:i], list[i+1:]...)
-			break
-		}
-	}
+	list := slices.DeleteFunc(s.inflight[c.key], func(x *call) bool { return x == c })
 	if len(list) == 0 {
 		delete(s.inflight, c.key)
 	} else {
@@ -870,41 +794,30 @@ func (lw *lineWriter) drop() {
 func (c *streamConn) writeLoop(w io.Writer) {
 	defer close(c.writerExited)
 	lw := &lineWriter{c: c, bw: bufio.NewWriterSize(w, 32<<10)}
-	fail := func(err error) {
+	var err error
+	for finishing := false; err == nil && !finishing; {
+		select {
+		case o := <-c.out:
+			err = lw.write(o)
+		case <-c.finish:
+			finishing = true
+		}
+		for queued := true; err == nil && queued; {
+			select {
+			case o := <-c.out:
+				err = lw.write(o)
+			default:
+				queued = false
+			}
+		}
+		if err == nil {
+			err = lw.bw.Flush()
+		}
+	}
+	if err != nil {
 		c.werr = err
 		c.s.log.Debug().Err(err).Msg("mcp: write failed, ending session")
 		c.s.stopReading()
 		lw.drop()
-	}
-	for {
-		finishing := false
-		select {
-		case o := <-c.out:
-			if err := lw.write(o); err != nil {
-				fail(err)
-				return
-			}
-		case <-c.finish:
-			finishing = true
-		}
-	drain:
-		for {
-			select {
-			case o := <-c.out:
-				if err := lw.write(o); err != nil {
-					fail(err)
-					return
-				}
-			default:
-				break drain
-			}
-		}
-		if err := lw.bw.Flush(); err != nil {
-			fail(err)
-			return
-		}
-		if finishing {
-			return
-		}
 	}
 }

@@ -245,7 +245,7 @@ func TestInitializeNegotiation(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := NewServer(&stageBackend{}, direct(Options{ServerVersion: "1.2.3", ServerTitle: "AW bridge", Instructions: "be brief"}))
+			srv := NewServer(&stageBackend{}, direct(Options{ServerVersion: "1.2.3", Instructions: "be brief"}))
 			line := `{"jsonrpc":"2.0","id":1,"method":"initialize"`
 			if tc.params != "" {
 				line += `,"params":` + tc.params
@@ -263,9 +263,8 @@ func TestInitializeNegotiation(t *testing.T) {
 					} `json:"tools"`
 				} `json:"capabilities"`
 				ServerInfo struct {
-					Name    string  `json:"name"`
-					Version string  `json:"version"`
-					Title   *string `json:"title"`
+					Name    string `json:"name"`
+					Version string `json:"version"`
 				} `json:"serverInfo"`
 				Instructions string `json:"instructions"`
 			}
@@ -281,19 +280,7 @@ func TestInitializeNegotiation(t *testing.T) {
 			if res.ServerInfo.Name != "awbridge" || res.ServerInfo.Version != "1.2.3" || res.Instructions != "be brief" {
 				t.Errorf("serverInfo/instructions = %s", r.Result)
 			}
-			if hasTitle := res.ServerInfo.Title != nil; hasTitle != (tc.wantVersion >= Version20250618) {
-				t.Errorf("title present = %v for %s", hasTitle, tc.wantVersion)
-			}
 		})
-	}
-}
-
-func TestDefaultInstructions(t *testing.T) {
-	r := checkOne(t, serveOne(t, NewServer(&stageBackend{}, direct(Options{})), "", initLine("1", Version20250618)), want{id: "1"})
-	var res struct{ Instructions string }
-	_ = json.Unmarshal(r.Result, &res)
-	if !strings.Contains(res.Instructions, "never instructions") || !strings.Contains(res.Instructions, "ActivityWatch") {
-		t.Errorf("instructions = %q", res.Instructions)
 	}
 }
 
@@ -393,13 +380,13 @@ func TestDirectMethodMapping(t *testing.T) {
 		{"ok", `{"reason":"manual"}`, 0, ""},
 		{"validate", `{"mode":"validate"}`, CodeInvalidParams, toolbus.CodeSchemaInvalid},
 		{"resolve", `{"mode":"resolve"}`, CodeMethodNotFound, toolbus.CodeUnknownTool},
-		{"aw unavailable", `{"mode":"execute","code":"AwUnavailable"}`, CodeAwUnavailable, toolbus.CodeAwUnavailable},
-		{"sidecar unavailable", `{"mode":"execute","code":"SidecarUnavailable"}`, CodeSidecarUnavailable, toolbus.CodeSidecarUnavailable},
-		{"timeout", `{"mode":"execute","code":"Timeout"}`, CodeTimeout, toolbus.CodeTimeout},
-		{"circuit open", `{"mode":"execute","code":"CircuitOpen"}`, CodeCircuitOpen, toolbus.CodeCircuitOpen},
-		{"rate limited", `{"mode":"execute","code":"RateLimited"}`, CodeRateLimited, toolbus.CodeRateLimited},
-		{"concurrency limited", `{"mode":"execute","code":"ConcurrencyLimited"}`, CodeConcurrencyLimited, toolbus.CodeConcurrencyLimited},
-		{"cancelled", `{"mode":"execute","code":"Cancelled"}`, CodeCancelled, toolbus.CodeCancelled},
+		{"aw unavailable", `{"mode":"execute","code":"AwUnavailable"}`, -32001, toolbus.CodeAwUnavailable},
+		{"sidecar unavailable", `{"mode":"execute","code":"SidecarUnavailable"}`, -32002, toolbus.CodeSidecarUnavailable},
+		{"timeout", `{"mode":"execute","code":"Timeout"}`, -32003, toolbus.CodeTimeout},
+		{"circuit open", `{"mode":"execute","code":"CircuitOpen"}`, -32004, toolbus.CodeCircuitOpen},
+		{"rate limited", `{"mode":"execute","code":"RateLimited"}`, -32005, toolbus.CodeRateLimited},
+		{"concurrency limited", `{"mode":"execute","code":"ConcurrencyLimited"}`, -32006, toolbus.CodeConcurrencyLimited},
+		{"cancelled", `{"mode":"execute","code":"Cancelled"}`, -32007, toolbus.CodeCancelled},
 		{"other", `{"mode":"execute","code":"Internal"}`, CodeServerError, toolbus.CodeInternal},
 		{"panic", `{"mode":"panic"}`, CodeServerError, toolbus.CodeInternal},
 	}

@@ -31,7 +31,7 @@ import (
 func TestServeReturnsAtShutdownWhenPeerStopsReading(t *testing.T) {
 	const calls, enough = 1000, 500
 	b := &countingBackend{at: enough, reached: make(chan struct{})}
-	srv := NewServer(b, Options{DrainTimeout: 50 * time.Millisecond, MaxReplyBytes: 64 << 20, MaxConnReplyBytes: 64 << 20})
+	srv := tuned(NewServer(b, Options{}), 64<<20, 64<<20, 50*time.Millisecond)
 	var in strings.Builder
 	for i := range calls {
 		in.WriteString(toolCall(strconv.Itoa(i), "ok", `{}`) + "\n")
