@@ -205,8 +205,8 @@ func (t *HTTPTransport) serveLegacy(w http.ResponseWriter, r *http.Request, p po
 			return
 		}
 	}
-	s.begin(time.Now())
-	defer s.finish(time.Now())
+	s.begin()
+	defer s.finish()
 	abandon := func() {
 		if created {
 			t.end(s)

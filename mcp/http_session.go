@@ -51,8 +51,8 @@ func (t *HTTPTransport) serveGet(w http.ResponseWriter, r *http.Request) {
 	}
 	st := s.attach()
 	defer s.detach(st)
-	s.begin(time.Now())
-	defer s.finish(time.Now())
+	s.begin()
+	defer s.finish()
 
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Time{}) // a stream outlives any server write timeout
@@ -208,13 +208,15 @@ type sseStream struct {
 	gone chan struct{} // closed when a newer GET stream replaced it
 }
 
-func (s *httpSession) begin(now time.Time) {
+// begin and finish bracket a request or a stream; the session is idle
+// from the end of the last one (finish reads the clock when it runs).
+func (s *httpSession) begin() {
 	s.active.Add(1)
-	s.lastUsed.Store(now.UnixNano())
+	s.lastUsed.Store(time.Now().UnixNano())
 }
 
-func (s *httpSession) finish(now time.Time) {
-	s.lastUsed.Store(now.UnixNano())
+func (s *httpSession) finish() {
+	s.lastUsed.Store(time.Now().UnixNano())
 	s.active.Add(-1)
 }
 

@@ -617,6 +617,30 @@ func TestHTTPGetStreamNotification(t *testing.T) {
 	}
 }
 
+// A session is idle from the end of its last request or stream, not from
+// its start: a GET stream open for longer than the idle bound must not get
+// its session reaped the moment the stream closes.
+func TestHTTPIdleCountsFromTheStreamsEnd(t *testing.T) {
+	f := newHTTPFixture(t, &resBackend{changed: make(chan struct{})}, HTTPOptions{Token: testToken})
+	sid := f.initialize(Version20250618)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	res, _ := f.openStream(ctx, sid)
+	f.tr.mu.Lock()
+	s := f.tr.sessions[sid]
+	f.tr.mu.Unlock()
+	const open = 300 * time.Millisecond
+	time.Sleep(open)
+	cancel()
+	res.Body.Close()
+	for s.active.Load() != 0 {
+		time.Sleep(time.Millisecond)
+	}
+	f.tr.reap(time.Now().Add(f.tr.idle - open/2))
+	if r := f.post(sid, ping("1")); r.status != http.StatusOK {
+		t.Fatalf("session reaped %v before its idle bound (%v) counted from the stream's end: %d", open/2, f.tr.idle, r.status)
+	}
+}
+
 func TestHTTPGetStreamRules(t *testing.T) {
 	f := newHTTPFixture(t, &resBackend{changed: make(chan struct{})}, HTTPOptions{Token: testToken})
 	sid := f.initialize(Version20251125)
