@@ -113,6 +113,16 @@ func TestTraceEchoedOrGenerated(t *testing.T) {
 	}
 }
 
+// TestUnknownToolNameShownValid: a tool name that is not valid UTF-8
+// (the MCP reader passes its bytes through) is shown with "?" for the
+// bad bytes, not as a Go escape.
+func TestUnknownToolNameShownValid(t *testing.T) {
+	r := testBus(t).Call(context.Background(), Request{Name: "a\xffb"})
+	if r.Err == nil || !strings.HasPrefix(r.Err.Message, `unknown tool "a?b"`) {
+		t.Fatalf("error = %+v", r.Err)
+	}
+}
+
 func TestUnknownToolSuggests(t *testing.T) {
 	b := testBus(t)
 	r := b.Call(context.Background(), Request{Name: "echo_reasn"})

@@ -15,7 +15,7 @@ func (b *Bus) resolve(name string) (*entry, *ToolError) {
 		return e, nil
 	}
 	te := &ToolError{Kind: ContractError, Code: CodeUnknownTool,
-		Message: fmt.Sprintf("unknown tool %q", text.Cut(name, 64)),
+		Message: fmt.Sprintf("unknown tool %q", strings.ToValidUTF8(text.Cut(name, 64), "?")),
 		Hint:    "call tools/list or the help tool for the available tools"}
 	te.DidYouMean = b.suggestTools(name)
 	if len(te.DidYouMean) > 0 {

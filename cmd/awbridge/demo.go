@@ -135,7 +135,7 @@ func clipLine(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return text.Cut(s, n) + fmt.Sprintf(" (%d bytes)", len(s))
+	return text.Head(s, n) + fmt.Sprintf(" … (%d bytes)", len(s))
 }
 
 // describeFrame is one terminal line of what a frame says now.

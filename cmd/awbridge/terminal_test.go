@@ -551,6 +551,25 @@ func TestDemoShowsTheNowPart(t *testing.T) {
 	}
 }
 
+// TestDemoAndHealthClipLongLines: demo's request and reply lines and
+// health's protected items are cut at n bytes on a rune boundary, then
+// " … (N bytes)" says how long the line was.
+func TestDemoAndHealthClipLongLines(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"abc", 3, "abc"},
+		{"abcdef", 4, "abcd … (6 bytes)"},
+		{"ééé", 3, "é … (6 bytes)"},
+	} {
+		if got := clipLine(tt.in, tt.n); got != tt.want {
+			t.Errorf("clipLine(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
+		}
+	}
+}
+
 // TestNowframeStaleSaysHowLongAndHowLongAgo: a window event that lasted
 // 21 s and ended 2 h 15 min ago is printed with its length and how long
 // ago it was seen, not as "since 19:17, 2 h 16 min" (as if it were still
