@@ -1,10 +1,12 @@
 package mcp
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
 	"net"
+	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -89,6 +91,12 @@ const (
 // neither goroutines nor descriptors). The zero value is ready; Refuse is
 // called from one goroutine (the accept loop), Wait once it is done.
 type Refuser struct {
+	// HTTP: read the request's head (at most 64 KiB, within the grace)
+	// before answering. An HTTP client that gets an answer before it has
+	// sent its request takes it for an unsolicited response and fails
+	// instead of reading the 503.
+	HTTP bool
+
 	wg     sync.WaitGroup
 	active atomic.Int32
 }
@@ -107,6 +115,9 @@ func (r *Refuser) Refuse(conn net.Conn, msg []byte) {
 		defer r.active.Add(-1)
 		defer conn.Close()
 		conn.SetDeadline(time.Now().Add(refusalGrace))
+		if r.HTTP {
+			http.ReadRequest(bufio.NewReader(io.LimitReader(conn, 64<<10)))
+		}
 		if _, err := conn.Write(msg); err != nil {
 			return
 		}

@@ -377,7 +377,8 @@ func newConnCap(ln net.Listener, maxConns int, log zerolog.Logger) *connCap {
 	if maxConns <= 0 {
 		maxConns = defaultHTTPConns
 	}
-	return &connCap{Listener: ln, max: maxConns, log: log, ownUID: os.Getuid(), peerUID: mcp.LoopbackPeerUID, conns: map[net.Conn]*capConn{}}
+	return &connCap{Listener: ln, max: maxConns, log: log, ownUID: os.Getuid(), peerUID: mcp.LoopbackPeerUID,
+		refuse: mcp.Refuser{HTTP: true}, conns: map[net.Conn]*capConn{}}
 }
 
 // Accept returns the next connection, making room for it or refusing it.

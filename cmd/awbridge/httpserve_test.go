@@ -498,6 +498,22 @@ func TestServeHTTPRefusesBeyondTheCapWhenAllBusy(t *testing.T) {
 			t.Fatalf("connection %d beyond %d busy ones: %d, Retry-After %q, %s", i, maxConns, res.StatusCode, res.Header.Get("Retry-After"), body)
 		}
 	}
+	// The 503 waits for the request: an HTTP client takes an answer that
+	// comes first for an unsolicited response, and fails.
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	if n, _ := c.Read(make([]byte, 1)); n > 0 {
+		t.Fatal("a connection beyond the cap is answered before it sends its request")
+	}
+	c.SetReadDeadline(time.Now().Add(time.Minute))
+	io.WriteString(c, "GET "+pathHealth+" HTTP/1.1\r\nHost: "+ln.Addr().String()+"\r\n\r\n")
+	if res, err := http.ReadResponse(bufio.NewReader(c), nil); err != nil || res.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("a request sent 100 ms after connecting beyond the cap: %v, %v", res, err)
+	}
 }
 
 // Another local user churning connections (issue 16: ~5,000 a second)
