@@ -70,15 +70,15 @@ func BrowserApps(browser string) (names []string, pattern string, ok bool) {
 // Browser is one browser's tab events (a web.tab.current bucket).
 type Browser struct {
 	Name   string // as BrowserBuckets names it; an unknown name matches no window
-	Events []Event[Fields]
+	Events []Event
 }
 
 // Input is what CanonicalContext reads: the raw events of one host's
 // buckets over a period, in any order (it sorts).
 type Input struct {
-	Window   []Event[Fields] // aw-watcher-window (currentwindow)
-	AFK      []Event[Fields] // aw-watcher-afk (afkstatus)
-	Browsers []Browser       // in BrowserBuckets's order
+	Window   []Event   // aw-watcher-window (currentwindow)
+	AFK      []Event   // aw-watcher-afk (afkstatus)
+	Browsers []Browser // in BrowserBuckets's order
 }
 
 // Options are the web UI's query options. The zero value is the web UI's
@@ -98,14 +98,14 @@ type Result struct {
 	// "events"), sorted by start, each in a category (Fields.Class, an
 	// index into Classes). Merge them by app or title for the web UI's top
 	// apps and titles.
-	Events []Event[Fields]
+	Events []Event
 	// NotAFK is the active time ("not_afk", the web UI's active_events),
 	// sorted, with empty data.
-	NotAFK []Event[Fields]
+	NotAFK []Event
 	// Browser are the tab events while their browser's window had focus
 	// ("browser_events"), sorted by start, with the keys split_url_events
 	// adds ($domain, $path, ...).
-	Browser []Event[Fields]
+	Browser []Event
 	// Classes are the classes the events were categorized with.
 	Classes Classes
 }
@@ -150,7 +150,7 @@ func CanonicalContext(ctx context.Context, in Input, opt Options) (Result, error
 		}
 	}
 
-	var browser []Event[Fields]
+	var browser []Event
 	for _, b := range in.Browsers {
 		names, pattern, known := BrowserApps(b.Name)
 		if !known {
@@ -215,7 +215,7 @@ func regexOn(key string, re *regexp.Regexp) func(Fields) bool {
 }
 
 // matching returns the indexes of the events whose data keep accepts.
-func matching(evs []Event[Fields], keep func(Fields) bool) []int {
+func matching(evs []Event, keep func(Fields) bool) []int {
 	var idx []int
 	for i, e := range evs {
 		if keep(e.Data) {
@@ -228,8 +228,8 @@ func matching(evs []Event[Fields], keep func(Fields) bool) []int {
 // unionInto is not_afk = period_union(not_afk, [list[i] for i in idx]):
 // the members of list that period_union takes over on their own lose their
 // data in list too, as aw-core clears them in place.
-func unionInto(notAFK, list []Event[Fields], idx []int) []Event[Fields] {
-	sel := make([]Event[Fields], len(idx))
+func unionInto(notAFK, list []Event, idx []int) []Event {
+	sel := make([]Event, len(idx))
 	for k, i := range idx {
 		sel[k] = list[i]
 	}
@@ -245,7 +245,7 @@ func unionInto(notAFK, list []Event[Fields], idx []int) []Event[Fields] {
 // splitURLs is split_url_events: each event whose "url" is a string that
 // SplitURL accepts gets its parts under $protocol, $domain, $path, $params,
 // $options and $identifier. evs is changed in place and returned.
-func splitURLs(evs []Event[Fields]) []Event[Fields] {
+func splitURLs(evs []Event) []Event {
 	byURL := make(map[string]*URL)
 	for i := range evs {
 		u, ok := evs[i].Data.Str("url")

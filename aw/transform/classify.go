@@ -51,23 +51,15 @@ func NewRule(regex string, ignoreCase bool, selectKeys []string) (Rule, error) {
 
 // Match reports whether the rule's regex finds a match in one of the
 // string values it tests (Rule.match).
-func (r Rule) Match(d Strings) bool {
-	if r.re == nil {
+func (r Rule) Match(f Fields) bool {
+	switch {
+	case r.re == nil:
 		return false
-	}
-	if r.SelectKeys != nil {
-		for _, k := range r.SelectKeys {
-			if s, ok := d.Str(k); ok && r.matchString(s) {
-				return true
-			}
-		}
-		return false
-	}
-	if f, ok := d.(Fields); ok {
+	case r.SelectKeys == nil:
 		return f.anyString(r.matchString)
 	}
-	for s := range d.Strings() {
-		if r.matchString(s) {
+	for _, k := range r.SelectKeys {
+		if s, ok := f.Str(k); ok && r.matchString(s) {
 			return true
 		}
 	}
@@ -156,13 +148,13 @@ type Class struct {
 type Classes []Class
 
 // Categorize returns the index of the class aw-core's categorize gives an
-// event with data d: of the classes whose rule matches, the one with the
+// event with data f: of the classes whose rule matches, the one with the
 // longest name, the later one on a tie; -1 when none matches (the event is
 // Uncategorized). A class with an empty name never wins.
-func (cs Classes) Categorize(d Strings) int {
+func (cs Classes) Categorize(f Fields) int {
 	best, bestDepth := -1, 1
 	for i, c := range cs {
-		if len(c.Name) >= bestDepth && c.Rule.Match(d) {
+		if len(c.Name) >= bestDepth && c.Rule.Match(f) {
 			best, bestDepth = i, len(c.Name)
 		}
 	}

@@ -4,14 +4,13 @@
 //
 // # Events
 //
-// An Event[D] holds a period in integer microseconds (Start since the Unix
-// epoch in UTC, Duration) and data of type D: Fields, an event's keys in
-// the server's order, string values decoded, other values as JSON text;
-// immutable and shared between copies. A Decoder builds events from
-// aw.Events and shares one Fields among events with identical data, so a
-// week of events (100,000 or so) decodes into few allocations and equal
-// data compares at once. A data type implements Data (Equal, Clone) for
-// the period transforms and Strings for the ones that read text.
+// An Event holds a period in integer microseconds (Start since the Unix
+// epoch in UTC, Duration) and its data as Fields: the keys in the server's
+// order, string values decoded, other values as JSON text; immutable and
+// shared between copies. A Decoder builds events from aw.Events and shares
+// one Fields among events with identical data, so a week of events
+// (100,000 or so) decodes into few allocations and equal data compares at
+// once.
 //
 // # Semantics
 //

@@ -1,7 +1,6 @@
 package transform
 
 import (
-	"iter"
 	"math"
 	"slices"
 
@@ -22,7 +21,7 @@ type Field struct {
 // Fields is an event's data as the bridge holds it: its keys in the
 // server's order, string values decoded, other values kept as their JSON
 // text. A Fields is immutable: the transforms share it between copies of
-// an event (Clone returns it as is) and the With methods return a new one.
+// an event and With returns a new one.
 // Equal compares JSON texts of non-string values as text, so 1 and 1.0
 // differ here while Python finds them equal.
 //
@@ -99,13 +98,6 @@ func (f Fields) Len() int {
 	return n
 }
 
-// All yields the keys and their fields in order.
-func (f Fields) All() iter.Seq2[string, Field] {
-	return func(yield func(string, Field) bool) {
-		f.each(func(x Field) bool { return yield(x.Key, x) })
-	}
-}
-
 // Get returns the field under key.
 func (f Fields) Get(key string) (Field, bool) {
 	if f.url != nil {
@@ -142,13 +134,8 @@ func (f Fields) Bool(key string) (value, ok bool) {
 	return false, false
 }
 
-// Strings yields every string value in order.
-func (f Fields) Strings() iter.Seq[string] {
-	return func(yield func(string) bool) { f.anyString(func(s string) bool { return !yield(s) }) }
-}
-
 // anyString reports whether match accepts one of the string values, in
-// order (Strings without an iterator to allocate).
+// order.
 func (f Fields) anyString(match func(string) bool) bool {
 	found := false
 	f.each(func(x Field) bool {
@@ -193,17 +180,9 @@ func (f Fields) Equal(o Fields) bool {
 	return true
 }
 
-// Clone returns f: Fields is immutable.
-func (f Fields) Clone() Fields { return f }
-
 // With returns a copy with key set to the string value (in its place when
 // f has the key, else last).
 func (f Fields) With(key, value string) Fields { return f.with(Field{Key: key, Value: value}) }
-
-// WithJSON returns a copy with key set to a value given as JSON text.
-func (f Fields) WithJSON(key, jsonText string) Fields {
-	return f.with(Field{Key: key, Value: jsonText, JSON: true})
-}
 
 func (f Fields) with(x Field) Fields {
 	kv := make([]Field, 0, f.Len()+1)
@@ -226,19 +205,6 @@ func (f Fields) with(x Field) Fields {
 func (f Fields) withURL(u *URL) Fields {
 	f.url = u
 	return f
-}
-
-// Only returns the fields under keys, in the order of keys, leaving out
-// those f lacks (merge_events_by_keys's group data). The category is not
-// kept.
-func (f Fields) Only(keys ...string) Fields {
-	var kv []Field
-	for _, k := range keys {
-		if x, ok := f.Get(k); ok {
-			kv = append(kv, x)
-		}
-	}
-	return Fields{kv: kv}
 }
 
 // Class is the category CanonicalContext gave the event, as an index into the
@@ -271,8 +237,8 @@ type Decoder struct {
 
 // Event converts one event. Data that is not a JSON object becomes empty
 // Fields.
-func (d *Decoder) Event(e aw.Event) Event[Fields] {
-	out := Event[Fields]{Start: e.Timestamp.UnixMicro(), Duration: Micros(e.Duration)}
+func (d *Decoder) Event(e aw.Event) Event {
+	out := Event{Start: e.Timestamp.UnixMicro(), Duration: Micros(e.Duration)}
 	if e.ID != nil {
 		out.ID = *e.ID
 	}

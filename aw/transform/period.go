@@ -18,12 +18,8 @@ const negativeGapTrim = 100 * Millisecond
 // longer of the two (merging them when their data is equal); neighbours
 // with equal data that overlap are merged; events left with no duration
 // are dropped. evs is not changed.
-func Flood[D Data[D]](evs []Event[D], pulsetime int64) []Event[D] {
-	out := make([]Event[D], len(evs))
-	for i, e := range evs {
-		e.Data = e.Data.Clone()
-		out[i] = e
-	}
+func Flood(evs []Event, pulsetime int64) []Event {
+	out := slices.Clone(evs)
 	sortByStart(out)
 	for i := 0; i+1 < len(out); i++ {
 		e1, e2 := &out[i], &out[i+1]
@@ -53,7 +49,7 @@ func Flood[D Data[D]](evs []Event[D], pulsetime int64) []Event[D] {
 			}
 		}
 	}
-	return slices.DeleteFunc(out, func(e Event[D]) bool { return e.Duration <= 0 })
+	return slices.DeleteFunc(out, func(e Event) bool { return e.Duration <= 0 })
 }
 
 // intersection is timeslot's Timeslot.intersection: ok is false when the
@@ -78,7 +74,7 @@ func intersection(s1, e1, s2, e2 int64) (start, end int64, ok bool) {
 // (ActivityWatch keeps window events within not-AFK time this way). An
 // event meeting several filter events yields one part per filter event.
 // Neither list is changed.
-func FilterPeriodIntersect[D Data[D]](evs, filters []Event[D]) []Event[D] {
+func FilterPeriodIntersect(evs, filters []Event) []Event {
 	a, b := evs, filters
 	if !slices.IsSortedFunc(a, byStart) {
 		a = SortByTime(a)
@@ -86,7 +82,7 @@ func FilterPeriodIntersect[D Data[D]](evs, filters []Event[D]) []Event[D] {
 	if !slices.IsSortedFunc(b, byStart) {
 		b = SortByTime(b)
 	}
-	out := make([]Event[D], 0, len(a))
+	out := make([]Event, 0, len(a))
 	for i, j := 0, 0; i < len(a) && j < len(b); {
 		e, f := a[i], b[j]
 		if s, end, ok := intersection(e.Start, e.End(), f.Start, f.End()); ok {
@@ -113,7 +109,7 @@ func FilterPeriodIntersect[D Data[D]](evs, filters []Event[D]) []Event[D] {
 
 // PeriodUnion is aw_transform.period_union: the union of the periods of
 // both lists, as events in start order with no overlaps (touching periods
-// join). The data of every result is the zero D: aw-core clears it.
+// join). The data of every result is empty: aw-core clears it.
 //
 // aw-core clears it in place: an input event that makes up a result on its
 // own (no other period meets it) is that result, so its data is cleared
@@ -122,12 +118,12 @@ func FilterPeriodIntersect[D Data[D]](evs, filters []Event[D]) []Event[D] {
 // -1 when union[k] joins several; a caller that mirrors aw-core clears
 // those inputs (CanonicalContext does, for audible tabs). Neither list is
 // changed.
-func PeriodUnion[D any](a, b []Event[D]) (union []Event[D], kept []int) {
+func PeriodUnion(a, b []Event) (union []Event, kept []int) {
 	order := make([]int, len(a)+len(b))
 	for i := range order {
 		order[i] = i
 	}
-	get := func(i int) Event[D] {
+	get := func(i int) Event {
 		if i < len(a) {
 			return a[i]
 		}
@@ -155,7 +151,7 @@ func PeriodUnion[D any](a, b []Event[D]) (union []Event[D], kept []int) {
 	if len(runs) == 0 {
 		return nil, nil
 	}
-	union, kept = make([]Event[D], len(runs)), make([]int, len(runs))
+	union, kept = make([]Event, len(runs)), make([]int, len(runs))
 	for k, r := range runs {
 		e := get(r.first)
 		kept[k] = -1
@@ -164,8 +160,7 @@ func PeriodUnion[D any](a, b []Event[D]) (union []Event[D], kept []int) {
 		} else {
 			kept[k] = r.first
 		}
-		var zero D
-		e.Data = zero
+		e.Data = Fields{}
 		union[k] = e
 	}
 	return union, kept
