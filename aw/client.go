@@ -1,6 +1,7 @@
 package aw
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -30,13 +31,9 @@ const (
 )
 
 const (
-	// maxRedirects is how many same-origin redirects a request follows.
-	maxRedirects = 3
-	// maxErrorBodyBytes bounds how much of a non-2xx body is read for its
-	// message.
-	maxErrorBodyBytes = 64 << 10
-	// maxBucketIDLen bounds a bucket id the client puts in a path.
-	maxBucketIDLen = 512
+	maxRedirects      = 3        // same-origin redirects a request follows
+	maxErrorBodyBytes = 64 << 10 // read of a non-2xx body, for its message
+	maxBucketIDLen    = 512      // a bucket id the client puts in a path
 )
 
 // Options configures a Client. The zero value of every field means its
@@ -82,7 +79,7 @@ type Options struct {
 type Client struct {
 	base       string // scheme://host[/prefix], no trailing slash
 	origin     string // scheme://host of base, for redirects
-	hostHeader string // Host header to send; "" = the URL's host
+	hostHeader string // Host header to send
 	auth       string // "Bearer <key>" or ""
 	userAgent  string
 	maxBody    int64
@@ -93,81 +90,45 @@ type Client struct {
 // New validates opts and builds a Client. Its errors never contain the API
 // key.
 func New(opts Options) (*Client, error) {
-	raw := opts.BaseURL
-	if raw == "" {
-		raw = DefaultBaseURL
-	}
-	u, err := parseBaseURL(raw)
+	u, err := parseBaseURL(cmp.Or(opts.BaseURL, DefaultBaseURL))
 	if err != nil {
 		return nil, err
 	}
+	switch {
+	case opts.MaxBodyBytes < 0 || opts.AttemptTimeout < 0 || opts.BackoffMin < 0 || opts.BackoffMax < 0:
+		return nil, errors.New("aw: negative max body bytes, attempt timeout or backoff")
+	case !headerSafe(opts.APIKey):
+		return nil, errors.New("aw: api key contains control characters or non-ASCII bytes")
+	case !headerSafe(opts.UserAgent):
+		return nil, errors.New("aw: user agent contains control characters or non-ASCII bytes")
+	}
+	bmin, bmax := cmp.Or(opts.BackoffMin, DefaultBackoffMin), cmp.Or(opts.BackoffMax, DefaultBackoffMax)
+	if bmax < bmin {
+		return nil, errors.New("aw: backoff max is below backoff min")
+	}
 	c := &Client{
-		base:      u.Scheme + "://" + u.Host + strings.TrimRight(u.EscapedPath(), "/"),
-		origin:    u.Scheme + "://" + u.Host,
-		userAgent: DefaultUserAgent,
-		maxBody:   DefaultMaxBodyBytes,
+		base:       u.Scheme + "://" + u.Host + strings.TrimRight(u.EscapedPath(), "/"),
+		origin:     u.Scheme + "://" + u.Host,
+		hostHeader: defaultHostHeader(u),
+		userAgent:  cmp.Or(opts.UserAgent, DefaultUserAgent),
+		maxBody:    cmp.Or(opts.MaxBodyBytes, DefaultMaxBodyBytes),
 	}
 	if opts.HostHeader != "" {
 		if err := validateHostHeader(opts.HostHeader); err != nil {
 			return nil, err
 		}
 		c.hostHeader = opts.HostHeader
-	} else {
-		c.hostHeader = defaultHostHeader(u)
 	}
 	if opts.APIKey != "" {
-		if !headerSafe(opts.APIKey) {
-			return nil, errors.New("aw: api key contains control characters or non-ASCII bytes")
-		}
 		c.auth = "Bearer " + opts.APIKey
 	}
-	if opts.UserAgent != "" {
-		if !headerSafe(opts.UserAgent) {
-			return nil, errors.New("aw: user agent contains control characters or non-ASCII bytes")
-		}
-		c.userAgent = opts.UserAgent
-	}
-	switch {
-	case opts.MaxBodyBytes < 0:
-		return nil, errors.New("aw: negative max body bytes")
-	case opts.MaxBodyBytes > 0:
-		c.maxBody = opts.MaxBodyBytes
-	}
-	attempt := DefaultAttemptTimeout
-	switch {
-	case opts.AttemptTimeout < 0:
-		return nil, errors.New("aw: negative attempt timeout")
-	case opts.AttemptTimeout > 0:
-		attempt = opts.AttemptTimeout
-	}
-	retryMax := DefaultRetryMax
-	switch {
-	case opts.RetryMax < 0:
-		retryMax = 0
-	case opts.RetryMax > 0:
-		retryMax = opts.RetryMax
-	}
-	bmin, bmax := DefaultBackoffMin, DefaultBackoffMax
-	if opts.BackoffMin < 0 || opts.BackoffMax < 0 {
-		return nil, errors.New("aw: negative backoff")
-	}
-	if opts.BackoffMin > 0 {
-		bmin = opts.BackoffMin
-	}
-	if opts.BackoffMax > 0 {
-		bmax = opts.BackoffMax
-	}
-	if bmax < bmin {
-		return nil, errors.New("aw: backoff max is below backoff min")
-	}
-
 	transport := opts.Transport
 	if transport == nil {
 		transport = newTransport()
 	}
 	c.http = &http.Client{
 		Transport:     transport,
-		Timeout:       attempt,
+		Timeout:       cmp.Or(opts.AttemptTimeout, DefaultAttemptTimeout),
 		CheckRedirect: c.checkRedirect,
 	}
 	c.rc = &retryablehttp.Client{
@@ -175,7 +136,7 @@ func New(opts Options) (*Client, error) {
 		Logger:       nil, // its default logger writes to stderr
 		RetryWaitMin: bmin,
 		RetryWaitMax: bmax,
-		RetryMax:     retryMax,
+		RetryMax:     max(cmp.Or(opts.RetryMax, DefaultRetryMax), 0), // negative: never
 		CheckRetry:   checkRetry,
 		Backoff:      jitterBackoff,
 		ErrorHandler: keepLastResponse,
@@ -185,14 +146,6 @@ func New(opts Options) (*Client, error) {
 
 // BaseURL returns the normalized base URL (no trailing slash).
 func (c *Client) BaseURL() string { return c.base }
-
-// HostHeader returns the Host header the client sends.
-func (c *Client) HostHeader() string {
-	if c.hostHeader != "" {
-		return c.hostHeader
-	}
-	return strings.TrimPrefix(strings.TrimPrefix(c.origin, "http://"), "https://")
-}
 
 // CloseIdleConnections closes the client's idle keep-alive connections.
 func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
@@ -239,11 +192,11 @@ func parseBaseURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
-// defaultHostHeader is the Host to send for base URL u ("" = u.Host as is).
+// defaultHostHeader is the Host to send for base URL u.
 func defaultHostHeader(u *url.URL) string {
 	h := u.Hostname()
 	if h == "localhost" {
-		return ""
+		return u.Host
 	}
 	withPort := func(name string) string {
 		if p := u.Port(); p != "" {
@@ -262,7 +215,7 @@ func defaultHostHeader(u *url.URL) string {
 			// IPv6 literal never passes its check.
 			return withPort("localhost")
 		}
-		return ""
+		return u.Host
 	}
 	return withPort("127.0.0.1")
 }
@@ -352,9 +305,7 @@ func (c *Client) get(ctx context.Context, op, path, query string) ([]byte, error
 	if c.auth != "" {
 		req.Header.Set("Authorization", c.auth)
 	}
-	if c.hostHeader != "" {
-		req.Host = c.hostHeader
-	}
+	req.Host = c.hostHeader
 	resp, err := c.rc.Do(req)
 	if err != nil {
 		return nil, transportError(op, ctx, err)
@@ -367,7 +318,7 @@ func (c *Client) get(ctx context.Context, op, path, query string) ([]byte, error
 	if resp.ContentLength > c.maxBody {
 		return nil, c.tooLarge(op, resp.StatusCode)
 	}
-	body, err := readLimited(resp.Body, c.maxBody, resp.ContentLength)
+	body, err := io.ReadAll(io.LimitReader(resp.Body, c.maxBody+1))
 	if err != nil {
 		e := transportError(op, ctx, err)
 		e.Status = resp.StatusCode
@@ -377,36 +328,6 @@ func (c *Client) get(ctx context.Context, op, path, query string) ([]byte, error
 		return nil, c.tooLarge(op, resp.StatusCode)
 	}
 	return body, nil
-}
-
-// readLimited reads r up to max+1 bytes (so a longer body shows as
-// len > max). It allocates for a declared length up front and otherwise
-// doubles its buffer, so reading n bytes allocates at most ~2n.
-func readLimited(r io.Reader, max, declared int64) ([]byte, error) {
-	size := int64(4 << 10)
-	if declared >= 0 {
-		size = declared + 1 // +1 to see EOF without growing
-	}
-	size = min(size, max+1)
-	buf := make([]byte, 0, size)
-	for {
-		if len(buf) == cap(buf) {
-			if int64(len(buf)) > max {
-				return buf, nil
-			}
-			grown := make([]byte, len(buf), min(2*int64(cap(buf))+512, max+1))
-			copy(grown, buf)
-			buf = grown
-		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return buf, err
-		}
-	}
 }
 
 func (c *Client) tooLarge(op string, status int) *Error {
@@ -437,7 +358,7 @@ func (c *Client) statusError(op string, resp *http.Response) *Error {
 			e.Err = ErrHostRejected
 			e.Message = fmt.Sprintf("aw-server accepts only the Host localhost, 127.0.0.1 or its --host value "+
 				"(sent %q); set activitywatch.host_header (AWBRIDGE_AW_HOST_HEADER), e.g. to 127.0.0.1:5600",
-				c.HostHeader())
+				c.hostHeader)
 			return e
 		}
 	case http.StatusUnauthorized, http.StatusForbidden:
@@ -526,24 +447,6 @@ func (c *Client) Buckets(ctx context.Context) (map[string]Bucket, error) {
 	b, err := decodeBuckets(body)
 	if err != nil {
 		return nil, malformed("buckets", err)
-	}
-	return b, nil
-}
-
-// Bucket returns one bucket's metadata, GET /api/0/buckets/<id> (its
-// LastUpdated is zero: the server does not send it there). An unknown bucket
-// is a NotFound error.
-func (c *Client) Bucket(ctx context.Context, bucketID string) (Bucket, error) {
-	if err := validateBucketID(bucketID); err != nil {
-		return Bucket{}, &Error{Op: "bucket", Kind: InvalidArgument, Err: err}
-	}
-	body, err := c.get(ctx, "bucket", "/api/0/buckets/"+url.PathEscape(bucketID), "")
-	if err != nil {
-		return Bucket{}, err
-	}
-	b, err := decodeBucketBody(body)
-	if err != nil {
-		return Bucket{}, malformed("bucket", err)
 	}
 	return b, nil
 }

@@ -28,40 +28,22 @@ const (
 	maxDurationSeconds = 1e9
 )
 
-// errMalformed builds a decoding error; callers wrap it in *Error{Kind:
-// Malformed}.
-func errMalformed(format string, args ...any) error {
-	return fmt.Errorf(format, args...)
-}
-
 // checkJSON rejects a body that is empty, looks like HTML, nests deeper than
 // maxJSONDepth or is not valid JSON; it is the only gate in front of gjson.
 func checkJSON(body []byte) error {
-	first := firstNonSpace(body)
-	switch {
-	case first < 0:
-		return errMalformed("empty body")
-	case body[first] == '<':
-		return errMalformed("body is HTML, not JSON (is the base URL an ActivityWatch server?)")
+	switch t := jsonw.TrimSpace(body); {
+	case len(t) == 0:
+		return errors.New("empty body")
+	case t[0] == '<':
+		return errors.New("body is HTML, not JSON (is the base URL an ActivityWatch server?)")
 	}
 	if !jsonw.DepthWithin(body, maxJSONDepth) {
-		return errMalformed("JSON nests deeper than %d levels", maxJSONDepth)
+		return fmt.Errorf("JSON nests deeper than %d levels", maxJSONDepth)
 	}
 	if !gjson.ValidBytes(body) {
-		return errMalformed("body is not valid JSON")
+		return errors.New("body is not valid JSON")
 	}
 	return nil
-}
-
-func firstNonSpace(b []byte) int {
-	for i, c := range b {
-		switch c {
-		case ' ', '\t', '\n', '\r':
-		default:
-			return i
-		}
-	}
-	return -1
 }
 
 func typeName(r gjson.Result) string {
@@ -142,7 +124,7 @@ func decodeEventList(body []byte, skip bool) ([]Event, error) {
 	}
 	root := gjson.Parse(string(body))
 	if !root.IsArray() {
-		return nil, errMalformed("expected a JSON array of events, got %s", typeName(root))
+		return nil, fmt.Errorf("expected a JSON array of events, got %s", typeName(root))
 	}
 	events := []Event{}
 	var err error
@@ -266,7 +248,7 @@ func decodeBuckets(body []byte) (map[string]Bucket, error) {
 	}
 	root := gjson.Parse(string(body))
 	if !root.IsObject() {
-		return nil, errMalformed("expected a JSON object of buckets, got %s", typeName(root))
+		return nil, fmt.Errorf("expected a JSON object of buckets, got %s", typeName(root))
 	}
 	buckets := map[string]Bucket{}
 	var err error
@@ -296,21 +278,8 @@ func decodeBuckets(body []byte) (map[string]Bucket, error) {
 	return buckets, nil
 }
 
-// decodeBucketBody decodes a GET /api/0/buckets/<id> body: one bucket.
-func decodeBucketBody(body []byte) (Bucket, error) {
-	if err := checkJSON(body); err != nil {
-		return Bucket{}, err
-	}
-	root := gjson.Parse(string(body))
-	b, err := decodeBucket("", root)
-	if err == nil && b.ID == "" {
-		err = errors.New("missing id")
-	}
-	return b, err
-}
-
-// decodeBucket decodes one bucket object. key is its id in the list ("" for
-// per-bucket metadata); when both are present they must agree.
+// decodeBucket decodes one bucket object. key is its id in the list; an id
+// in the object must agree.
 func decodeBucket(key string, v gjson.Result) (Bucket, error) {
 	var b Bucket
 	if !v.IsObject() {
@@ -358,7 +327,7 @@ func decodeBucket(key string, v gjson.Result) (Bucket, error) {
 	switch {
 	case b.ID == "":
 		b.ID = key
-	case key != "" && b.ID != key:
+	case b.ID != key:
 		return b, errors.New("id differs from its key")
 	}
 	if b.Type == "" {
@@ -375,7 +344,7 @@ func decodeInfo(body []byte) (Info, error) {
 	}
 	root := gjson.Parse(string(body))
 	if !root.IsObject() {
-		return info, errMalformed("expected a JSON object, got %s", typeName(root))
+		return info, fmt.Errorf("expected a JSON object, got %s", typeName(root))
 	}
 	hostname, version := root.Get("hostname"), root.Get("version")
 	if hostname.Type != gjson.String {

@@ -49,7 +49,7 @@ func decodeSettings(body []byte) (Settings, error) {
 	}
 	root := gjson.ParseBytes(body)
 	if !root.IsObject() {
-		return s, errMalformed("expected a JSON object of settings, got %s", typeName(root))
+		return s, fmt.Errorf("expected a JSON object of settings, got %s", typeName(root))
 	}
 	var start, week, always, classes gjson.Result
 	root.ForEach(func(k, v gjson.Result) bool {
