@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/awbridge/awbridge/internal/jsonw"
@@ -46,21 +47,17 @@ func checkJSON(body []byte) error {
 	return nil
 }
 
+// typeName names r's JSON type for an error.
 func typeName(r gjson.Result) string {
-	switch r.Type {
-	case gjson.Null:
-		return "null"
-	case gjson.False, gjson.True:
-		return "boolean"
-	case gjson.Number:
-		return "number"
-	case gjson.String:
-		return "string"
-	}
-	if r.IsArray() {
+	switch {
+	case r.IsArray():
 		return "array"
+	case r.IsObject():
+		return "object"
+	case r.IsBool():
+		return "boolean"
 	}
-	return "object"
+	return strings.ToLower(r.Type.String()) // null, number, string
 }
 
 // parseTimestamp parses an RFC 3339 timestamp as aw-server writes it
@@ -102,11 +99,6 @@ func optString(r gjson.Result) (string, error) {
 	return "", fmt.Errorf("is a %s, not a string", typeName(r))
 }
 
-// rawObject copies an object's raw bytes (the copy never aliases the body).
-func rawObject(r gjson.Result) json.RawMessage {
-	return json.RawMessage([]byte(r.Raw))
-}
-
 // decodeEventList decodes a GET .../events body: a JSON array of events,
 // each with a timestamp string, a non-negative finite duration in seconds,
 // a data object and an optional integer (or null) id. The result is newest
@@ -128,22 +120,17 @@ func decodeEventList(body []byte, skip bool) ([]Event, error) {
 	}
 	events := []Event{}
 	var err error
-	i := 0
+	i := -1
 	root.ForEach(func(_, v gjson.Result) bool {
-		var ev Event
-		ev, err = decodeEvent(v)
-		if err != nil && skip {
-			err = nil
-			i++
-			return true
-		}
-		if err != nil {
-			err = fmt.Errorf("event %d: %w", i, err)
-			return false
-		}
-		events = append(events, ev)
 		i++
-		return true
+		ev, evErr := decodeEvent(v)
+		switch {
+		case evErr == nil:
+			events = append(events, ev)
+		case !skip:
+			err = fmt.Errorf("event %d: %w", i, evErr)
+		}
+		return err == nil
 	})
 	if err != nil {
 		return nil, err
@@ -225,7 +212,7 @@ func decodeEvent(v gjson.Result) (Event, error) {
 	case !data.IsObject():
 		return ev, fmt.Errorf("data is a %s, not an object", typeName(data))
 	}
-	ev.Data = rawObject(data)
+	ev.Data = json.RawMessage(data.Raw) // a copy: never aliases the body
 	switch id.Type {
 	case gjson.Null: // absent or null: a merged or synthetic event
 	case gjson.Number:
@@ -252,24 +239,16 @@ func decodeBuckets(body []byte) (map[string]Bucket, error) {
 	}
 	buckets := map[string]Bucket{}
 	var err error
-	i := 0
 	root.ForEach(func(k, v gjson.Result) bool {
-		var b Bucket
-		b, err = decodeBucket(k.Str, v)
-		if err == nil && k.Str == "" {
-			err = errors.New("empty bucket id")
+		b, bErr := decodeBucket(k.Str, v)
+		if _, dup := buckets[k.Str]; bErr == nil && dup {
+			bErr = errors.New("duplicate bucket id")
 		}
-		if err == nil {
-			if _, dup := buckets[k.Str]; dup {
-				err = errors.New("duplicate bucket id")
-			}
-		}
-		if err != nil {
-			err = fmt.Errorf("bucket %d: %w", i, err)
+		if bErr != nil {
+			err = fmt.Errorf("bucket %d: %w", len(buckets), bErr)
 			return false
 		}
 		buckets[k.Str] = b
-		i++
 		return true
 	})
 	if err != nil {
@@ -310,7 +289,7 @@ func decodeBucket(key string, v gjson.Result) (Bucket, error) {
 		case "data":
 			switch {
 			case f.IsObject():
-				b.Data = rawObject(f)
+				b.Data = json.RawMessage(f.Raw)
 			case f.Type != gjson.Null:
 				ferr = fmt.Errorf("is a %s, not an object", typeName(f))
 			}
@@ -325,14 +304,14 @@ func decodeBucket(key string, v gjson.Result) (Bucket, error) {
 		return b, err
 	}
 	switch {
-	case b.ID == "":
-		b.ID = key
-	case b.ID != key:
+	case b.ID != "" && b.ID != key:
 		return b, errors.New("id differs from its key")
-	}
-	if b.Type == "" {
+	case b.Type == "":
 		return b, errors.New("missing type")
+	case key == "":
+		return b, errors.New("empty bucket id")
 	}
+	b.ID = key
 	return b, nil
 }
 

@@ -107,23 +107,14 @@ type Settings struct {
 	// AFK ("" when not set). Not compiled here.
 	AlwaysActivePattern string `json:"always_active_pattern,omitempty"`
 	// Classes is the raw JSON array of the web UI's category rules
-	// ("classes"), a copy that never aliases the body; nil when not set or
-	// null (then ActivityWatch's default categories apply). Not parsed
-	// here; its size is bounded by Options.MaxBodyBytes.
+	// ("classes"), a copy that never aliases the body; nil when not set
+	// (then ActivityWatch's default categories apply).
 	Classes json.RawMessage `json:"classes,omitempty"`
-	// Ignored names the settings above that were present with a value of
-	// the wrong shape; each was treated as not set. Sorted.
-	Ignored []string `json:"ignored,omitempty"`
 }
 
 // DayStart returns StartOfDay as an offset from midnight, and false when it
 // is not set.
-func (s Settings) DayStart() (time.Duration, bool) {
-	d, ok := parseDayStart(s.StartOfDay)
-	return d, ok
-}
+func (s Settings) DayStart() (time.Duration, bool) { return parseDayStart(s.StartOfDay) }
 
 // WeekStart returns StartOfWeek as a weekday, and false when it is not set.
-func (s Settings) WeekStart() (time.Weekday, bool) {
-	return parseWeekday(s.StartOfWeek)
-}
+func (s Settings) WeekStart() (time.Weekday, bool) { return parseWeekday(s.StartOfWeek) }
