@@ -316,34 +316,23 @@ func ParseClasses(setting []byte) (Classes, error) {
 // truthy is Python's truth of a JSON value: false for absent, null, false,
 // 0, "", [] and {}.
 func truthy(raw json.RawMessage) bool {
-	raw = bytes.TrimSpace(raw)
-	switch {
-	case len(raw) == 0:
-		return false
-	case raw[0] == '"':
-		return len(raw) > 2
-	case raw[0] == '[' || raw[0] == '{':
-		var v any
-		if json.Unmarshal(raw, &v) != nil {
-			return false
-		}
-		switch t := v.(type) {
-		case []any:
-			return len(t) > 0
-		case map[string]any:
-			return len(t) > 0
-		}
-		return false
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return len(raw) > 0 // a number beyond float64: not 0
 	}
-	switch string(raw) {
-	case "null", "false":
-		return false
+	switch t := v.(type) {
+	case bool:
+		return t
+	case float64:
+		return t != 0
+	case string:
+		return t != ""
+	case []any:
+		return len(t) > 0
+	case map[string]any:
+		return len(t) > 0
 	}
-	var f float64
-	if json.Unmarshal(raw, &f) == nil {
-		return f != 0
-	}
-	return true
+	return false // null
 }
 
 // DefaultClasses are ActivityWatch's default categories, as its web UI
