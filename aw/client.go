@@ -420,35 +420,30 @@ func ctxError(op string, ctx context.Context) *Error {
 	}
 }
 
-func malformed(op string, err error) *Error {
-	return &Error{Op: op, Kind: Malformed, Err: err}
+// read GETs base+path?query for op and decodes its body; a body that does
+// not decode is a Malformed error.
+func read[T any](ctx context.Context, c *Client, op, path, query string, decode func([]byte) (T, error)) (T, error) {
+	var zero T
+	body, err := c.get(ctx, op, path, query)
+	if err != nil {
+		return zero, err
+	}
+	v, err := decode(body)
+	if err != nil {
+		return zero, &Error{Op: op, Kind: Malformed, Err: err}
+	}
+	return v, nil
 }
 
 // Info returns GET /api/0/info.
 func (c *Client) Info(ctx context.Context) (Info, error) {
-	body, err := c.get(ctx, "info", "/api/0/info", "")
-	if err != nil {
-		return Info{}, err
-	}
-	info, err := decodeInfo(body)
-	if err != nil {
-		return Info{}, malformed("info", err)
-	}
-	return info, nil
+	return read(ctx, c, "info", "/api/0/info", "", decodeInfo)
 }
 
 // Buckets returns GET /api/0/buckets/ (with the trailing slash the server
 // requires), keyed by bucket id.
 func (c *Client) Buckets(ctx context.Context) (map[string]Bucket, error) {
-	body, err := c.get(ctx, "buckets", "/api/0/buckets/", "")
-	if err != nil {
-		return nil, err
-	}
-	b, err := decodeBuckets(body)
-	if err != nil {
-		return nil, malformed("buckets", err)
-	}
-	return b, nil
+	return read(ctx, c, "buckets", "/api/0/buckets/", "", decodeBuckets)
 }
 
 // EventQuery selects events.
@@ -472,22 +467,11 @@ type EventQuery struct {
 // Events returns GET /api/0/buckets/<id>/events (no trailing slash), newest
 // first. An unknown bucket is a NotFound error.
 func (c *Client) Events(ctx context.Context, bucketID string, q EventQuery) ([]Event, error) {
-	if err := validateBucketID(bucketID); err != nil {
-		return nil, &Error{Op: "events", Kind: InvalidArgument, Err: err}
-	}
-	query, err := q.encode()
-	if err != nil {
-		return nil, &Error{Op: "events", Kind: InvalidArgument, Err: err}
-	}
-	body, err := c.get(ctx, "events", "/api/0/buckets/"+url.PathEscape(bucketID)+"/events", query)
+	path, query, err := eventsPath("events", bucketID, "/events", q)
 	if err != nil {
 		return nil, err
 	}
-	events, err := decodeEventList(body, q.SkipMalformed)
-	if err != nil {
-		return nil, malformed("events", err)
-	}
-	return events, nil
+	return read(ctx, c, "events", path, query, func(b []byte) ([]Event, error) { return decodeEventList(b, q.SkipMalformed) })
 }
 
 // EventCount returns GET /api/0/buckets/<id>/events/count?start&end (zero
@@ -496,22 +480,29 @@ func (c *Client) Events(ctx context.Context, bucketID string, q EventQuery) ([]E
 // [start, end], both ends included; aw-server-rust ignores start and end
 // and counts the whole bucket. An unknown bucket is a NotFound error.
 func (c *Client) EventCount(ctx context.Context, bucketID string, start, end time.Time) (int64, error) {
-	if err := validateBucketID(bucketID); err != nil {
-		return 0, &Error{Op: "event count", Kind: InvalidArgument, Err: err}
-	}
-	query, err := EventQuery{Start: start, End: end}.encode()
-	if err != nil {
-		return 0, &Error{Op: "event count", Kind: InvalidArgument, Err: err}
-	}
-	body, err := c.get(ctx, "event count", "/api/0/buckets/"+url.PathEscape(bucketID)+"/events/count", query)
+	path, query, err := eventsPath("event count", bucketID, "/events/count", EventQuery{Start: start, End: end})
 	if err != nil {
 		return 0, err
 	}
-	n, err := strconv.ParseInt(strings.TrimSpace(string(body)), 10, 64)
-	if err != nil || n < 0 {
-		return 0, malformed("event count", fmt.Errorf("not a count: %.40q", body))
+	return read(ctx, c, "event count", path, query, func(b []byte) (int64, error) {
+		n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("not a count: %.40q", b)
+		}
+		return n, nil
+	})
+}
+
+// eventsPath checks a request for a bucket's events and returns its path
+// (base + "/api/0/buckets/<id>" + suffix) and query.
+func eventsPath(op, bucketID, suffix string, q EventQuery) (path, query string, err error) {
+	if err = validateBucketID(bucketID); err == nil {
+		query, err = q.encode()
 	}
-	return n, nil
+	if err != nil {
+		return "", "", &Error{Op: op, Kind: InvalidArgument, Err: err}
+	}
+	return "/api/0/buckets/" + url.PathEscape(bucketID) + suffix, query, nil
 }
 
 // encode returns the query string in the order aw-client uses: start, end,

@@ -3,7 +3,6 @@ package aw
 import (
 	"errors"
 	"strconv"
-	"strings"
 
 	"github.com/awbridge/awbridge/internal/text"
 )
@@ -63,26 +62,19 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString("aw ")
-	b.WriteString(e.Op)
-	b.WriteString(": ")
-	b.WriteString(string(e.Kind))
+	s := "aw " + e.Op + ": " + string(e.Kind)
 	if e.Status != 0 {
-		b.WriteByte(' ')
-		b.WriteString(strconv.Itoa(e.Status))
+		s += " " + strconv.Itoa(e.Status)
 	}
 	if e.Err != nil {
 		// The cause may quote the server's bytes (net/http quotes a
 		// malformed header line): withheld, bounded, one printable line.
-		b.WriteString(": ")
-		b.WriteString(text.Cause(e.Err, maxCauseBytes))
+		s += ": " + text.Cause(e.Err, maxCauseBytes)
 	}
 	if e.Message != "" {
-		b.WriteString(": ")
-		b.WriteString(e.Message)
+		s += ": " + e.Message
 	}
-	return b.String()
+	return s
 }
 
 // Unwrap returns the cause.
@@ -98,8 +90,7 @@ func KindOf(err error) ErrorKind {
 	return ""
 }
 
-// maxCauseBytes bounds the text of Error.Err in Error().
-const maxCauseBytes = 300
-
-// maxMessageBytes bounds Error.Message taken from a server.
-const maxMessageBytes = 200
+const (
+	maxCauseBytes   = 300 // the text of Error.Err in Error()
+	maxMessageBytes = 200 // Error.Message taken from a server
+)

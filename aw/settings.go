@@ -17,15 +17,7 @@ import (
 // answers an HTML 404: an HTTPStatus error, which callers treat as "no
 // settings".
 func (c *Client) Settings(ctx context.Context) (Settings, error) {
-	body, err := c.get(ctx, "settings", "/api/0/settings", "")
-	if err != nil {
-		return Settings{}, err
-	}
-	s, err := decodeSettings(body)
-	if err != nil {
-		return Settings{}, malformed("settings", err)
-	}
-	return s, nil
+	return read(ctx, c, "settings", "/api/0/settings", "", decodeSettings)
 }
 
 // decodeSettings decodes a GET /api/0/settings body: a JSON object of
