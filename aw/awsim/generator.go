@@ -9,26 +9,17 @@ import (
 	"time"
 )
 
-// The activity generator: a deterministic (Options.Seed) person working at
-// a desktop, reported by simulated watchers exactly as the real ones send
-// heartbeats:
-//
-//   - aw-watcher-window: the focused window every step, pulsetime step+1
-//     (2 s at a 1 s step);
-//   - aw-watcher-afk: every 5 s, pulsetime 185 (timeout 180 + poll 5), with
-//     its backdating: when 180 s pass without input it reports "afk"
-//     starting at the last input, 1 ms after the not-afk event ends;
-//   - aw-watcher-web-chrome: the active tab every 5 s, pulsetime 60. The
-//     browser stays open, so tab events continue while other windows have
-//     focus (an audible YouTube tab plays on); they only describe what the
-//     person looks at while Google-chrome is focused.
-//
-// The person switches between an editor, the browser, a terminal, chat, now
-// and then a password manager (a sensitive-looking title, for the privacy
-// exclusion) and away-from-keyboard breaks, every 3-10 s of simulated time
-// (minutes in the history Seed writes), never to the window they are
-// already in, and takes no break in the first two live minutes: a 30 s demo
-// shows several changes.
+// The activity generator: a deterministic (Options.Seed) person at a
+// desktop, reported by simulated watchers as the real ones send heartbeats:
+// aw-watcher-window every step (pulsetime step+1); aw-watcher-afk every 5 s
+// (pulsetime 185), reporting "afk" from the last input once 180 s pass
+// without one, 1 ms after the not-afk event ends; aw-watcher-web-chrome
+// every 5 s (pulsetime 60), its tab events going on while other windows
+// have focus. The person switches between an editor, the browser, a
+// terminal, chat, now and then a password manager (a sensitive title, for
+// the privacy exclusion) and breaks, every 3-10 s live (minutes in Seed's
+// history), and takes no break in the first two live minutes, so a 30 s
+// demo shows several changes.
 
 const (
 	afkTimeout   = 180 * usPerSecond
@@ -94,8 +85,7 @@ type person struct {
 	liveFrom  int64 // when live segments began (0: not yet)
 }
 
-// liveNoBreak is how long the person stays at the desk once live segments
-// begin, so that a short demo shows activity, not a break.
+// liveNoBreak: no break this long after live segments begin.
 const liveNoBreak = 120 * usPerSecond
 
 func (s *Server) newPerson() *person {

@@ -246,22 +246,23 @@ func unionInto(notAFK, list []Event, idx []int) []Event {
 // SplitURL accepts gets its parts under $protocol, $domain, $path, $params,
 // $options and $identifier. evs is changed in place and returned.
 func splitURLs(evs []Event) []Event {
-	byURL := make(map[string]*URL)
+	split := make(map[*Field]Fields) // by data: events that share it share its split
 	for i := range evs {
-		u, ok := evs[i].Data.Str("url")
+		f := evs[i].Data
+		u, ok := f.Str("url")
 		if !ok {
 			continue
 		}
-		p, known := byURL[u]
-		if !known {
-			if parts, err := SplitURL(u); err == nil {
-				p = &parts
+		g, done := split[&f.kv[0]]
+		if !done {
+			g = f
+			if p, err := SplitURL(u); err == nil {
+				g = f.With("$protocol", p.Protocol).With("$domain", p.Domain).With("$path", p.Path).
+					With("$params", p.Params).With("$options", p.Options).With("$identifier", p.Identifier)
 			}
-			byURL[u] = p
+			split[&f.kv[0]] = g
 		}
-		if p != nil {
-			evs[i].Data = evs[i].Data.withURL(p)
-		}
+		evs[i].Data = g
 	}
 	return evs
 }

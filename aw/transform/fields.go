@@ -21,90 +21,20 @@ type Field struct {
 // Fields is an event's data as the bridge holds it: its keys in the
 // server's order, string values decoded, other values kept as their JSON
 // text. A Fields is immutable: the transforms share it between copies of
-// an event and With returns a new one.
-// Equal compares JSON texts of non-string values as text, so 1 and 1.0
-// differ here while Python finds them equal.
-//
-// CanonicalContext also records in it the category it gives a window event
-// (Class).
+// an event and With returns a new one. Equal compares JSON texts of
+// non-string values as text, so 1 and 1.0 differ here while Python finds
+// them equal. CanonicalContext also records in it the category it gives a
+// window event (Class).
 type Fields struct {
 	kv    []Field
-	url   *URL  // split_url_events' keys ($domain...), which override kv's
 	class int32 // index into the Classes used + 1; 0: none
 }
 
-// urlKeys are the keys split_url_events adds, in its order.
-var urlKeys = [...]string{"$protocol", "$domain", "$path", "$params", "$options", "$identifier"}
-
-func urlKey(key string) int {
-	if key == "" || key[0] != '$' {
-		return -1
-	}
-	for i, k := range urlKeys {
-		if k == key {
-			return i
-		}
-	}
-	return -1
-}
-
-func (u *URL) part(i int) string {
-	return [...]string{u.Protocol, u.Domain, u.Path, u.Params, u.Options, u.Identifier}[i]
-}
-
-// each calls yield with every field in order (the URL's keys after the
-// others, unless the data had them) until it returns false.
-func (f Fields) each(yield func(Field) bool) bool {
-	for _, x := range f.kv {
-		if f.url != nil {
-			if i := urlKey(x.Key); i >= 0 {
-				x = Field{Key: x.Key, Value: f.url.part(i)}
-			}
-		}
-		if !yield(x) {
-			return false
-		}
-	}
-	if f.url == nil {
-		return true
-	}
-	for i, k := range urlKeys {
-		if !f.inKV(k) && !yield(Field{Key: k, Value: f.url.part(i)}) {
-			return false
-		}
-	}
-	return true
-}
-
-func (f Fields) inKV(key string) bool {
-	for _, x := range f.kv {
-		if x.Key == key {
-			return true
-		}
-	}
-	return false
-}
-
 // Len is the number of keys.
-func (f Fields) Len() int {
-	n := len(f.kv)
-	if f.url != nil {
-		for _, k := range urlKeys {
-			if !f.inKV(k) {
-				n++
-			}
-		}
-	}
-	return n
-}
+func (f Fields) Len() int { return len(f.kv) }
 
 // Get returns the field under key.
 func (f Fields) Get(key string) (Field, bool) {
-	if f.url != nil {
-		if i := urlKey(key); i >= 0 {
-			return Field{Key: key, Value: f.url.part(i)}, true
-		}
-	}
 	for _, x := range f.kv {
 		if x.Key == key {
 			return x, true
@@ -122,32 +52,20 @@ func (f Fields) Str(key string) (string, bool) {
 // Bool returns the value under key when it is true or false.
 func (f Fields) Bool(key string) (value, ok bool) {
 	x, found := f.Get(key)
-	if !found || !x.JSON {
+	if !found || !x.JSON || (x.Value != "true" && x.Value != "false") {
 		return false, false
 	}
-	switch x.Value {
-	case "true":
-		return true, true
-	case "false":
-		return false, true
-	}
-	return false, false
+	return x.Value == "true", true
 }
 
 // anyString reports whether match accepts one of the string values, in
 // order.
 func (f Fields) anyString(match func(string) bool) bool {
-	found := false
-	f.each(func(x Field) bool {
-		found = !x.JSON && match(x.Value)
-		return !found
-	})
-	return found
+	return slices.ContainsFunc(f.kv, func(x Field) bool { return !x.JSON && match(x.Value) })
 }
 
 // In reports whether the value under key is a string equal to one of vals
-// (filter_keyvals with string values: Filter(evs, func(f Fields) bool {
-// return f.In("status", "not-afk") })).
+// (filter_keyvals with string values).
 func (f Fields) In(key string, vals ...string) bool {
 	s, ok := f.Str(key)
 	return ok && slices.Contains(vals, s)
@@ -156,13 +74,7 @@ func (f Fields) In(key string, vals ...string) bool {
 // Equal is Python's == of two data dicts: the same keys with equal values,
 // in any order, and the same category.
 func (f Fields) Equal(o Fields) bool {
-	if f.class != o.class {
-		return false
-	}
-	if f.url != nil || o.url != nil {
-		return f.Len() == o.Len() && f.each(func(x Field) bool { y, ok := o.Get(x.Key); return ok && y == x })
-	}
-	if len(f.kv) != len(o.kv) {
+	if f.class != o.class || len(f.kv) != len(o.kv) {
 		return false
 	}
 	if len(f.kv) == 0 || &f.kv[0] == &o.kv[0] {
@@ -182,29 +94,20 @@ func (f Fields) Equal(o Fields) bool {
 
 // With returns a copy with key set to the string value (in its place when
 // f has the key, else last).
-func (f Fields) With(key, value string) Fields { return f.with(Field{Key: key, Value: value}) }
-
-func (f Fields) with(x Field) Fields {
-	kv := make([]Field, 0, f.Len()+1)
+func (f Fields) With(key, value string) Fields {
+	x := Field{Key: key, Value: value}
+	kv := make([]Field, 0, len(f.kv)+1)
 	set := false
-	f.each(func(y Field) bool {
-		if y.Key == x.Key {
+	for _, y := range f.kv {
+		if y.Key == key {
 			y, set = x, true
 		}
 		kv = append(kv, y)
-		return true
-	})
+	}
 	if !set {
 		kv = append(kv, x)
 	}
 	return Fields{kv: kv, class: f.class}
-}
-
-// withURL returns a copy holding the parts of u under split_url_events'
-// keys.
-func (f Fields) withURL(u *URL) Fields {
-	f.url = u
-	return f
 }
 
 // Class is the category CanonicalContext gave the event, as an index into the

@@ -54,19 +54,22 @@ func TestDecoder(t *testing.T) {
 }
 
 func TestFieldsURL(t *testing.T) {
-	p, _ := SplitURL("https://www.example.org/a;b?c#d")
-	f := strs("url", "https://www.example.org/a;b?c#d", "$domain", "old", "title", "t").withURL(&p)
+	data := strs("url", "https://www.example.org/a;b?c#d", "$domain", "old", "title", "t")
+	evs := splitURLs([]Event{{Data: data}, {Data: data}})
+	f := evs[0].Data
 	var keys []string
-	f.each(func(x Field) bool { keys = append(keys, x.Key+"="+x.Value); return true })
+	for _, x := range f.kv {
+		keys = append(keys, x.Key+"="+x.Value)
+	}
 	want := "url=https://www.example.org/a;b?c#d $domain=example.org title=t $protocol=https $path=/a $params=b $options=c $identifier=d"
 	if got := strings.Join(keys, " "); got != want || f.Len() != 8 {
 		t.Errorf("fields %q (%d), want %q", got, f.Len(), want)
 	}
-	if d, _ := f.Str("$domain"); d != "example.org" {
-		t.Errorf("$domain %q", d)
+	if &evs[1].Data.kv[0] != &f.kv[0] {
+		t.Error("events with the same data do not share its split")
 	}
 	g := f.With("title", "u")
-	if g.url != nil || g.Len() != 8 || !g.With("title", "t").Equal(f) || f.Equal(g) {
+	if g.Len() != 8 || !g.With("title", "t").Equal(f) || f.Equal(g) {
 		t.Errorf("With: %v", g)
 	}
 	n := 0
