@@ -27,16 +27,10 @@ import (
 
 // Options configure a Client.
 type Options struct {
-	// BaseURL is the sidecar's base URL; /probe is appended.
-	BaseURL        string
-	AttemptTimeout time.Duration // one HTTP attempt (default 1 s)
-	// RetryMax is the number of retries after the first attempt (default
-	// 2; negative: none); BackoffMin and BackoffMax bound the jittered wait
-	// between them (default 50-250 ms).
-	RetryMax               int
-	BackoffMin, BackoffMax time.Duration
-	MaxBodyBytes           int64             // the probe object (default 1 MiB)
-	Transport              http.RoundTripper // default: a fresh pooled one
+	BaseURL        string            // the sidecar's base URL; /probe is appended
+	AttemptTimeout time.Duration     // one HTTP attempt (default 1 s)
+	MaxBodyBytes   int64             // the probe object (default 1 MiB)
+	Transport      http.RoundTripper // default: a fresh pooled one
 }
 
 // Error is a failed probe.
@@ -85,16 +79,12 @@ func New(opts Options) (*Client, error) {
 	}
 	// Defaults for what is unset (zero or negative).
 	opts.AttemptTimeout = cmp.Or(max(opts.AttemptTimeout, 0), time.Second)
-	opts.BackoffMin = cmp.Or(max(opts.BackoffMin, 0), 50*time.Millisecond)
-	if opts.BackoffMax < opts.BackoffMin {
-		opts.BackoffMax = 250 * time.Millisecond
-	}
 	opts.MaxBodyBytes = cmp.Or(max(opts.MaxBodyBytes, 0), 1<<20)
 	base := strings.TrimRight(u.String(), "/")
 	rc := retryablehttp.NewClient()
 	rc.Logger = nil
-	rc.RetryMax = max(cmp.Or(opts.RetryMax, 2), 0) // negative: none
-	rc.RetryWaitMin, rc.RetryWaitMax = opts.BackoffMin, opts.BackoffMax
+	rc.RetryMax = 2
+	rc.RetryWaitMin, rc.RetryWaitMax = 50*time.Millisecond, 250*time.Millisecond
 	rc.Backoff = jitter
 	rc.CheckRetry = retryablehttp.ErrorPropagatedRetryPolicy
 	rc.ErrorHandler = retryablehttp.PassthroughErrorHandler
