@@ -89,7 +89,7 @@ type person struct {
 const liveNoBreak = 120 * usPerSecond
 
 func (s *Server) newPerson() *person {
-	h := s.opts.BucketHost
+	h := s.opts.Hostname
 	return &person{
 		rng:      rand.New(rand.NewPCG(uint64(s.opts.Seed), 0xa0c71e5)),
 		win:      "aw-watcher-window_" + h,
@@ -109,7 +109,7 @@ func (s *Server) ensureBuckets(p *person, now int64) {
 		{p.web, "web.tab.current", "aw-client-web"},
 	} {
 		if s.st.bucket(b.id) == nil {
-			s.st.createBucket(&bucket{id: b.id, created: now, typ: b.typ, client: b.client, hostname: s.opts.BucketHost})
+			s.st.createBucket(&bucket{id: b.id, created: now, typ: b.typ, client: b.client, hostname: s.opts.Hostname})
 		}
 	}
 }

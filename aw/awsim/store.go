@@ -2,6 +2,7 @@ package awsim
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -55,17 +56,17 @@ func (b *bucket) metadata() bucketJSON {
 }
 
 func (b *bucket) newest() *event {
-	if len(b.events) == 0 {
-		return nil
+	if n := len(b.events); n > 0 {
+		return b.events[n-1]
 	}
-	return b.events[len(b.events)-1]
+	return nil
 }
 
-// errTooMany caps the simulator's memory (a 500, like a failing database).
-var errTooMany = errors.New("awsim: event limit reached")
-
-// maxEvents bounds the events the simulator keeps across all buckets.
+// maxEvents bounds the events the simulator keeps across all buckets; past
+// it an insert fails (a 500, like a failing database).
 const maxEvents = 2_000_000
+
+var errTooMany = errors.New("awsim: event limit reached")
 
 // store is aw-server's storage in memory. Not safe for concurrent use:
 // Server guards it with its mutex.
@@ -74,8 +75,6 @@ type store struct {
 	events  int       // across buckets
 	lastID  int64
 }
-
-func newStore() *store { return &store{} }
 
 func (s *store) bucket(id string) *bucket {
 	for _, b := range s.buckets {
@@ -116,10 +115,7 @@ func (s *store) insert(b *bucket, ts, dur int64, data json.RawMessage) (*event, 
 	s.events++
 	e := &event{id: s.lastID, ts: ts, dur: dur, data: data}
 	i, _ := slices.BinarySearchFunc(b.events, e, func(x, e *event) int {
-		if x.ts != e.ts {
-			return int(min(max(x.ts-e.ts, -1), 1))
-		}
-		return int(min(max(x.id-e.id, -1), 1))
+		return cmp.Or(cmp.Compare(x.ts, e.ts), cmp.Compare(x.id, e.id))
 	})
 	b.events = slices.Insert(b.events, i, e)
 	return e, nil
