@@ -233,12 +233,7 @@ func validateHostHeader(h string) error {
 
 // headerSafe reports whether s is printable ASCII (spaces allowed inside).
 func headerSafe(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 || s[i] >= 0x7f {
-			return false
-		}
-	}
-	return true
+	return !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r >= 0x7f })
 }
 
 // checkRedirect follows at most maxRedirects redirects within the base URL's
@@ -557,11 +552,8 @@ func validateBucketID(id string) error {
 		return errors.New("bucket id is a dot segment")
 	case strings.ContainsRune(id, '/'):
 		return errors.New("bucket id contains '/'")
-	}
-	for _, r := range id {
-		if r < 0x20 || r == 0x7f {
-			return errors.New("bucket id contains control characters")
-		}
+	case strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+		return errors.New("bucket id contains control characters")
 	}
 	return nil
 }

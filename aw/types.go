@@ -1,6 +1,7 @@
 // Package aw is the ActivityWatch REST client: bounded, validated reads of
 // /api/0/info, /api/0/buckets/, bucket events and /api/0/settings, built on
-// go-retryablehttp and gjson. It imports nothing else of awbridge.
+// go-retryablehttp and gjson. It imports nothing of awbridge but internal
+// helpers (text, jsonw).
 package aw
 
 import (
@@ -57,35 +58,27 @@ func (e Event) End() time.Time {
 // Str returns the string field key of the event's data, or "" when it is
 // missing or not a string.
 func (e Event) Str(key string) string {
-	r := gjson.GetBytes(e.Data, gjson.Escape(key))
-	if r.Type != gjson.String {
-		return ""
+	if r := e.field(key); r.Type == gjson.String {
+		return r.Str
 	}
-	return r.Str
+	return ""
 }
 
 // Bool returns the boolean field key of the event's data and whether it was
 // present as a boolean.
 func (e Event) Bool(key string) (value, ok bool) {
-	r := gjson.GetBytes(e.Data, gjson.Escape(key))
-	switch r.Type {
-	case gjson.True:
-		return true, true
-	case gjson.False:
-		return false, true
-	}
-	return false, false
+	r := e.field(key)
+	return r.Type == gjson.True, r.IsBool()
 }
 
 // Int returns the numeric field key of the event's data and whether it was
 // present as a number.
 func (e Event) Int(key string) (int64, bool) {
-	r := gjson.GetBytes(e.Data, gjson.Escape(key))
-	if r.Type != gjson.Number {
-		return 0, false
-	}
-	return r.Int(), true
+	r := e.field(key)
+	return r.Int(), r.Type == gjson.Number
 }
+
+func (e Event) field(key string) gjson.Result { return gjson.GetBytes(e.Data, gjson.Escape(key)) }
 
 // Settings is what the bridge reads of ActivityWatch's settings (GET
 // /api/0/settings): the web UI's own settings, which it stores on the
