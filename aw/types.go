@@ -80,34 +80,26 @@ func (e Event) Int(key string) (int64, bool) {
 
 func (e Event) field(key string) gjson.Result { return gjson.GetBytes(e.Data, gjson.Escape(key)) }
 
-// Settings is what the bridge reads of ActivityWatch's settings (GET
-// /api/0/settings): the web UI's own settings, which it stores on the
-// server. A fresh server has none; a setting the web UI never saved is
-// absent, and the web UI then uses its built-in default (startOfDay
-// "04:00", startOfWeek "Monday", its default categories). A plain value.
+// Settings is what the bridge reads of the web UI's own settings, which it
+// stores on the server (GET /api/0/settings). A setting the web UI never
+// saved, or one of the wrong shape, is "" or nil here, and the web UI's
+// built-in default applies (startOfDay "04:00", startOfWeek "Monday", its
+// default categories).
 type Settings struct {
-	// StartOfDay is when a day starts, "HH:MM" (the web UI's "startOfDay",
-	// an <input type="time"> value such as "04:00"), normalized to two
-	// digits each; "" when not set or not valid. DayStart returns it as an
-	// offset from midnight.
+	// StartOfDay is "startOfDay", normalized to "HH:MM".
 	StartOfDay string `json:"startOfDay,omitempty"`
-	// StartOfWeek is the weekday a week starts on ("Monday"; the web UI
-	// offers Saturday, Sunday and Monday), normalized to its English name
-	// with a capital; "" when not set or not valid.
+	// StartOfWeek is "startOfWeek", an English weekday name ("Monday").
 	StartOfWeek string `json:"startOfWeek,omitempty"`
-	// AlwaysActivePattern is the web UI's "always_active_pattern": a
-	// regular expression of apps and titles counted as active even while
-	// AFK ("" when not set). Not compiled here.
+	// AlwaysActivePattern is "always_active_pattern": a regular expression
+	// of apps and titles counted as active even while AFK. Not compiled.
 	AlwaysActivePattern string `json:"always_active_pattern,omitempty"`
-	// Classes is the raw JSON array of the web UI's category rules
-	// ("classes"), a copy that never aliases the body; nil when not set
-	// (then ActivityWatch's default categories apply).
+	// Classes is the raw JSON array "classes" (the categories), a copy
+	// that never aliases the body. Not parsed.
 	Classes json.RawMessage `json:"classes,omitempty"`
 }
 
-// DayStart returns StartOfDay as an offset from midnight, and false when it
-// is not set.
+// DayStart returns StartOfDay as an offset from midnight, and whether it is set.
 func (s Settings) DayStart() (time.Duration, bool) { return parseDayStart(s.StartOfDay) }
 
-// WeekStart returns StartOfWeek as a weekday, and false when it is not set.
+// WeekStart returns StartOfWeek as a weekday, and whether it is set.
 func (s Settings) WeekStart() (time.Weekday, bool) { return parseWeekday(s.StartOfWeek) }
