@@ -8,12 +8,8 @@ import (
 )
 
 // The browsers ActivityWatch's web UI knows, in its order: the app names of
-// their windows (Flatpak ids and the like) and a pattern for the process
-// names on each platform, as aw-core receives it. A browser's tab events
-// count only while one of its windows has focus. (The web UI writes the
-// patterns into its query with JSON escapes that the query language does
-// not undo, so Arc's "\." reaches aw-core as "\\.": "Arc" matches,
-// "Arc.exe" does not.)
+// their windows and a pattern for the process names, as aw-core receives it
+// (the web UI's JSON escapes are not undone: "Arc" matches, "Arc.exe" not).
 var webUIBrowsers = []struct {
 	name  string
 	apps  []string
@@ -81,12 +77,11 @@ type Input struct {
 	Browsers []Browser // in BrowserBuckets's order
 }
 
-// Options are the web UI's query options. The zero value is the web UI's
-// default view (AFK time excluded, audible tabs active, no stopwatch).
+// Options are the web UI's query options; the zero value is its default
+// view (AFK time excluded, audible tabs active, no stopwatch).
 type Options struct {
-	// AlwaysActivePattern is the web UI's always_active_pattern setting: a
-	// regex of apps or titles whose windows count as active even without
-	// input. "" for none. A pattern that does not compile is ignored.
+	// AlwaysActivePattern is the always_active_pattern setting; "" for none.
+	// A pattern that does not compile is ignored.
 	AlwaysActivePattern string
 	// Classes categorize the window events; nil means DefaultClasses().
 	Classes Classes
@@ -94,20 +89,10 @@ type Options struct {
 
 // Result is the canonical events of a period.
 type Result struct {
-	// Events are the window events within active time (the web UI's
-	// "events"), sorted by start, each in a category (Fields.Class, an
-	// index into Classes). Merge them by app or title for the web UI's top
-	// apps and titles.
-	Events []Event
-	// NotAFK is the active time ("not_afk", the web UI's active_events),
-	// sorted, with empty data.
-	NotAFK []Event
-	// Browser are the tab events while their browser's window had focus
-	// ("browser_events"), sorted by start, with the keys split_url_events
-	// adds ($domain, $path, ...).
-	Browser []Event
-	// Classes are the classes the events were categorized with.
-	Classes Classes
+	Events  []Event // window events within active time, each in a category (Fields.Class)
+	NotAFK  []Event // the active time, with empty data
+	Browser []Event // tab events while their browser had focus, URLs split ($domain...)
+	Classes Classes // the classes the events were categorized with
 }
 
 // CanonicalContext is ActivityWatch's canonical desktop query as its web
@@ -124,15 +109,13 @@ type Result struct {
 //  4. window events are cut to the active time;
 //  5. window events are categorized.
 //
-// It reproduces the query's quirks too: a window matched by a browser's
-// names and by its pattern counts twice for its tabs, and an event that
-// period_union takes over on its own (an audible tab or an always-active
-// window that touches no other active time) loses its data, as aw-core
-// clears it in place. The input is not changed. It stops with ctx's error
-// (and no result) when ctx ends while the window events are categorized:
-// ctx is checked before each distinct event's categories are sought, which
-// costs every rule's match (up to MaxClasses rules for each of thousands of
-// titles).
+// Every result list is in start order. It reproduces the query's quirks
+// too: a window matched by a browser's names and by its pattern counts
+// twice for its tabs, and an event that period_union takes over on its own
+// (an audible tab or an always-active window that touches no other active
+// time) loses its data, as aw-core clears it in place. The input is not
+// changed. It stops with ctx's error when ctx ends while the window events
+// are categorized, the costly step (every rule for each distinct title).
 func CanonicalContext(ctx context.Context, in Input, opt Options) (Result, error) {
 	pulse := DefaultPulsetime
 	classes := opt.Classes
