@@ -14,13 +14,9 @@ const Uncategorized = "Uncategorized"
 
 // Rule is a compiled classification rule: aw_transform.classify.Rule.
 type Rule struct {
-	// Regex is the pattern as given ("" matches nothing).
-	Regex string
-	// IgnoreCase matches without regard to case.
-	IgnoreCase bool
-	// SelectKeys are the data keys whose values the rule tests; nil tests
-	// every value. A non-nil empty list tests none.
-	SelectKeys []string
+	Regex      string   // the pattern as given ("" matches nothing)
+	IgnoreCase bool     // match without regard to case
+	SelectKeys []string // the data keys whose values it tests; nil: every value
 
 	re  *regexp.Regexp // nil: matches nothing
 	lit *literals      // a faster equivalent of re, when it is a list of words
@@ -177,12 +173,8 @@ func CategoryName(name []string) string { return strings.Join(name, " > ") }
 // ClassesError lists the entries of a classes setting that could not be
 // used, by their position in the setting (0-based).
 type ClassesError struct {
-	// Skipped entries are not categories: no name list of strings, or no
-	// rule object.
-	Skipped []int
-	// BadRegex entries have a pattern that does not compile (RE2): they
-	// are kept, matching nothing.
-	BadRegex []int
+	Skipped  []int // not categories: no name list of strings, or no rule object
+	BadRegex []int // a pattern that does not compile (RE2): kept, matching nothing
 }
 
 func (e *ClassesError) Error() string {
@@ -193,22 +185,17 @@ func (e *ClassesError) Error() string {
 // JSON array.
 var ErrClassesSetting = errors.New("classes setting is not a JSON array")
 
-// Bounds of a classes setting. Any local program can write ActivityWatch's
+// Bounds of a classes setting, beyond which it is not used
+// (ErrClassesTooLarge). Any local program can write ActivityWatch's
 // settings, and every rule is compiled and tested against every distinct
 // title of a period: one rule of 7.7 MB cost 1,070 MiB to compile, and
-// 5,000 rules over 3,000 titles took 78 s. A person's categories stay far
-// below these: the web UI's defaults are 15 rules of at most 100 bytes,
-// and a long list holds a few hundred. A setting beyond any bound is not
-// used (ErrClassesTooLarge).
+// 5,000 rules over 3,000 titles took 78 s. The web UI's defaults are 15
+// rules of at most 100 bytes; a long list holds a few hundred.
 const (
-	// MaxClassesBytes bounds the setting's JSON text.
-	MaxClassesBytes = 1 << 20
-	// MaxClasses bounds its entries.
-	MaxClasses = 1000
-	// MaxRuleBytes bounds one rule's regex.
-	MaxRuleBytes = 4 << 10
-	// MaxRulesBytes bounds all its regexes together.
-	MaxRulesBytes = 64 << 10
+	MaxClassesBytes = 1 << 20  // the setting's JSON text
+	MaxClasses      = 1000     // its entries
+	MaxRuleBytes    = 4 << 10  // one rule's regex
+	MaxRulesBytes   = 64 << 10 // all its regexes together
 )
 
 // ErrClassesTooLarge is returned (wrapped) when the classes setting exceeds
