@@ -8,14 +8,11 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// Field is one key of an event's data.
+// Field is one key of an event's data: a string value decoded, or (JSON)
+// any other value's JSON text ("true", "7", "null", "[1]").
 type Field struct {
-	Key string
-	// Value is the value when it is a string, decoded; for any other
-	// value it is the value's JSON text ("true", "7", "null", "[1]").
-	Value string
-	// JSON marks a Value that is JSON text, not a string.
-	JSON bool
+	Key, Value string
+	JSON       bool
 }
 
 // Fields is an event's data as the bridge holds it: its keys in the
@@ -127,12 +124,10 @@ func Micros(seconds float64) int64 {
 	return int64(whole)*Second + int64(math.RoundToEven(frac*1e6))
 }
 
-// Decoder turns aw.Events into Events cheaply: events whose data is byte
-// for byte the same (a watcher repeats one app and title for hours) share
-// one Fields, decoded once, so a week of events decodes with few
-// allocations, and equal data compares in one step. It keeps every
-// distinct data it has seen: use one per batch of events (a day, a
-// period). The zero value is ready; it is not safe for concurrent use.
+// Decoder turns aw.Events into Events: events whose data is byte for byte
+// the same (a watcher repeats one app and title for hours) share one
+// Fields, decoded once. It keeps every distinct data it has seen: use one
+// per batch of events. The zero value is ready; not safe for concurrent use.
 type Decoder struct {
 	seen map[string]Fields
 	keys map[string]string

@@ -70,10 +70,8 @@ func intersection(s1, e1, s2, e2 int64) (start, end int64, ok bool) {
 }
 
 // FilterPeriodIntersect is aw_transform.filter_period_intersect: the parts
-// of the events that lie within a filter event, as copies in start order
-// (ActivityWatch keeps window events within not-AFK time this way). An
-// event meeting several filter events yields one part per filter event.
-// Neither list is changed.
+// of the events that lie within a filter event (one per filter event), as
+// copies in start order. Neither list is changed.
 func FilterPeriodIntersect(evs, filters []Event) []Event {
 	a, b := evs, filters
 	if !slices.IsSortedFunc(a, byStart) {
@@ -109,15 +107,11 @@ func FilterPeriodIntersect(evs, filters []Event) []Event {
 
 // PeriodUnion is aw_transform.period_union: the union of the periods of
 // both lists, as events in start order with no overlaps (touching periods
-// join). The data of every result is empty: aw-core clears it.
-//
-// aw-core clears it in place: an input event that makes up a result on its
-// own (no other period meets it) is that result, so its data is cleared
-// in every other list that holds it too. kept[k] tells which input event
-// union[k] is, as an index into the concatenation of a and b (a first), or
-// -1 when union[k] joins several; a caller that mirrors aw-core clears
-// those inputs (CanonicalContext does, for audible tabs). Neither list is
-// changed.
+// join), with empty data. aw-core clears the data in place, so an input
+// event that makes up a result on its own loses its data in every other
+// list that holds it too: kept[k] is the index of that input (into a then
+// b) for union[k], or -1 when union[k] joins several, for a caller that
+// mirrors aw-core. Neither list is changed.
 func PeriodUnion(a, b []Event) (union []Event, kept []int) {
 	order := make([]int, len(a)+len(b))
 	for i := range order {
