@@ -142,9 +142,9 @@ func CanonicalContext(ctx context.Context, in Input, opt Options) (Result, error
 		tabs := Flood(b.Events, pulse)
 		windows := Filter(events, func(f Fields) bool { return f.In("app", names...) })
 		if pattern != "" {
-			windows = mergeByStart(windows, Filter(events, regexOn("app", regexp.MustCompile(pattern))))
+			windows = joinByStart(windows, Filter(events, regexOn("app", regexp.MustCompile(pattern))))
 		}
-		browser = mergeByStart(browser, splitURLs(FilterPeriodIntersect(tabs, windows)))
+		browser = joinByStart(browser, splitURLs(FilterPeriodIntersect(tabs, windows)))
 	}
 	notAFK = unionInto(notAFK, browser, matching(browser, func(f Fields) bool {
 		v, ok := f.Bool("audible")

@@ -48,9 +48,12 @@ func withPeriod(e Event, start, end int64) Event {
 	return e
 }
 
-// SortByTime returns the events sorted by start, keeping the order of equal
-// starts (sort_by_timestamp; Python's sort is stable). evs is not changed.
-func SortByTime(evs []Event) []Event {
+// inOrder returns evs when it is in start order, else a sorted copy
+// (sort_by_timestamp; Python's sort is stable).
+func inOrder(evs []Event) []Event {
+	if slices.IsSortedFunc(evs, byStart) {
+		return evs
+	}
 	out := slices.Clone(evs)
 	sortByStart(out)
 	return out
@@ -81,29 +84,18 @@ func sortByStart(evs []Event) {
 	}
 }
 
-// mergeByStart is SortByTime(append(a, b...)) for two lists already in
-// start order.
-func mergeByStart(a, b []Event) []Event {
-	out := make([]Event, 0, len(a)+len(b))
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		if b[j].Start < a[i].Start {
-			out = append(out, b[j])
-			j++
-		} else {
-			out = append(out, a[i])
-			i++
-		}
-	}
-	out = append(out, a[i:]...)
-	return append(out, b[j:]...)
+// joinByStart returns the events of a and b in start order, a's first on
+// equal starts.
+func joinByStart(a, b []Event) []Event {
+	out := append(slices.Clone(a), b...)
+	slices.SortStableFunc(out, byStart)
+	return out
 }
 
 func byStart(a, b Event) int { return cmp.Compare(a.Start, b.Start) }
 
-// Filter returns the events keep accepts, in order: filter_keyvals and
-// exclude_keyvals with the data type's own test of "key holds one of
-// these values" (see Fields.In). evs is not changed.
+// Filter returns the events keep accepts, in order (filter_keyvals and
+// exclude_keyvals, with Fields.In as keep). evs is not changed.
 func Filter(evs []Event, keep func(Fields) bool) []Event {
 	var out []Event
 	for _, e := range evs {

@@ -73,13 +73,7 @@ func intersection(s1, e1, s2, e2 int64) (start, end int64, ok bool) {
 // of the events that lie within a filter event (one per filter event), as
 // copies in start order. Neither list is changed.
 func FilterPeriodIntersect(evs, filters []Event) []Event {
-	a, b := evs, filters
-	if !slices.IsSortedFunc(a, byStart) {
-		a = SortByTime(a)
-	}
-	if !slices.IsSortedFunc(b, byStart) {
-		b = SortByTime(b)
-	}
+	a, b := inOrder(evs), inOrder(filters)
 	out := make([]Event, 0, len(a))
 	for i, j := 0, 0; i < len(a) && j < len(b); {
 		e, f := a[i], b[j]

@@ -123,7 +123,7 @@ func TestPeriodUnion(t *testing.T) {
 
 func TestSorts(t *testing.T) {
 	evs := []Event{ev(t0+2*sec, sec, "n", "1"), ev(t0+sec, 2*sec, "n", "2")}
-	if got := SortByTime(evs); got[0].Start != t0+sec {
+	if got := inOrder(evs); got[0].Start != t0+sec {
 		t.Errorf("sort_by_timestamp: %v", got)
 	}
 	if evs[0].Start != t0+2*sec {
