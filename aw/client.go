@@ -39,38 +39,31 @@ const (
 // Options configures a Client. The zero value of every field means its
 // default.
 type Options struct {
-	// BaseURL is the server, e.g. http://127.0.0.1:5600 (the default). It
-	// must be http or https with a host, and have no user info, query or
-	// fragment; a path prefix (reverse proxy) is allowed.
+	// BaseURL is the server (http or https, a host, maybe a path prefix;
+	// no user info, query or fragment).
 	BaseURL string
 	// HostHeader overrides the Host header. By default it is the URL's host
-	// when that is an IP address or "localhost" (an IPv6 loopback address is
-	// sent as localhost:<port>), and "127.0.0.1[:<port>]" for 0.0.0.0 and any
-	// other name (a container name, say), because aw-server answers 400 to
-	// any Host but localhost, 127.0.0.1 or its --host value.
+	// when that is an IP address or "localhost" (IPv6 loopback is sent as
+	// localhost:<port>), else "127.0.0.1[:<port>]": aw-server answers 400
+	// to any Host but localhost, 127.0.0.1 or its --host value.
 	HostHeader string
 	// APIKey, when set, is sent as "Authorization: Bearer <key>"
-	// (aw-server-rust with [auth] api_key). It is never logged nor put in an
-	// error.
+	// (aw-server-rust's [auth] api_key); never logged nor put in an error.
 	APIKey string
-	// AttemptTimeout bounds each HTTP attempt, body included (default 1s).
-	// The caller's ctx deadline bounds the whole call, retries included.
+	// AttemptTimeout bounds each HTTP attempt, body included; the caller's
+	// ctx bounds the whole call, retries included.
 	AttemptTimeout time.Duration
 	// RetryMax is how many times a connection error or a 5xx is retried
-	// (default 2; negative: never). 4xx answers are never retried.
-	RetryMax int
-	// BackoffMin and BackoffMax bound the jittered wait between attempts
-	// (default 50ms and 250ms).
+	// (negative: never); a 4xx never is. BackoffMin and BackoffMax bound
+	// the jittered wait between attempts.
+	RetryMax               int
 	BackoffMin, BackoffMax time.Duration
-	// MaxBodyBytes bounds every response body (default 8 MiB). A bigger one
-	// is a TooLarge error and is never read past the limit.
+	// MaxBodyBytes bounds every response body; a bigger one is a TooLarge
+	// error, never read past the limit.
 	MaxBodyBytes int64
-	// Transport replaces the HTTP transport (tests). By default the client
-	// uses its own pooled transport that ignores proxy environment variables:
-	// ActivityWatch is local, and a proxy would see the person's activity and
-	// the API key.
+	// Transport replaces the HTTP transport (tests). The default one
+	// ignores proxy settings: a proxy would see the person's activity.
 	Transport http.RoundTripper
-	// UserAgent is sent as User-Agent (default "awbridge").
 	UserAgent string
 }
 
