@@ -13,29 +13,24 @@ type ErrorKind string
 
 // The kinds of *Error.
 const (
-	// Unreachable: no answer at all (connection refused or reset, DNS
-	// failure, the connection dropped while reading the body).
+	// Unreachable: no answer (connection refused or reset, DNS failure, the
+	// connection dropped while reading the body).
 	Unreachable ErrorKind = "unreachable"
 	// Timeout: the caller's deadline or every per-attempt timeout ran out.
 	Timeout ErrorKind = "timeout"
-	// Canceled: the caller's context was canceled (not a failure of the
-	// server; do not count it against it).
+	// Canceled: the caller's context was canceled (not the server's fault).
 	Canceled ErrorKind = "canceled"
-	// HTTPStatus: the server answered with a status that is not 2xx (and not
-	// a JSON 404). Status and the server's sanitized message are kept.
+	// HTTPStatus: a status that is not 2xx (nor a JSON 404); Status and the
+	// server's sanitized message are kept.
 	HTTPStatus ErrorKind = "http status"
-	// NotFound: a JSON 404 from the API, e.g. an unknown bucket (one that
-	// vanished between polls). An HTML 404 (no such route: wrong base URL or
-	// path) is HTTPStatus instead.
+	// NotFound: a JSON 404 from the API, e.g. an unknown bucket. An HTML
+	// 404 (wrong base URL or path) is HTTPStatus.
 	NotFound ErrorKind = "not found"
-	// Malformed: a 2xx body that is not the JSON we expect (HTML, invalid or
-	// truncated JSON, wrong shape, invalid timestamps or durations).
+	// Malformed: a 2xx body that is not the JSON we expect.
 	Malformed ErrorKind = "malformed response"
-	// TooLarge: the body is bigger than Options.MaxBodyBytes; it was not
-	// read past the limit.
+	// TooLarge: a body bigger than Options.MaxBodyBytes, not read past it.
 	TooLarge ErrorKind = "response too large"
-	// InvalidArgument: the caller passed something the client refuses to
-	// send (an invalid bucket id or time range); nothing was sent.
+	// InvalidArgument: an invalid bucket id or time range; nothing was sent.
 	InvalidArgument ErrorKind = "invalid argument"
 )
 
