@@ -19,14 +19,11 @@ import (
 // never values: event data (titles, URLs) must not reach logs.
 const (
 	// maxJSONDepth bounds nesting before gjson sees a body: gjson validates
-	// recursively and a deep enough body ("[[[[…") overflows the goroutine
-	// stack, which is a fatal error, not a panic.
-	maxJSONDepth = 64
-	// maxTimestampLen bounds a timestamp string before parsing it.
-	maxTimestampLen = 64
-	// maxDurationSeconds bounds an event's duration (~31 years) so End never
-	// overflows time.Duration.
-	maxDurationSeconds = 1e9
+	// recursively, and a deep enough body overflows the goroutine stack (a
+	// fatal error, not a panic).
+	maxJSONDepth       = 64
+	maxTimestampLen    = 64
+	maxDurationSeconds = 1e9 // ~31 years: End never overflows time.Duration
 )
 
 // checkJSON rejects a body that is empty, looks like HTML, nests deeper than
@@ -80,7 +77,7 @@ func parseTimestamp(r gjson.Result) (time.Time, error) {
 	return t.UTC(), nil
 }
 
-// optTimestamp is parseTimestamp for a field that may be absent or null.
+// optTimestamp is parseTimestamp for a field that may be null.
 func optTimestamp(r gjson.Result) (time.Time, error) {
 	if !r.Exists() || r.Type == gjson.Null {
 		return time.Time{}, nil

@@ -49,7 +49,7 @@ var (
 // Error is every error the client returns. Its text never holds event data
 // (window titles, URLs) nor the API key. Safe to share once returned.
 type Error struct {
-	Op      string    // what the client was doing: "info", "buckets", "bucket", "events"
+	Op      string    // what the client was doing: "info", "buckets", "events"...
 	Kind    ErrorKind // what went wrong
 	Status  int       // HTTP status when a response was received, else 0
 	Message string    // the server's message (one line, at most 200 bytes) or our explanation
