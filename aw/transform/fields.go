@@ -130,7 +130,6 @@ func Micros(seconds float64) int64 {
 // per batch of events. The zero value is ready; not safe for concurrent use.
 type Decoder struct {
 	seen map[string]Fields
-	keys map[string]string
 }
 
 // Event converts one event. Data that is not a JSON object becomes empty
@@ -140,46 +139,32 @@ func (d *Decoder) Event(e aw.Event) Event {
 	if e.ID != nil {
 		out.ID = *e.ID
 	}
-	if f, ok := d.seen[string(e.Data)]; ok {
-		out.Data = f
-		return out
+	f, ok := d.seen[string(e.Data)]
+	if !ok {
+		raw := string(e.Data) // the decoded strings are pieces of it
+		f = parseFields(raw)
+		if d.seen == nil {
+			d.seen = make(map[string]Fields)
+		}
+		d.seen[raw] = f
 	}
-	raw := string(e.Data) // the decoded strings are pieces of it
-	f, _ := d.parse(raw)
-	if d.seen == nil {
-		d.seen = make(map[string]Fields)
-	}
-	d.seen[raw] = f
 	out.Data = f
 	return out
 }
 
-func (d *Decoder) parse(raw string) (Fields, bool) {
+func parseFields(raw string) Fields {
 	r := gjson.Parse(raw)
 	if !r.IsObject() {
-		return Fields{}, false
+		return Fields{}
 	}
 	kv := make([]Field, 0, 6)
 	r.ForEach(func(k, v gjson.Result) bool {
-		key := d.key(k.Str)
 		if v.Type == gjson.String {
-			kv = append(kv, Field{Key: key, Value: v.Str})
+			kv = append(kv, Field{Key: k.Str, Value: v.Str})
 		} else {
-			kv = append(kv, Field{Key: key, Value: v.Raw, JSON: true})
+			kv = append(kv, Field{Key: k.Str, Value: v.Raw, JSON: true})
 		}
 		return true
 	})
-	return Fields{kv: slices.Clip(kv)}, true
-}
-
-// key interns a key (a handful of names recur in every event).
-func (d *Decoder) key(k string) string {
-	if s, ok := d.keys[k]; ok {
-		return s
-	}
-	if d.keys == nil {
-		d.keys = make(map[string]string)
-	}
-	d.keys[k] = k
-	return k
+	return Fields{kv: slices.Clip(kv)}
 }
