@@ -59,9 +59,6 @@ func (e *Error) Error() string {
 // wrong service), not a retry.
 var ErrUnauthorized = errors.New("refused awbridge (the probe must answer without credentials)")
 
-// maxErrText bounds the cause's text in an error.
-const maxErrText = 200
-
 func (e *Error) Unwrap() error { return e.Err }
 
 // Client probes one sidecar. Safe for concurrent use.
@@ -176,17 +173,18 @@ func (c *Client) get(ctx context.Context, u string) ([]byte, error) {
 	if err != nil {
 		return nil, &Error{Status: resp.StatusCode, Msg: "reading answer", Err: err}
 	}
-	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
-		return nil, &Error{Status: resp.StatusCode, Msg: http.StatusText(resp.StatusCode), Err: ErrUnauthorized}
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, &Error{Status: resp.StatusCode, Msg: http.StatusText(resp.StatusCode)}
-	}
-	if int64(len(body)) > c.max {
-		return nil, &Error{Status: resp.StatusCode, Msg: fmt.Sprintf("answer larger than %d bytes", c.max)}
+	switch code := resp.StatusCode; {
+	case code == http.StatusUnauthorized || code == http.StatusForbidden:
+		return nil, &Error{Status: code, Msg: http.StatusText(code), Err: ErrUnauthorized}
+	case code < 200 || code > 299:
+		return nil, &Error{Status: code, Msg: http.StatusText(code)}
+	case int64(len(body)) > c.max:
+		return nil, &Error{Status: code, Msg: fmt.Sprintf("answer larger than %d bytes", c.max)}
 	}
 	return body, nil
 }
 
-// maxDepth bounds the nesting of a probe object.
-const maxDepth = 64
+const (
+	maxDepth   = 64  // the nesting of a probe object
+	maxErrText = 200 // the cause's text in an error
+)
