@@ -251,28 +251,23 @@ func (s *Server) deleteBucket(r *http.Request) (int, any) {
 	if r.URL.Query().Get("force") != "1" {
 		return message(http.StatusUnauthorized, "Deleting buckets is only permitted if aw-server is running in testing mode or if ?force=1")
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.st.deleteBucket(r.PathValue("id")) {
-		return noSuchBucket(r.PathValue("id"))
-	}
-	return http.StatusOK, struct{}{}
+	return s.inBucket(r, func(b *bucket) (int, any) {
+		s.st.deleteBucket(b)
+		return http.StatusOK, struct{}{}
+	})
 }
 
 // rangeArgs parses start and end as the events endpoints do.
-func rangeArgs(r *http.Request) (timeRange, error) {
-	var tr timeRange
+func rangeArgs(r *http.Request) (tr timeRange, err error) {
 	q := r.URL.Query()
-	var err error
-	if v := q.Get("start"); q.Has("start") {
-		tr.hasStart = true
-		if tr.start, err = parseISO(v); err != nil {
+	tr.hasStart, tr.hasEnd = q.Has("start"), q.Has("end")
+	if tr.hasStart {
+		if tr.start, err = parseISO(q.Get("start")); err != nil {
 			return tr, err
 		}
 	}
-	if v := q.Get("end"); q.Has("end") {
-		tr.hasEnd = true
-		tr.end, err = parseISO(v)
+	if tr.hasEnd {
+		tr.end, err = parseISO(q.Get("end"))
 	}
 	return tr, err
 }

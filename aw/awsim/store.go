@@ -94,16 +94,9 @@ func (s *store) createBucket(b *bucket) bool {
 	return true
 }
 
-// deleteBucket reports false when there is no such bucket.
-func (s *store) deleteBucket(id string) bool {
-	for i, b := range s.buckets {
-		if b.id == id {
-			s.events -= len(b.events)
-			s.buckets = slices.Delete(s.buckets, i, i+1)
-			return true
-		}
-	}
-	return false
+func (s *store) deleteBucket(b *bucket) {
+	s.events -= len(b.events)
+	s.buckets = slices.DeleteFunc(s.buckets, func(x *bucket) bool { return x == b })
 }
 
 // insert adds a new event with the next id.
