@@ -327,7 +327,15 @@ func (c *Client) tooLarge(op string, status int) *Error {
 func (c *Client) statusError(op string, resp *http.Response) *Error {
 	e := &Error{Op: op, Kind: HTTPStatus, Status: resp.StatusCode}
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
-		e.Message = c.redirectMessage(resp)
+		// A redirect not followed, explained without echoing its Location.
+		switch loc, err := resp.Location(); {
+		case err != nil:
+			e.Message = "redirect without a valid Location"
+		case loc.Scheme+"://"+loc.Host == c.origin:
+			e.Message = fmt.Sprintf("redirect loop: stopped after %d redirects", maxRedirects)
+		default:
+			e.Message = "redirect away from the base URL not followed; check the base URL and Host header"
+		}
 		return e
 	}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodyBytes))
@@ -360,19 +368,6 @@ func (c *Client) statusError(op string, resp *http.Response) *Error {
 	}
 	e.Message = msg
 	return e
-}
-
-// redirectMessage explains a redirect that was not followed, without echoing
-// its Location.
-func (c *Client) redirectMessage(resp *http.Response) string {
-	loc, err := resp.Location()
-	if err != nil {
-		return "redirect without a valid Location"
-	}
-	if loc.Scheme+"://"+loc.Host == c.origin {
-		return fmt.Sprintf("redirect loop: stopped after %d redirects", maxRedirects)
-	}
-	return "redirect away from the base URL not followed; check the base URL and Host header"
 }
 
 // transportError classifies an error that left no response.
