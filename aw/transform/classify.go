@@ -170,20 +170,9 @@ func (cs Classes) Label(i int) string {
 // "Work > Programming".
 func CategoryName(name []string) string { return strings.Join(name, " > ") }
 
-// ClassesError lists the entries of a classes setting that could not be
-// used, by their position in the setting (0-based).
-type ClassesError struct {
-	Skipped  []int // not categories: no name list of strings, or no rule object
-	BadRegex []int // a pattern that does not compile (RE2): kept, matching nothing
-}
-
-func (e *ClassesError) Error() string {
-	return fmt.Sprintf("classes setting: %d entries skipped, %d regexes that do not compile", len(e.Skipped), len(e.BadRegex))
-}
-
 // ErrClassesSetting is returned (wrapped) when the classes setting is not a
-// JSON array.
-var ErrClassesSetting = errors.New("classes setting is not a JSON array")
+// JSON array of categories or holds a regex that does not compile.
+var ErrClassesSetting = errors.New("classes setting cannot be used")
 
 // Bounds of a classes setting, beyond which it is not used
 // (ErrClassesTooLarge). Any local program can write ActivityWatch's
@@ -212,11 +201,11 @@ var ErrClassesTooLarge = errors.New("classes setting is too large")
 // non-empty string; ignore_case and select_keys are read when present.
 //
 // An absent or null setting (nil, "", "null") yields DefaultClasses(). A
-// setting that is not a JSON array yields an error wrapping
-// ErrClassesSetting and no classes; one beyond the bounds, an error
-// wrapping ErrClassesTooLarge and no classes, before any regex is
-// compiled. When some entries cannot be used, the usable classes come
-// with a *ClassesError naming the others.
+// setting beyond the bounds yields an error wrapping ErrClassesTooLarge,
+// before any regex is compiled; any other entry that cannot be used (not a
+// category: no name list of strings or no rule object; a regex or
+// select_keys of the wrong type; a regex that does not compile), an error
+// wrapping ErrClassesSetting. Either comes with no classes.
 func ParseClasses(setting []byte) (Classes, error) {
 	setting = bytes.TrimSpace(setting)
 	if len(setting) == 0 || string(setting) == "null" {
@@ -227,7 +216,7 @@ func ParseClasses(setting []byte) (Classes, error) {
 	}
 	var entries []json.RawMessage
 	if err := json.Unmarshal(setting, &entries); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrClassesSetting, err)
+		return nil, fmt.Errorf("%w: not a JSON array: %w", ErrClassesSetting, err)
 	}
 	if len(entries) > MaxClasses {
 		return nil, fmt.Errorf("%w: %d entries, more than %d", ErrClassesTooLarge, len(entries), MaxClasses)
@@ -241,17 +230,16 @@ func ParseClasses(setting []byte) (Classes, error) {
 	}
 	var (
 		ps    []parsed
-		bad   ClassesError
 		total int
 	)
+	notCategory := func(i int) error { return fmt.Errorf("%w: entry %d is not a category", ErrClassesSetting, i) }
 	for i, raw := range entries {
 		var entry struct {
 			Name []string                   `json:"name"`
 			Rule map[string]json.RawMessage `json:"rule"`
 		}
 		if err := json.Unmarshal(raw, &entry); err != nil || entry.Name == nil || entry.Rule == nil {
-			bad.Skipped = append(bad.Skipped, i)
-			continue
+			return nil, notCategory(i)
 		}
 		if t, ok := entry.Rule["type"]; ok && string(bytes.TrimSpace(t)) == "null" {
 			continue // the web UI's "no rule": not sent to queries
@@ -259,16 +247,14 @@ func ParseClasses(setting []byte) (Classes, error) {
 		var regex string
 		if raw, ok := entry.Rule["regex"]; ok && truthy(raw) {
 			if json.Unmarshal(raw, &regex) != nil {
-				bad.Skipped = append(bad.Skipped, i) // aw-core: TypeError
-				continue
+				return nil, notCategory(i) // aw-core: TypeError
 			}
 		}
 		var keys []string
 		if raw, ok := entry.Rule["select_keys"]; ok && truthy(raw) {
 			var l []json.RawMessage
 			if json.Unmarshal(raw, &l) != nil {
-				bad.Skipped = append(bad.Skipped, i)
-				continue
+				return nil, notCategory(i)
 			}
 			keys = []string{} // given: only these keys, even when none is a string
 			for _, k := range l {
@@ -286,16 +272,13 @@ func ParseClasses(setting []byte) (Classes, error) {
 		}
 		ps = append(ps, parsed{i, entry.Name, keys, regex, truthy(entry.Rule["ignore_case"])})
 	}
-	cs := make(Classes, 0, len(ps))
-	for _, p := range ps {
+	cs := make(Classes, len(ps))
+	for k, p := range ps {
 		r, err := NewRule(p.regex, p.ignoreCase, p.keys)
 		if err != nil {
-			bad.BadRegex = append(bad.BadRegex, p.index)
+			return nil, fmt.Errorf("%w: entry %d: %w", ErrClassesSetting, p.index, err)
 		}
-		cs = append(cs, Class{Name: p.name, Rule: r})
-	}
-	if bad.Skipped != nil || bad.BadRegex != nil {
-		return cs, &bad
+		cs[k] = Class{Name: p.name, Rule: r}
 	}
 	return cs, nil
 }
