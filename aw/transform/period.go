@@ -107,49 +107,27 @@ func FilterPeriodIntersect(evs, filters []Event) []Event {
 // b) for union[k], or -1 when union[k] joins several, for a caller that
 // mirrors aw-core. Neither list is changed.
 func PeriodUnion(a, b []Event) (union []Event, kept []int) {
-	order := make([]int, len(a)+len(b))
+	all := append(slices.Clone(a), b...)
+	order := make([]int, len(all))
 	for i := range order {
 		order[i] = i
 	}
-	get := func(i int) Event {
-		if i < len(a) {
-			return a[i]
-		}
-		return b[i-len(a)]
-	}
-	slices.SortStableFunc(order, func(x, y int) int { return cmp.Compare(get(x).Start, get(y).Start) })
-	type run struct {
-		first      int // the input that opened it
-		start, end int64
-		merged     bool
-	}
-	var runs []run
+	slices.SortStableFunc(order, func(x, y int) int { return cmp.Compare(all[x].Start, all[y].Start) })
 	for _, i := range order {
-		e := get(i)
-		if n := len(runs); n > 0 {
-			last := &runs[n-1]
-			if !(e.End() < last.start || last.end < e.Start) { // no gap between them: join
-				last.start, last.end = min(e.Start, last.start), max(e.End(), last.end)
-				last.merged = true
-				continue
-			}
-		}
-		runs = append(runs, run{first: i, start: e.Start, end: e.End()})
-	}
-	if len(runs) == 0 {
-		return nil, nil
-	}
-	union, kept = make([]Event, len(runs)), make([]int, len(runs))
-	for k, r := range runs {
-		e := get(r.first)
-		kept[k] = -1
-		if r.merged {
-			e.Start, e.Duration = truncMS(r.start), r.end-r.start
-		} else {
-			kept[k] = r.first
+		e := all[i]
+		if n := len(union); n > 0 && e.End() >= union[n-1].Start && union[n-1].End() >= e.Start { // no gap: join
+			u := &union[n-1]
+			start, end := min(e.Start, u.Start), max(e.End(), u.End())
+			u.Start, u.Duration, kept[n-1] = start, end-start, -1
+			continue
 		}
 		e.Data = Fields{}
-		union[k] = e
+		union, kept = append(union, e), append(kept, i)
+	}
+	for k := range union {
+		if kept[k] < 0 {
+			union[k].Start = truncMS(union[k].Start) // Duration stays end - start
+		}
 	}
 	return union, kept
 }
