@@ -117,7 +117,16 @@ func New(opts Options) (*Client, error) {
 	}
 	transport := opts.Transport
 	if transport == nil {
-		transport = newTransport()
+		transport = &http.Transport{
+			Proxy:                  nil,
+			DialContext:            (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			ForceAttemptHTTP2:      true,
+			MaxIdleConns:           8,
+			MaxIdleConnsPerHost:    8,
+			IdleConnTimeout:        90 * time.Second,
+			TLSHandshakeTimeout:    5 * time.Second,
+			MaxResponseHeaderBytes: 64 << 10,
+		}
 	}
 	c.http = &http.Client{
 		Transport:     transport,
@@ -142,22 +151,6 @@ func (c *Client) BaseURL() string { return c.base }
 
 // CloseIdleConnections closes the client's idle keep-alive connections.
 func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
-
-func newTransport() *http.Transport {
-	return &http.Transport{
-		Proxy: nil,
-		DialContext: (&net.Dialer{
-			Timeout:   5 * time.Second, // the attempt timeout cuts it shorter
-			KeepAlive: 30 * time.Second,
-		}).DialContext,
-		ForceAttemptHTTP2:      true,
-		MaxIdleConns:           8,
-		MaxIdleConnsPerHost:    8,
-		IdleConnTimeout:        90 * time.Second,
-		TLSHandshakeTimeout:    5 * time.Second,
-		MaxResponseHeaderBytes: 64 << 10,
-	}
-}
 
 func parseBaseURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
@@ -495,18 +488,16 @@ func (q EventQuery) encode() (string, error) {
 		return "", errors.New("end is before start")
 	}
 	var parts []string
-	for _, p := range []struct {
-		name string
-		t    time.Time
-	}{{"start", q.Start}, {"end", q.End}} {
-		if p.t.IsZero() {
+	for i, t := range []time.Time{q.Start, q.End} {
+		if t.IsZero() {
 			continue
 		}
-		s, err := formatTimestamp(p.t)
+		name := [...]string{"start", "end"}[i]
+		s, err := formatTimestamp(t)
 		if err != nil {
-			return "", fmt.Errorf("%s %w", p.name, err)
+			return "", fmt.Errorf("%s %w", name, err)
 		}
-		parts = append(parts, p.name+"="+url.QueryEscape(s))
+		parts = append(parts, name+"="+url.QueryEscape(s))
 	}
 	if q.Limit > 0 {
 		parts = append(parts, "limit="+strconv.Itoa(q.Limit))
