@@ -88,9 +88,14 @@ type person struct {
 // liveNoBreak: no break this long after live segments begin.
 const liveNoBreak = 120 * usPerSecond
 
-func (s *Server) newPerson() *person {
+// personLocked returns the generator's state, made on first use. Caller
+// holds s.mu.
+func (s *Server) personLocked() *person {
+	if s.person != nil {
+		return s.person
+	}
 	h := s.opts.Hostname
-	return &person{
+	s.person = &person{
 		rng:      rand.New(rand.NewPCG(uint64(s.opts.Seed), 0xa0c71e5)),
 		win:      "aw-watcher-window_" + h,
 		afkB:     "aw-watcher-afk_" + h,
@@ -98,6 +103,7 @@ func (s *Server) newPerson() *person {
 		tab:      tabs[0],
 		tabCount: 7,
 	}
+	return s.person
 }
 
 // ensureBuckets creates the watchers' buckets as the watchers do at start
@@ -279,10 +285,7 @@ func (s *Server) beat(id string, ts, dur int64, data json.RawMessage, pulsetime 
 func (s *Server) Seed(at time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.person == nil {
-		s.person = s.newPerson()
-	}
-	p := s.person
+	p := s.personLocked()
 	end := at.UnixMicro()
 	t := end - 3600*usPerSecond
 	if p.started {
@@ -337,8 +340,5 @@ func (s *Server) step(step time.Duration) {
 	now := s.opts.Now().UnixMicro()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.person == nil {
-		s.person = s.newPerson()
-	}
-	s.stepLocked(s.person, now, step)
+	s.stepLocked(s.personLocked(), now, step)
 }
