@@ -19,7 +19,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/hashicorp/go-retryablehttp"
-	"github.com/tidwall/gjson"
 
 	"github.com/awbridge/awbridge/internal/jsonw"
 	"github.com/awbridge/awbridge/internal/text"
@@ -129,21 +128,17 @@ func (c *Client) Probe(ctx context.Context) (json.RawMessage, error) {
 // any invalid UTF-8 replaced by U+FFFD.
 func Decode(body []byte) (json.RawMessage, error) {
 	trimmed := bytes.TrimSpace(body)
-	// gjson validates nesting by recursion without a limit: a body of
-	// [[[[... would overflow the stack. Bound the depth first.
+	// Bound the depth first: whoever reads the object may recurse.
 	if !jsonw.DepthWithin(trimmed, maxDepth) {
 		return nil, &Error{Msg: fmt.Sprintf("answer nests deeper than %d levels", maxDepth)}
 	}
-	if !gjson.ValidBytes(trimmed) {
-		return nil, &Error{Msg: "answer is not valid JSON"}
-	}
-	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return nil, &Error{Msg: "answer is not a JSON object"}
-	}
 	var out bytes.Buffer
 	out.Grow(len(trimmed))
-	if err := json.Compact(&out, trimmed); err != nil {
-		return nil, &Error{Msg: "answer is not valid JSON", Err: err}
+	if json.Compact(&out, trimmed) != nil {
+		return nil, &Error{Msg: "answer is not valid JSON"}
+	}
+	if trimmed[0] != '{' {
+		return nil, &Error{Msg: "answer is not a JSON object"}
 	}
 	if !utf8.Valid(out.Bytes()) {
 		// Invalid bytes can only be inside strings here: U+FFFD keeps the
