@@ -176,22 +176,16 @@ func CanonicalContext(ctx context.Context, in Input, opt Options) (Result, error
 // one match per distinct value (a week holds a dozen apps, thousands of
 // times each).
 func regexOn(key string, re *regexp.Regexp) func(Fields) bool {
-	byData := make(map[*Field]bool)
 	byValue := make(map[string]bool)
 	return func(f Fields) bool {
-		if len(f.kv) > 0 {
-			if m, ok := byData[&f.kv[0]]; ok {
-				return m
-			}
-		}
 		s, ok := f.Str(key)
+		if !ok {
+			return false
+		}
 		m, known := byValue[s]
-		if ok && !known {
+		if !known {
 			m = re.MatchString(s)
 			byValue[s] = m
-		}
-		if len(f.kv) > 0 {
-			byData[&f.kv[0]] = m
 		}
 		return m
 	}
