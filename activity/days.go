@@ -21,7 +21,7 @@ import (
 
 // ev is an event as the computation holds it: times in microseconds since
 // the epoch, data decoded.
-type ev = transform.Event[transform.Fields]
+type ev = transform.Event
 
 // us is t in microseconds since the epoch.
 func us(t time.Time) int64 { return t.UnixMicro() }

@@ -55,12 +55,12 @@ type queryResult struct {
 func runQuery(t *testing.T, env *simEnv, p Period) queryResult {
 	t.Helper()
 	var d transform.Decoder
-	read := func(id string) []transform.Event[transform.Fields] {
+	read := func(id string) []transform.Event {
 		evs, err := env.client.Events(t.Context(), id, aw.EventQuery{Start: p.Start, End: p.End})
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := make([]transform.Event[transform.Fields], len(evs))
+		out := make([]transform.Event, len(evs))
 		for i, e := range evs {
 			out[i] = d.Event(e)
 		}

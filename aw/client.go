@@ -1,6 +1,7 @@
 package aw
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -30,50 +31,39 @@ const (
 )
 
 const (
-	// maxRedirects is how many same-origin redirects a request follows.
-	maxRedirects = 3
-	// maxErrorBodyBytes bounds how much of a non-2xx body is read for its
-	// message.
-	maxErrorBodyBytes = 64 << 10
-	// maxBucketIDLen bounds a bucket id the client puts in a path.
-	maxBucketIDLen = 512
+	maxRedirects      = 3        // same-origin redirects a request follows
+	maxErrorBodyBytes = 64 << 10 // read of a non-2xx body, for its message
+	maxBucketIDLen    = 512      // a bucket id the client puts in a path
 )
 
 // Options configures a Client. The zero value of every field means its
 // default.
 type Options struct {
-	// BaseURL is the server, e.g. http://127.0.0.1:5600 (the default). It
-	// must be http or https with a host, and have no user info, query or
-	// fragment; a path prefix (reverse proxy) is allowed.
+	// BaseURL is the server (http or https, a host, maybe a path prefix;
+	// no user info, query or fragment).
 	BaseURL string
 	// HostHeader overrides the Host header. By default it is the URL's host
-	// when that is an IP address or "localhost" (an IPv6 loopback address is
-	// sent as localhost:<port>), and "127.0.0.1[:<port>]" for 0.0.0.0 and any
-	// other name (a container name, say), because aw-server answers 400 to
-	// any Host but localhost, 127.0.0.1 or its --host value.
+	// when that is an IP address or "localhost" (IPv6 loopback is sent as
+	// localhost:<port>), else "127.0.0.1[:<port>]": aw-server answers 400
+	// to any Host but localhost, 127.0.0.1 or its --host value.
 	HostHeader string
 	// APIKey, when set, is sent as "Authorization: Bearer <key>"
-	// (aw-server-rust with [auth] api_key). It is never logged nor put in an
-	// error.
+	// (aw-server-rust's [auth] api_key); never logged nor put in an error.
 	APIKey string
-	// AttemptTimeout bounds each HTTP attempt, body included (default 1s).
-	// The caller's ctx deadline bounds the whole call, retries included.
+	// AttemptTimeout bounds each HTTP attempt, body included; the caller's
+	// ctx bounds the whole call, retries included.
 	AttemptTimeout time.Duration
 	// RetryMax is how many times a connection error or a 5xx is retried
-	// (default 2; negative: never). 4xx answers are never retried.
-	RetryMax int
-	// BackoffMin and BackoffMax bound the jittered wait between attempts
-	// (default 50ms and 250ms).
+	// (negative: never); a 4xx never is. BackoffMin and BackoffMax bound
+	// the jittered wait between attempts.
+	RetryMax               int
 	BackoffMin, BackoffMax time.Duration
-	// MaxBodyBytes bounds every response body (default 8 MiB). A bigger one
-	// is a TooLarge error and is never read past the limit.
+	// MaxBodyBytes bounds every response body; a bigger one is a TooLarge
+	// error, never read past the limit.
 	MaxBodyBytes int64
-	// Transport replaces the HTTP transport (tests). By default the client
-	// uses its own pooled transport that ignores proxy environment variables:
-	// ActivityWatch is local, and a proxy would see the person's activity and
-	// the API key.
+	// Transport replaces the HTTP transport (tests). The default one
+	// ignores proxy settings: a proxy would see the person's activity.
 	Transport http.RoundTripper
-	// UserAgent is sent as User-Agent (default "awbridge").
 	UserAgent string
 }
 
@@ -82,7 +72,7 @@ type Options struct {
 type Client struct {
 	base       string // scheme://host[/prefix], no trailing slash
 	origin     string // scheme://host of base, for redirects
-	hostHeader string // Host header to send; "" = the URL's host
+	hostHeader string // Host header to send
 	auth       string // "Bearer <key>" or ""
 	userAgent  string
 	maxBody    int64
@@ -93,81 +83,54 @@ type Client struct {
 // New validates opts and builds a Client. Its errors never contain the API
 // key.
 func New(opts Options) (*Client, error) {
-	raw := opts.BaseURL
-	if raw == "" {
-		raw = DefaultBaseURL
-	}
-	u, err := parseBaseURL(raw)
+	u, err := parseBaseURL(cmp.Or(opts.BaseURL, DefaultBaseURL))
 	if err != nil {
 		return nil, err
 	}
+	switch {
+	case opts.MaxBodyBytes < 0 || opts.AttemptTimeout < 0 || opts.BackoffMin < 0 || opts.BackoffMax < 0:
+		return nil, errors.New("aw: negative max body bytes, attempt timeout or backoff")
+	case !headerSafe(opts.APIKey):
+		return nil, errors.New("aw: api key contains control characters or non-ASCII bytes")
+	case !headerSafe(opts.UserAgent):
+		return nil, errors.New("aw: user agent contains control characters or non-ASCII bytes")
+	}
+	bmin, bmax := cmp.Or(opts.BackoffMin, DefaultBackoffMin), cmp.Or(opts.BackoffMax, DefaultBackoffMax)
+	if bmax < bmin {
+		return nil, errors.New("aw: backoff max is below backoff min")
+	}
 	c := &Client{
-		base:      u.Scheme + "://" + u.Host + strings.TrimRight(u.EscapedPath(), "/"),
-		origin:    u.Scheme + "://" + u.Host,
-		userAgent: DefaultUserAgent,
-		maxBody:   DefaultMaxBodyBytes,
+		base:       u.Scheme + "://" + u.Host + strings.TrimRight(u.EscapedPath(), "/"),
+		origin:     u.Scheme + "://" + u.Host,
+		hostHeader: defaultHostHeader(u),
+		userAgent:  cmp.Or(opts.UserAgent, DefaultUserAgent),
+		maxBody:    cmp.Or(opts.MaxBodyBytes, DefaultMaxBodyBytes),
 	}
 	if opts.HostHeader != "" {
 		if err := validateHostHeader(opts.HostHeader); err != nil {
 			return nil, err
 		}
 		c.hostHeader = opts.HostHeader
-	} else {
-		c.hostHeader = defaultHostHeader(u)
 	}
 	if opts.APIKey != "" {
-		if !headerSafe(opts.APIKey) {
-			return nil, errors.New("aw: api key contains control characters or non-ASCII bytes")
-		}
 		c.auth = "Bearer " + opts.APIKey
 	}
-	if opts.UserAgent != "" {
-		if !headerSafe(opts.UserAgent) {
-			return nil, errors.New("aw: user agent contains control characters or non-ASCII bytes")
-		}
-		c.userAgent = opts.UserAgent
-	}
-	switch {
-	case opts.MaxBodyBytes < 0:
-		return nil, errors.New("aw: negative max body bytes")
-	case opts.MaxBodyBytes > 0:
-		c.maxBody = opts.MaxBodyBytes
-	}
-	attempt := DefaultAttemptTimeout
-	switch {
-	case opts.AttemptTimeout < 0:
-		return nil, errors.New("aw: negative attempt timeout")
-	case opts.AttemptTimeout > 0:
-		attempt = opts.AttemptTimeout
-	}
-	retryMax := DefaultRetryMax
-	switch {
-	case opts.RetryMax < 0:
-		retryMax = 0
-	case opts.RetryMax > 0:
-		retryMax = opts.RetryMax
-	}
-	bmin, bmax := DefaultBackoffMin, DefaultBackoffMax
-	if opts.BackoffMin < 0 || opts.BackoffMax < 0 {
-		return nil, errors.New("aw: negative backoff")
-	}
-	if opts.BackoffMin > 0 {
-		bmin = opts.BackoffMin
-	}
-	if opts.BackoffMax > 0 {
-		bmax = opts.BackoffMax
-	}
-	if bmax < bmin {
-		return nil, errors.New("aw: backoff max is below backoff min")
-	}
-
 	transport := opts.Transport
 	if transport == nil {
-		transport = newTransport()
+		transport = &http.Transport{
+			Proxy:                  nil,
+			DialContext:            (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			ForceAttemptHTTP2:      true,
+			MaxIdleConns:           8,
+			MaxIdleConnsPerHost:    8,
+			IdleConnTimeout:        90 * time.Second,
+			TLSHandshakeTimeout:    5 * time.Second,
+			MaxResponseHeaderBytes: 64 << 10,
+		}
 	}
 	c.http = &http.Client{
 		Transport:     transport,
-		Timeout:       attempt,
+		Timeout:       cmp.Or(opts.AttemptTimeout, DefaultAttemptTimeout),
 		CheckRedirect: c.checkRedirect,
 	}
 	c.rc = &retryablehttp.Client{
@@ -175,7 +138,7 @@ func New(opts Options) (*Client, error) {
 		Logger:       nil, // its default logger writes to stderr
 		RetryWaitMin: bmin,
 		RetryWaitMax: bmax,
-		RetryMax:     retryMax,
+		RetryMax:     max(cmp.Or(opts.RetryMax, DefaultRetryMax), 0), // negative: never
 		CheckRetry:   checkRetry,
 		Backoff:      jitterBackoff,
 		ErrorHandler: keepLastResponse,
@@ -186,32 +149,8 @@ func New(opts Options) (*Client, error) {
 // BaseURL returns the normalized base URL (no trailing slash).
 func (c *Client) BaseURL() string { return c.base }
 
-// HostHeader returns the Host header the client sends.
-func (c *Client) HostHeader() string {
-	if c.hostHeader != "" {
-		return c.hostHeader
-	}
-	return strings.TrimPrefix(strings.TrimPrefix(c.origin, "http://"), "https://")
-}
-
 // CloseIdleConnections closes the client's idle keep-alive connections.
 func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
-
-func newTransport() *http.Transport {
-	return &http.Transport{
-		Proxy: nil,
-		DialContext: (&net.Dialer{
-			Timeout:   5 * time.Second, // the attempt timeout cuts it shorter
-			KeepAlive: 30 * time.Second,
-		}).DialContext,
-		ForceAttemptHTTP2:      true,
-		MaxIdleConns:           8,
-		MaxIdleConnsPerHost:    8,
-		IdleConnTimeout:        90 * time.Second,
-		TLSHandshakeTimeout:    5 * time.Second,
-		MaxResponseHeaderBytes: 64 << 10,
-	}
-}
 
 func parseBaseURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
@@ -239,11 +178,11 @@ func parseBaseURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
-// defaultHostHeader is the Host to send for base URL u ("" = u.Host as is).
+// defaultHostHeader is the Host to send for base URL u.
 func defaultHostHeader(u *url.URL) string {
 	h := u.Hostname()
 	if h == "localhost" {
-		return ""
+		return u.Host
 	}
 	withPort := func(name string) string {
 		if p := u.Port(); p != "" {
@@ -262,7 +201,7 @@ func defaultHostHeader(u *url.URL) string {
 			// IPv6 literal never passes its check.
 			return withPort("localhost")
 		}
-		return ""
+		return u.Host
 	}
 	return withPort("127.0.0.1")
 }
@@ -280,12 +219,7 @@ func validateHostHeader(h string) error {
 
 // headerSafe reports whether s is printable ASCII (spaces allowed inside).
 func headerSafe(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 || s[i] >= 0x7f {
-			return false
-		}
-	}
-	return true
+	return !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r >= 0x7f })
 }
 
 // checkRedirect follows at most maxRedirects redirects within the base URL's
@@ -352,9 +286,7 @@ func (c *Client) get(ctx context.Context, op, path, query string) ([]byte, error
 	if c.auth != "" {
 		req.Header.Set("Authorization", c.auth)
 	}
-	if c.hostHeader != "" {
-		req.Host = c.hostHeader
-	}
+	req.Host = c.hostHeader
 	resp, err := c.rc.Do(req)
 	if err != nil {
 		return nil, transportError(op, ctx, err)
@@ -367,7 +299,7 @@ func (c *Client) get(ctx context.Context, op, path, query string) ([]byte, error
 	if resp.ContentLength > c.maxBody {
 		return nil, c.tooLarge(op, resp.StatusCode)
 	}
-	body, err := readLimited(resp.Body, c.maxBody, resp.ContentLength)
+	body, err := io.ReadAll(io.LimitReader(resp.Body, c.maxBody+1))
 	if err != nil {
 		e := transportError(op, ctx, err)
 		e.Status = resp.StatusCode
@@ -379,36 +311,6 @@ func (c *Client) get(ctx context.Context, op, path, query string) ([]byte, error
 	return body, nil
 }
 
-// readLimited reads r up to max+1 bytes (so a longer body shows as
-// len > max). It allocates for a declared length up front and otherwise
-// doubles its buffer, so reading n bytes allocates at most ~2n.
-func readLimited(r io.Reader, max, declared int64) ([]byte, error) {
-	size := int64(4 << 10)
-	if declared >= 0 {
-		size = declared + 1 // +1 to see EOF without growing
-	}
-	size = min(size, max+1)
-	buf := make([]byte, 0, size)
-	for {
-		if len(buf) == cap(buf) {
-			if int64(len(buf)) > max {
-				return buf, nil
-			}
-			grown := make([]byte, len(buf), min(2*int64(cap(buf))+512, max+1))
-			copy(grown, buf)
-			buf = grown
-		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return buf, err
-		}
-	}
-}
-
 func (c *Client) tooLarge(op string, status int) *Error {
 	return &Error{Op: op, Kind: TooLarge, Status: status,
 		Message: fmt.Sprintf("body exceeds %d bytes", c.maxBody)}
@@ -418,7 +320,15 @@ func (c *Client) tooLarge(op string, status int) *Error {
 func (c *Client) statusError(op string, resp *http.Response) *Error {
 	e := &Error{Op: op, Kind: HTTPStatus, Status: resp.StatusCode}
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
-		e.Message = c.redirectMessage(resp)
+		// A redirect not followed, explained without echoing its Location.
+		switch loc, err := resp.Location(); {
+		case err != nil:
+			e.Message = "redirect without a valid Location"
+		case loc.Scheme+"://"+loc.Host == c.origin:
+			e.Message = fmt.Sprintf("redirect loop: stopped after %d redirects", maxRedirects)
+		default:
+			e.Message = "redirect away from the base URL not followed; check the base URL and Host header"
+		}
 		return e
 	}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodyBytes))
@@ -437,7 +347,7 @@ func (c *Client) statusError(op string, resp *http.Response) *Error {
 			e.Err = ErrHostRejected
 			e.Message = fmt.Sprintf("aw-server accepts only the Host localhost, 127.0.0.1 or its --host value "+
 				"(sent %q); set activitywatch.host_header (AWBRIDGE_AW_HOST_HEADER), e.g. to 127.0.0.1:5600",
-				c.HostHeader())
+				c.hostHeader)
 			return e
 		}
 	case http.StatusUnauthorized, http.StatusForbidden:
@@ -451,19 +361,6 @@ func (c *Client) statusError(op string, resp *http.Response) *Error {
 	}
 	e.Message = msg
 	return e
-}
-
-// redirectMessage explains a redirect that was not followed, without echoing
-// its Location.
-func (c *Client) redirectMessage(resp *http.Response) string {
-	loc, err := resp.Location()
-	if err != nil {
-		return "redirect without a valid Location"
-	}
-	if loc.Scheme+"://"+loc.Host == c.origin {
-		return fmt.Sprintf("redirect loop: stopped after %d redirects", maxRedirects)
-	}
-	return "redirect away from the base URL not followed; check the base URL and Host header"
 }
 
 // transportError classifies an error that left no response.
@@ -499,53 +396,30 @@ func ctxError(op string, ctx context.Context) *Error {
 	}
 }
 
-func malformed(op string, err error) *Error {
-	return &Error{Op: op, Kind: Malformed, Err: err}
+// read GETs base+path?query for op and decodes its body; a body that does
+// not decode is a Malformed error.
+func read[T any](ctx context.Context, c *Client, op, path, query string, decode func([]byte) (T, error)) (T, error) {
+	var zero T
+	body, err := c.get(ctx, op, path, query)
+	if err != nil {
+		return zero, err
+	}
+	v, err := decode(body)
+	if err != nil {
+		return zero, &Error{Op: op, Kind: Malformed, Err: err}
+	}
+	return v, nil
 }
 
 // Info returns GET /api/0/info.
 func (c *Client) Info(ctx context.Context) (Info, error) {
-	body, err := c.get(ctx, "info", "/api/0/info", "")
-	if err != nil {
-		return Info{}, err
-	}
-	info, err := decodeInfo(body)
-	if err != nil {
-		return Info{}, malformed("info", err)
-	}
-	return info, nil
+	return read(ctx, c, "info", "/api/0/info", "", decodeInfo)
 }
 
 // Buckets returns GET /api/0/buckets/ (with the trailing slash the server
 // requires), keyed by bucket id.
 func (c *Client) Buckets(ctx context.Context) (map[string]Bucket, error) {
-	body, err := c.get(ctx, "buckets", "/api/0/buckets/", "")
-	if err != nil {
-		return nil, err
-	}
-	b, err := decodeBuckets(body)
-	if err != nil {
-		return nil, malformed("buckets", err)
-	}
-	return b, nil
-}
-
-// Bucket returns one bucket's metadata, GET /api/0/buckets/<id> (its
-// LastUpdated is zero: the server does not send it there). An unknown bucket
-// is a NotFound error.
-func (c *Client) Bucket(ctx context.Context, bucketID string) (Bucket, error) {
-	if err := validateBucketID(bucketID); err != nil {
-		return Bucket{}, &Error{Op: "bucket", Kind: InvalidArgument, Err: err}
-	}
-	body, err := c.get(ctx, "bucket", "/api/0/buckets/"+url.PathEscape(bucketID), "")
-	if err != nil {
-		return Bucket{}, err
-	}
-	b, err := decodeBucketBody(body)
-	if err != nil {
-		return Bucket{}, malformed("bucket", err)
-	}
-	return b, nil
+	return read(ctx, c, "buckets", "/api/0/buckets/", "", decodeBuckets)
 }
 
 // EventQuery selects events.
@@ -569,22 +443,11 @@ type EventQuery struct {
 // Events returns GET /api/0/buckets/<id>/events (no trailing slash), newest
 // first. An unknown bucket is a NotFound error.
 func (c *Client) Events(ctx context.Context, bucketID string, q EventQuery) ([]Event, error) {
-	if err := validateBucketID(bucketID); err != nil {
-		return nil, &Error{Op: "events", Kind: InvalidArgument, Err: err}
-	}
-	query, err := q.encode()
-	if err != nil {
-		return nil, &Error{Op: "events", Kind: InvalidArgument, Err: err}
-	}
-	body, err := c.get(ctx, "events", "/api/0/buckets/"+url.PathEscape(bucketID)+"/events", query)
+	path, query, err := eventsPath("events", bucketID, "/events", q)
 	if err != nil {
 		return nil, err
 	}
-	events, err := decodeEventList(body, q.SkipMalformed)
-	if err != nil {
-		return nil, malformed("events", err)
-	}
-	return events, nil
+	return read(ctx, c, "events", path, query, func(b []byte) ([]Event, error) { return decodeEventList(b, q.SkipMalformed) })
 }
 
 // EventCount returns GET /api/0/buckets/<id>/events/count?start&end (zero
@@ -593,22 +456,29 @@ func (c *Client) Events(ctx context.Context, bucketID string, q EventQuery) ([]E
 // [start, end], both ends included; aw-server-rust ignores start and end
 // and counts the whole bucket. An unknown bucket is a NotFound error.
 func (c *Client) EventCount(ctx context.Context, bucketID string, start, end time.Time) (int64, error) {
-	if err := validateBucketID(bucketID); err != nil {
-		return 0, &Error{Op: "event count", Kind: InvalidArgument, Err: err}
-	}
-	query, err := EventQuery{Start: start, End: end}.encode()
-	if err != nil {
-		return 0, &Error{Op: "event count", Kind: InvalidArgument, Err: err}
-	}
-	body, err := c.get(ctx, "event count", "/api/0/buckets/"+url.PathEscape(bucketID)+"/events/count", query)
+	path, query, err := eventsPath("event count", bucketID, "/events/count", EventQuery{Start: start, End: end})
 	if err != nil {
 		return 0, err
 	}
-	n, err := strconv.ParseInt(strings.TrimSpace(string(body)), 10, 64)
-	if err != nil || n < 0 {
-		return 0, malformed("event count", fmt.Errorf("not a count: %.40q", body))
+	return read(ctx, c, "event count", path, query, func(b []byte) (int64, error) {
+		n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("not a count: %.40q", b)
+		}
+		return n, nil
+	})
+}
+
+// eventsPath checks a request for a bucket's events and returns its path
+// (base + "/api/0/buckets/<id>" + suffix) and query.
+func eventsPath(op, bucketID, suffix string, q EventQuery) (path, query string, err error) {
+	if err = validateBucketID(bucketID); err == nil {
+		query, err = q.encode()
 	}
-	return n, nil
+	if err != nil {
+		return "", "", &Error{Op: op, Kind: InvalidArgument, Err: err}
+	}
+	return "/api/0/buckets/" + url.PathEscape(bucketID) + suffix, query, nil
 }
 
 // encode returns the query string in the order aw-client uses: start, end,
@@ -618,18 +488,16 @@ func (q EventQuery) encode() (string, error) {
 		return "", errors.New("end is before start")
 	}
 	var parts []string
-	for _, p := range []struct {
-		name string
-		t    time.Time
-	}{{"start", q.Start}, {"end", q.End}} {
-		if p.t.IsZero() {
+	for i, t := range []time.Time{q.Start, q.End} {
+		if t.IsZero() {
 			continue
 		}
-		s, err := formatTimestamp(p.t)
+		name := [...]string{"start", "end"}[i]
+		s, err := formatTimestamp(t)
 		if err != nil {
-			return "", fmt.Errorf("%s %w", p.name, err)
+			return "", fmt.Errorf("%s %w", name, err)
 		}
-		parts = append(parts, p.name+"="+url.QueryEscape(s))
+		parts = append(parts, name+"="+url.QueryEscape(s))
 	}
 	if q.Limit > 0 {
 		parts = append(parts, "limit="+strconv.Itoa(q.Limit))
@@ -663,11 +531,8 @@ func validateBucketID(id string) error {
 		return errors.New("bucket id is a dot segment")
 	case strings.ContainsRune(id, '/'):
 		return errors.New("bucket id contains '/'")
-	}
-	for _, r := range id {
-		if r < 0x20 || r == 0x7f {
-			return errors.New("bucket id contains control characters")
-		}
+	case strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+		return errors.New("bucket id contains control characters")
 	}
 	return nil
 }

@@ -117,43 +117,6 @@ func TestBucketsFixture(t *testing.T) {
 	}
 }
 
-func TestBucketFixtures(t *testing.T) {
-	fs := newFixtureServer(t,
-		loadFixture(t, "bucket_afk"), loadFixture(t, "bucket_window"), loadFixture(t, "bucket_web"),
-		loadFixture(t, "bucket_unknown_404"), loadFixture(t, "bucket_trailing_slash_404"))
-	c := fixtureClient(t, fs, Options{})
-	ctx := testCtx(t)
-	for id, typ := range map[string]string{
-		"aw-watcher-afk_testhost":        TypeAFK,
-		"aw-watcher-window_testhost":     TypeWindow,
-		"aw-watcher-web-chrome_testhost": TypeWeb,
-	} {
-		b, err := c.Bucket(ctx, id)
-		if err != nil {
-			t.Fatalf("Bucket(%s): %v", id, err)
-		}
-		if b.ID != id || b.Type != typ || b.Hostname != "testhost" || b.Name != nil {
-			t.Errorf("Bucket(%s) = %+v", id, b)
-		}
-		if b.Created.IsZero() || b.Created.Nanosecond() == 0 {
-			t.Errorf("Bucket(%s).Created = %v, want microseconds kept", id, b.Created)
-		}
-		if !b.LastUpdated.IsZero() {
-			t.Errorf("Bucket(%s).LastUpdated = %v, want zero (per-bucket metadata has none)", id, b.LastUpdated)
-		}
-	}
-	_, err := c.Bucket(ctx, "aw-watcher-window_nosuchhost")
-	e := asError(t, err)
-	if e.Kind != NotFound || e.Status != 404 || !strings.Contains(e.Message, "no bucket named") {
-		t.Errorf("unknown bucket: %+v", e)
-	}
-	for _, r := range fs.requests() {
-		if strings.HasSuffix(r.RequestURI, "/") {
-			t.Errorf("per-bucket path with a trailing slash: %q", r.RequestURI)
-		}
-	}
-}
-
 // expectedEvent is the fixture's body decoded by encoding/json, an oracle
 // independent of the gjson decoder.
 type expectedEvent struct {
@@ -480,8 +443,8 @@ func TestDefaultHostHeader(t *testing.T) {
 		t.Run(tt.baseURL+"/"+tt.override, func(t *testing.T) {
 			fs := newFixtureServer(t, loadFixture(t, "info"))
 			c := fixtureClient(t, fs, Options{BaseURL: tt.baseURL, HostHeader: tt.override, Transport: dialTo(fs.Listener.Addr().String())})
-			if c.HostHeader() != tt.wantHost {
-				t.Errorf("HostHeader() = %q, want %q", c.HostHeader(), tt.wantHost)
+			if c.hostHeader != tt.wantHost {
+				t.Errorf("HostHeader() = %q, want %q", c.hostHeader, tt.wantHost)
 			}
 			_, err := c.Info(testCtx(t))
 			if (err == nil) != tt.wantOK {
@@ -614,10 +577,6 @@ func TestBucketIDValidation(t *testing.T) {
 		_, err := c.Events(testCtx(t), id, EventQuery{})
 		if KindOf(err) != InvalidArgument {
 			t.Errorf("Events(%q) err = %v, want InvalidArgument", id, err)
-		}
-		_, err = c.Bucket(testCtx(t), id)
-		if KindOf(err) != InvalidArgument {
-			t.Errorf("Bucket(%q) err = %v, want InvalidArgument", id, err)
 		}
 	}
 	_, err = c.Events(testCtx(t), "ok", EventQuery{Start: captureT, End: captureT.Add(-time.Second)})

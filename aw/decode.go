@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/awbridge/awbridge/internal/jsonw"
@@ -18,67 +19,42 @@ import (
 // never values: event data (titles, URLs) must not reach logs.
 const (
 	// maxJSONDepth bounds nesting before gjson sees a body: gjson validates
-	// recursively and a deep enough body ("[[[[…") overflows the goroutine
-	// stack, which is a fatal error, not a panic.
-	maxJSONDepth = 64
-	// maxTimestampLen bounds a timestamp string before parsing it.
-	maxTimestampLen = 64
-	// maxDurationSeconds bounds an event's duration (~31 years) so End never
-	// overflows time.Duration.
-	maxDurationSeconds = 1e9
+	// recursively, and a deep enough body overflows the goroutine stack (a
+	// fatal error, not a panic).
+	maxJSONDepth       = 64
+	maxTimestampLen    = 64
+	maxDurationSeconds = 1e9 // ~31 years: End never overflows time.Duration
 )
-
-// errMalformed builds a decoding error; callers wrap it in *Error{Kind:
-// Malformed}.
-func errMalformed(format string, args ...any) error {
-	return fmt.Errorf(format, args...)
-}
 
 // checkJSON rejects a body that is empty, looks like HTML, nests deeper than
 // maxJSONDepth or is not valid JSON; it is the only gate in front of gjson.
 func checkJSON(body []byte) error {
-	first := firstNonSpace(body)
-	switch {
-	case first < 0:
-		return errMalformed("empty body")
-	case body[first] == '<':
-		return errMalformed("body is HTML, not JSON (is the base URL an ActivityWatch server?)")
+	switch t := jsonw.TrimSpace(body); {
+	case len(t) == 0:
+		return errors.New("empty body")
+	case t[0] == '<':
+		return errors.New("body is HTML, not JSON (is the base URL an ActivityWatch server?)")
 	}
 	if !jsonw.DepthWithin(body, maxJSONDepth) {
-		return errMalformed("JSON nests deeper than %d levels", maxJSONDepth)
+		return fmt.Errorf("JSON nests deeper than %d levels", maxJSONDepth)
 	}
 	if !gjson.ValidBytes(body) {
-		return errMalformed("body is not valid JSON")
+		return errors.New("body is not valid JSON")
 	}
 	return nil
 }
 
-func firstNonSpace(b []byte) int {
-	for i, c := range b {
-		switch c {
-		case ' ', '\t', '\n', '\r':
-		default:
-			return i
-		}
-	}
-	return -1
-}
-
+// typeName names r's JSON type for an error.
 func typeName(r gjson.Result) string {
-	switch r.Type {
-	case gjson.Null:
-		return "null"
-	case gjson.False, gjson.True:
-		return "boolean"
-	case gjson.Number:
-		return "number"
-	case gjson.String:
-		return "string"
-	}
-	if r.IsArray() {
+	switch {
+	case r.IsArray():
 		return "array"
+	case r.IsObject():
+		return "object"
+	case r.IsBool():
+		return "boolean"
 	}
-	return "object"
+	return strings.ToLower(r.Type.String()) // null, number, string
 }
 
 // parseTimestamp parses an RFC 3339 timestamp as aw-server writes it
@@ -101,7 +77,7 @@ func parseTimestamp(r gjson.Result) (time.Time, error) {
 	return t.UTC(), nil
 }
 
-// optTimestamp is parseTimestamp for a field that may be absent or null.
+// optTimestamp is parseTimestamp for a field that may be null.
 func optTimestamp(r gjson.Result) (time.Time, error) {
 	if !r.Exists() || r.Type == gjson.Null {
 		return time.Time{}, nil
@@ -118,11 +94,6 @@ func optString(r gjson.Result) (string, error) {
 		return "", nil
 	}
 	return "", fmt.Errorf("is a %s, not a string", typeName(r))
-}
-
-// rawObject copies an object's raw bytes (the copy never aliases the body).
-func rawObject(r gjson.Result) json.RawMessage {
-	return json.RawMessage([]byte(r.Raw))
 }
 
 // decodeEventList decodes a GET .../events body: a JSON array of events,
@@ -142,26 +113,21 @@ func decodeEventList(body []byte, skip bool) ([]Event, error) {
 	}
 	root := gjson.Parse(string(body))
 	if !root.IsArray() {
-		return nil, errMalformed("expected a JSON array of events, got %s", typeName(root))
+		return nil, fmt.Errorf("expected a JSON array of events, got %s", typeName(root))
 	}
 	events := []Event{}
 	var err error
-	i := 0
+	i := -1
 	root.ForEach(func(_, v gjson.Result) bool {
-		var ev Event
-		ev, err = decodeEvent(v)
-		if err != nil && skip {
-			err = nil
-			i++
-			return true
-		}
-		if err != nil {
-			err = fmt.Errorf("event %d: %w", i, err)
-			return false
-		}
-		events = append(events, ev)
 		i++
-		return true
+		ev, evErr := decodeEvent(v)
+		switch {
+		case evErr == nil:
+			events = append(events, ev)
+		case !skip:
+			err = fmt.Errorf("event %d: %w", i, evErr)
+		}
+		return err == nil
 	})
 	if err != nil {
 		return nil, err
@@ -243,7 +209,7 @@ func decodeEvent(v gjson.Result) (Event, error) {
 	case !data.IsObject():
 		return ev, fmt.Errorf("data is a %s, not an object", typeName(data))
 	}
-	ev.Data = rawObject(data)
+	ev.Data = json.RawMessage(data.Raw) // a copy: never aliases the body
 	switch id.Type {
 	case gjson.Null: // absent or null: a merged or synthetic event
 	case gjson.Number:
@@ -266,28 +232,20 @@ func decodeBuckets(body []byte) (map[string]Bucket, error) {
 	}
 	root := gjson.Parse(string(body))
 	if !root.IsObject() {
-		return nil, errMalformed("expected a JSON object of buckets, got %s", typeName(root))
+		return nil, fmt.Errorf("expected a JSON object of buckets, got %s", typeName(root))
 	}
 	buckets := map[string]Bucket{}
 	var err error
-	i := 0
 	root.ForEach(func(k, v gjson.Result) bool {
-		var b Bucket
-		b, err = decodeBucket(k.Str, v)
-		if err == nil && k.Str == "" {
-			err = errors.New("empty bucket id")
+		b, bErr := decodeBucket(k.Str, v)
+		if _, dup := buckets[k.Str]; bErr == nil && dup {
+			bErr = errors.New("duplicate bucket id")
 		}
-		if err == nil {
-			if _, dup := buckets[k.Str]; dup {
-				err = errors.New("duplicate bucket id")
-			}
-		}
-		if err != nil {
-			err = fmt.Errorf("bucket %d: %w", i, err)
+		if bErr != nil {
+			err = fmt.Errorf("bucket %d: %w", len(buckets), bErr)
 			return false
 		}
 		buckets[k.Str] = b
-		i++
 		return true
 	})
 	if err != nil {
@@ -296,21 +254,8 @@ func decodeBuckets(body []byte) (map[string]Bucket, error) {
 	return buckets, nil
 }
 
-// decodeBucketBody decodes a GET /api/0/buckets/<id> body: one bucket.
-func decodeBucketBody(body []byte) (Bucket, error) {
-	if err := checkJSON(body); err != nil {
-		return Bucket{}, err
-	}
-	root := gjson.Parse(string(body))
-	b, err := decodeBucket("", root)
-	if err == nil && b.ID == "" {
-		err = errors.New("missing id")
-	}
-	return b, err
-}
-
-// decodeBucket decodes one bucket object. key is its id in the list ("" for
-// per-bucket metadata); when both are present they must agree.
+// decodeBucket decodes one bucket object. key is its id in the list; an id
+// in the object must agree.
 func decodeBucket(key string, v gjson.Result) (Bucket, error) {
 	var b Bucket
 	if !v.IsObject() {
@@ -341,7 +286,7 @@ func decodeBucket(key string, v gjson.Result) (Bucket, error) {
 		case "data":
 			switch {
 			case f.IsObject():
-				b.Data = rawObject(f)
+				b.Data = json.RawMessage(f.Raw)
 			case f.Type != gjson.Null:
 				ferr = fmt.Errorf("is a %s, not an object", typeName(f))
 			}
@@ -356,14 +301,14 @@ func decodeBucket(key string, v gjson.Result) (Bucket, error) {
 		return b, err
 	}
 	switch {
-	case b.ID == "":
-		b.ID = key
-	case key != "" && b.ID != key:
+	case b.ID != "" && b.ID != key:
 		return b, errors.New("id differs from its key")
-	}
-	if b.Type == "" {
+	case b.Type == "":
 		return b, errors.New("missing type")
+	case key == "":
+		return b, errors.New("empty bucket id")
 	}
+	b.ID = key
 	return b, nil
 }
 
@@ -375,7 +320,7 @@ func decodeInfo(body []byte) (Info, error) {
 	}
 	root := gjson.Parse(string(body))
 	if !root.IsObject() {
-		return info, errMalformed("expected a JSON object, got %s", typeName(root))
+		return info, fmt.Errorf("expected a JSON object, got %s", typeName(root))
 	}
 	hostname, version := root.Get("hostname"), root.Get("version")
 	if hostname.Type != gjson.String {

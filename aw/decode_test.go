@@ -45,7 +45,6 @@ func TestDecodeGolden(t *testing.T) {
 	}{
 		{"info", func(b []byte) (any, error) { return decodeInfo(b) }},
 		{"buckets", func(b []byte) (any, error) { return decodeBuckets(b) }},
-		{"bucket_", func(b []byte) (any, error) { return decodeBucketBody(b) }},
 		{"events_", func(b []byte) (any, error) { return decodeEventList(b, false) }},
 		{"settings_all", func(b []byte) (any, error) { return decodeSettings(b) }},
 	}
@@ -150,9 +149,6 @@ func TestDecodeBucketsShapes(t *testing.T) {
 	}
 	if b2.ID != "b2" || b2.Type != TypeAFK || b2.Client != "" || b2.Data != nil || !b2.Created.Equal(time.Date(2026, 11, 22, 1, 35, 21, 8e8, time.UTC)) {
 		t.Errorf("b2 = %+v", b2)
-	}
-	if _, err := decodeBucketBody([]byte(`{"type": "t"}`)); err == nil {
-		t.Errorf("per-bucket body without id accepted")
 	}
 }
 
@@ -272,9 +268,6 @@ func FuzzDecodeBuckets(f *testing.F) {
 					}
 				}
 			}
-		}
-		if b, err := decodeBucketBody(body); err == nil && (b.ID == "" || b.Type == "") {
-			t.Errorf("bucket body decoded without id or type: %+v", b)
 		}
 		if info, err := decodeInfo(body); err == nil && !json.Valid(body) {
 			t.Errorf("info %+v decoded from invalid JSON", info)

@@ -3,7 +3,6 @@ package aw
 import (
 	"errors"
 	"strconv"
-	"strings"
 
 	"github.com/awbridge/awbridge/internal/text"
 )
@@ -14,29 +13,24 @@ type ErrorKind string
 
 // The kinds of *Error.
 const (
-	// Unreachable: no answer at all (connection refused or reset, DNS
-	// failure, the connection dropped while reading the body).
+	// Unreachable: no answer (connection refused or reset, DNS failure, the
+	// connection dropped while reading the body).
 	Unreachable ErrorKind = "unreachable"
 	// Timeout: the caller's deadline or every per-attempt timeout ran out.
 	Timeout ErrorKind = "timeout"
-	// Canceled: the caller's context was canceled (not a failure of the
-	// server; do not count it against it).
+	// Canceled: the caller's context was canceled (not the server's fault).
 	Canceled ErrorKind = "canceled"
-	// HTTPStatus: the server answered with a status that is not 2xx (and not
-	// a JSON 404). Status and the server's sanitized message are kept.
+	// HTTPStatus: a status that is not 2xx (nor a JSON 404); Status and the
+	// server's sanitized message are kept.
 	HTTPStatus ErrorKind = "http status"
-	// NotFound: a JSON 404 from the API, e.g. an unknown bucket (one that
-	// vanished between polls). An HTML 404 (no such route: wrong base URL or
-	// path) is HTTPStatus instead.
+	// NotFound: a JSON 404 from the API, e.g. an unknown bucket. An HTML
+	// 404 (wrong base URL or path) is HTTPStatus.
 	NotFound ErrorKind = "not found"
-	// Malformed: a 2xx body that is not the JSON we expect (HTML, invalid or
-	// truncated JSON, wrong shape, invalid timestamps or durations).
+	// Malformed: a 2xx body that is not the JSON we expect.
 	Malformed ErrorKind = "malformed response"
-	// TooLarge: the body is bigger than Options.MaxBodyBytes; it was not
-	// read past the limit.
+	// TooLarge: a body bigger than Options.MaxBodyBytes, not read past it.
 	TooLarge ErrorKind = "response too large"
-	// InvalidArgument: the caller passed something the client refuses to
-	// send (an invalid bucket id or time range); nothing was sent.
+	// InvalidArgument: an invalid bucket id or time range; nothing was sent.
 	InvalidArgument ErrorKind = "invalid argument"
 )
 
@@ -55,7 +49,7 @@ var (
 // Error is every error the client returns. Its text never holds event data
 // (window titles, URLs) nor the API key. Safe to share once returned.
 type Error struct {
-	Op      string    // what the client was doing: "info", "buckets", "bucket", "events"
+	Op      string    // what the client was doing: "info", "buckets", "events"...
 	Kind    ErrorKind // what went wrong
 	Status  int       // HTTP status when a response was received, else 0
 	Message string    // the server's message (one line, at most 200 bytes) or our explanation
@@ -63,26 +57,19 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString("aw ")
-	b.WriteString(e.Op)
-	b.WriteString(": ")
-	b.WriteString(string(e.Kind))
+	s := "aw " + e.Op + ": " + string(e.Kind)
 	if e.Status != 0 {
-		b.WriteByte(' ')
-		b.WriteString(strconv.Itoa(e.Status))
+		s += " " + strconv.Itoa(e.Status)
 	}
 	if e.Err != nil {
 		// The cause may quote the server's bytes (net/http quotes a
 		// malformed header line): withheld, bounded, one printable line.
-		b.WriteString(": ")
-		b.WriteString(text.Cause(e.Err, maxCauseBytes))
+		s += ": " + text.Cause(e.Err, maxCauseBytes)
 	}
 	if e.Message != "" {
-		b.WriteString(": ")
-		b.WriteString(e.Message)
+		s += ": " + e.Message
 	}
-	return b.String()
+	return s
 }
 
 // Unwrap returns the cause.
@@ -98,8 +85,7 @@ func KindOf(err error) ErrorKind {
 	return ""
 }
 
-// maxCauseBytes bounds the text of Error.Err in Error().
-const maxCauseBytes = 300
-
-// maxMessageBytes bounds Error.Message taken from a server.
-const maxMessageBytes = 200
+const (
+	maxCauseBytes   = 300 // the text of Error.Err in Error()
+	maxMessageBytes = 200 // Error.Message taken from a server
+)

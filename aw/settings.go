@@ -4,44 +4,25 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/tidwall/gjson"
 )
 
-// Settings keys the bridge reads, as the web UI names them.
-const (
-	settingStartOfDay   = "startOfDay"
-	settingStartOfWeek  = "startOfWeek"
-	settingAlwaysActive = "always_active_pattern"
-	settingClasses      = "classes"
-)
-
 // Settings returns what the bridge reads of GET /api/0/settings (no
-// trailing slash, as the web UI and aw-client-rust ask): the day and week
-// starts, the always-active pattern and the raw category rules. A value of
-// the wrong shape is listed in Settings.Ignored and treated as not set; a
-// body that is not a JSON object is a Malformed error. A server without
-// the endpoint (older aw-server-rust) answers an HTML 404: an HTTPStatus
-// error, which callers treat as "no settings".
+// trailing slash, as the web UI and aw-client-rust ask). A value of the
+// wrong shape is treated as not set; a body that is not a JSON object is a
+// Malformed error. A server without the endpoint (older aw-server-rust)
+// answers an HTML 404: an HTTPStatus error, which callers treat as "no
+// settings".
 func (c *Client) Settings(ctx context.Context) (Settings, error) {
-	body, err := c.get(ctx, "settings", "/api/0/settings", "")
-	if err != nil {
-		return Settings{}, err
-	}
-	s, err := decodeSettings(body)
-	if err != nil {
-		return Settings{}, malformed("settings", err)
-	}
-	return s, nil
+	return read(ctx, c, "settings", "/api/0/settings", "", decodeSettings)
 }
 
 // decodeSettings decodes a GET /api/0/settings body: a JSON object of
-// settings keyed by name, any JSON value each. Only the settings of
-// Settings are read; when a key repeats, the last one counts (as Python's
-// json and serde do).
+// settings keyed by name. When a key repeats, the last one counts (as
+// Python's json and serde do).
 func decodeSettings(body []byte) (Settings, error) {
 	var s Settings
 	if err := checkJSON(body); err != nil {
@@ -49,52 +30,33 @@ func decodeSettings(body []byte) (Settings, error) {
 	}
 	root := gjson.ParseBytes(body)
 	if !root.IsObject() {
-		return s, errMalformed("expected a JSON object of settings, got %s", typeName(root))
+		return s, fmt.Errorf("expected a JSON object of settings, got %s", typeName(root))
 	}
-	var start, week, always, classes gjson.Result
 	root.ForEach(func(k, v gjson.Result) bool {
 		switch k.Str {
-		case settingStartOfDay:
-			start = v
-		case settingStartOfWeek:
-			week = v
-		case settingAlwaysActive:
-			always = v
-		case settingClasses:
-			classes = v
+		case "startOfDay":
+			s.StartOfDay = ""
+			if d, ok := parseDayStart(v.Str); ok && v.Type == gjson.String {
+				s.StartOfDay = fmt.Sprintf("%02d:%02d", int(d/time.Hour), int(d%time.Hour/time.Minute))
+			}
+		case "startOfWeek":
+			s.StartOfWeek = ""
+			if wd, ok := parseWeekday(v.Str); ok && v.Type == gjson.String {
+				s.StartOfWeek = wd.String()
+			}
+		case "always_active_pattern":
+			s.AlwaysActivePattern = ""
+			if v.Type == gjson.String {
+				s.AlwaysActivePattern = v.Str
+			}
+		case "classes":
+			s.Classes = nil
+			if v.IsArray() {
+				s.Classes = json.RawMessage(strings.Clone(v.Raw))
+			}
 		}
 		return true
 	})
-	ignore := func(key string) { s.Ignored = append(s.Ignored, key) }
-	if start.Exists() && start.Type != gjson.Null {
-		if d, ok := parseDayStart(start.Str); ok && start.Type == gjson.String {
-			s.StartOfDay = formatDayStart(d)
-		} else {
-			ignore(settingStartOfDay)
-		}
-	}
-	if week.Exists() && week.Type != gjson.Null {
-		if wd, ok := parseWeekday(week.Str); ok && week.Type == gjson.String {
-			s.StartOfWeek = wd.String()
-		} else {
-			ignore(settingStartOfWeek)
-		}
-	}
-	switch {
-	case !always.Exists() || always.Type == gjson.Null:
-	case always.Type == gjson.String:
-		s.AlwaysActivePattern = always.Str
-	default:
-		ignore(settingAlwaysActive)
-	}
-	switch {
-	case !classes.Exists() || classes.Type == gjson.Null:
-	case classes.IsArray():
-		s.Classes = json.RawMessage(strings.Clone(classes.Raw))
-	default:
-		ignore(settingClasses)
-	}
-	slices.Sort(s.Ignored)
 	return s, nil
 }
 
@@ -122,11 +84,6 @@ func parseDayStart(v string) (time.Duration, bool) {
 		}
 	}
 	return time.Duration(h)*time.Hour + time.Duration(m)*time.Minute, true
-}
-
-// formatDayStart writes an offset from midnight as "HH:MM".
-func formatDayStart(d time.Duration) string {
-	return fmt.Sprintf("%02d:%02d", int(d/time.Hour), int(d%time.Hour/time.Minute))
 }
 
 // digits parses a short run of ASCII digits.

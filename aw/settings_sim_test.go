@@ -49,7 +49,7 @@ func TestSettingsFromSimulator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.StartOfDay != "05:30" || s.StartOfWeek != "Sunday" || s.Ignored != nil {
+	if s.StartOfDay != "05:30" || s.StartOfWeek != "Sunday" {
 		t.Errorf("Settings = %+v", s)
 	}
 	if d, ok := s.DayStart(); !ok || d != 5*time.Hour+30*time.Minute {

@@ -3,6 +3,7 @@ package aw
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -58,9 +59,9 @@ func TestDecodeSettings(t *testing.T) {
 		{name: "nulls are unset", body: `{"startOfDay": null, "startOfWeek": null, "classes": null, "always_active_pattern": null}`,
 			want: Settings{}},
 		{name: "wrong shapes ignored", body: `{"startOfDay": 4, "startOfWeek": "Mon", "classes": {"a": 1}, "always_active_pattern": true}`,
-			want: Settings{Ignored: []string{"always_active_pattern", "classes", "startOfDay", "startOfWeek"}}},
-		{name: "bad times ignored", body: `{"startOfDay": "24:00"}`, want: Settings{Ignored: []string{"startOfDay"}}},
-		{name: "empty time ignored", body: `{"startOfDay": ""}`, want: Settings{Ignored: []string{"startOfDay"}}},
+			want: Settings{}},
+		{name: "bad times ignored", body: `{"startOfDay": "24:00"}`, want: Settings{}},
+		{name: "empty time ignored", body: `{"startOfDay": ""}`, want: Settings{}},
 		{name: "last duplicate wins", body: `{"startOfDay": "01:00", "startOfDay": "02:00"}`, want: Settings{StartOfDay: "02:00"}},
 		{name: "empty classes kept", body: `{"classes": []}`, want: Settings{Classes: json.RawMessage(`[]`)}},
 		{name: "list of keys (old aw-server-rust)", body: `[{"key": "settings.startOfDay"}]`, wantErr: "expected a JSON object of settings, got array"},
@@ -165,7 +166,7 @@ func FuzzDecodeSettings(f *testing.F) {
 		}
 		if s.StartOfDay != "" {
 			d, ok := s.DayStart()
-			if !ok || d < 0 || d >= 24*time.Hour || formatDayStart(d) != s.StartOfDay {
+			if !ok || d < 0 || d >= 24*time.Hour || fmt.Sprintf("%02d:%02d", int(d/time.Hour), int(d%time.Hour/time.Minute)) != s.StartOfDay {
 				t.Errorf("StartOfDay %q does not read back (%v, %v)", s.StartOfDay, d, ok)
 			}
 		}

@@ -1,6 +1,7 @@
 // Package aw is the ActivityWatch REST client: bounded, validated reads of
 // /api/0/info, /api/0/buckets/, bucket events and /api/0/settings, built on
-// go-retryablehttp and gjson. It imports nothing else of awbridge.
+// go-retryablehttp and gjson. It imports nothing of awbridge but internal
+// helpers (text, jsonw).
 package aw
 
 import (
@@ -57,73 +58,48 @@ func (e Event) End() time.Time {
 // Str returns the string field key of the event's data, or "" when it is
 // missing or not a string.
 func (e Event) Str(key string) string {
-	r := gjson.GetBytes(e.Data, gjson.Escape(key))
-	if r.Type != gjson.String {
-		return ""
+	if r := e.field(key); r.Type == gjson.String {
+		return r.Str
 	}
-	return r.Str
+	return ""
 }
 
 // Bool returns the boolean field key of the event's data and whether it was
 // present as a boolean.
 func (e Event) Bool(key string) (value, ok bool) {
-	r := gjson.GetBytes(e.Data, gjson.Escape(key))
-	switch r.Type {
-	case gjson.True:
-		return true, true
-	case gjson.False:
-		return false, true
-	}
-	return false, false
+	r := e.field(key)
+	return r.Type == gjson.True, r.IsBool()
 }
 
 // Int returns the numeric field key of the event's data and whether it was
 // present as a number.
 func (e Event) Int(key string) (int64, bool) {
-	r := gjson.GetBytes(e.Data, gjson.Escape(key))
-	if r.Type != gjson.Number {
-		return 0, false
-	}
-	return r.Int(), true
+	r := e.field(key)
+	return r.Int(), r.Type == gjson.Number
 }
 
-// Settings is what the bridge reads of ActivityWatch's settings (GET
-// /api/0/settings): the web UI's own settings, which it stores on the
-// server. A fresh server has none; a setting the web UI never saved is
-// absent, and the web UI then uses its built-in default (startOfDay
-// "04:00", startOfWeek "Monday", its default categories). A plain value.
+func (e Event) field(key string) gjson.Result { return gjson.GetBytes(e.Data, gjson.Escape(key)) }
+
+// Settings is what the bridge reads of the web UI's own settings, which it
+// stores on the server (GET /api/0/settings). A setting the web UI never
+// saved, or one of the wrong shape, is "" or nil here, and the web UI's
+// built-in default applies (startOfDay "04:00", startOfWeek "Monday", its
+// default categories).
 type Settings struct {
-	// StartOfDay is when a day starts, "HH:MM" (the web UI's "startOfDay",
-	// an <input type="time"> value such as "04:00"), normalized to two
-	// digits each; "" when not set or not valid. DayStart returns it as an
-	// offset from midnight.
+	// StartOfDay is "startOfDay", normalized to "HH:MM".
 	StartOfDay string `json:"startOfDay,omitempty"`
-	// StartOfWeek is the weekday a week starts on ("Monday"; the web UI
-	// offers Saturday, Sunday and Monday), normalized to its English name
-	// with a capital; "" when not set or not valid.
+	// StartOfWeek is "startOfWeek", an English weekday name ("Monday").
 	StartOfWeek string `json:"startOfWeek,omitempty"`
-	// AlwaysActivePattern is the web UI's "always_active_pattern": a
-	// regular expression of apps and titles counted as active even while
-	// AFK ("" when not set). Not compiled here.
+	// AlwaysActivePattern is "always_active_pattern": a regular expression
+	// of apps and titles counted as active even while AFK. Not compiled.
 	AlwaysActivePattern string `json:"always_active_pattern,omitempty"`
-	// Classes is the raw JSON array of the web UI's category rules
-	// ("classes"), a copy that never aliases the body; nil when not set or
-	// null (then ActivityWatch's default categories apply). Not parsed
-	// here; its size is bounded by Options.MaxBodyBytes.
+	// Classes is the raw JSON array "classes" (the categories), a copy
+	// that never aliases the body. Not parsed.
 	Classes json.RawMessage `json:"classes,omitempty"`
-	// Ignored names the settings above that were present with a value of
-	// the wrong shape; each was treated as not set. Sorted.
-	Ignored []string `json:"ignored,omitempty"`
 }
 
-// DayStart returns StartOfDay as an offset from midnight, and false when it
-// is not set.
-func (s Settings) DayStart() (time.Duration, bool) {
-	d, ok := parseDayStart(s.StartOfDay)
-	return d, ok
-}
+// DayStart returns StartOfDay as an offset from midnight, and whether it is set.
+func (s Settings) DayStart() (time.Duration, bool) { return parseDayStart(s.StartOfDay) }
 
-// WeekStart returns StartOfWeek as a weekday, and false when it is not set.
-func (s Settings) WeekStart() (time.Weekday, bool) {
-	return parseWeekday(s.StartOfWeek)
-}
+// WeekStart returns StartOfWeek as a weekday, and whether it is set.
+func (s Settings) WeekStart() (time.Weekday, bool) { return parseWeekday(s.StartOfWeek) }

@@ -79,10 +79,11 @@ func FuzzProbe(f *testing.F) {
 	hs := httptest.NewServer(srv)
 	f.Cleanup(hs.Close)
 	const max = 4 << 10
-	c, err := New(Options{BaseURL: hs.URL, RetryMax: -1, AttemptTimeout: 5 * time.Second, MaxBodyBytes: max})
+	c, err := New(Options{BaseURL: hs.URL, AttemptTimeout: 5 * time.Second, MaxBodyBytes: max})
 	if err != nil {
 		f.Fatal(err)
 	}
+	c.http.RetryMax = 0
 	f.Fuzz(func(t *testing.T, status, slash uint16, ctype, loc string, body []byte) {
 		body = bytes.ReplaceAll(body, []byte("$P"), []byte(planted))
 		srv.mu.Lock()

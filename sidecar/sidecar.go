@@ -19,7 +19,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/hashicorp/go-retryablehttp"
-	"github.com/tidwall/gjson"
 
 	"github.com/awbridge/awbridge/internal/jsonw"
 	"github.com/awbridge/awbridge/internal/text"
@@ -27,16 +26,10 @@ import (
 
 // Options configure a Client.
 type Options struct {
-	// BaseURL is the sidecar's base URL; /probe is appended.
-	BaseURL        string
-	AttemptTimeout time.Duration // one HTTP attempt (default 1 s)
-	// RetryMax is the number of retries after the first attempt (default
-	// 2; negative: none); BackoffMin and BackoffMax bound the jittered wait
-	// between them (default 50-250 ms).
-	RetryMax               int
-	BackoffMin, BackoffMax time.Duration
-	MaxBodyBytes           int64             // the probe object (default 1 MiB)
-	Transport              http.RoundTripper // default: a fresh pooled one
+	BaseURL        string            // the sidecar's base URL; /probe is appended
+	AttemptTimeout time.Duration     // one HTTP attempt (default 1 s)
+	MaxBodyBytes   int64             // the probe object (default 1 MiB)
+	Transport      http.RoundTripper // default: a fresh pooled one
 }
 
 // Error is a failed probe.
@@ -65,9 +58,6 @@ func (e *Error) Error() string {
 // wrong service), not a retry.
 var ErrUnauthorized = errors.New("refused awbridge (the probe must answer without credentials)")
 
-// maxErrText bounds the cause's text in an error.
-const maxErrText = 200
-
 func (e *Error) Unwrap() error { return e.Err }
 
 // Client probes one sidecar. Safe for concurrent use.
@@ -85,16 +75,12 @@ func New(opts Options) (*Client, error) {
 	}
 	// Defaults for what is unset (zero or negative).
 	opts.AttemptTimeout = cmp.Or(max(opts.AttemptTimeout, 0), time.Second)
-	opts.BackoffMin = cmp.Or(max(opts.BackoffMin, 0), 50*time.Millisecond)
-	if opts.BackoffMax < opts.BackoffMin {
-		opts.BackoffMax = 250 * time.Millisecond
-	}
 	opts.MaxBodyBytes = cmp.Or(max(opts.MaxBodyBytes, 0), 1<<20)
 	base := strings.TrimRight(u.String(), "/")
 	rc := retryablehttp.NewClient()
 	rc.Logger = nil
-	rc.RetryMax = max(cmp.Or(opts.RetryMax, 2), 0) // negative: none
-	rc.RetryWaitMin, rc.RetryWaitMax = opts.BackoffMin, opts.BackoffMax
+	rc.RetryMax = 2
+	rc.RetryWaitMin, rc.RetryWaitMax = 50*time.Millisecond, 250*time.Millisecond
 	rc.Backoff = jitter
 	rc.CheckRetry = retryablehttp.ErrorPropagatedRetryPolicy
 	rc.ErrorHandler = retryablehttp.PassthroughErrorHandler
@@ -142,21 +128,17 @@ func (c *Client) Probe(ctx context.Context) (json.RawMessage, error) {
 // any invalid UTF-8 replaced by U+FFFD.
 func Decode(body []byte) (json.RawMessage, error) {
 	trimmed := bytes.TrimSpace(body)
-	// gjson validates nesting by recursion without a limit: a body of
-	// [[[[... would overflow the stack. Bound the depth first.
+	// Bound the depth first: whoever reads the object may recurse.
 	if !jsonw.DepthWithin(trimmed, maxDepth) {
 		return nil, &Error{Msg: fmt.Sprintf("answer nests deeper than %d levels", maxDepth)}
 	}
-	if !gjson.ValidBytes(trimmed) {
-		return nil, &Error{Msg: "answer is not valid JSON"}
-	}
-	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return nil, &Error{Msg: "answer is not a JSON object"}
-	}
 	var out bytes.Buffer
 	out.Grow(len(trimmed))
-	if err := json.Compact(&out, trimmed); err != nil {
-		return nil, &Error{Msg: "answer is not valid JSON", Err: err}
+	if json.Compact(&out, trimmed) != nil {
+		return nil, &Error{Msg: "answer is not valid JSON"}
+	}
+	if trimmed[0] != '{' {
+		return nil, &Error{Msg: "answer is not a JSON object"}
 	}
 	if !utf8.Valid(out.Bytes()) {
 		// Invalid bytes can only be inside strings here: U+FFFD keeps the
@@ -186,17 +168,18 @@ func (c *Client) get(ctx context.Context, u string) ([]byte, error) {
 	if err != nil {
 		return nil, &Error{Status: resp.StatusCode, Msg: "reading answer", Err: err}
 	}
-	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
-		return nil, &Error{Status: resp.StatusCode, Msg: http.StatusText(resp.StatusCode), Err: ErrUnauthorized}
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, &Error{Status: resp.StatusCode, Msg: http.StatusText(resp.StatusCode)}
-	}
-	if int64(len(body)) > c.max {
-		return nil, &Error{Status: resp.StatusCode, Msg: fmt.Sprintf("answer larger than %d bytes", c.max)}
+	switch code := resp.StatusCode; {
+	case code == http.StatusUnauthorized || code == http.StatusForbidden:
+		return nil, &Error{Status: code, Msg: http.StatusText(code), Err: ErrUnauthorized}
+	case code < 200 || code > 299:
+		return nil, &Error{Status: code, Msg: http.StatusText(code)}
+	case int64(len(body)) > c.max:
+		return nil, &Error{Status: code, Msg: fmt.Sprintf("answer larger than %d bytes", c.max)}
 	}
 	return body, nil
 }
 
-// maxDepth bounds the nesting of a probe object.
-const maxDepth = 64
+const (
+	maxDepth   = 64  // the nesting of a probe object
+	maxErrText = 200 // the cause's text in an error
+)

@@ -15,10 +15,11 @@ func serve(t *testing.T, h http.HandlerFunc) *Client {
 	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	c, err := New(Options{BaseURL: srv.URL, AttemptTimeout: 500 * time.Millisecond, BackoffMin: time.Millisecond, BackoffMax: 2 * time.Millisecond})
+	c, err := New(Options{BaseURL: srv.URL, AttemptTimeout: 500 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
+	c.http.RetryWaitMin, c.http.RetryWaitMax = time.Millisecond, 2*time.Millisecond
 	return c
 }
 

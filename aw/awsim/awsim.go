@@ -22,21 +22,17 @@ const version = "v0.13.2"
 const (
 	usPerSecond = int64(1_000_000)
 	usPerMilli  = int64(1000)
-	// maxDurUS bounds durations, so that a timestamp plus a duration stays
-	// within int64 microseconds.
+	// maxDurUS keeps a timestamp plus a duration within int64 µs.
 	maxDurUS = 1_000_000_000_000 * usPerSecond
-	// maxBody bounds request bodies (aw-server has no limit; a simulator
-	// should).
+	// maxBody bounds request bodies (aw-server has no limit).
 	maxBody = 64 << 20
 )
 
 // Options configure a Server. The zero value is usable.
 type Options struct {
-	// Hostname is reported by /api/0/info (default "awsim").
+	// Hostname is reported by /api/0/info and carried by the simulated
+	// watchers' buckets, the suffix of their ids (default "awsim").
 	Hostname string
-	// BucketHost is the hostname the simulated watchers' buckets carry, and
-	// the suffix of their ids (default: Hostname).
-	BucketHost string
 	// Now is the clock (default time.Now); it must be safe for concurrent
 	// use. Tests inject a fixed or fake one.
 	Now func() time.Time
@@ -66,13 +62,10 @@ func New(opts Options) *Server {
 	if opts.Hostname == "" {
 		opts.Hostname = "awsim"
 	}
-	if opts.BucketHost == "" {
-		opts.BucketHost = opts.Hostname
-	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	s := &Server{opts: opts, mux: http.NewServeMux(), st: newStore(), settings: map[string]json.RawMessage{}}
+	s := &Server{opts: opts, mux: http.NewServeMux(), st: &store{}, settings: map[string]json.RawMessage{}}
 	for pattern, h := range map[string]func(*http.Request) (int, any){
 		"GET /api/0/info":                       s.info,
 		"GET /api/0/buckets/{$}":                s.getBuckets,
@@ -223,13 +216,19 @@ func (s *Server) getBuckets(*http.Request) (int, any) {
 }
 
 func (s *Server) getBucket(r *http.Request) (int, any) {
+	return s.inBucket(r, func(b *bucket) (int, any) { return http.StatusOK, b.metadata() })
+}
+
+// inBucket answers f's answer for the bucket named in r's path, holding
+// s.mu; a 404 when there is no such bucket.
+func (s *Server) inBucket(r *http.Request, f func(*bucket) (int, any)) (int, any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b := s.st.bucket(r.PathValue("id"))
 	if b == nil {
 		return noSuchBucket(r.PathValue("id"))
 	}
-	return http.StatusOK, b.metadata()
+	return f(b)
 }
 
 func (s *Server) createBucket(r *http.Request) (int, any) {
@@ -252,28 +251,23 @@ func (s *Server) deleteBucket(r *http.Request) (int, any) {
 	if r.URL.Query().Get("force") != "1" {
 		return message(http.StatusUnauthorized, "Deleting buckets is only permitted if aw-server is running in testing mode or if ?force=1")
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.st.deleteBucket(r.PathValue("id")) {
-		return noSuchBucket(r.PathValue("id"))
-	}
-	return http.StatusOK, struct{}{}
+	return s.inBucket(r, func(b *bucket) (int, any) {
+		s.st.deleteBucket(b)
+		return http.StatusOK, struct{}{}
+	})
 }
 
 // rangeArgs parses start and end as the events endpoints do.
-func rangeArgs(r *http.Request) (timeRange, error) {
-	var tr timeRange
+func rangeArgs(r *http.Request) (tr timeRange, err error) {
 	q := r.URL.Query()
-	var err error
-	if v := q.Get("start"); q.Has("start") {
-		tr.hasStart = true
-		if tr.start, err = parseISO(v); err != nil {
+	tr.hasStart, tr.hasEnd = q.Has("start"), q.Has("end")
+	if tr.hasStart {
+		if tr.start, err = parseISO(q.Get("start")); err != nil {
 			return tr, err
 		}
 	}
-	if v := q.Get("end"); q.Has("end") {
-		tr.hasEnd = true
-		tr.end, err = parseISO(v)
+	if tr.hasEnd {
+		tr.end, err = parseISO(q.Get("end"))
 	}
 	return tr, err
 }
@@ -291,13 +285,7 @@ func (s *Server) getEvents(r *http.Request) (int, any) {
 	if err != nil {
 		return internalError()
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b := s.st.bucket(r.PathValue("id"))
-	if b == nil {
-		return noSuchBucket(r.PathValue("id"))
-	}
-	return http.StatusOK, b.get(limit, tr.rounded())
+	return s.inBucket(r, func(b *bucket) (int, any) { return http.StatusOK, b.get(limit, tr.rounded()) })
 }
 
 func (s *Server) getEventCount(r *http.Request) (int, any) {
@@ -305,13 +293,7 @@ func (s *Server) getEventCount(r *http.Request) (int, any) {
 	if err != nil {
 		return internalError()
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b := s.st.bucket(r.PathValue("id"))
-	if b == nil {
-		return noSuchBucket(r.PathValue("id"))
-	}
-	return http.StatusOK, b.count(tr)
+	return s.inBucket(r, func(b *bucket) (int, any) { return http.StatusOK, b.count(tr) })
 }
 
 // deleteEvent answers {"success": 1} when the bucket held the event, else 0.
@@ -320,18 +302,14 @@ func (s *Server) deleteEvent(r *http.Request) (int, any) {
 	if err != nil {
 		return internalError()
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b := s.st.bucket(r.PathValue("id"))
-	if b == nil {
-		return noSuchBucket(r.PathValue("id"))
-	}
-	i := slices.IndexFunc(b.events, func(e *event) bool { return e.id == n })
-	if i >= 0 {
-		b.events = slices.Delete(b.events, i, i+1)
-		s.st.events--
-	}
-	return http.StatusOK, obj("success", min(i+1, 1))
+	return s.inBucket(r, func(b *bucket) (int, any) {
+		i := slices.IndexFunc(b.events, func(e *event) bool { return e.id == n })
+		if i >= 0 {
+			b.events = slices.Delete(b.events, i, i+1)
+			s.st.events--
+		}
+		return http.StatusOK, obj("success", min(i+1, 1))
+	})
 }
 
 // newEvent is an event as a request carries it: aw-core's Event(**fields);
@@ -370,16 +348,12 @@ func (s *Server) postEvents(r *http.Request) (int, any) {
 		}
 		evs = []newEvent{one}
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b := s.st.bucket(r.PathValue("id"))
-	if b == nil {
-		return noSuchBucket(r.PathValue("id"))
-	}
-	if s.insert(b, evs) != nil {
-		return internalError()
-	}
-	return http.StatusOK, nil
+	return s.inBucket(r, func(b *bucket) (int, any) {
+		if s.insert(b, evs) != nil {
+			return internalError()
+		}
+		return http.StatusOK, nil
+	})
 }
 
 // insert adds evs to b. Caller holds s.mu.
@@ -416,17 +390,13 @@ func (s *Server) postHeartbeat(r *http.Request) (int, any) {
 	if err != nil {
 		return internalError()
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b := s.st.bucket(r.PathValue("id"))
-	if b == nil {
-		return noSuchBucket(r.PathValue("id"))
-	}
-	e, err := s.st.heartbeat(b, ts, dur, hb.Data, pt)
-	if err != nil {
-		return internalError()
-	}
-	return http.StatusOK, e.json()
+	return s.inBucket(r, func(b *bucket) (int, any) {
+		e, err := s.st.heartbeat(b, ts, dur, hb.Data, pt)
+		if err != nil {
+			return internalError()
+		}
+		return http.StatusOK, e.json()
+	})
 }
 
 // importBuckets is POST /api/0/import with a JSON body {"buckets": {...}}

@@ -100,7 +100,7 @@ type harness struct {
 
 func newHarness(t *testing.T, at time.Time) *harness {
 	t.Helper()
-	sim := New(Options{Hostname: "vm", BucketHost: "testhost", Now: func() time.Time { return at }, Seed: 1})
+	sim := New(Options{Hostname: "vm", Now: func() time.Time { return at }, Seed: 1})
 	srv := httptest.NewServer(sim)
 	t.Cleanup(srv.Close)
 	cli := &http.Client{

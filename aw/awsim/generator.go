@@ -9,26 +9,17 @@ import (
 	"time"
 )
 
-// The activity generator: a deterministic (Options.Seed) person working at
-// a desktop, reported by simulated watchers exactly as the real ones send
-// heartbeats:
-//
-//   - aw-watcher-window: the focused window every step, pulsetime step+1
-//     (2 s at a 1 s step);
-//   - aw-watcher-afk: every 5 s, pulsetime 185 (timeout 180 + poll 5), with
-//     its backdating: when 180 s pass without input it reports "afk"
-//     starting at the last input, 1 ms after the not-afk event ends;
-//   - aw-watcher-web-chrome: the active tab every 5 s, pulsetime 60. The
-//     browser stays open, so tab events continue while other windows have
-//     focus (an audible YouTube tab plays on); they only describe what the
-//     person looks at while Google-chrome is focused.
-//
-// The person switches between an editor, the browser, a terminal, chat, now
-// and then a password manager (a sensitive-looking title, for the privacy
-// exclusion) and away-from-keyboard breaks, every 3-10 s of simulated time
-// (minutes in the history Seed writes), never to the window they are
-// already in, and takes no break in the first two live minutes: a 30 s demo
-// shows several changes.
+// The activity generator: a deterministic (Options.Seed) person at a
+// desktop, reported by simulated watchers as the real ones send heartbeats:
+// aw-watcher-window every step (pulsetime step+1); aw-watcher-afk every 5 s
+// (pulsetime 185), reporting "afk" from the last input once 180 s pass
+// without one, 1 ms after the not-afk event ends; aw-watcher-web-chrome
+// every 5 s (pulsetime 60), its tab events going on while other windows
+// have focus. The person switches between an editor, the browser, a
+// terminal, chat, now and then a password manager (a sensitive title, for
+// the privacy exclusion) and breaks, every 3-10 s live (minutes in Seed's
+// history), and takes no break in the first two live minutes, so a 30 s
+// demo shows several changes.
 
 const (
 	afkTimeout   = 180 * usPerSecond
@@ -94,13 +85,17 @@ type person struct {
 	liveFrom  int64 // when live segments began (0: not yet)
 }
 
-// liveNoBreak is how long the person stays at the desk once live segments
-// begin, so that a short demo shows activity, not a break.
+// liveNoBreak: no break this long after live segments begin.
 const liveNoBreak = 120 * usPerSecond
 
-func (s *Server) newPerson() *person {
-	h := s.opts.BucketHost
-	return &person{
+// personLocked returns the generator's state, made on first use. Caller
+// holds s.mu.
+func (s *Server) personLocked() *person {
+	if s.person != nil {
+		return s.person
+	}
+	h := s.opts.Hostname
+	s.person = &person{
 		rng:      rand.New(rand.NewPCG(uint64(s.opts.Seed), 0xa0c71e5)),
 		win:      "aw-watcher-window_" + h,
 		afkB:     "aw-watcher-afk_" + h,
@@ -108,6 +103,7 @@ func (s *Server) newPerson() *person {
 		tab:      tabs[0],
 		tabCount: 7,
 	}
+	return s.person
 }
 
 // ensureBuckets creates the watchers' buckets as the watchers do at start
@@ -119,7 +115,7 @@ func (s *Server) ensureBuckets(p *person, now int64) {
 		{p.web, "web.tab.current", "aw-client-web"},
 	} {
 		if s.st.bucket(b.id) == nil {
-			s.st.createBucket(&bucket{id: b.id, created: now, typ: b.typ, client: b.client, hostname: s.opts.BucketHost})
+			s.st.createBucket(&bucket{id: b.id, created: now, typ: b.typ, client: b.client, hostname: s.opts.Hostname})
 		}
 	}
 }
@@ -289,10 +285,7 @@ func (s *Server) beat(id string, ts, dur int64, data json.RawMessage, pulsetime 
 func (s *Server) Seed(at time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.person == nil {
-		s.person = s.newPerson()
-	}
-	p := s.person
+	p := s.personLocked()
 	end := at.UnixMicro()
 	t := end - 3600*usPerSecond
 	if p.started {
@@ -347,8 +340,5 @@ func (s *Server) step(step time.Duration) {
 	now := s.opts.Now().UnixMicro()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.person == nil {
-		s.person = s.newPerson()
-	}
-	s.stepLocked(s.person, now, step)
+	s.stepLocked(s.personLocked(), now, step)
 }

@@ -2,6 +2,7 @@ package awsim
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -55,17 +56,17 @@ func (b *bucket) metadata() bucketJSON {
 }
 
 func (b *bucket) newest() *event {
-	if len(b.events) == 0 {
-		return nil
+	if n := len(b.events); n > 0 {
+		return b.events[n-1]
 	}
-	return b.events[len(b.events)-1]
+	return nil
 }
 
-// errTooMany caps the simulator's memory (a 500, like a failing database).
-var errTooMany = errors.New("awsim: event limit reached")
-
-// maxEvents bounds the events the simulator keeps across all buckets.
+// maxEvents bounds the events the simulator keeps across all buckets; past
+// it an insert fails (a 500, like a failing database).
 const maxEvents = 2_000_000
+
+var errTooMany = errors.New("awsim: event limit reached")
 
 // store is aw-server's storage in memory. Not safe for concurrent use:
 // Server guards it with its mutex.
@@ -74,8 +75,6 @@ type store struct {
 	events  int       // across buckets
 	lastID  int64
 }
-
-func newStore() *store { return &store{} }
 
 func (s *store) bucket(id string) *bucket {
 	for _, b := range s.buckets {
@@ -95,16 +94,9 @@ func (s *store) createBucket(b *bucket) bool {
 	return true
 }
 
-// deleteBucket reports false when there is no such bucket.
-func (s *store) deleteBucket(id string) bool {
-	for i, b := range s.buckets {
-		if b.id == id {
-			s.events -= len(b.events)
-			s.buckets = slices.Delete(s.buckets, i, i+1)
-			return true
-		}
-	}
-	return false
+func (s *store) deleteBucket(b *bucket) {
+	s.events -= len(b.events)
+	s.buckets = slices.DeleteFunc(s.buckets, func(x *bucket) bool { return x == b })
 }
 
 // insert adds a new event with the next id.
@@ -116,10 +108,7 @@ func (s *store) insert(b *bucket, ts, dur int64, data json.RawMessage) (*event, 
 	s.events++
 	e := &event{id: s.lastID, ts: ts, dur: dur, data: data}
 	i, _ := slices.BinarySearchFunc(b.events, e, func(x, e *event) int {
-		if x.ts != e.ts {
-			return int(min(max(x.ts-e.ts, -1), 1))
-		}
-		return int(min(max(x.id-e.id, -1), 1))
+		return cmp.Or(cmp.Compare(x.ts, e.ts), cmp.Compare(x.id, e.id))
 	})
 	b.events = slices.Insert(b.events, i, e)
 	return e, nil

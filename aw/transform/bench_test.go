@@ -100,8 +100,8 @@ func genWeek(nwin int) week {
 
 func decodeWeek(w week) transform.Input {
 	var d transform.Decoder
-	events := func(evs []aw.Event) []transform.Event[transform.Fields] {
-		out := make([]transform.Event[transform.Fields], len(evs))
+	events := func(evs []aw.Event) []transform.Event {
+		out := make([]transform.Event, len(evs))
 		for i, e := range evs {
 			out[i] = d.Event(e)
 		}

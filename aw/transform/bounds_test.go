@@ -81,10 +81,10 @@ func TestCanonicalStopsCategorizing(t *testing.T) {
 	const titles = 3000
 	var in Input
 	for i := range titles {
-		in.Window = append(in.Window, Event[Fields]{ID: int64(i + 1), Start: int64(i) * Second, Duration: Second,
+		in.Window = append(in.Window, Event{ID: int64(i + 1), Start: int64(i) * Second, Duration: Second,
 			Data: strs("app", "Code", "title", fmt.Sprintf("file%d.go - task-%d - Code", i, i%2000))})
 	}
-	in.AFK = []Event[Fields]{{ID: 1, Start: 0, Duration: titles * Second, Data: strs("status", "not-afk")}}
+	in.AFK = []Event{{ID: 1, Start: 0, Duration: titles * Second, Data: strs("status", "not-afk")}}
 	ctx := &stopAfter{Context: context.Background()}
 	ctx.n.Store(10)
 	res, err := CanonicalContext(ctx, in, Options{Classes: cs})

@@ -8,12 +8,8 @@ import (
 )
 
 // The browsers ActivityWatch's web UI knows, in its order: the app names of
-// their windows (Flatpak ids and the like) and a pattern for the process
-// names on each platform, as aw-core receives it. A browser's tab events
-// count only while one of its windows has focus. (The web UI writes the
-// patterns into its query with JSON escapes that the query language does
-// not undo, so Arc's "\." reaches aw-core as "\\.": "Arc" matches,
-// "Arc.exe" does not.)
+// their windows and a pattern for the process names, as aw-core receives it
+// (the web UI's JSON escapes are not undone: "Arc" matches, "Arc.exe" not).
 var webUIBrowsers = []struct {
 	name  string
 	apps  []string
@@ -70,23 +66,22 @@ func BrowserApps(browser string) (names []string, pattern string, ok bool) {
 // Browser is one browser's tab events (a web.tab.current bucket).
 type Browser struct {
 	Name   string // as BrowserBuckets names it; an unknown name matches no window
-	Events []Event[Fields]
+	Events []Event
 }
 
 // Input is what CanonicalContext reads: the raw events of one host's
 // buckets over a period, in any order (it sorts).
 type Input struct {
-	Window   []Event[Fields] // aw-watcher-window (currentwindow)
-	AFK      []Event[Fields] // aw-watcher-afk (afkstatus)
-	Browsers []Browser       // in BrowserBuckets's order
+	Window   []Event   // aw-watcher-window (currentwindow)
+	AFK      []Event   // aw-watcher-afk (afkstatus)
+	Browsers []Browser // in BrowserBuckets's order
 }
 
-// Options are the web UI's query options. The zero value is the web UI's
-// default view (AFK time excluded, audible tabs active, no stopwatch).
+// Options are the web UI's query options; the zero value is its default
+// view (AFK time excluded, audible tabs active, no stopwatch).
 type Options struct {
-	// AlwaysActivePattern is the web UI's always_active_pattern setting: a
-	// regex of apps or titles whose windows count as active even without
-	// input. "" for none. A pattern that does not compile is ignored.
+	// AlwaysActivePattern is the always_active_pattern setting; "" for none.
+	// A pattern that does not compile is ignored.
 	AlwaysActivePattern string
 	// Classes categorize the window events; nil means DefaultClasses().
 	Classes Classes
@@ -94,20 +89,10 @@ type Options struct {
 
 // Result is the canonical events of a period.
 type Result struct {
-	// Events are the window events within active time (the web UI's
-	// "events"), sorted by start, each in a category (Fields.Class, an
-	// index into Classes). Merge them by app or title for the web UI's top
-	// apps and titles.
-	Events []Event[Fields]
-	// NotAFK is the active time ("not_afk", the web UI's active_events),
-	// sorted, with empty data.
-	NotAFK []Event[Fields]
-	// Browser are the tab events while their browser's window had focus
-	// ("browser_events"), sorted by start, with the keys split_url_events
-	// adds ($domain, $path, ...).
-	Browser []Event[Fields]
-	// Classes are the classes the events were categorized with.
-	Classes Classes
+	Events  []Event // window events within active time, each in a category (Fields.Class)
+	NotAFK  []Event // the active time, with empty data
+	Browser []Event // tab events while their browser had focus, URLs split ($domain...)
+	Classes Classes // the classes the events were categorized with
 }
 
 // CanonicalContext is ActivityWatch's canonical desktop query as its web
@@ -124,15 +109,13 @@ type Result struct {
 //  4. window events are cut to the active time;
 //  5. window events are categorized.
 //
-// It reproduces the query's quirks too: a window matched by a browser's
-// names and by its pattern counts twice for its tabs, and an event that
-// period_union takes over on its own (an audible tab or an always-active
-// window that touches no other active time) loses its data, as aw-core
-// clears it in place. The input is not changed. It stops with ctx's error
-// (and no result) when ctx ends while the window events are categorized:
-// ctx is checked before each distinct event's categories are sought, which
-// costs every rule's match (up to MaxClasses rules for each of thousands of
-// titles).
+// Every result list is in start order. It reproduces the query's quirks
+// too: a window matched by a browser's names and by its pattern counts
+// twice for its tabs, and an event that period_union takes over on its own
+// (an audible tab or an always-active window that touches no other active
+// time) loses its data, as aw-core clears it in place. The input is not
+// changed. It stops with ctx's error when ctx ends while the window events
+// are categorized, the costly step (every rule for each distinct title).
 func CanonicalContext(ctx context.Context, in Input, opt Options) (Result, error) {
 	pulse := DefaultPulsetime
 	classes := opt.Classes
@@ -150,7 +133,7 @@ func CanonicalContext(ctx context.Context, in Input, opt Options) (Result, error
 		}
 	}
 
-	var browser []Event[Fields]
+	var browser []Event
 	for _, b := range in.Browsers {
 		names, pattern, known := BrowserApps(b.Name)
 		if !known {
@@ -159,9 +142,9 @@ func CanonicalContext(ctx context.Context, in Input, opt Options) (Result, error
 		tabs := Flood(b.Events, pulse)
 		windows := Filter(events, func(f Fields) bool { return f.In("app", names...) })
 		if pattern != "" {
-			windows = mergeByStart(windows, Filter(events, regexOn("app", regexp.MustCompile(pattern))))
+			windows = joinByStart(windows, Filter(events, regexOn("app", regexp.MustCompile(pattern))))
 		}
-		browser = mergeByStart(browser, splitURLs(FilterPeriodIntersect(tabs, windows)))
+		browser = joinByStart(browser, splitURLs(FilterPeriodIntersect(tabs, windows)))
 	}
 	notAFK = unionInto(notAFK, browser, matching(browser, func(f Fields) bool {
 		v, ok := f.Bool("audible")
@@ -193,29 +176,23 @@ func CanonicalContext(ctx context.Context, in Input, opt Options) (Result, error
 // one match per distinct value (a week holds a dozen apps, thousands of
 // times each).
 func regexOn(key string, re *regexp.Regexp) func(Fields) bool {
-	byData := make(map[*Field]bool)
 	byValue := make(map[string]bool)
 	return func(f Fields) bool {
-		if len(f.kv) > 0 {
-			if m, ok := byData[&f.kv[0]]; ok {
-				return m
-			}
-		}
 		s, ok := f.Str(key)
+		if !ok {
+			return false
+		}
 		m, known := byValue[s]
-		if ok && !known {
+		if !known {
 			m = re.MatchString(s)
 			byValue[s] = m
-		}
-		if len(f.kv) > 0 {
-			byData[&f.kv[0]] = m
 		}
 		return m
 	}
 }
 
 // matching returns the indexes of the events whose data keep accepts.
-func matching(evs []Event[Fields], keep func(Fields) bool) []int {
+func matching(evs []Event, keep func(Fields) bool) []int {
 	var idx []int
 	for i, e := range evs {
 		if keep(e.Data) {
@@ -228,8 +205,8 @@ func matching(evs []Event[Fields], keep func(Fields) bool) []int {
 // unionInto is not_afk = period_union(not_afk, [list[i] for i in idx]):
 // the members of list that period_union takes over on their own lose their
 // data in list too, as aw-core clears them in place.
-func unionInto(notAFK, list []Event[Fields], idx []int) []Event[Fields] {
-	sel := make([]Event[Fields], len(idx))
+func unionInto(notAFK, list []Event, idx []int) []Event {
+	sel := make([]Event, len(idx))
 	for k, i := range idx {
 		sel[k] = list[i]
 	}
@@ -245,23 +222,24 @@ func unionInto(notAFK, list []Event[Fields], idx []int) []Event[Fields] {
 // splitURLs is split_url_events: each event whose "url" is a string that
 // SplitURL accepts gets its parts under $protocol, $domain, $path, $params,
 // $options and $identifier. evs is changed in place and returned.
-func splitURLs(evs []Event[Fields]) []Event[Fields] {
-	byURL := make(map[string]*URL)
+func splitURLs(evs []Event) []Event {
+	split := make(map[*Field]Fields) // by data: events that share it share its split
 	for i := range evs {
-		u, ok := evs[i].Data.Str("url")
+		f := evs[i].Data
+		u, ok := f.Str("url")
 		if !ok {
 			continue
 		}
-		p, known := byURL[u]
-		if !known {
-			if parts, err := SplitURL(u); err == nil {
-				p = &parts
+		g, done := split[&f.kv[0]]
+		if !done {
+			g = f
+			if p, err := SplitURL(u); err == nil {
+				g = f.With("$protocol", p.Protocol).With("$domain", p.Domain).With("$path", p.Path).
+					With("$params", p.Params).With("$options", p.Options).With("$identifier", p.Identifier)
 			}
-			byURL[u] = p
+			split[&f.kv[0]] = g
 		}
-		if p != nil {
-			evs[i].Data = evs[i].Data.withURL(p)
-		}
+		evs[i].Data = g
 	}
 	return evs
 }

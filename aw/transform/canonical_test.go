@@ -19,7 +19,7 @@ import (
 func TestCanonicalQuirks(t *testing.T) {
 	day0 := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
 	var d transform.Decoder
-	ev := func(min, dur float64, data any) transform.Event[transform.Fields] {
+	ev := func(min, dur float64, data any) transform.Event {
 		b, _ := json.Marshal(data)
 		return d.Event(aw.Event{Timestamp: day0.Add(time.Duration(min * float64(time.Minute))), Duration: dur * 60, Data: b})
 	}
@@ -28,18 +28,18 @@ func TestCanonicalQuirks(t *testing.T) {
 		return map[string]any{"url": url, "title": url, "audible": audible, "incognito": false, "tabCount": 3}
 	}
 	in := transform.Input{
-		Window: []transform.Event[transform.Fields]{
+		Window: []transform.Event{
 			ev(0, 5, win("Code", "main.go")), ev(5, 5, win("Google-chrome", "GitHub - Google Chrome")),
 			ev(15, 5, win("Google-chrome", "YouTube - Google Chrome")), ev(22, 3, win("Slack", "#dev")),
 			ev(30, 4, win("org.mozilla.firefox", "docs - Firefox")), ev(34, 6, win("Code", "aw-server")),
 			ev(40.05, 2, win("Code", "aw-server")), ev(50, 1, win("Code", "x")),
 		},
-		AFK: []transform.Event[transform.Fields]{
+		AFK: []transform.Event{
 			ev(0, 10, map[string]any{"status": "not-afk"}), ev(10, 20, map[string]any{"status": "afk"}), ev(30, 12, map[string]any{"status": "not-afk"}),
 		},
 		Browsers: []transform.Browser{
-			{Name: "chrome", Events: []transform.Event[transform.Fields]{ev(5, 5, tab("https://github.com/", false)), ev(15, 5, tab("https://www.youtube.com/watch?v=1", true))}},
-			{Name: "firefox", Events: []transform.Event[transform.Fields]{ev(28, 8, tab("file:///home/a/docs.html", false))}},
+			{Name: "chrome", Events: []transform.Event{ev(5, 5, tab("https://github.com/", false)), ev(15, 5, tab("https://www.youtube.com/watch?v=1", true))}},
+			{Name: "firefox", Events: []transform.Event{ev(28, 8, tab("file:///home/a/docs.html", false))}},
 		},
 	}
 	for _, opt := range []transform.Options{{}, {AlwaysActivePattern: "Slack"}} {
@@ -48,7 +48,7 @@ func TestCanonicalQuirks(t *testing.T) {
 			t.Fatal(err)
 		}
 		cleared := 0
-		for _, list := range [][]transform.Event[transform.Fields]{got.Events, got.Browser} {
+		for _, list := range [][]transform.Event{got.Events, got.Browser} {
 			for _, e := range list {
 				if e.Data.Len() == 0 {
 					cleared++

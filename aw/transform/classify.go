@@ -14,13 +14,9 @@ const Uncategorized = "Uncategorized"
 
 // Rule is a compiled classification rule: aw_transform.classify.Rule.
 type Rule struct {
-	// Regex is the pattern as given ("" matches nothing).
-	Regex string
-	// IgnoreCase matches without regard to case.
-	IgnoreCase bool
-	// SelectKeys are the data keys whose values the rule tests; nil tests
-	// every value. A non-nil empty list tests none.
-	SelectKeys []string
+	Regex      string   // the pattern as given ("" matches nothing)
+	IgnoreCase bool     // match without regard to case
+	SelectKeys []string // the data keys whose values it tests; nil: every value
 
 	re  *regexp.Regexp // nil: matches nothing
 	lit *literals      // a faster equivalent of re, when it is a list of words
@@ -51,23 +47,15 @@ func NewRule(regex string, ignoreCase bool, selectKeys []string) (Rule, error) {
 
 // Match reports whether the rule's regex finds a match in one of the
 // string values it tests (Rule.match).
-func (r Rule) Match(d Strings) bool {
-	if r.re == nil {
+func (r Rule) Match(f Fields) bool {
+	switch {
+	case r.re == nil:
 		return false
-	}
-	if r.SelectKeys != nil {
-		for _, k := range r.SelectKeys {
-			if s, ok := d.Str(k); ok && r.matchString(s) {
-				return true
-			}
-		}
-		return false
-	}
-	if f, ok := d.(Fields); ok {
+	case r.SelectKeys == nil:
 		return f.anyString(r.matchString)
 	}
-	for s := range d.Strings() {
-		if r.matchString(s) {
+	for _, k := range r.SelectKeys {
+		if s, ok := f.Str(k); ok && r.matchString(s) {
 			return true
 		}
 	}
@@ -156,13 +144,13 @@ type Class struct {
 type Classes []Class
 
 // Categorize returns the index of the class aw-core's categorize gives an
-// event with data d: of the classes whose rule matches, the one with the
+// event with data f: of the classes whose rule matches, the one with the
 // longest name, the later one on a tie; -1 when none matches (the event is
 // Uncategorized). A class with an empty name never wins.
-func (cs Classes) Categorize(d Strings) int {
+func (cs Classes) Categorize(f Fields) int {
 	best, bestDepth := -1, 1
 	for i, c := range cs {
-		if len(c.Name) >= bestDepth && c.Rule.Match(d) {
+		if len(c.Name) >= bestDepth && c.Rule.Match(f) {
 			best, bestDepth = i, len(c.Name)
 		}
 	}
@@ -182,41 +170,21 @@ func (cs Classes) Label(i int) string {
 // "Work > Programming".
 func CategoryName(name []string) string { return strings.Join(name, " > ") }
 
-// ClassesError lists the entries of a classes setting that could not be
-// used, by their position in the setting (0-based).
-type ClassesError struct {
-	// Skipped entries are not categories: no name list of strings, or no
-	// rule object.
-	Skipped []int
-	// BadRegex entries have a pattern that does not compile (RE2): they
-	// are kept, matching nothing.
-	BadRegex []int
-}
-
-func (e *ClassesError) Error() string {
-	return fmt.Sprintf("classes setting: %d entries skipped, %d regexes that do not compile", len(e.Skipped), len(e.BadRegex))
-}
-
 // ErrClassesSetting is returned (wrapped) when the classes setting is not a
-// JSON array.
-var ErrClassesSetting = errors.New("classes setting is not a JSON array")
+// JSON array of categories or holds a regex that does not compile.
+var ErrClassesSetting = errors.New("classes setting cannot be used")
 
-// Bounds of a classes setting. Any local program can write ActivityWatch's
+// Bounds of a classes setting, beyond which it is not used
+// (ErrClassesTooLarge). Any local program can write ActivityWatch's
 // settings, and every rule is compiled and tested against every distinct
 // title of a period: one rule of 7.7 MB cost 1,070 MiB to compile, and
-// 5,000 rules over 3,000 titles took 78 s. A person's categories stay far
-// below these: the web UI's defaults are 15 rules of at most 100 bytes,
-// and a long list holds a few hundred. A setting beyond any bound is not
-// used (ErrClassesTooLarge).
+// 5,000 rules over 3,000 titles took 78 s. The web UI's defaults are 15
+// rules of at most 100 bytes; a long list holds a few hundred.
 const (
-	// MaxClassesBytes bounds the setting's JSON text.
-	MaxClassesBytes = 1 << 20
-	// MaxClasses bounds its entries.
-	MaxClasses = 1000
-	// MaxRuleBytes bounds one rule's regex.
-	MaxRuleBytes = 4 << 10
-	// MaxRulesBytes bounds all its regexes together.
-	MaxRulesBytes = 64 << 10
+	MaxClassesBytes = 1 << 20  // the setting's JSON text
+	MaxClasses      = 1000     // its entries
+	MaxRuleBytes    = 4 << 10  // one rule's regex
+	MaxRulesBytes   = 64 << 10 // all its regexes together
 )
 
 // ErrClassesTooLarge is returned (wrapped) when the classes setting exceeds
@@ -233,11 +201,11 @@ var ErrClassesTooLarge = errors.New("classes setting is too large")
 // non-empty string; ignore_case and select_keys are read when present.
 //
 // An absent or null setting (nil, "", "null") yields DefaultClasses(). A
-// setting that is not a JSON array yields an error wrapping
-// ErrClassesSetting and no classes; one beyond the bounds, an error
-// wrapping ErrClassesTooLarge and no classes, before any regex is
-// compiled. When some entries cannot be used, the usable classes come
-// with a *ClassesError naming the others.
+// setting beyond the bounds yields an error wrapping ErrClassesTooLarge,
+// before any regex is compiled; any other entry that cannot be used (not a
+// category: no name list of strings or no rule object; a regex or
+// select_keys of the wrong type; a regex that does not compile), an error
+// wrapping ErrClassesSetting. Either comes with no classes.
 func ParseClasses(setting []byte) (Classes, error) {
 	setting = bytes.TrimSpace(setting)
 	if len(setting) == 0 || string(setting) == "null" {
@@ -248,7 +216,7 @@ func ParseClasses(setting []byte) (Classes, error) {
 	}
 	var entries []json.RawMessage
 	if err := json.Unmarshal(setting, &entries); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrClassesSetting, err)
+		return nil, fmt.Errorf("%w: not a JSON array: %w", ErrClassesSetting, err)
 	}
 	if len(entries) > MaxClasses {
 		return nil, fmt.Errorf("%w: %d entries, more than %d", ErrClassesTooLarge, len(entries), MaxClasses)
@@ -262,17 +230,16 @@ func ParseClasses(setting []byte) (Classes, error) {
 	}
 	var (
 		ps    []parsed
-		bad   ClassesError
 		total int
 	)
+	notCategory := func(i int) error { return fmt.Errorf("%w: entry %d is not a category", ErrClassesSetting, i) }
 	for i, raw := range entries {
 		var entry struct {
 			Name []string                   `json:"name"`
 			Rule map[string]json.RawMessage `json:"rule"`
 		}
 		if err := json.Unmarshal(raw, &entry); err != nil || entry.Name == nil || entry.Rule == nil {
-			bad.Skipped = append(bad.Skipped, i)
-			continue
+			return nil, notCategory(i)
 		}
 		if t, ok := entry.Rule["type"]; ok && string(bytes.TrimSpace(t)) == "null" {
 			continue // the web UI's "no rule": not sent to queries
@@ -280,16 +247,14 @@ func ParseClasses(setting []byte) (Classes, error) {
 		var regex string
 		if raw, ok := entry.Rule["regex"]; ok && truthy(raw) {
 			if json.Unmarshal(raw, &regex) != nil {
-				bad.Skipped = append(bad.Skipped, i) // aw-core: TypeError
-				continue
+				return nil, notCategory(i) // aw-core: TypeError
 			}
 		}
 		var keys []string
 		if raw, ok := entry.Rule["select_keys"]; ok && truthy(raw) {
 			var l []json.RawMessage
 			if json.Unmarshal(raw, &l) != nil {
-				bad.Skipped = append(bad.Skipped, i)
-				continue
+				return nil, notCategory(i)
 			}
 			keys = []string{} // given: only these keys, even when none is a string
 			for _, k := range l {
@@ -307,16 +272,13 @@ func ParseClasses(setting []byte) (Classes, error) {
 		}
 		ps = append(ps, parsed{i, entry.Name, keys, regex, truthy(entry.Rule["ignore_case"])})
 	}
-	cs := make(Classes, 0, len(ps))
-	for _, p := range ps {
+	cs := make(Classes, len(ps))
+	for k, p := range ps {
 		r, err := NewRule(p.regex, p.ignoreCase, p.keys)
 		if err != nil {
-			bad.BadRegex = append(bad.BadRegex, p.index)
+			return nil, fmt.Errorf("%w: entry %d: %w", ErrClassesSetting, p.index, err)
 		}
-		cs = append(cs, Class{Name: p.name, Rule: r})
-	}
-	if bad.Skipped != nil || bad.BadRegex != nil {
-		return cs, &bad
+		cs[k] = Class{Name: p.name, Rule: r}
 	}
 	return cs, nil
 }
@@ -324,34 +286,23 @@ func ParseClasses(setting []byte) (Classes, error) {
 // truthy is Python's truth of a JSON value: false for absent, null, false,
 // 0, "", [] and {}.
 func truthy(raw json.RawMessage) bool {
-	raw = bytes.TrimSpace(raw)
-	switch {
-	case len(raw) == 0:
-		return false
-	case raw[0] == '"':
-		return len(raw) > 2
-	case raw[0] == '[' || raw[0] == '{':
-		var v any
-		if json.Unmarshal(raw, &v) != nil {
-			return false
-		}
-		switch t := v.(type) {
-		case []any:
-			return len(t) > 0
-		case map[string]any:
-			return len(t) > 0
-		}
-		return false
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return len(raw) > 0 // a number beyond float64: not 0
 	}
-	switch string(raw) {
-	case "null", "false":
-		return false
+	switch t := v.(type) {
+	case bool:
+		return t
+	case float64:
+		return t != 0
+	case string:
+		return t != ""
+	case []any:
+		return len(t) > 0
+	case map[string]any:
+		return len(t) > 0
 	}
-	var f float64
-	if json.Unmarshal(raw, &f) == nil {
-		return f != 0
-	}
-	return true
+	return false // null
 }
 
 // DefaultClasses are ActivityWatch's default categories, as its web UI

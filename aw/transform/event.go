@@ -2,7 +2,6 @@ package transform
 
 import (
 	"cmp"
-	"iter"
 	"slices"
 )
 
@@ -14,7 +13,7 @@ const (
 )
 
 // Event is one ActivityWatch event: a period and its data.
-type Event[D any] struct {
+type Event struct {
 	// ID is the server's id of a stored event; 0 for events a transform
 	// made (merged, chunked), which aw-server writes as null.
 	ID int64
@@ -24,33 +23,11 @@ type Event[D any] struct {
 	Start int64
 	// Duration is in microseconds. Stored events may have a negative one.
 	Duration int64
-	// Data is the event's data.
-	Data D
+	Data     Fields
 }
 
 // End is Start + Duration.
-func (e Event[D]) End() int64 { return e.Start + e.Duration }
-
-// Data is what the period transforms need of event data. D is the
-// implementing type itself (type Fields implements Data[Fields]).
-type Data[D any] interface {
-	// Equal reports whether two events carry the same data (Python's ==
-	// of two dicts): flood merges neighbours whose data is equal.
-	Equal(D) bool
-	// Clone is copy.deepcopy: a copy that later changes made in place to
-	// either do not reach the other. Immutable data returns itself.
-	Clone() D
-}
-
-// Strings is what the transforms that read text need of event data
-// (filter_keyvals_regex, categorize, tag, split_url_events).
-type Strings interface {
-	// Str returns the value under key when it is a string.
-	Str(key string) (string, bool)
-	// Strings yields every string value, in the data's order (categorize
-	// and tag without select_keys test them all).
-	Strings() iter.Seq[string]
-}
+func (e Event) End() int64 { return e.Start + e.Duration }
 
 // truncMS floors a timestamp to whole milliseconds (aw-core's Event keeps
 // milliseconds only; Python's microsecond field is never negative, so this
@@ -63,18 +40,20 @@ func truncMS(us int64) int64 {
 	return us - m
 }
 
-// withPeriod is aw-core's _replace_event_period: a deep copy of e over
-// [start, end).
-func withPeriod[D Data[D]](e Event[D], start, end int64) Event[D] {
-	e.Data = e.Data.Clone()
+// withPeriod is aw-core's _replace_event_period: a copy of e over
+// [start, end) (Fields is immutable: the copy shares it).
+func withPeriod(e Event, start, end int64) Event {
 	e.Start = truncMS(start)
 	e.Duration = end - start
 	return e
 }
 
-// SortByTime returns the events sorted by start, keeping the order of equal
-// starts (sort_by_timestamp; Python's sort is stable). evs is not changed.
-func SortByTime[D any](evs []Event[D]) []Event[D] {
+// inOrder returns evs when it is in start order, else a sorted copy
+// (sort_by_timestamp; Python's sort is stable).
+func inOrder(evs []Event) []Event {
+	if slices.IsSortedFunc(evs, byStart) {
+		return evs
+	}
 	out := slices.Clone(evs)
 	sortByStart(out)
 	return out
@@ -82,7 +61,7 @@ func SortByTime[D any](evs []Event[D]) []Event[D] {
 
 // sortByStart sorts evs by start in place, stably, quickly when they are
 // already in order or in reverse order (aw-server sends newest first).
-func sortByStart[D any](evs []Event[D]) {
+func sortByStart(evs []Event) {
 	if slices.IsSortedFunc(evs, byStart) {
 		return
 	}
@@ -105,31 +84,20 @@ func sortByStart[D any](evs []Event[D]) {
 	}
 }
 
-// mergeByStart is SortByTime(append(a, b...)) for two lists already in
-// start order.
-func mergeByStart[D any](a, b []Event[D]) []Event[D] {
-	out := make([]Event[D], 0, len(a)+len(b))
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		if b[j].Start < a[i].Start {
-			out = append(out, b[j])
-			j++
-		} else {
-			out = append(out, a[i])
-			i++
-		}
-	}
-	out = append(out, a[i:]...)
-	return append(out, b[j:]...)
+// joinByStart returns the events of a and b in start order, a's first on
+// equal starts.
+func joinByStart(a, b []Event) []Event {
+	out := append(slices.Clone(a), b...)
+	slices.SortStableFunc(out, byStart)
+	return out
 }
 
-func byStart[D any](a, b Event[D]) int { return cmp.Compare(a.Start, b.Start) }
+func byStart(a, b Event) int { return cmp.Compare(a.Start, b.Start) }
 
-// Filter returns the events keep accepts, in order: filter_keyvals and
-// exclude_keyvals with the data type's own test of "key holds one of
-// these values" (see Fields.In). evs is not changed.
-func Filter[D any](evs []Event[D], keep func(D) bool) []Event[D] {
-	var out []Event[D]
+// Filter returns the events keep accepts, in order (filter_keyvals and
+// exclude_keyvals, with Fields.In as keep). evs is not changed.
+func Filter(evs []Event, keep func(Fields) bool) []Event {
+	var out []Event
 	for _, e := range evs {
 		if keep(e.Data) {
 			out = append(out, e)

@@ -1,7 +1,6 @@
 package transform
 
 import (
-	"iter"
 	"math"
 	"slices"
 
@@ -9,110 +8,30 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// Field is one key of an event's data.
+// Field is one key of an event's data: a string value decoded, or (JSON)
+// any other value's JSON text ("true", "7", "null", "[1]").
 type Field struct {
-	Key string
-	// Value is the value when it is a string, decoded; for any other
-	// value it is the value's JSON text ("true", "7", "null", "[1]").
-	Value string
-	// JSON marks a Value that is JSON text, not a string.
-	JSON bool
+	Key, Value string
+	JSON       bool
 }
 
 // Fields is an event's data as the bridge holds it: its keys in the
 // server's order, string values decoded, other values kept as their JSON
 // text. A Fields is immutable: the transforms share it between copies of
-// an event (Clone returns it as is) and the With methods return a new one.
-// Equal compares JSON texts of non-string values as text, so 1 and 1.0
-// differ here while Python finds them equal.
-//
-// CanonicalContext also records in it the category it gives a window event
-// (Class).
+// an event and With returns a new one. Equal compares JSON texts of
+// non-string values as text, so 1 and 1.0 differ here while Python finds
+// them equal. CanonicalContext also records in it the category it gives a
+// window event (Class).
 type Fields struct {
 	kv    []Field
-	url   *URL  // split_url_events' keys ($domain...), which override kv's
 	class int32 // index into the Classes used + 1; 0: none
 }
 
-// urlKeys are the keys split_url_events adds, in its order.
-var urlKeys = [...]string{"$protocol", "$domain", "$path", "$params", "$options", "$identifier"}
-
-func urlKey(key string) int {
-	if key == "" || key[0] != '$' {
-		return -1
-	}
-	for i, k := range urlKeys {
-		if k == key {
-			return i
-		}
-	}
-	return -1
-}
-
-func (u *URL) part(i int) string {
-	return [...]string{u.Protocol, u.Domain, u.Path, u.Params, u.Options, u.Identifier}[i]
-}
-
-// each calls yield with every field in order (the URL's keys after the
-// others, unless the data had them) until it returns false.
-func (f Fields) each(yield func(Field) bool) bool {
-	for _, x := range f.kv {
-		if f.url != nil {
-			if i := urlKey(x.Key); i >= 0 {
-				x = Field{Key: x.Key, Value: f.url.part(i)}
-			}
-		}
-		if !yield(x) {
-			return false
-		}
-	}
-	if f.url == nil {
-		return true
-	}
-	for i, k := range urlKeys {
-		if !f.inKV(k) && !yield(Field{Key: k, Value: f.url.part(i)}) {
-			return false
-		}
-	}
-	return true
-}
-
-func (f Fields) inKV(key string) bool {
-	for _, x := range f.kv {
-		if x.Key == key {
-			return true
-		}
-	}
-	return false
-}
-
 // Len is the number of keys.
-func (f Fields) Len() int {
-	n := len(f.kv)
-	if f.url != nil {
-		for _, k := range urlKeys {
-			if !f.inKV(k) {
-				n++
-			}
-		}
-	}
-	return n
-}
-
-// All yields the keys and their fields in order.
-func (f Fields) All() iter.Seq2[string, Field] {
-	return func(yield func(string, Field) bool) {
-		f.each(func(x Field) bool { return yield(x.Key, x) })
-	}
-}
+func (f Fields) Len() int { return len(f.kv) }
 
 // Get returns the field under key.
 func (f Fields) Get(key string) (Field, bool) {
-	if f.url != nil {
-		if i := urlKey(key); i >= 0 {
-			return Field{Key: key, Value: f.url.part(i)}, true
-		}
-	}
 	for _, x := range f.kv {
 		if x.Key == key {
 			return x, true
@@ -130,37 +49,20 @@ func (f Fields) Str(key string) (string, bool) {
 // Bool returns the value under key when it is true or false.
 func (f Fields) Bool(key string) (value, ok bool) {
 	x, found := f.Get(key)
-	if !found || !x.JSON {
+	if !found || !x.JSON || (x.Value != "true" && x.Value != "false") {
 		return false, false
 	}
-	switch x.Value {
-	case "true":
-		return true, true
-	case "false":
-		return false, true
-	}
-	return false, false
-}
-
-// Strings yields every string value in order.
-func (f Fields) Strings() iter.Seq[string] {
-	return func(yield func(string) bool) { f.anyString(func(s string) bool { return !yield(s) }) }
+	return x.Value == "true", true
 }
 
 // anyString reports whether match accepts one of the string values, in
-// order (Strings without an iterator to allocate).
+// order.
 func (f Fields) anyString(match func(string) bool) bool {
-	found := false
-	f.each(func(x Field) bool {
-		found = !x.JSON && match(x.Value)
-		return !found
-	})
-	return found
+	return slices.ContainsFunc(f.kv, func(x Field) bool { return !x.JSON && match(x.Value) })
 }
 
 // In reports whether the value under key is a string equal to one of vals
-// (filter_keyvals with string values: Filter(evs, func(f Fields) bool {
-// return f.In("status", "not-afk") })).
+// (filter_keyvals with string values).
 func (f Fields) In(key string, vals ...string) bool {
 	s, ok := f.Str(key)
 	return ok && slices.Contains(vals, s)
@@ -169,13 +71,7 @@ func (f Fields) In(key string, vals ...string) bool {
 // Equal is Python's == of two data dicts: the same keys with equal values,
 // in any order, and the same category.
 func (f Fields) Equal(o Fields) bool {
-	if f.class != o.class {
-		return false
-	}
-	if f.url != nil || o.url != nil {
-		return f.Len() == o.Len() && f.each(func(x Field) bool { y, ok := o.Get(x.Key); return ok && y == x })
-	}
-	if len(f.kv) != len(o.kv) {
+	if f.class != o.class || len(f.kv) != len(o.kv) {
 		return false
 	}
 	if len(f.kv) == 0 || &f.kv[0] == &o.kv[0] {
@@ -193,52 +89,22 @@ func (f Fields) Equal(o Fields) bool {
 	return true
 }
 
-// Clone returns f: Fields is immutable.
-func (f Fields) Clone() Fields { return f }
-
 // With returns a copy with key set to the string value (in its place when
 // f has the key, else last).
-func (f Fields) With(key, value string) Fields { return f.with(Field{Key: key, Value: value}) }
-
-// WithJSON returns a copy with key set to a value given as JSON text.
-func (f Fields) WithJSON(key, jsonText string) Fields {
-	return f.with(Field{Key: key, Value: jsonText, JSON: true})
-}
-
-func (f Fields) with(x Field) Fields {
-	kv := make([]Field, 0, f.Len()+1)
+func (f Fields) With(key, value string) Fields {
+	x := Field{Key: key, Value: value}
+	kv := make([]Field, 0, len(f.kv)+1)
 	set := false
-	f.each(func(y Field) bool {
-		if y.Key == x.Key {
+	for _, y := range f.kv {
+		if y.Key == key {
 			y, set = x, true
 		}
 		kv = append(kv, y)
-		return true
-	})
+	}
 	if !set {
 		kv = append(kv, x)
 	}
 	return Fields{kv: kv, class: f.class}
-}
-
-// withURL returns a copy holding the parts of u under split_url_events'
-// keys.
-func (f Fields) withURL(u *URL) Fields {
-	f.url = u
-	return f
-}
-
-// Only returns the fields under keys, in the order of keys, leaving out
-// those f lacks (merge_events_by_keys's group data). The category is not
-// kept.
-func (f Fields) Only(keys ...string) Fields {
-	var kv []Field
-	for _, k := range keys {
-		if x, ok := f.Get(k); ok {
-			kv = append(kv, x)
-		}
-	}
-	return Fields{kv: kv}
 }
 
 // Class is the category CanonicalContext gave the event, as an index into the
@@ -258,64 +124,47 @@ func Micros(seconds float64) int64 {
 	return int64(whole)*Second + int64(math.RoundToEven(frac*1e6))
 }
 
-// Decoder turns aw.Events into Events cheaply: events whose data is byte
-// for byte the same (a watcher repeats one app and title for hours) share
-// one Fields, decoded once, so a week of events decodes with few
-// allocations, and equal data compares in one step. It keeps every
-// distinct data it has seen: use one per batch of events (a day, a
-// period). The zero value is ready; it is not safe for concurrent use.
+// Decoder turns aw.Events into Events: events whose data is byte for byte
+// the same (a watcher repeats one app and title for hours) share one
+// Fields, decoded once. It keeps every distinct data it has seen: use one
+// per batch of events. The zero value is ready; not safe for concurrent use.
 type Decoder struct {
 	seen map[string]Fields
-	keys map[string]string
 }
 
 // Event converts one event. Data that is not a JSON object becomes empty
 // Fields.
-func (d *Decoder) Event(e aw.Event) Event[Fields] {
-	out := Event[Fields]{Start: e.Timestamp.UnixMicro(), Duration: Micros(e.Duration)}
+func (d *Decoder) Event(e aw.Event) Event {
+	out := Event{Start: e.Timestamp.UnixMicro(), Duration: Micros(e.Duration)}
 	if e.ID != nil {
 		out.ID = *e.ID
 	}
-	if f, ok := d.seen[string(e.Data)]; ok {
-		out.Data = f
-		return out
+	f, ok := d.seen[string(e.Data)]
+	if !ok {
+		raw := string(e.Data) // the decoded strings are pieces of it
+		f = parseFields(raw)
+		if d.seen == nil {
+			d.seen = make(map[string]Fields)
+		}
+		d.seen[raw] = f
 	}
-	raw := string(e.Data) // the decoded strings are pieces of it
-	f, _ := d.parse(raw)
-	if d.seen == nil {
-		d.seen = make(map[string]Fields)
-	}
-	d.seen[raw] = f
 	out.Data = f
 	return out
 }
 
-func (d *Decoder) parse(raw string) (Fields, bool) {
+func parseFields(raw string) Fields {
 	r := gjson.Parse(raw)
 	if !r.IsObject() {
-		return Fields{}, false
+		return Fields{}
 	}
 	kv := make([]Field, 0, 6)
 	r.ForEach(func(k, v gjson.Result) bool {
-		key := d.key(k.Str)
 		if v.Type == gjson.String {
-			kv = append(kv, Field{Key: key, Value: v.Str})
+			kv = append(kv, Field{Key: k.Str, Value: v.Str})
 		} else {
-			kv = append(kv, Field{Key: key, Value: v.Raw, JSON: true})
+			kv = append(kv, Field{Key: k.Str, Value: v.Raw, JSON: true})
 		}
 		return true
 	})
-	return Fields{kv: slices.Clip(kv)}, true
-}
-
-// key interns a key (a handful of names recur in every event).
-func (d *Decoder) key(k string) string {
-	if s, ok := d.keys[k]; ok {
-		return s
-	}
-	if d.keys == nil {
-		d.keys = make(map[string]string)
-	}
-	d.keys[k] = k
-	return k
+	return Fields{kv: slices.Clip(kv)}
 }

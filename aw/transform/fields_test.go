@@ -51,34 +51,30 @@ func TestDecoder(t *testing.T) {
 	if s, _ := g.Str("title"); s != "new" || g.Len() != e1.Data.Len()+1 {
 		t.Errorf("With: %v", g)
 	}
-	if o := g.Only("$domain", "app", "nope"); o.Len() != 2 {
-		t.Errorf("Only: %v", o)
-	}
 }
 
 func TestFieldsURL(t *testing.T) {
-	p, _ := SplitURL("https://www.example.org/a;b?c#d")
-	f := strs("url", "https://www.example.org/a;b?c#d", "$domain", "old", "title", "t").withURL(&p)
+	data := strs("url", "https://www.example.org/a;b?c#d", "$domain", "old", "title", "t")
+	evs := splitURLs([]Event{{Data: data}, {Data: data}})
+	f := evs[0].Data
 	var keys []string
-	for k, x := range f.All() {
-		keys = append(keys, k+"="+x.Value)
+	for _, x := range f.kv {
+		keys = append(keys, x.Key+"="+x.Value)
 	}
 	want := "url=https://www.example.org/a;b?c#d $domain=example.org title=t $protocol=https $path=/a $params=b $options=c $identifier=d"
 	if got := strings.Join(keys, " "); got != want || f.Len() != 8 {
 		t.Errorf("fields %q (%d), want %q", got, f.Len(), want)
 	}
-	if d, _ := f.Str("$domain"); d != "example.org" {
-		t.Errorf("$domain %q", d)
+	if &evs[1].Data.kv[0] != &f.kv[0] {
+		t.Error("events with the same data do not share its split")
 	}
 	g := f.With("title", "u")
-	if g.url != nil || g.Len() != 8 || !g.With("title", "t").Equal(f) || f.Equal(g) {
+	if g.Len() != 8 || !g.With("title", "t").Equal(f) || f.Equal(g) {
 		t.Errorf("With: %v", g)
 	}
-	var strs []string
-	for s := range f.Strings() {
-		strs = append(strs, s)
-	}
-	if len(strs) != 8 {
-		t.Errorf("strings %q", strs)
+	n := 0
+	f.anyString(func(string) bool { n++; return false })
+	if n != 8 {
+		t.Errorf("%d strings", n)
 	}
 }

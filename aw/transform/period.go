@@ -18,12 +18,8 @@ const negativeGapTrim = 100 * Millisecond
 // longer of the two (merging them when their data is equal); neighbours
 // with equal data that overlap are merged; events left with no duration
 // are dropped. evs is not changed.
-func Flood[D Data[D]](evs []Event[D], pulsetime int64) []Event[D] {
-	out := make([]Event[D], len(evs))
-	for i, e := range evs {
-		e.Data = e.Data.Clone()
-		out[i] = e
-	}
+func Flood(evs []Event, pulsetime int64) []Event {
+	out := slices.Clone(evs)
 	sortByStart(out)
 	for i := 0; i+1 < len(out); i++ {
 		e1, e2 := &out[i], &out[i+1]
@@ -53,7 +49,7 @@ func Flood[D Data[D]](evs []Event[D], pulsetime int64) []Event[D] {
 			}
 		}
 	}
-	return slices.DeleteFunc(out, func(e Event[D]) bool { return e.Duration <= 0 })
+	return slices.DeleteFunc(out, func(e Event) bool { return e.Duration <= 0 })
 }
 
 // intersection is timeslot's Timeslot.intersection: ok is false when the
@@ -74,19 +70,11 @@ func intersection(s1, e1, s2, e2 int64) (start, end int64, ok bool) {
 }
 
 // FilterPeriodIntersect is aw_transform.filter_period_intersect: the parts
-// of the events that lie within a filter event, as copies in start order
-// (ActivityWatch keeps window events within not-AFK time this way). An
-// event meeting several filter events yields one part per filter event.
-// Neither list is changed.
-func FilterPeriodIntersect[D Data[D]](evs, filters []Event[D]) []Event[D] {
-	a, b := evs, filters
-	if !slices.IsSortedFunc(a, byStart) {
-		a = SortByTime(a)
-	}
-	if !slices.IsSortedFunc(b, byStart) {
-		b = SortByTime(b)
-	}
-	out := make([]Event[D], 0, len(a))
+// of the events that lie within a filter event (one per filter event), as
+// copies in start order. Neither list is changed.
+func FilterPeriodIntersect(evs, filters []Event) []Event {
+	a, b := inOrder(evs), inOrder(filters)
+	out := make([]Event, 0, len(a))
 	for i, j := 0, 0; i < len(a) && j < len(b); {
 		e, f := a[i], b[j]
 		if s, end, ok := intersection(e.Start, e.End(), f.Start, f.End()); ok {
@@ -113,60 +101,33 @@ func FilterPeriodIntersect[D Data[D]](evs, filters []Event[D]) []Event[D] {
 
 // PeriodUnion is aw_transform.period_union: the union of the periods of
 // both lists, as events in start order with no overlaps (touching periods
-// join). The data of every result is the zero D: aw-core clears it.
-//
-// aw-core clears it in place: an input event that makes up a result on its
-// own (no other period meets it) is that result, so its data is cleared
-// in every other list that holds it too. kept[k] tells which input event
-// union[k] is, as an index into the concatenation of a and b (a first), or
-// -1 when union[k] joins several; a caller that mirrors aw-core clears
-// those inputs (CanonicalContext does, for audible tabs). Neither list is
-// changed.
-func PeriodUnion[D any](a, b []Event[D]) (union []Event[D], kept []int) {
-	order := make([]int, len(a)+len(b))
+// join), with empty data. aw-core clears the data in place, so an input
+// event that makes up a result on its own loses its data in every other
+// list that holds it too: kept[k] is the index of that input (into a then
+// b) for union[k], or -1 when union[k] joins several, for a caller that
+// mirrors aw-core. Neither list is changed.
+func PeriodUnion(a, b []Event) (union []Event, kept []int) {
+	all := append(slices.Clone(a), b...)
+	order := make([]int, len(all))
 	for i := range order {
 		order[i] = i
 	}
-	get := func(i int) Event[D] {
-		if i < len(a) {
-			return a[i]
-		}
-		return b[i-len(a)]
-	}
-	slices.SortStableFunc(order, func(x, y int) int { return cmp.Compare(get(x).Start, get(y).Start) })
-	type run struct {
-		first      int // the input that opened it
-		start, end int64
-		merged     bool
-	}
-	var runs []run
+	slices.SortStableFunc(order, func(x, y int) int { return cmp.Compare(all[x].Start, all[y].Start) })
 	for _, i := range order {
-		e := get(i)
-		if n := len(runs); n > 0 {
-			last := &runs[n-1]
-			if !(e.End() < last.start || last.end < e.Start) { // no gap between them: join
-				last.start, last.end = min(e.Start, last.start), max(e.End(), last.end)
-				last.merged = true
-				continue
-			}
+		e := all[i]
+		if n := len(union); n > 0 && e.End() >= union[n-1].Start && union[n-1].End() >= e.Start { // no gap: join
+			u := &union[n-1]
+			start, end := min(e.Start, u.Start), max(e.End(), u.End())
+			u.Start, u.Duration, kept[n-1] = start, end-start, -1
+			continue
 		}
-		runs = append(runs, run{first: i, start: e.Start, end: e.End()})
+		e.Data = Fields{}
+		union, kept = append(union, e), append(kept, i)
 	}
-	if len(runs) == 0 {
-		return nil, nil
-	}
-	union, kept = make([]Event[D], len(runs)), make([]int, len(runs))
-	for k, r := range runs {
-		e := get(r.first)
-		kept[k] = -1
-		if r.merged {
-			e.Start, e.Duration = truncMS(r.start), r.end-r.start
-		} else {
-			kept[k] = r.first
+	for k := range union {
+		if kept[k] < 0 {
+			union[k].Start = truncMS(union[k].Start) // Duration stays end - start
 		}
-		var zero D
-		e.Data = zero
-		union[k] = e
 	}
 	return union, kept
 }

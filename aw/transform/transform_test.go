@@ -16,8 +16,8 @@ const (
 // t0 is a fixed instant (aw-core's tests use now).
 const t0 = int64(1_767_225_600) * Second // 2026-01-01T00:00:00Z
 
-func ev(start, dur int64, kv ...string) Event[Fields] {
-	return Event[Fields]{Start: start, Duration: dur, Data: strs(kv...)}
+func ev(start, dur int64, kv ...string) Event {
+	return Event{Start: start, Duration: dur, Data: strs(kv...)}
 }
 
 // strs builds data holding only string values, from key, value pairs.
@@ -29,7 +29,7 @@ func strs(kv ...string) Fields {
 	return f
 }
 
-func durations(evs []Event[Fields]) []int64 {
+func durations(evs []Event) []int64 {
 	out := make([]int64, len(evs))
 	for i, e := range evs {
 		out[i] = e.Duration
@@ -38,7 +38,7 @@ func durations(evs []Event[Fields]) []int64 {
 }
 
 func TestFilterKeyvals(t *testing.T) {
-	evs := []Event[Fields]{ev(0, 0, "label", "aa"), ev(0, 0, "label", "bb"), ev(0, 0, "label", "cc")}
+	evs := []Event{ev(0, 0, "label", "aa"), ev(0, 0, "label", "bb"), ev(0, 0, "label", "cc")}
 	in := Filter(evs, func(f Fields) bool { return f.In("label", "aa", "cc") })
 	out := Filter(evs, func(f Fields) bool { return !f.In("label", "aa", "cc") })
 	if len(in) != 2 || len(out) != 1 {
@@ -49,14 +49,14 @@ func TestFilterKeyvals(t *testing.T) {
 func TestIntersectingPairs(t *testing.T) {
 	for _, c := range []struct {
 		name    string
-		a, b    []Event[Fields]
+		a, b    []Event
 		pairs   int
 		reverse bool
 	}{
-		{"identical lists", []Event[Fields]{ev(t0, hour), ev(t0+hour, hour)}, []Event[Fields]{ev(t0, hour), ev(t0+hour, hour)}, 2, false},
-		{"between", []Event[Fields]{ev(t0+hour, hour)}, []Event[Fields]{ev(t0, hour), ev(t0+2*hour, hour)}, 0, false},
-		{"identical to the middle", []Event[Fields]{ev(t0+hour, hour)}, []Event[Fields]{ev(t0, hour), ev(t0+hour, hour), ev(t0+2*hour, hour)}, 1, false},
-		{"reversed", []Event[Fields]{ev(t0+hour, hour)}, []Event[Fields]{ev(t0, hour), ev(t0+hour, hour), ev(t0+2*hour, hour)}, 1, true},
+		{"identical lists", []Event{ev(t0, hour), ev(t0+hour, hour)}, []Event{ev(t0, hour), ev(t0+hour, hour)}, 2, false},
+		{"between", []Event{ev(t0+hour, hour)}, []Event{ev(t0, hour), ev(t0+2*hour, hour)}, 0, false},
+		{"identical to the middle", []Event{ev(t0+hour, hour)}, []Event{ev(t0, hour), ev(t0+hour, hour), ev(t0+2*hour, hour)}, 1, false},
+		{"reversed", []Event{ev(t0+hour, hour)}, []Event{ev(t0, hour), ev(t0+hour, hour), ev(t0+2*hour, hour)}, 1, true},
 	} {
 		a, b := c.a, c.b
 		if c.reverse {
@@ -74,19 +74,19 @@ func TestFilterPeriodIntersect(t *testing.T) {
 	m := 60 * sec
 	for _, c := range []struct {
 		name          string
-		events, filts []Event[Fields]
+		events, filts []Event
 		want          []int64
 	}{
-		{"1h with 1h at 30min", []Event[Fields]{ev(t0, hour)}, []Event[Fields]{ev(t0+30*m, hour)}, []int64{30 * m}},
-		{"two 30min around a 45min", []Event[Fields]{ev(t0, 30*m), ev(t0+45*m, 30*m)}, []Event[Fields]{ev(t0+15*m, 45*m)}, []int64{15 * m, 15 * m}},
-		{"reversed", []Event[Fields]{ev(t0+15*m, 45*m)}, []Event[Fields]{ev(t0, 30*m), ev(t0+45*m, 30*m)}, []int64{15 * m, 15 * m}},
+		{"1h with 1h at 30min", []Event{ev(t0, hour)}, []Event{ev(t0+30*m, hour)}, []int64{30 * m}},
+		{"two 30min around a 45min", []Event{ev(t0, 30*m), ev(t0+45*m, 30*m)}, []Event{ev(t0+15*m, 45*m)}, []int64{15 * m, 15 * m}},
+		{"reversed", []Event{ev(t0+15*m, 45*m)}, []Event{ev(t0, 30*m), ev(t0+45*m, 30*m)}, []int64{15 * m, 15 * m}},
 	} {
 		if got := durations(FilterPeriodIntersect(c.events, c.filts)); !slices.Equal(got, c.want) {
 			t.Errorf("%s: durations %v, want %v", c.name, got, c.want)
 		}
 	}
 	// The parts are copies with the data of the event, not of the filter.
-	got := FilterPeriodIntersect([]Event[Fields]{{ID: 7, Start: t0, Duration: hour, Data: strs("app", "a")}}, []Event[Fields]{ev(t0+1500, hour, "status", "not-afk")})
+	got := FilterPeriodIntersect([]Event{{ID: 7, Start: t0, Duration: hour, Data: strs("app", "a")}}, []Event{ev(t0+1500, hour, "status", "not-afk")})
 	if len(got) != 1 || got[0].ID != 7 || got[0].Start != t0+1000 || got[0].Duration != hour-1500 || !got[0].Data.In("app", "a") {
 		t.Errorf("part %+v: want id 7 from the ms-truncated start, data of the event", got)
 	}
@@ -95,14 +95,14 @@ func TestFilterPeriodIntersect(t *testing.T) {
 func TestPeriodUnion(t *testing.T) {
 	for _, c := range []struct {
 		name string
-		a, b []Event[Fields]
+		a, b []Event
 		n    int
 		kept []int
 	}{
-		{"overlapping", []Event[Fields]{ev(t0, 10*sec)}, []Event[Fields]{ev(t0+9*sec, 10*sec)}, 1, []int{-1}},
-		{"adjacent", []Event[Fields]{ev(t0, 10*sec)}, []Event[Fields]{ev(t0+10*sec, 10*sec)}, 1, []int{-1}},
-		{"apart", []Event[Fields]{ev(t0+11*sec, 10*sec)}, []Event[Fields]{ev(t0, 10*sec)}, 2, []int{1, 0}},
-		{"one joins, one apart", []Event[Fields]{ev(t0, 10*sec), ev(t0+60*sec, sec)}, []Event[Fields]{ev(t0+5*sec, 10*sec)}, 2, []int{-1, 1}},
+		{"overlapping", []Event{ev(t0, 10*sec)}, []Event{ev(t0+9*sec, 10*sec)}, 1, []int{-1}},
+		{"adjacent", []Event{ev(t0, 10*sec)}, []Event{ev(t0+10*sec, 10*sec)}, 1, []int{-1}},
+		{"apart", []Event{ev(t0+11*sec, 10*sec)}, []Event{ev(t0, 10*sec)}, 2, []int{1, 0}},
+		{"one joins, one apart", []Event{ev(t0, 10*sec), ev(t0+60*sec, sec)}, []Event{ev(t0+5*sec, 10*sec)}, 2, []int{-1, 1}},
 		{"empty", nil, nil, 0, nil},
 	} {
 		got, kept := PeriodUnion(c.a, c.b)
@@ -115,15 +115,15 @@ func TestPeriodUnion(t *testing.T) {
 			}
 		}
 	}
-	got, _ := PeriodUnion([]Event[Fields]{ev(t0, 10*sec, "a", "1")}, []Event[Fields]{ev(t0+5*sec, 10*sec, "b", "2")})
+	got, _ := PeriodUnion([]Event{ev(t0, 10*sec, "a", "1")}, []Event{ev(t0+5*sec, 10*sec, "b", "2")})
 	if got[0].Start != t0 || got[0].Duration != 15*sec {
 		t.Errorf("union %+v, want 15 s from t0", got[0])
 	}
 }
 
 func TestSorts(t *testing.T) {
-	evs := []Event[Fields]{ev(t0+2*sec, sec, "n", "1"), ev(t0+sec, 2*sec, "n", "2")}
-	if got := SortByTime(evs); got[0].Start != t0+sec {
+	evs := []Event{ev(t0+2*sec, sec, "n", "1"), ev(t0+sec, 2*sec, "n", "2")}
+	if got := inOrder(evs); got[0].Start != t0+sec {
 		t.Errorf("sort_by_timestamp: %v", got)
 	}
 	if evs[0].Start != t0+2*sec {
@@ -175,24 +175,24 @@ func TestCategorize(t *testing.T) {
 func TestFlood(t *testing.T) {
 	for _, c := range []struct {
 		name string
-		in   []Event[Fields]
-		want []Event[Fields]
+		in   []Event
+		want []Event
 	}{
-		{"forward", []Event[Fields]{ev(t0, 10*sec, "a", "0"), ev(t0+15*sec, 5*sec, "b", "1")},
-			[]Event[Fields]{ev(t0, 15*sec, "a", "0"), ev(t0+15*sec, 5*sec, "b", "1")}},
-		{"forward merge", []Event[Fields]{ev(t0, 10*sec), ev(t0+15*sec, 5*sec)}, []Event[Fields]{ev(t0, 20*sec)}},
-		{"backward", []Event[Fields]{ev(t0, 5*sec, "a", "0"), ev(t0+10*sec, 10*sec, "b", "1")},
-			[]Event[Fields]{ev(t0, 5*sec, "a", "0"), ev(t0+5*sec, 15*sec, "b", "1")}},
-		{"backward merge", []Event[Fields]{ev(t0, 5*sec), ev(t0+10*sec, 10*sec)}, []Event[Fields]{ev(t0, 20*sec)}},
-		{"negative gap, same data", []Event[Fields]{ev(t0, 100*sec, "a", "0"), ev(t0, 5*sec, "a", "0")}, []Event[Fields]{ev(t0, 100*sec, "a", "0")}},
-		{"negative gap, differing data", []Event[Fields]{ev(t0, 5*sec, "a", "0"), ev(t0, 100*sec, "b", "1")},
-			[]Event[Fields]{ev(t0, 5*sec, "a", "0"), ev(t0, 100*sec, "b", "1")}},
-		{"small negative gap, differing data", []Event[Fields]{ev(t0, 100*sec, "b", "1"), ev(t0+99_990*Millisecond, 100*sec, "a", "0")},
-			[]Event[Fields]{ev(t0, 99_990*Millisecond, "b", "1"), ev(t0+99_990*Millisecond, 100*sec, "a", "0")}},
-		{"gap beyond pulsetime", []Event[Fields]{ev(t0, sec, "a", "0"), ev(t0+7*sec, sec, "a", "0")},
-			[]Event[Fields]{ev(t0, sec, "a", "0"), ev(t0+7*sec, sec, "a", "0")}},
-		{"start truncated to ms", []Event[Fields]{ev(t0, 1500, "a", "0"), ev(t0+sec, 2*sec, "b", "1")},
-			[]Event[Fields]{ev(t0, 1500, "a", "0"), ev(t0+1000, 3*sec-1000, "b", "1")}},
+		{"forward", []Event{ev(t0, 10*sec, "a", "0"), ev(t0+15*sec, 5*sec, "b", "1")},
+			[]Event{ev(t0, 15*sec, "a", "0"), ev(t0+15*sec, 5*sec, "b", "1")}},
+		{"forward merge", []Event{ev(t0, 10*sec), ev(t0+15*sec, 5*sec)}, []Event{ev(t0, 20*sec)}},
+		{"backward", []Event{ev(t0, 5*sec, "a", "0"), ev(t0+10*sec, 10*sec, "b", "1")},
+			[]Event{ev(t0, 5*sec, "a", "0"), ev(t0+5*sec, 15*sec, "b", "1")}},
+		{"backward merge", []Event{ev(t0, 5*sec), ev(t0+10*sec, 10*sec)}, []Event{ev(t0, 20*sec)}},
+		{"negative gap, same data", []Event{ev(t0, 100*sec, "a", "0"), ev(t0, 5*sec, "a", "0")}, []Event{ev(t0, 100*sec, "a", "0")}},
+		{"negative gap, differing data", []Event{ev(t0, 5*sec, "a", "0"), ev(t0, 100*sec, "b", "1")},
+			[]Event{ev(t0, 5*sec, "a", "0"), ev(t0, 100*sec, "b", "1")}},
+		{"small negative gap, differing data", []Event{ev(t0, 100*sec, "b", "1"), ev(t0+99_990*Millisecond, 100*sec, "a", "0")},
+			[]Event{ev(t0, 99_990*Millisecond, "b", "1"), ev(t0+99_990*Millisecond, 100*sec, "a", "0")}},
+		{"gap beyond pulsetime", []Event{ev(t0, sec, "a", "0"), ev(t0+7*sec, sec, "a", "0")},
+			[]Event{ev(t0, sec, "a", "0"), ev(t0+7*sec, sec, "a", "0")}},
+		{"start truncated to ms", []Event{ev(t0, 1500, "a", "0"), ev(t0+sec, 2*sec, "b", "1")},
+			[]Event{ev(t0, 1500, "a", "0"), ev(t0+1000, 3*sec-1000, "b", "1")}},
 	} {
 		got := Flood(c.in, DefaultPulsetime)
 		if !sameEvents(got, c.want) {
@@ -201,8 +201,8 @@ func TestFlood(t *testing.T) {
 	}
 }
 
-func sameEvents(a, b []Event[Fields]) bool {
-	return slices.EqualFunc(a, b, func(x, y Event[Fields]) bool {
+func sameEvents(a, b []Event) bool {
+	return slices.EqualFunc(a, b, func(x, y Event) bool {
 		return x.ID == y.ID && x.Start == y.Start && x.Duration == y.Duration && x.Data.Equal(y.Data)
 	})
 }

@@ -1409,12 +1409,12 @@ func (s *actSim) canonical(t *testing.T, classes []actClass, start, end time.Tim
 	}
 	defer c.CloseIdleConnections()
 	var d transform.Decoder
-	read := func(id string) []transform.Event[transform.Fields] {
+	read := func(id string) []transform.Event {
 		evs, err := c.Events(t.Context(), id, aw.EventQuery{Start: start, End: end})
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := make([]transform.Event[transform.Fields], len(evs))
+		out := make([]transform.Event, len(evs))
 		for i, e := range evs {
 			out[i] = d.Event(e)
 		}
@@ -1431,7 +1431,7 @@ func (s *actSim) canonical(t *testing.T, classes []actClass, start, end time.Tim
 		t.Fatal(err)
 	}
 	out := actCanon{Apps: map[string]float64{}, Titles: map[string]float64{}, Categories: map[string]float64{}, Domains: map[string]float64{}}
-	span := func(e transform.Event[transform.Fields]) actSpan {
+	span := func(e transform.Event) actSpan {
 		app, _ := e.Data.Str("app")
 		return actSpan{time.UnixMicro(e.Start), time.UnixMicro(e.End()), app}
 	}
