@@ -22,7 +22,7 @@ const (
 )
 
 // DenseError is a period holding more of ActivityWatch's events than one
-// call may hold at once (ServiceOptions.MaxEvents): ask a shorter period.
+// call may hold at once (the Service's bound): ask a shorter period.
 type DenseError struct {
 	// Start and End are the period's.
 	Start, End time.Time

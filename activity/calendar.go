@@ -86,21 +86,18 @@ type Calendar struct {
 	DayStartSource string
 	// WeekStart is the weekday a week starts on.
 	WeekStart time.Weekday
-	// WeekStartSource is FromActivityWatch or FromDefault.
-	WeekStartSource string
 }
 
 // NewCalendar is the calendar of zone with ActivityWatch's startOfDay and
 // startOfWeek settings, each falling back to the web UI's default
 // (DefaultDayStart, DefaultWeekStart) when not set.
 func NewCalendar(zone Zone, s aw.Settings) Calendar {
-	c := Calendar{Zone: zone, DayStart: DefaultDayStart, DayStartSource: FromDefault,
-		WeekStart: DefaultWeekStart, WeekStartSource: FromDefault}
+	c := Calendar{Zone: zone, DayStart: DefaultDayStart, DayStartSource: FromDefault, WeekStart: DefaultWeekStart}
 	if d, ok := s.DayStart(); ok {
 		c.DayStart, c.DayStartSource = d, FromActivityWatch
 	}
 	if wd, ok := s.WeekStart(); ok {
-		c.WeekStart, c.WeekStartSource = wd, FromActivityWatch
+		c.WeekStart = wd
 	}
 	return c
 }
@@ -222,9 +219,6 @@ type Span struct {
 	Start time.Time `json:"start"`
 	End   time.Time `json:"end"`
 }
-
-// Duration is End - Start.
-func (s Span) Duration() time.Duration { return s.End.Sub(s.Start) }
 
 // DayOf is the whole day containing t: from its start to the next day's
 // (23 or 25 hours across a daylight-saving change).

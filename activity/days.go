@@ -8,6 +8,7 @@ import (
 
 	"github.com/awbridge/awbridge/aw"
 	"github.com/awbridge/awbridge/aw/transform"
+	"github.com/awbridge/awbridge/nowframe"
 	"github.com/awbridge/awbridge/upstream"
 )
 
@@ -192,7 +193,7 @@ func (ld *periodEvents) release(d int) {
 // and calls onDay (when set) as each day is complete, telling whether one
 // of its reads failed (ctx is cancelled once the call has failed). The
 // first failure of a window or AFK bucket cancels the reads left (no
-// answer without it) and fails the call with an *UnreadableError; a web
+// answer without it) and fails the call with an *nowframe.UnreadableError; a web
 // bucket's failure only marks it (ld.failed). Else it returns ctx's error
 // (some days were never read).
 func (s *Service) loadInto(ctx context.Context, ld *periodEvents, in inputs, now time.Time, prog *progress, onDay func(d int, failed bool)) error {
@@ -227,7 +228,7 @@ func (s *Service) loadInto(ctx context.Context, ld *periodEvents, in inputs, now
 		wg sync.WaitGroup
 	)
 	queue := make(chan job)
-	for range min(s.f.opts.Parallel, len(jobs)) {
+	for range min(s.opts.parallel, len(jobs)) {
 		wg.Go(func() {
 			for j := range queue {
 				err := read(ctx, j.t, j.d)
@@ -274,7 +275,7 @@ feed:
 		}
 	}
 	if len(failed) > 0 {
-		return &UnreadableError{Buckets: failed, Err: upstream.Join(failures...)}
+		return &nowframe.UnreadableError{Buckets: failed, Err: upstream.Join(failures...)}
 	}
 	return parent.Err()
 }
@@ -292,7 +293,7 @@ func (s *Service) loadDay(ctx context.Context, key dayKey, d dayPlan, now time.T
 		holes []span64
 	)
 	if err == nil {
-		if d.need == d.full && bd.complete(s.opts.Reread.Microseconds()) {
+		if d.need == d.full && bd.complete(reread.Microseconds()) {
 			evs = bd.events // final: never changed again
 		} else {
 			evs = sliceEvents(bd.events, d.need.start, d.need.end)
@@ -332,7 +333,7 @@ func newestStart(evs []ev) int64 {
 // the part after what is final (re-reading the last Reread of it, joined
 // again at the cut). Called with bd held.
 func (s *Service) ensure(ctx context.Context, bd *bucketDay, need span64, now time.Time) (read bool, err error) {
-	reread := s.opts.Reread.Microseconds()
+	reread := reread.Microseconds()
 	nowUS := us(now)
 	if !bd.covered {
 		evs, holes, err := s.read(ctx, bd.bucket, need)
@@ -377,7 +378,7 @@ func (s *Service) ensure(ctx context.Context, bd *bucketDay, need span64, now ti
 // there; the caller counts what it keeps against the call's budget.
 func (s *Service) read(ctx context.Context, bucket string, sp span64) ([]ev, []span64, error) {
 	var dec transform.Decoder // one per read: events repeating data share it
-	evs, holes, err := s.f.readSpan(ctx, &dec, bucket, sp)
+	evs, holes, err := s.readSpan(ctx, &dec, bucket, sp)
 	budgetOf(ctx).refund(len(evs))
 	return evs, holes, err
 }
@@ -389,7 +390,7 @@ func (s *Service) read(ctx context.Context, bucket string, sp span64) ([]ev, []s
 // large at minSplit is left out, returned as a hole. The events returned
 // are charged to the budget ctx carries (the caller refunds them);
 // running out of it fails the read.
-func (f *Fetcher) readSpan(ctx context.Context, dec *transform.Decoder, id string, sp span64) ([]ev, []span64, error) {
+func (s *Service) readSpan(ctx context.Context, dec *transform.Decoder, id string, sp span64) ([]ev, []span64, error) {
 	var (
 		got              []aw.Event
 		tooLarge, unread bool
@@ -397,13 +398,13 @@ func (f *Fetcher) readSpan(ctx context.Context, dec *transform.Decoder, id strin
 	long := sp.end - sp.start
 	if long > heavySpan.Microseconds() {
 		select {
-		case f.heavy <- struct{}{}:
+		case s.heavy <- struct{}{}:
 		case <-ctx.Done():
 			return nil, nil, ctx.Err()
 		}
 	}
-	err := f.do(ctx, func(ctx context.Context) error {
-		evs, err := f.opts.AW.Events(ctx, id, aw.EventQuery{Start: time.UnixMicro(sp.start), End: time.UnixMicro(sp.end), SkipMalformed: true})
+	err := s.do(ctx, func(ctx context.Context) error {
+		evs, err := s.opts.AW.Events(ctx, id, aw.EventQuery{Start: time.UnixMicro(sp.start), End: time.UnixMicro(sp.end), SkipMalformed: true})
 		if aw.KindOf(err) == aw.TooLarge {
 			// The server answered; our limit refused it. Not a failure:
 			// halve the span, or leave it out once it is minSplit short
@@ -415,7 +416,7 @@ func (f *Fetcher) readSpan(ctx context.Context, dec *transform.Decoder, id strin
 		return err
 	})
 	if long > heavySpan.Microseconds() {
-		<-f.heavy // released before the halves are read
+		<-s.heavy // released before the halves are read
 	}
 	switch {
 	case err != nil:
@@ -438,11 +439,11 @@ func (f *Fetcher) readSpan(ctx context.Context, dec *transform.Decoder, id strin
 	}
 	mid := sp.start + long/2
 	mid -= mid % int64(time.Millisecond/time.Microsecond)
-	a, ha, err := f.readSpan(ctx, dec, id, span64{sp.start, mid})
+	a, ha, err := s.readSpan(ctx, dec, id, span64{sp.start, mid})
 	if err != nil {
 		return nil, nil, err
 	}
-	b, hb, err := f.readSpan(ctx, dec, id, span64{mid, sp.end})
+	b, hb, err := s.readSpan(ctx, dec, id, span64{mid, sp.end})
 	if err != nil {
 		budgetOf(ctx).refund(len(a))
 		return nil, nil, err

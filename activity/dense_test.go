@@ -20,7 +20,7 @@ import (
 func TestDensePeriodRefused(t *testing.T) {
 	env := newSimEnv(t, envOptions{week: smallWeek})
 	clk := &clock{t: env.h.End.Add(time.Hour)}
-	s := newService(t, env, clk, ServiceOptions{MaxEvents: 500})
+	s := newService(t, env, clk, ServiceOptions{maxEvents: 500})
 	ctx := context.Background()
 	_, err := s.Summary(ctx, SummaryQuery{Period: "last_7d"})
 	var de *DenseError
@@ -52,7 +52,7 @@ func TestCallsTakeTurns(t *testing.T) {
 	unblock := sync.OnceFunc(func() { close(block) })
 	t.Cleanup(unblock) // before the server closes
 	clk := &clock{t: env.h.End.Add(time.Hour)}
-	s := newService(t, env, clk, ServiceOptions{MaxCalls: 1})
+	s := newService(t, env, clk, ServiceOptions{maxCalls: 1})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	first := make(chan error, 1)
@@ -97,9 +97,9 @@ func TestCallsTakeTurns(t *testing.T) {
 func TestDaysLetGo(t *testing.T) {
 	env := newSimEnv(t, envOptions{week: smallWeek})
 	clk := &clock{t: env.h.End.Add(time.Hour)}
-	s := newService(t, env, clk, ServiceOptions{CacheBytes: -1})
+	s := newService(t, env, clk, ServiceOptions{cacheBytes: -1})
 	ctx := context.Background()
-	m, err := s.f.Meta(ctx)
+	m, err := s.readMeta(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestDaysLetGo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := m.Calendar(s.opts.Zone).Resolve(spec, now)
+	p, err := NewCalendar(s.opts.Zone(), m.Settings).Resolve(spec, now)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -88,8 +88,7 @@ func privacySettings(t *testing.T) nowframe.Privacy {
 // (their queries gone), and the title and URL rules apply.
 func TestPrivateByDefault(t *testing.T) {
 	env, clk := privateDesktop(t)
-	s := NewService(ServiceOptions{Fetcher: FetcherOptions{AW: env.client, Source: env.src, Now: clk.now},
-		Zone: Zone{Name: "UTC", Loc: time.UTC}, Privacy: privacySettings(t)})
+	s := NewService(ServiceOptions{AW: env.client, Source: env.src, Now: clk.now, Zone: utc, Privacy: privacySettings(t)})
 	ctx := context.Background()
 	var all []string
 	collect := func(v any) {

@@ -1,6 +1,7 @@
 package activity
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -14,14 +15,20 @@ import (
 	"github.com/awbridge/awbridge/aw"
 	"github.com/awbridge/awbridge/aw/transform"
 	"github.com/awbridge/awbridge/nowframe"
+	"github.com/awbridge/awbridge/upstream"
 )
 
-// Defaults of ServiceOptions.
+// Defaults of the Service's bounds; tests set the unexported
+// ServiceOptions to other values.
 const (
-	DefaultCacheBytes = 64 << 20
-	DefaultCacheDays  = 14
-	DefaultReread     = 3 * time.Minute
-	DefaultMetaTTL    = 10 * time.Second
+	defaultCacheBytes = 64 << 20 // memory kept between calls
+	defaultMetaTTL    = 10 * time.Second
+	// cacheDays bounds how far back days are kept.
+	cacheDays = 14
+	// reread is how much of the newest data each call reads again: the
+	// newest event grows with heartbeats, a watcher may deliver late.
+	// Older data is final; a day is closed reread after its end.
+	reread = 3 * time.Minute
 )
 
 // Progress is told how far a long call is: done of total steps (days read,
@@ -31,66 +38,53 @@ type Progress func(done, total float64, msg string)
 
 // ServiceOptions configure a Service.
 type ServiceOptions struct {
-	// Fetcher reads ActivityWatch (its AW, Source, Host, Parallel, Now).
-	Fetcher FetcherOptions
-	// Zone is the zone days are counted in (activity.timezone).
-	Zone Zone
-	// Zones, when set, is asked for the zone at each call instead of Zone
-	// (the machine's zone, followed: MachineZone.Zone).
-	Zones func() Zone
+	// AW reads ActivityWatch.
+	AW Reader
+	// Source guards ActivityWatch's history (deadline, circuit breaker,
+	// last status): give it one of its own, not the live frame's, so that
+	// a slow week never opens the frame's circuit. Each read is one call
+	// through it. nil: reads go straight to AW.
+	Source *upstream.Source
+	// Host is the configured host whose buckets to read, as for frames
+	// (nowframe.SelectBuckets).
+	Host string
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// Zone is asked for the zone days are counted in at each call
+	// (activity.timezone, or the machine's zone, followed).
+	Zone func() Zone
 	// Privacy are the frames' privacy settings, applied to every event
 	// shown.
 	Privacy nowframe.Privacy
-	// CacheBytes bounds the memory kept between calls: closed days'
-	// events and computed units (default 64 MiB; negative keeps nothing,
-	// each call reads its whole period).
-	CacheBytes int64
-	// CacheDays bounds how far back days are kept (default 14).
-	CacheDays int
 	// MetaTTL is how long the server's info, bucket list and settings are
-	// used before they are read again (default 10 s; negative: read on
-	// every call).
+	// used before they are read again (default 10 s; negative: every call).
 	MetaTTL time.Duration
-	// Reread is how much of the newest data is read again on each call:
-	// the newest event grows with heartbeats, and a watcher may deliver
-	// late (default 3 min). Data older than that is final; a day is closed
-	// Reread after its end.
-	Reread time.Duration
-	// Revalidate is how long a kept closed day is trusted after its last
-	// read or check before the next call that needs it asks the server's
-	// event count again (see revalidate; default 5 min, negative: never).
-	Revalidate time.Duration
-	// MaxEvents bounds the raw events one call holds at once, over all its
-	// buckets (default DefaultMaxEvents, 2,000,000): a period holding more
-	// fails with a *DenseError. A day's events are let go once every unit
-	// reading them is computed.
-	MaxEvents int
-	// MaxCalls bounds the calls reading and computing at once (default
-	// DefaultMaxCalls, 2); the others wait their turn, until their ctx
-	// ends, saying so through their Progress.
-	MaxCalls int
+
+	// Bounds that only tests change (0: the default).
+	cacheBytes int64         // negative keeps nothing (defaultCacheBytes)
+	revalidate time.Duration // see revalidate; negative: never (DefaultRevalidate)
+	maxEvents  int           // see DenseError (DefaultMaxEvents)
+	maxCalls   int           // calls reading and computing at once (DefaultMaxCalls)
+	parallel   int           // event reads in flight (parallel)
 }
 
-// Service answers the activity tools from ActivityWatch's stored events:
-// it reads a period's raw events by days, the buckets concurrently, keeps
-// closed days (and the current day, read incrementally) in memory within
-// bounds, and computes ActivityWatch's canonical desktop query in Go, by
-// units of a day (an hour while the day is open), each cached once final.
-// Safe for concurrent use.
+// Service answers the activity tools from ActivityWatch's stored events
+// (see the package doc). Safe for concurrent use.
 type Service struct {
 	opts  ServiceOptions
-	f     *Fetcher
 	pr    *privacyRules
 	store *store
 	// key authenticates cursors (random per process).
 	key [32]byte
+	// heavy holds a token per heavy read in flight.
+	heavy chan struct{}
+	// calls holds a token per call reading or computing (maxCalls).
+	calls chan struct{}
 
 	mu      sync.Mutex
 	classes classesMemo
 	// cachedMeta is the last metadata read (see meta).
-	cachedMeta *Meta
-	// calls holds a token per call reading or computing (MaxCalls).
-	calls chan struct{}
+	cachedMeta *serverMeta
 }
 
 type classesMemo struct {
@@ -102,33 +96,26 @@ type classesMemo struct {
 // NewService returns a Service.
 func NewService(opts ServiceOptions) *Service {
 	switch {
-	case opts.CacheBytes == 0:
-		opts.CacheBytes = DefaultCacheBytes
-	case opts.CacheBytes < 0:
-		opts.CacheBytes = 0
+	case opts.cacheBytes == 0:
+		opts.cacheBytes = defaultCacheBytes
+	case opts.cacheBytes < 0:
+		opts.cacheBytes = 0
 	}
-	if opts.CacheDays <= 0 {
-		opts.CacheDays = DefaultCacheDays
+	opts.MetaTTL = cmp.Or(opts.MetaTTL, defaultMetaTTL)
+	opts.revalidate = cmp.Or(opts.revalidate, DefaultRevalidate)
+	opts.maxEvents = cmp.Or(opts.maxEvents, DefaultMaxEvents)
+	opts.maxCalls = cmp.Or(opts.maxCalls, DefaultMaxCalls)
+	opts.parallel = cmp.Or(opts.parallel, parallel)
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
-	if opts.Reread <= 0 {
-		opts.Reread = DefaultReread
-	}
-	if opts.MetaTTL == 0 {
-		opts.MetaTTL = DefaultMetaTTL
-	}
-	if opts.MaxEvents <= 0 {
-		opts.MaxEvents = DefaultMaxEvents
-	}
-	if opts.MaxCalls <= 0 {
-		opts.MaxCalls = DefaultMaxCalls
-	}
-	s := &Service{opts: opts, f: NewFetcher(opts.Fetcher), pr: &privacyRules{p: opts.Privacy},
-		store: newStore(opts.CacheBytes, time.Duration(opts.CacheDays)*24*time.Hour), calls: make(chan struct{}, opts.MaxCalls)}
+	s := &Service{opts: opts, pr: &privacyRules{p: opts.Privacy}, store: newStore(opts.cacheBytes, cacheDays*24*time.Hour),
+		heavy: make(chan struct{}, heavyParallel), calls: make(chan struct{}, opts.maxCalls)}
 	_, _ = rand.Read(s.key[:]) // never fails (crypto/rand)
 	return s
 }
 
-func (s *Service) now() time.Time { return s.f.opts.Now() }
+func (s *Service) now() time.Time { return s.opts.Now() }
 
 // progress serializes a Progress and counts steps.
 type progress struct {
@@ -158,7 +145,7 @@ type inputs struct {
 
 // inputsOf chooses the buckets and settings for m, with notes on what is
 // missing.
-func (s *Service) inputsOf(m *Meta) (inputs, []string) {
+func (s *Service) inputsOf(m *serverMeta) (inputs, []string) {
 	var (
 		in    inputs
 		notes []string
@@ -234,7 +221,6 @@ type unitPlan struct {
 // doc).
 func (s *Service) plan(p Period, now time.Time) ([]dayPlan, []unitPlan) {
 	ps := spanOf(p.Span())
-	reread := s.opts.Reread
 	var (
 		days  []dayPlan
 		units []unitPlan
@@ -295,7 +281,7 @@ func (s *Service) prepare(ctx context.Context, resolve resolver, fn Progress) (*
 		return nil, err
 	}
 	now := s.now()
-	p, err := resolve(m.Calendar(s.zone()), now)
+	p, err := resolve(NewCalendar(s.opts.Zone(), m.Settings), now)
 	if err != nil {
 		return nil, err
 	}
@@ -309,14 +295,14 @@ func (s *Service) prepare(ctx context.Context, resolve resolver, fn Progress) (*
 	s.revalidate(ctx, m, in, days, now)
 	call, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	b := &budget{max: int64(s.opts.MaxEvents), cancel: cancel}
+	b := &budget{max: int64(s.opts.maxEvents), cancel: cancel}
 	call = withBudget(call, b)
 	ld := newPeriodEvents(in, days, b)
 	c := s.newComputer(call, in, ld, plans, now, prog)
 	err = s.loadInto(call, ld, in, now, prog, c.dayDone)
 	units := c.finish()
 	if context.Cause(call) == errTooDense && ctx.Err() == nil {
-		return nil, &DenseError{Start: p.Start, End: p.End, Max: s.opts.MaxEvents}
+		return nil, &DenseError{Start: p.Start, End: p.End, Max: s.opts.maxEvents}
 	}
 	if err != nil {
 		if aw.KindOf(err) == aw.NotFound {
@@ -331,7 +317,7 @@ func (s *Service) prepare(ctx context.Context, resolve resolver, fn Progress) (*
 		source: Source{Host: m.Selection.Host, HostSource: m.Selection.HostSource, Note: m.Selection.Note, Buckets: []BucketRead{}},
 		fresh:  Freshness{AsOf: now.In(p.Start.Location())}}
 	for t, tg := range in.targets {
-		br := s.f.bucketRead(m, tg, now, lastEnd(ld.ends[t]))
+		br := bucketRead(m, tg, now, lastEnd(ld.ends[t]))
 		if br.NewestEnd != nil {
 			t := br.NewestEnd.In(p.Start.Location())
 			br.NewestEnd = &t
@@ -378,14 +364,14 @@ func (s *Service) turn(ctx context.Context, prog *progress) error {
 // meta returns the server's info, bucket list and settings, read again
 // once older than MetaTTL, or at once when they name no window bucket (the
 // person's first watcher may have just started).
-func (s *Service) meta(ctx context.Context) (*Meta, error) {
+func (s *Service) meta(ctx context.Context) (*serverMeta, error) {
 	s.mu.Lock()
 	m := s.cachedMeta
 	s.mu.Unlock()
 	if m != nil && s.now().Sub(m.At) < s.opts.MetaTTL {
 		return m, nil
 	}
-	m, err := s.f.Meta(ctx)
+	m, err := s.readMeta(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -398,7 +384,7 @@ func (s *Service) meta(ctx context.Context) (*Meta, error) {
 }
 
 // forgetMeta drops m from the cache, if it is still there.
-func (s *Service) forgetMeta(m *Meta) {
+func (s *Service) forgetMeta(m *serverMeta) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cachedMeta == m {
@@ -504,7 +490,7 @@ func (c *computer) key(u unitPlan) unitKey { return unitKey{c.in.key, u.span, u.
 // final reports whether a unit's result may be kept: a whole unit whose
 // data (margins included) is final.
 func (c *computer) final(u unitPlan) bool {
-	return u.whole && u.margin.end+c.s.opts.Reread.Microseconds() <= us(c.now)
+	return u.whole && u.margin.end+reread.Microseconds() <= us(c.now)
 }
 
 // dayDone is told a day was read: the units waiting for it alone start;

@@ -28,9 +28,9 @@ func (c *clock) set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 // o's settings.
 func newService(t testing.TB, env *simEnv, clk *clock, o ServiceOptions) *Service {
 	t.Helper()
-	o.Fetcher.AW, o.Fetcher.Source, o.Fetcher.Now = env.client, env.src, clk.now
-	if o.Zone.Loc == nil {
-		o.Zone = Zone{Name: "Europe/Berlin", Loc: env.h.Start.Location()}
+	o.AW, o.Source, o.Now = env.client, env.src, clk.now
+	if o.Zone == nil {
+		o.Zone = func() Zone { return Zone{Name: "Europe/Berlin", Loc: env.h.Start.Location()} }
 	}
 	return NewService(o)
 }

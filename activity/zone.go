@@ -204,11 +204,3 @@ func appendTwo(b []byte, n int) []byte {
 
 // OffsetAt is the zone's UTC offset at t (see UTCOffset).
 func (z Zone) OffsetAt(t time.Time) string { return UTCOffset(t.In(z.loc())) }
-
-// zone is the zone of a call: ServiceOptions.Zones when set, else Zone.
-func (s *Service) zone() Zone {
-	if s.opts.Zones != nil {
-		return s.opts.Zones()
-	}
-	return s.opts.Zone
-}

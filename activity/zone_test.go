@@ -201,7 +201,7 @@ func TestServiceTodayFollowsMachineZone(t *testing.T) {
 	env := newSimEnv(t, envOptions{week: smallWeek})
 	clk := &clock{t: env.now}
 	mz := NewMachineZone(MachineZoneOptions{LookupEnv: noTZ, Path: localtime, Now: clk.now})
-	s := newService(t, env, clk, ServiceOptions{Zones: mz.Zone})
+	s := newService(t, env, clk, ServiceOptions{Zone: mz.Zone})
 	today := func() Period {
 		t.Helper()
 		sum, err := s.Summary(t.Context(), SummaryQuery{Period: "today"})
