@@ -2,6 +2,7 @@ package activity
 
 import (
 	"context"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -80,10 +81,7 @@ func (s *stretch) clone() *stretch {
 		return nil
 	}
 	c := *s
-	c.titles = make(map[string]int64, len(s.titles))
-	for k, v := range s.titles {
-		c.titles[k] = v
-	}
+	c.titles = maps.Clone(s.titles)
 	return &c
 }
 

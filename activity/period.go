@@ -1,6 +1,7 @@
 package activity
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -190,35 +191,25 @@ func parseInstant(arg, s string) (time.Time, error) {
 // was resolved on. Start and End are in the calendar's zone, so they
 // render with its UTC offset. A plain value.
 type Period struct {
-	// Label is what was asked for: "today", "yesterday", "this_week",
-	// "last_week", "last_2h", "last_7d" or "custom" (start and end).
+	// Label is what was asked for ("today", "last_2h", "custom"...).
 	Label string `json:"label"`
-	// Start is when the period starts (inclusive).
-	Start time.Time `json:"start"`
-	// End is when it ends (exclusive): now for today, this_week and
-	// last_N; the next day's or week's start for yesterday and last_week.
-	End time.Time `json:"end"`
-	// DurationS is End - Start in seconds (a day across a daylight-saving
-	// change is 82800 or 90000).
-	DurationS float64 `json:"duration_s"`
-	// Timezone is the zone's IANA name ("Local" when unknown).
-	Timezone string `json:"timezone"`
-	// UTCOffset is the zone's offset from UTC at Start ("+01:00";
-	// "Etc/GMT+9" is "-09:00").
-	UTCOffset string `json:"utc_offset"`
-	// UTCOffsetChanges are the changes of the offset within the period
-	// (daylight saving), oldest first, at most maxOffsetChanges.
+	// Start and End bound it [Start, End).
+	Start     time.Time `json:"start"`
+	End       time.Time `json:"end"`
+	DurationS float64   `json:"duration_s"`
+	// Timezone is the zone's IANA name ("Local" when unknown); UTCOffset
+	// its offset at Start, UTCOffsetChanges its changes within the period.
+	Timezone         string         `json:"timezone"`
+	UTCOffset        string         `json:"utc_offset"`
 	UTCOffsetChanges []OffsetChange `json:"utc_offset_changes,omitempty"`
-	// DayStart is when days start, "HH:MM" local time.
-	DayStart string `json:"day_start"`
-	// DayStartSource is "activitywatch" (its startOfDay setting) or
-	// "default" (the web UI's default, 04:00).
+	// DayStart is when days start, "HH:MM" local time, from
+	// DayStartSource (FromActivityWatch or FromDefault).
+	DayStart       string `json:"day_start"`
 	DayStartSource string `json:"day_start_source"`
-	// WeekStart is the weekday weeks start on ("Monday"), for this_week
-	// and last_week only.
+	// WeekStart is the weekday weeks start on, for this_week and
+	// last_week only.
 	WeekStart string `json:"week_start,omitempty"`
-	// Note says how the period was adjusted, e.g. an end in the future
-	// cut to now. Fixed text.
+	// Note says how the period was adjusted (fixed text).
 	Note string `json:"note,omitempty"`
 	// Calendar is what the period was resolved on; Days splits on it.
 	Calendar Calendar `json:"-"`
@@ -231,15 +222,11 @@ func (p Period) Span() Span { return Span{Start: p.Start, End: p.End} }
 // Calendar.Days).
 func (p Period) Days() []Span { return p.Calendar.Days(p.Start, p.End) }
 
-// span is the period [start, end) labelled label on the calendar (a
-// period resumed from a cursor).
+// span is the period [start, end) labelled label on the calendar.
 func (c Calendar) span(label string, start, end time.Time, weekStart bool) Period {
 	loc := c.Zone.loc()
-	p := Period{Label: label, Start: start.In(loc), End: end.In(loc), Timezone: c.Zone.Name,
+	p := Period{Label: label, Start: start.In(loc), End: end.In(loc), Timezone: cmp.Or(c.Zone.Name, loc.String()),
 		DayStart: c.DayStartText(), DayStartSource: c.DayStartSource, Calendar: c}
-	if p.Timezone == "" {
-		p.Timezone = loc.String()
-	}
 	if weekStart {
 		p.WeekStart = c.WeekStart.String()
 	}
@@ -250,10 +237,8 @@ func (c Calendar) span(label string, start, end time.Time, weekStart bool) Perio
 
 // OffsetChange is a change of the zone's UTC offset within a period.
 type OffsetChange struct {
-	// At is when the new offset starts, rendered with it.
-	At time.Time `json:"at"`
-	// UTCOffset is the new offset ("+02:00").
-	UTCOffset string `json:"utc_offset"`
+	At        time.Time `json:"at"`
+	UTCOffset string    `json:"utc_offset"`
 }
 
 // maxOffsetChanges bounds Period.UTCOffsetChanges: a year has two in
@@ -290,50 +275,35 @@ func (p *Period) offsets() {
 // the millisecond (ActivityWatch's precision). A range that starts at or
 // after now is a *SpecError.
 func (c Calendar) Resolve(spec Spec, now time.Time) (Period, error) {
-	loc := c.Zone.loc()
-	now = now.Truncate(time.Millisecond).In(loc)
-	p := Period{
-		Label:          spec.String(),
-		Timezone:       c.Zone.Name,
-		DayStart:       c.DayStartText(),
-		DayStartSource: c.DayStartSource,
-		Calendar:       c,
-		End:            now,
-	}
-	if p.Timezone == "" {
-		p.Timezone = loc.String()
-	}
+	now = now.Truncate(time.Millisecond).In(c.Zone.loc())
+	start, end, note := time.Time{}, now, ""
 	today := c.dateOf(now)
 	switch spec.kind {
 	case kindToday:
-		p.Start = c.startOn(today)
+		start = c.startOn(today)
 	case kindYesterday:
-		p.Start, p.End = c.startOn(c.prevDate(today)), c.startOn(today)
+		start, end = c.startOn(c.prevDate(today)), c.startOn(today)
 	case kindThisWeek:
-		p.Start = c.startOn(c.startOfWeek(today))
-		p.WeekStart = c.WeekStart.String()
+		start = c.startOn(c.startOfWeek(today))
 	case kindLastWeek:
 		w := c.startOfWeek(today)
-		p.Start, p.End = c.startOn(w.add(-7)), c.startOn(w)
-		p.WeekStart = c.WeekStart.String()
+		start, end = c.startOn(w.add(-7)), c.startOn(w)
 	case kindLastHours:
-		p.Start = now.Add(-time.Duration(spec.n) * time.Hour)
+		start = now.Add(-time.Duration(spec.n) * time.Hour)
 	case kindLastMinutes:
-		p.Start = now.Add(-time.Duration(spec.n) * time.Minute)
+		start = now.Add(-time.Duration(spec.n) * time.Minute)
 	case kindLastDays:
-		p.Start = now.AddDate(0, 0, -spec.n)
+		start = now.AddDate(0, 0, -spec.n)
 	case kindRange:
 		if !spec.start.Before(now) {
 			return Period{}, specError("start", "is not in the past: there is no activity to read yet")
 		}
-		p.Start, p.End = spec.start.In(loc), spec.end.In(loc)
-		if p.End.After(now) {
-			p.End = now
-			p.Note = "the end was in the future: the period ends now"
+		start, end = spec.start, spec.end
+		if end.After(now) {
+			end, note = now, "the end was in the future: the period ends now"
 		}
 	}
-	p.Start, p.End = p.Start.In(loc), p.End.In(loc)
-	p.DurationS = p.End.Sub(p.Start).Seconds()
-	p.offsets()
+	p := c.span(spec.String(), start, end, spec.kind == kindThisWeek || spec.kind == kindLastWeek)
+	p.Note = note
 	return p, nil
 }

@@ -3,6 +3,7 @@ package activity
 import (
 	"cmp"
 	"context"
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -178,35 +179,30 @@ func rank(m map[gkey]int64, limit int) ([]ranked, int64) {
 	return all, rest
 }
 
-// entry renders a ranked key of a ranking by name (app, domain, URL or
-// category).
-func entry(r ranked, whole int64) Entry {
-	e := Entry{Key: r.k.a, DurationS: seconds(r.us), Share: share(r.us, whole)}
-	if r.k.flags&flagExcluded != 0 {
-		e.Key, e.Excluded = KeyExcluded, true
-	}
-	return e
-}
-
-// titleEntry renders a ranked title.
-func titleEntry(r ranked, whole int64) Entry {
-	e := Entry{Key: r.k.b, App: r.k.a, DurationS: seconds(r.us), Share: share(r.us, whole)}
-	switch {
-	case r.k.flags&flagExcluded != 0:
-		e.Key, e.App, e.Excluded = KeyExcluded, "", true
-	case r.k.flags&flagWithheld != 0:
-		e.Key, e.Withheld = KeyWithheld, true
-	}
-	return e
-}
-
-func entries(rs []ranked, whole int64, render func(ranked, int64) Entry) []Entry {
+// entries render a ranking: by name (app, domain, URL or category), or
+// by title (a key's b) with its app.
+func entries(rs []ranked, whole int64, byTitle bool) []Entry {
 	out := make([]Entry, 0, len(rs))
 	for _, r := range rs {
-		out = append(out, render(r, whole))
+		e := Entry{Key: r.k.a, DurationS: seconds(r.us), Share: share(r.us, whole)}
+		if byTitle {
+			e.Key, e.App = r.k.b, r.k.a
+		}
+		switch {
+		case r.k.a == afkKey:
+			e.Key, e.App, e.AFK = KeyAFK, "", true
+		case r.k.flags&flagExcluded != 0:
+			e.Key, e.App, e.Excluded = KeyExcluded, "", true
+		case r.k.flags&flagWithheld != 0:
+			e.Key, e.Withheld = KeyWithheld, true
+		}
+		out = append(out, e)
 	}
 	return out
 }
+
+// afkKey is the AFK entry's key in a ranking: never a real one.
+const afkKey = "\x00afk"
 
 // summary renders the period's totals.
 func (pr *prepared) summary(groupBy string, limit int, includeAFK bool) *Summary {
@@ -219,40 +215,25 @@ func (pr *prepared) summary(groupBy string, limit int, includeAFK bool) *Summary
 	if includeAFK {
 		whole += t.afk
 	}
-	group, render := t.apps, entry
-	switch groupBy {
-	case GroupByTitle:
-		group, render = t.titles, titleEntry
-	case GroupByDomain:
-		group = t.dom
-	case GroupByCategory:
-		group = t.cats
-	}
+	group := map[string]map[gkey]int64{GroupByApp: t.apps, GroupByTitle: t.titles, GroupByDomain: t.dom, GroupByCategory: t.cats}[groupBy]
 	if includeAFK {
-		group = cloneMap(group)
-		group[gkey{a: "\x00afk"}] = t.afk // never a real key
+		group = maps.Clone(group)
+		group[gkey{a: afkKey}] = t.afk
 	}
 	top, rest := rank(group, limit)
-	sum.Top = make([]Entry, 0, len(top))
-	for _, r := range top {
-		if r.k.a == "\x00afk" {
-			sum.Top = append(sum.Top, Entry{Key: KeyAFK, AFK: true, DurationS: seconds(r.us), Share: share(r.us, whole)})
-			continue
-		}
-		sum.Top = append(sum.Top, render(r, whole))
+	sum.Top, sum.OtherS = entries(top, whole, groupBy == GroupByTitle), seconds(rest)
+	ranking := func(m map[gkey]int64) []Entry {
+		r, _ := rank(m, limit)
+		return entries(r, t.active, false)
 	}
-	sum.OtherS = seconds(rest)
 	if groupBy != GroupByDomain {
-		d, _ := rank(t.dom, limit)
-		sum.TopDomains = entries(d, t.active, entry)
+		sum.TopDomains = ranking(t.dom)
 	}
 	if groupBy == GroupByTitle {
-		u, _ := rank(t.urls, limit)
-		sum.TopURLs = entries(u, t.active, entry)
+		sum.TopURLs = ranking(t.urls)
 	}
 	if groupBy != GroupByCategory {
-		c, _ := rank(t.cats, limit)
-		sum.Categories = entries(c, t.active, entry)
+		sum.Categories = ranking(t.cats)
 	}
 	if t.any {
 		sum.FirstActivity, sum.LastActivity = at(t.firstAt), at(t.lastAt)
@@ -260,16 +241,7 @@ func (pr *prepared) summary(groupBy string, limit int, includeAFK bool) *Summary
 		sum.Notes = appendNote(sum.Notes, "no activity in this period")
 	}
 	if s := t.longest; s != nil {
-		f := &Focus{App: s.app, Title: s.title(), Start: *at(s.start), DurationS: seconds(s.end - s.start), Excluded: s.excluded}
-		sum.LongestFocus = f
+		sum.LongestFocus = &Focus{App: s.app, Title: s.title(), Start: *at(s.start), DurationS: seconds(s.end - s.start), Excluded: s.excluded}
 	}
 	return sum
-}
-
-func cloneMap(m map[gkey]int64) map[gkey]int64 {
-	c := make(map[gkey]int64, len(m)+1)
-	for k, v := range m {
-		c[k] = v
-	}
-	return c
 }
