@@ -125,6 +125,11 @@ func TestPrivateByDefault(t *testing.T) {
 			t.Errorf("%q appears in an answer", secret)
 		}
 	}
+	for _, e := range sums[GroupByTitle].Top {
+		if e.AFK && (e.Key != KeyAFK || e.App != "") {
+			t.Errorf("the AFK entry by title: %+v", e)
+		}
+	}
 	apps := got(sums[GroupByApp].Top, false)
 	if apps[KeyExcluded] != 900 || apps["Google-chrome"] != 1500 || apps["Code"] != 1200 {
 		t.Errorf("apps: %v, want excluded 900 s (an excluded app and a password manager)", apps)
