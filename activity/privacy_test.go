@@ -125,11 +125,6 @@ func TestPrivateByDefault(t *testing.T) {
 			t.Errorf("%q appears in an answer", secret)
 		}
 	}
-	for _, e := range sums[GroupByTitle].Top {
-		if e.AFK && (e.Key != KeyAFK || e.App != "") {
-			t.Errorf("the AFK entry by title: %+v", e)
-		}
-	}
 	apps := got(sums[GroupByApp].Top, false)
 	if apps[KeyExcluded] != 900 || apps["Google-chrome"] != 1500 || apps["Code"] != 1200 {
 		t.Errorf("apps: %v, want excluded 900 s (an excluded app and a password manager)", apps)
@@ -169,5 +164,13 @@ func TestPrivateByDefault(t *testing.T) {
 	}
 	if tabs != 1 {
 		t.Errorf("%d switches show a tab, want the one normal tab", tabs)
+	}
+}
+
+// TestAFKEntryByTitle: with include_afk, the AFK entry of a summary by
+// title names no app.
+func TestAFKEntryByTitle(t *testing.T) {
+	if e := entries([]ranked{{gkey{a: afkKey}, 2e6}}, 4e6, true)[0]; e != (Entry{Key: KeyAFK, AFK: true, DurationS: 2, Share: 0.5}) {
+		t.Errorf("AFK entry %+v", e)
 	}
 }
