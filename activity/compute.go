@@ -21,9 +21,6 @@ const (
 	KeyWithheld = "withheld"
 	// KeyAFK is the AFK entry of a summary with include_afk.
 	KeyAFK = "afk"
-	// KeyUncategorized is ActivityWatch's name for time no category
-	// matches.
-	KeyUncategorized = "Uncategorized"
 )
 
 // excludedMark is the data key that marks the tab events of a browser
@@ -77,9 +74,6 @@ type stretch struct {
 }
 
 func (s *stretch) clone() *stretch {
-	if s == nil {
-		return nil
-	}
 	c := *s
 	c.titles = maps.Clone(s.titles)
 	return &c
@@ -334,41 +328,8 @@ func clipEvents(evs []ev, span span64) []ev {
 	return slices.Clip(out)
 }
 
-// titleKey is the key of a window's title ranking entry.
-func titleKey(v view) gkey {
-	switch {
-	case v.excluded:
-		return gkey{a: KeyExcluded, flags: flagExcluded}
-	case v.withheld:
-		return gkey{a: v.app, b: KeyWithheld, flags: flagWithheld}
-	}
-	return gkey{a: v.app, b: v.title}
-}
-
-func appKey(v view) gkey {
-	if v.excluded {
-		return gkey{a: KeyExcluded, flags: flagExcluded}
-	}
-	return gkey{a: v.app}
-}
-
-func categoryKey(v view) gkey {
-	if v.excluded {
-		return gkey{a: KeyExcluded, flags: flagExcluded}
-	}
-	return gkey{a: v.category}
-}
-
 // sameFocus reports whether two views are one app, for stretches.
 func sameFocus(a, b view) bool { return a.excluded == b.excluded && a.app == b.app }
-
-// stretchTitle is the title a stretch counts an event's time under.
-func stretchTitle(v view) string {
-	if v.excluded || v.withheld {
-		return ""
-	}
-	return v.title
-}
 
 // aggregate computes u.agg: time per view first, then per key; the
 // stretches as event ranges, with titles only for those kept.
@@ -425,7 +386,7 @@ func (u *unitResult) aggregate() {
 			v := u.vs[u.views[r.lo]]
 			s := &stretch{app: v.app, excluded: v.excluded, start: r.start, end: r.end, titles: map[string]int64{}}
 			for k := r.lo; k < r.hi; k++ {
-				s.titles[stretchTitle(u.vs[u.views[k]])] += u.events[k].Duration
+				s.titles[u.vs[u.views[k]].title] += u.events[k].Duration
 			}
 			return s
 		}
@@ -446,10 +407,19 @@ func (u *unitResult) aggregate() {
 		if d == 0 {
 			continue
 		}
-		v := u.vs[vi]
-		a.apps[appKey(v)] += d
-		a.titles[titleKey(v)] += d
-		a.cats[categoryKey(v)] += d
+		switch v := u.vs[vi]; {
+		case v.excluded:
+			k := gkey{a: KeyExcluded, flags: flagExcluded}
+			a.apps[k], a.titles[k], a.cats[k] = a.apps[k]+d, a.titles[k]+d, a.cats[k]+d
+		default:
+			a.apps[gkey{a: v.app}] += d
+			a.cats[gkey{a: v.category}] += d
+			if v.withheld {
+				a.titles[gkey{a: v.app, b: KeyWithheld, flags: flagWithheld}] += d
+			} else {
+				a.titles[gkey{a: v.app, b: v.title}] += d
+			}
+		}
 	}
 	for _, s := range u.away {
 		a.afk += s.end - s.start
@@ -473,5 +443,3 @@ func (u *unitResult) aggregate() {
 		}
 	}
 }
-
-func (s *stretch) view() view { return view{app: s.app, excluded: s.excluded} }

@@ -200,7 +200,7 @@ func (s *Service) loadInto(ctx context.Context, ld *periodEvents, in inputs, now
 	days, targets := ld.days, in.targets
 	read := func(ctx context.Context, t, d int) error {
 		tg := targets[t]
-		evs, holes, err := s.loadDay(ctx, dayKey{tg.id, in.created[t], days[d].full.start}, days[d], now)
+		evs, holes, err := s.loadDay(ctx, tg.day(days[d].full.start), days[d], now)
 		if err != nil {
 			return &ReadError{Role: tg.role, Day: days[d].date, Err: err}
 		}

@@ -133,7 +133,12 @@ func roleNoun(role string) string {
 // target is one bucket to read.
 type target struct {
 	id, role string
+	browser  string // the web UI's browser name of a web bucket
+	created  int64  // when the bucket was created (µs)
 }
+
+// day names the target's day starting at start.
+func (tg target) day(start int64) dayKey { return dayKey{tg.id, tg.created, start} }
 
 // bucketRead describes target tg: its newest event's end and whether that
 // is stale: seen (the newest event read) at now when it is the later, else

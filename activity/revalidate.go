@@ -53,10 +53,10 @@ func (s *Service) revalidate(ctx context.Context, m *serverMeta, in inputs, days
 	if !ok || every < 0 || !s.store.enabled() || strings.Contains(m.Info.Version, "rust") {
 		return
 	}
-	for t, tg := range in.targets {
+	for _, tg := range in.targets {
 		var run []checkDay
 		for _, d := range days {
-			cd, due := s.due(ctx, dayKey{tg.id, in.created[t], d.full.start}, d.full, every, now)
+			cd, due := s.due(ctx, tg.day(d.full.start), d.full, every, now)
 			if len(run) > 0 && (!due || run[len(run)-1].full.end != cd.full.start) {
 				if s.checkRun(ctx, c, run, now) != nil {
 					return

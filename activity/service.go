@@ -136,11 +136,9 @@ func (p *progress) step(n float64, msg string) {
 
 // inputs are the buckets a computation reads and its settings.
 type inputs struct {
-	targets  []target
-	browsers []string // per target: the web UI's browser name ("" for window and AFK)
-	created  []int64  // per target: when the bucket was created (µs)
-	opt      transform.Options
-	key      string // targets and settings, for unit keys
+	targets []target
+	opt     transform.Options
+	key     string // targets and settings, for unit keys
 }
 
 // inputsOf chooses the buckets and settings for m, with notes on what is
@@ -151,18 +149,21 @@ func (s *Service) inputsOf(m *serverMeta) (inputs, []string) {
 		notes []string
 	)
 	sel := m.Selection
+	add := func(id, role, browser string) {
+		in.targets = append(in.targets, target{id: id, role: role, browser: browser, created: us(m.Buckets[id].Created)})
+	}
 	if sel.Window != "" {
-		in.targets, in.browsers = append(in.targets, target{sel.Window, RoleWindow}), append(in.browsers, "")
+		add(sel.Window, RoleWindow, "")
 	} else {
 		notes = append(notes, "no window watcher (aw-watcher-window) bucket for this host: there is no activity to count")
 	}
 	if sel.AFK != "" {
-		in.targets, in.browsers = append(in.targets, target{sel.AFK, RoleAFK}), append(in.browsers, "")
+		add(sel.AFK, RoleAFK, "")
 	} else {
 		notes = append(notes, "no AFK watcher (aw-watcher-afk) bucket for this host: ActivityWatch counts no active time without one")
 	}
 	for _, bb := range transform.BrowserBuckets(sel.Web) {
-		in.targets, in.browsers = append(in.targets, target{bb.BucketID, RoleWeb}), append(in.browsers, bb.Browser)
+		add(bb.BucketID, RoleWeb, bb.Browser)
 	}
 	if m.SettingsErr != nil {
 		notes = append(notes, "ActivityWatch's settings could not be read: days start at 04:00, weeks on Monday, and the default categories apply")
@@ -175,12 +176,9 @@ func (s *Service) inputsOf(m *serverMeta) (inputs, []string) {
 		}
 		in.opt.Classes = cs
 	}
-	for _, t := range in.targets {
-		in.created = append(in.created, us(m.Buckets[t.id].Created))
-	}
 	h := sha256.New()
 	for _, t := range in.targets {
-		fmt.Fprintf(h, "%s\x00%s\x00%d\x00", t.role, t.id, us(m.Buckets[t.id].Created))
+		fmt.Fprintf(h, "%s\x00%s\x00%d\x00", t.role, t.id, t.created)
 	}
 	fmt.Fprintf(h, "%s\x00%s", in.opt.AlwaysActivePattern, m.Settings.Classes)
 	in.key = hex.EncodeToString(h.Sum(nil)[:16])
@@ -460,8 +458,8 @@ func (s *Service) newComputer(ctx context.Context, in inputs, ld *periodEvents, 
 		wait: make([]int, len(plans)), byDay: make([][]int, len(ld.days)), dayFailed: make([]bool, len(ld.days)),
 		readers: make([]int, len(ld.days)), read: make([]bool, len(ld.days)),
 		queue: make(chan int, len(plans))}
-	for t, b := range in.browsers {
-		c.excluded[t] = b != "" && s.pr.browserExcluded(b)
+	for t, tg := range in.targets {
+		c.excluded[t] = tg.browser != "" && s.pr.browserExcluded(tg.browser)
 	}
 	for i, u := range plans {
 		if c.final(u) {
@@ -560,7 +558,7 @@ func (c *computer) compute(i int) {
 					evs[k].Data = evs[k].Data.With(excludedMark, "1")
 				}
 			}
-			ci.browsers = append(ci.browsers, transform.Browser{Name: c.in.browsers[t], Events: evs})
+			ci.browsers = append(ci.browsers, transform.Browser{Name: tg.browser, Events: evs})
 		}
 	}
 	r, err := computeUnit(c.ctx, ci, u.span, c.in.opt, c.s.pr)

@@ -103,9 +103,12 @@ func expect(q queryResult, pr *privacyRules) expected {
 	x := expected{active: q.Duration, apps: map[string]float64{}, titles: map[string]float64{}, cats: map[string]float64{}, domain: map[string]float64{}}
 	for _, e := range q.Events {
 		v := pr.window(str(e.Data, "app"), str(e.Data, "title"))
-		x.apps[appKey(v).a] += e.Duration
-		tk := titleKey(v)
-		x.titles[tk.a+" | "+tk.b] += e.Duration
+		title := v.title // an excluded app's is "", its app "excluded"
+		if v.withheld {
+			title = KeyWithheld
+		}
+		x.apps[v.app] += e.Duration
+		x.titles[v.app+" | "+title] += e.Duration
 		cat := KeyExcluded
 		if !v.excluded {
 			var name []string

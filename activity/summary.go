@@ -114,7 +114,7 @@ func (pr *prepared) total() totals {
 		t.any, last, t.switches, t.lastAt = true, a.last, t.switches+a.switches, max(t.lastAt, a.lastAt)
 
 		f := a.firstS
-		if cur != nil && sameFocus(cur.view(), f.view()) && f.start-cur.end <= focusGap {
+		if cur != nil && cur.app == f.app && cur.excluded == f.excluded && f.start-cur.end <= focusGap {
 			cur.join(f)
 		} else {
 			consider(cur)
