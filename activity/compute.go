@@ -196,26 +196,19 @@ func (pr *privacyRules) tab(rawURL, title string, incognito, excluded bool) tabV
 	return tv
 }
 
-// computeInput is what a unit is computed from: each bucket's events over
-// the unit and its margins.
-type computeInput struct {
-	window, afk []ev
-	browsers    []transform.Browser
-}
-
-// computeUnit runs ActivityWatch's canonical computation over the input
-// and cuts the result to span. It fails with ctx's error when ctx ends
+// computeUnit runs ActivityWatch's canonical computation over each
+// bucket's events of the unit and its margins and cuts the result to span. It fails with ctx's error when ctx ends
 // while the events are categorized (a classes setting of many rules over
 // thousands of titles takes seconds).
-func computeUnit(ctx context.Context, in computeInput, span span64, opt transform.Options, pr *privacyRules) (*unitResult, error) {
-	res, err := transform.CanonicalContext(ctx, transform.Input{Window: in.window, AFK: in.afk, Browsers: in.browsers}, opt)
+func computeUnit(ctx context.Context, in transform.Input, span span64, opt transform.Options, pr *privacyRules) (*unitResult, error) {
+	res, err := transform.CanonicalContext(ctx, in, opt)
 	if err != nil {
 		return nil, err
 	}
 	u := &unitResult{span: span}
 	u.events = clipEvents(res.Events, span)
 	u.tabs = clipEvents(res.Browser, span)
-	for _, a := range transform.Flood(in.afk, transform.DefaultPulsetime) {
+	for _, a := range transform.Flood(in.AFK, transform.DefaultPulsetime) {
 		if a.Data.In("status", "afk") {
 			if c, ok := clip64(a, span.start, span.end); ok && c.Duration > 0 {
 				u.away = append(u.away, span64{c.Start, c.End()})

@@ -544,21 +544,21 @@ func (c *computer) compute(i int) {
 		return
 	}
 	u := c.plans[i]
-	ci := computeInput{}
+	ci := transform.Input{}
 	for t, tg := range c.in.targets {
 		evs := c.ld.gather(t, u.margin.start, u.margin.end)
 		switch tg.role {
 		case RoleWindow:
-			ci.window = evs
+			ci.Window = evs
 		case RoleAFK:
-			ci.afk = evs
+			ci.AFK = evs
 		default:
 			if c.excluded[t] {
 				for k := range evs {
 					evs[k].Data = evs[k].Data.With(excludedMark, "1")
 				}
 			}
-			ci.browsers = append(ci.browsers, transform.Browser{Name: tg.browser, Events: evs})
+			ci.Browsers = append(ci.Browsers, transform.Browser{Name: tg.browser, Events: evs})
 		}
 	}
 	r, err := computeUnit(c.ctx, ci, u.span, c.in.opt, c.s.pr)

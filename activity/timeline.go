@@ -294,22 +294,19 @@ func mergeable(a, b block) bool {
 func fold(raw []block, minBlock int64) []block {
 	out := make([]block, 0, len(raw))
 	var pending *block // the short stretches starting a run of activity
-	absorb := func(into *block, b block) {
+	// join joins b to into, counting it as folded or not.
+	join := func(into *block, b block, counted int) {
 		into.start, into.end = min(into.start, b.start), max(into.end, b.end)
 		into.lo, into.hi = min(into.lo, b.lo), max(into.hi, b.hi)
-		into.folded += 1 + b.folded
+		into.folded += counted + b.folded
 		if b.name > into.name {
 			into.v, into.name = b.v, b.name
 		}
 	}
+	absorb := func(into *block, b block) { join(into, b, 1) }
 	push := func(b block) {
 		if n := len(out); n > 0 && mergeable(out[n-1], b) {
-			last := &out[n-1]
-			last.end, last.hi = max(last.end, b.end), max(last.hi, b.hi)
-			last.folded += b.folded
-			if b.name > last.name {
-				last.v, last.name = b.v, b.name
-			}
+			join(&out[n-1], b, 0)
 			return
 		}
 		out = append(out, b)
