@@ -1,6 +1,7 @@
 package activity
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"sync"
@@ -457,20 +458,8 @@ func (s *Service) readSpan(ctx context.Context, dec *transform.Decoder, id strin
 // sliceEvents returns the events of evs (by start) within [from, to),
 // clipped, in a new slice.
 func sliceEvents(evs []ev, from, to int64) []ev {
-	i, _ := slices.BinarySearchFunc(evs, from, func(e ev, t int64) int {
-		if e.Start < t {
-			return -1
-		}
-		return 1
-	})
-	first := i
-	for k := i - 1; k >= 0 && k >= i-overlapLookback; k-- {
-		if evs[k].End() > from {
-			first = k
-		}
-	}
 	var out []ev
-	for _, e := range evs[first:] {
+	for _, e := range evs[firstReaching(evs, from, func(e ev) (int64, int64) { return e.Start, e.End() }):] {
 		if e.Start >= to {
 			break
 		}
@@ -479,6 +468,23 @@ func sliceEvents(evs []ev, from, to int64) []ev {
 		}
 	}
 	return out
+}
+
+// firstReaching is the index of the first of xs (in order of start but
+// for overlaps, which reach back at most overlapLookback) that may end
+// after a; span gives an x's start and end.
+func firstReaching[T any](xs []T, a int64, span func(T) (int64, int64)) int {
+	i, _ := slices.BinarySearchFunc(xs, a, func(x T, t int64) int {
+		start, _ := span(x)
+		return cmp.Compare(start, t)
+	})
+	first := i
+	for k := i - 1; k >= 0 && k >= i-overlapLookback; k-- {
+		if _, end := span(xs[k]); end > a {
+			first = k
+		}
+	}
+	return first
 }
 
 // gather is one target's events over [from, to), joined across days.

@@ -403,17 +403,5 @@ func (f *flat) tabsWithin(a, b int64, fn func(tabView, int64)) {
 
 // tabIndex is the index of the first tab event that may reach past a.
 func (f *flat) tabIndex(a int64) int {
-	i, _ := slices.BinarySearchFunc(f.tabs, a, func(t item, x int64) int {
-		if t.start < x {
-			return -1
-		}
-		return 1
-	})
-	first := i
-	for k := i - 1; k >= 0 && k >= i-overlapLookback; k-- {
-		if f.tabs[k].end > a {
-			first = k
-		}
-	}
-	return first
+	return firstReaching(f.tabs, a, func(t item) (int64, int64) { return t.start, t.end })
 }
