@@ -88,14 +88,14 @@ func BenchmarkSummaryWeek(b *testing.B) {
 		if err := s.loadInto(ctx, ld, in, now, nil, nil); err != nil {
 			b.Fatal(err)
 		}
-		read := make([][][]ev, len(ld.events))
+		read := make([][]dayRead, len(ld.reads))
 		for t := range read {
-			read[t] = slices.Clone(ld.events[t])
+			read[t] = slices.Clone(ld.reads[t])
 		}
 		b.ReportAllocs()
 		for b.Loop() {
 			for t := range read {
-				copy(ld.events[t], read[t]) // the computer lets each day go
+				copy(ld.reads[t], read[t]) // the computer lets each day go
 			}
 			c := s.newComputer(ctx, in, ld, plans, now, nil)
 			for d := range days {

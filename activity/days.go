@@ -159,33 +159,35 @@ func truncateAt(evs []ev, cut int64) []ev {
 }
 
 func newPeriodEvents(in inputs, days []dayPlan, b *budget) *periodEvents {
-	n := len(in.targets)
-	ld := &periodEvents{days: days, events: make([][][]ev, n), counts: make([][]int, n), ends: make([][]int64, n),
-		holes: make([][][]span64, n), failed: make([]error, n), budget: b}
-	for t := range ld.events {
-		ld.events[t], ld.counts[t], ld.ends[t] = make([][]ev, len(days)), make([]int, len(days)), make([]int64, len(days))
-		ld.holes[t] = make([][]span64, len(days))
+	ld := &periodEvents{days: days, reads: make([][]dayRead, len(in.targets)), failed: make([]error, len(in.targets)), budget: b}
+	for t := range ld.reads {
+		ld.reads[t] = make([]dayRead, len(days))
 	}
 	return ld
 }
 
-// periodEvents is what one call read: each target's events of each day within
-// the period, oldest first, until the day is let go (release).
+// periodEvents is what one call read of each target's days within the
+// period, [target][day], until the day is let go (release).
 type periodEvents struct {
 	days   []dayPlan
-	holes  [][][]span64 // [target][day]: stretches left out (too many events)
-	events [][][]ev     // [target][day]
-	counts [][]int      // [target][day]: how many events were read
-	ends   [][]int64    // [target][day]: the newest one's end (0: none)
-	failed []error      // per target: its first read failing
-	budget *budget      // counts the events held
+	reads  [][]dayRead
+	failed []error // per target: its first read failing
+	budget *budget // counts the events held
+}
+
+// dayRead is one target's day as read.
+type dayRead struct {
+	events []ev     // oldest first, nil once let go
+	count  int      // how many events were read
+	end    int64    // the newest one's end (0: none)
+	holes  []span64 // stretches left out (too many events)
 }
 
 // release lets day d's events go: every unit reading them is computed.
 func (ld *periodEvents) release(d int) {
-	for t := range ld.events {
-		ld.budget.refund(len(ld.events[t][d]))
-		ld.events[t][d] = nil
+	for t := range ld.reads {
+		ld.budget.refund(len(ld.reads[t][d].events))
+		ld.reads[t][d].events = nil
 	}
 }
 
@@ -206,7 +208,7 @@ func (s *Service) loadInto(ctx context.Context, ld *periodEvents, in inputs, now
 			return &ReadError{Role: tg.role, Day: days[d].date, Err: err}
 		}
 		// Each (target, day) has its own slot.
-		ld.events[t][d], ld.counts[t][d], ld.ends[t][d], ld.holes[t][d] = evs, len(evs), newestEnd(evs), holes
+		ld.reads[t][d] = dayRead{evs, len(evs), newestEnd(evs), holes}
 		return ld.budget.charge(len(evs))
 	}
 	type job struct{ t, d int }
@@ -494,7 +496,7 @@ func (ld *periodEvents) gather(t int, from, to int64) []ev {
 		if dp.need.end <= from || dp.need.start >= to {
 			continue
 		}
-		part := ld.events[t][d]
+		part := ld.reads[t][d].events
 		if dp.need.start < from || dp.need.end > to {
 			part = sliceEvents(part, from, to)
 		}
@@ -510,15 +512,4 @@ func newestEnd(evs []ev) int64 {
 		end = max(end, e.End())
 	}
 	return end
-}
-
-// lastEnd is the end of the newest of a target's events by day (zero when
-// there are none), from the ends of each day's.
-func lastEnd(days []int64) time.Time {
-	for d := len(days) - 1; d >= 0; d-- {
-		if days[d] != 0 {
-			return time.UnixMicro(days[d])
-		}
-	}
-	return time.Time{}
 }

@@ -121,9 +121,9 @@ func TestDaysLetGo(t *testing.T) {
 		t.Fatal(err)
 	}
 	units, read := c.finish(), 0
-	for t := range ld.counts {
-		for d := range ld.counts[t] {
-			read += ld.counts[t][d]
+	for t := range ld.reads {
+		for d := range ld.reads[t] {
+			read += ld.reads[t][d].count
 		}
 	}
 	for _, u := range units {
@@ -131,10 +131,10 @@ func TestDaysLetGo(t *testing.T) {
 			t.Fatal("a unit was not computed")
 		}
 	}
-	for tg := range ld.events {
-		for d, evs := range ld.events[tg] {
-			if evs != nil {
-				t.Errorf("target %d day %d: %d events still held", tg, d, len(evs))
+	for tg := range ld.reads {
+		for d, r := range ld.reads[tg] {
+			if r.events != nil {
+				t.Errorf("target %d day %d: %d events still held", tg, d, len(r.events))
 			}
 		}
 	}

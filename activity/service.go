@@ -315,7 +315,21 @@ func (s *Service) prepare(ctx context.Context, resolve resolver, fn Progress) (*
 		source: Source{Host: m.Selection.Host, HostSource: m.Selection.HostSource, Note: m.Selection.Note, Buckets: []BucketRead{}},
 		fresh:  Freshness{AsOf: now.In(p.Start.Location())}}
 	for t, tg := range in.targets {
-		br := bucketRead(m, tg, now, lastEnd(ld.ends[t]))
+		var (
+			events int
+			end    int64 // the newest event's (days hold later events than the days before)
+			holes  []span64
+		)
+		for _, r := range ld.reads[t] {
+			events, holes = events+r.count, append(holes, r.holes...)
+			end = cmp.Or(r.end, end)
+		}
+		seen := time.Time{}
+		if end != 0 {
+			seen = time.UnixMicro(end)
+		}
+		br := bucketRead(m, tg, now, seen)
+		br.Events = events
 		if br.NewestEnd != nil {
 			t := br.NewestEnd.In(p.Start.Location())
 			br.NewestEnd = &t
@@ -324,10 +338,7 @@ func (s *Service) prepare(ctx context.Context, resolve resolver, fn Progress) (*
 			br.Unreadable = true
 			pr.notes = appendNote(pr.notes, "a browser bucket could not be read: its tabs are missing")
 		}
-		for _, n := range ld.counts[t] {
-			br.Events += n
-		}
-		for _, n := range holeNotes(tg.role, slices.Concat(ld.holes[t]...), p.Start.Location()) {
+		for _, n := range holeNotes(tg.role, holes, p.Start.Location()) {
 			pr.notes = appendNote(pr.notes, n)
 		}
 		if br.Stale {
