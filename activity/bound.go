@@ -47,20 +47,6 @@ type budget struct {
 	cancel context.CancelCauseFunc
 }
 
-type budgetKey struct{}
-
-// withBudget returns a context carrying b, for the reads of the call
-// (they are made through the store's reading path, which passes only ctx).
-func withBudget(ctx context.Context, b *budget) context.Context {
-	return context.WithValue(ctx, budgetKey{}, b)
-}
-
-// budgetOf is the budget ctx carries (nil when none).
-func budgetOf(ctx context.Context) *budget {
-	b, _ := ctx.Value(budgetKey{}).(*budget)
-	return b
-}
-
 // charge counts n more events held; beyond the bound it cancels the call
 // and returns errTooDense.
 func (b *budget) charge(n int) error {

@@ -203,7 +203,7 @@ func (s *Service) loadInto(ctx context.Context, ld *periodEvents, in inputs, now
 	days, targets := ld.days, in.targets
 	read := func(ctx context.Context, t, d int) error {
 		tg := targets[t]
-		evs, holes, err := s.loadDay(ctx, tg.day(days[d].full.start), days[d], now)
+		evs, holes, err := s.loadDay(ctx, ld.budget, tg.day(days[d].full.start), days[d], now)
 		if err != nil {
 			return &ReadError{Role: tg.role, Day: days[d].date, Err: err}
 		}
@@ -285,12 +285,12 @@ feed:
 
 // loadDay returns one bucket's events of one day within the period,
 // reading what the store lacks.
-func (s *Service) loadDay(ctx context.Context, key dayKey, d dayPlan, now time.Time) ([]ev, []span64, error) {
+func (s *Service) loadDay(ctx context.Context, b *budget, key dayKey, d dayPlan, now time.Time) ([]ev, []span64, error) {
 	bd := s.store.day(key, d.full, now)
 	if err := bd.hold(ctx); err != nil {
 		return nil, nil, err
 	}
-	read, err := s.ensure(ctx, bd, d.need, now)
+	read, err := s.ensure(ctx, b, bd, d.need, now)
 	var (
 		evs   []ev
 		holes []span64
@@ -335,11 +335,11 @@ func newestStart(evs []ev) int64 {
 // ensure reads what bd lacks of need: the part before what it holds, and
 // the part after what is final (re-reading the last Reread of it, joined
 // again at the cut). Called with bd held.
-func (s *Service) ensure(ctx context.Context, bd *bucketDay, need span64, now time.Time) (read bool, err error) {
+func (s *Service) ensure(ctx context.Context, b *budget, bd *bucketDay, need span64, now time.Time) (read bool, err error) {
 	reread := reread.Microseconds()
 	nowUS := us(now)
 	if !bd.covered {
-		evs, holes, err := s.read(ctx, bd.bucket, need)
+		evs, holes, err := s.read(ctx, b, bd.bucket, need)
 		if err != nil {
 			return false, err
 		}
@@ -347,7 +347,7 @@ func (s *Service) ensure(ctx context.Context, bd *bucketDay, need span64, now ti
 		return true, nil
 	}
 	if need.start < bd.from {
-		evs, holes, err := s.read(ctx, bd.bucket, span64{need.start, bd.from})
+		evs, holes, err := s.read(ctx, b, bd.bucket, span64{need.start, bd.from})
 		if err != nil {
 			return false, err
 		}
@@ -365,7 +365,7 @@ func (s *Service) ensure(ctx context.Context, bd *bucketDay, need span64, now ti
 		}
 		cut = max(cut, bd.from)
 		end := max(need.end, bd.to)
-		evs, holes, err := s.read(ctx, bd.bucket, span64{cut, end})
+		evs, holes, err := s.read(ctx, b, bd.bucket, span64{cut, end})
 		if err != nil {
 			return read, err
 		}
@@ -379,10 +379,10 @@ func (s *Service) ensure(ctx context.Context, bd *bucketDay, need span64, now ti
 // read reads one bucket's events within sp, decoded, oldest first, and
 // the stretches left out because ActivityWatch holds too many events
 // there; the caller counts what it keeps against the call's budget.
-func (s *Service) read(ctx context.Context, bucket string, sp span64) ([]ev, []span64, error) {
+func (s *Service) read(ctx context.Context, b *budget, bucket string, sp span64) ([]ev, []span64, error) {
 	var dec transform.Decoder // one per read: events repeating data share it
-	evs, holes, err := s.readSpan(ctx, &dec, bucket, sp)
-	budgetOf(ctx).refund(len(evs))
+	evs, holes, err := s.readSpan(ctx, b, &dec, bucket, sp)
+	b.refund(len(evs))
 	return evs, holes, err
 }
 
@@ -391,9 +391,9 @@ func (s *Service) read(ctx context.Context, bucket string, sp span64) ([]ev, []s
 // client's body limit halves sp (down to minSplit) and reads each half,
 // the halves joined again where the cut split an event; a span still too
 // large at minSplit is left out, returned as a hole. The events returned
-// are charged to the budget ctx carries (the caller refunds them);
+// are charged to bg (the caller refunds them);
 // running out of it fails the read.
-func (s *Service) readSpan(ctx context.Context, dec *transform.Decoder, id string, sp span64) ([]ev, []span64, error) {
+func (s *Service) readSpan(ctx context.Context, bg *budget, dec *transform.Decoder, id string, sp span64) ([]ev, []span64, error) {
 	var (
 		got              []aw.Event
 		tooLarge, unread bool
@@ -427,8 +427,8 @@ func (s *Service) readSpan(ctx context.Context, dec *transform.Decoder, id strin
 	case unread:
 		return nil, []span64{sp}, nil
 	case !tooLarge:
-		if err := budgetOf(ctx).charge(len(got)); err != nil {
-			budgetOf(ctx).refund(len(got))
+		if err := bg.charge(len(got)); err != nil {
+			bg.refund(len(got))
 			return nil, nil, err
 		}
 		evs := make([]ev, 0, len(got))
@@ -437,23 +437,23 @@ func (s *Service) readSpan(ctx context.Context, dec *transform.Decoder, id strin
 				evs = append(evs, e)
 			}
 		}
-		budgetOf(ctx).refund(len(got) - len(evs))
+		bg.refund(len(got) - len(evs))
 		return evs, nil, nil
 	}
 	mid := sp.start + long/2
 	mid -= mid % int64(time.Millisecond/time.Microsecond)
-	a, ha, err := s.readSpan(ctx, dec, id, span64{sp.start, mid})
+	a, ha, err := s.readSpan(ctx, bg, dec, id, span64{sp.start, mid})
 	if err != nil {
 		return nil, nil, err
 	}
-	b, hb, err := s.readSpan(ctx, dec, id, span64{mid, sp.end})
+	b, hb, err := s.readSpan(ctx, bg, dec, id, span64{mid, sp.end})
 	if err != nil {
-		budgetOf(ctx).refund(len(a))
+		bg.refund(len(a))
 		return nil, nil, err
 	}
 	n := len(a) + len(b)
 	a = stitch(a, b, mid)
-	budgetOf(ctx).refund(n - len(a))
+	bg.refund(n - len(a))
 	return a, append(ha, hb...), nil
 }
 

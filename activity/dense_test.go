@@ -117,7 +117,7 @@ func TestDaysLetGo(t *testing.T) {
 	b := &budget{max: 1 << 40, cancel: func(error) {}}
 	ld := newPeriodEvents(in, days, b)
 	c := s.newComputer(ctx, in, ld, plans, now, nil)
-	if err := s.loadInto(withBudget(ctx, b), ld, in, now, nil, c.dayDone); err != nil {
+	if err := s.loadInto(ctx, ld, in, now, nil, c.dayDone); err != nil {
 		t.Fatal(err)
 	}
 	units, read := c.finish(), 0

@@ -143,7 +143,7 @@ func TestReadStitches(t *testing.T) {
 			f := NewService(ServiceOptions{AW: piecesReader{pieces: map[[2]int64][]aw.Event{
 				{base, base + 50*m}: tt.a, {base + 50*m, base + 100*m}: tt.b}}})
 			var dec transform.Decoder
-			evs, holes, err := f.readSpan(t.Context(), &dec, "b", span64{base, base + 100*m})
+			evs, holes, err := f.readSpan(t.Context(), nil, &dec, "b", span64{base, base + 100*m})
 			if err != nil || len(holes) != 0 {
 				t.Fatalf("err %v, holes %v", err, holes)
 			}

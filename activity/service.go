@@ -294,7 +294,6 @@ func (s *Service) prepare(ctx context.Context, resolve resolver, fn Progress) (*
 	call, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	b := &budget{max: int64(s.opts.maxEvents), cancel: cancel}
-	call = withBudget(call, b)
 	ld := newPeriodEvents(in, days, b)
 	c := s.newComputer(call, in, ld, plans, now, prog)
 	err = s.loadInto(call, ld, in, now, prog, c.dayDone)
