@@ -406,7 +406,7 @@ func (s *Service) readSpan(ctx context.Context, bg *budget, dec *transform.Decod
 			return nil, nil, ctx.Err()
 		}
 	}
-	err := s.do(ctx, func(ctx context.Context) error {
+	err := s.opts.Source.Do(ctx, func(ctx context.Context) error {
 		evs, err := s.opts.AW.Events(ctx, id, aw.EventQuery{Start: time.UnixMicro(sp.start), End: time.UnixMicro(sp.end), SkipMalformed: true})
 		if aw.KindOf(err) == aw.TooLarge {
 			// The server answered; our limit refused it. Not a failure:

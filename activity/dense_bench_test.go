@@ -115,7 +115,7 @@ func BenchmarkDensePeakHeap(b *testing.B) {
 			var peak float64
 			var err error
 			for b.Loop() {
-				s := NewService(ServiceOptions{AW: r, Now: func() time.Time { return now }, Zone: utc})
+				s := NewService(ServiceOptions{AW: r, Source: testSource(), Now: func() time.Time { return now }, Zone: utc})
 				stop := peakHeap()
 				_, err = s.Summary(context.Background(), SummaryQuery{Period: bc.period})
 				peak = max(peak, stop())

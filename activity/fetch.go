@@ -39,14 +39,6 @@ const (
 	minSplit = 15 * time.Minute
 )
 
-// do runs fn through the source, or directly without one.
-func (s *Service) do(ctx context.Context, fn func(ctx context.Context) error) error {
-	if s.opts.Source == nil {
-		return fn(ctx)
-	}
-	return s.opts.Source.Do(ctx, fn)
-}
-
 // serverMeta is what a period's reads need first: the server's info and
 // bucket list, the buckets chosen, and ActivityWatch's settings (which
 // place the period's days). A plain value once returned.
@@ -67,7 +59,7 @@ type serverMeta struct {
 // it.
 func (s *Service) readMeta(ctx context.Context) (*serverMeta, error) {
 	m := &serverMeta{}
-	err := s.do(ctx, func(ctx context.Context) error {
+	err := s.opts.Source.Do(ctx, func(ctx context.Context) error {
 		var (
 			wg            sync.WaitGroup
 			infoErr, bErr error

@@ -140,7 +140,7 @@ func TestReadStitches(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := NewService(ServiceOptions{AW: piecesReader{pieces: map[[2]int64][]aw.Event{
+			f := NewService(ServiceOptions{Source: testSource(), AW: piecesReader{pieces: map[[2]int64][]aw.Event{
 				{base, base + 50*m}: tt.a, {base + 50*m, base + 100*m}: tt.b}}})
 			var dec transform.Decoder
 			evs, holes, err := f.readSpan(t.Context(), nil, &dec, "b", span64{base, base + 100*m})

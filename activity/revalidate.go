@@ -169,7 +169,7 @@ func (s *Service) settle(ctx context.Context, cd checkDay, count int64, counted,
 // excluded), through the source.
 func (s *Service) count(ctx context.Context, c counter, bucket string, sp span64) (int64, error) {
 	var n int64
-	err := s.do(ctx, func(ctx context.Context) error {
+	err := s.opts.Source.Do(ctx, func(ctx context.Context) error {
 		var err error
 		n, err = c.EventCount(ctx, bucket, time.UnixMicro(sp.start), time.UnixMicro(sp.end-1))
 		return err

@@ -43,7 +43,7 @@ type ServiceOptions struct {
 	// Source guards ActivityWatch's history (deadline, circuit breaker,
 	// last status): give it one of its own, not the live frame's, so that
 	// a slow week never opens the frame's circuit. Each read is one call
-	// through it. nil: reads go straight to AW.
+	// through it.
 	Source *upstream.Source
 	// Host is the configured host whose buckets to read, as for frames
 	// (nowframe.SelectBuckets).

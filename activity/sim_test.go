@@ -63,6 +63,11 @@ type envOptions struct {
 	fresh bool
 }
 
+// testSource is an upstream source for a Service's reads.
+func testSource() *upstream.Source {
+	return upstream.New(upstream.Options{Name: "activitywatch", Code: "AwUnavailable", Configured: true, Deadline: time.Minute})
+}
+
 // utc is the zone of the tests that count days in UTC.
 func utc() Zone { return Zone{Name: "UTC", Loc: time.UTC} }
 
