@@ -126,6 +126,7 @@ func roleNoun(role string) string {
 type target struct {
 	id, role string
 	browser  string // the web UI's browser name of a web bucket
+	excluded bool   // the privacy settings exclude the browser
 	created  int64  // when the bucket was created (µs)
 }
 

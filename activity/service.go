@@ -150,7 +150,8 @@ func (s *Service) inputsOf(m *serverMeta) (inputs, []string) {
 	)
 	sel := m.Selection
 	add := func(id, role, browser string) {
-		in.targets = append(in.targets, target{id: id, role: role, browser: browser, created: us(m.Buckets[id].Created)})
+		in.targets = append(in.targets, target{id: id, role: role, browser: browser, created: us(m.Buckets[id].Created),
+			excluded: browser != "" && s.pr.browserExcluded(browser)})
 	}
 	if sel.Window != "" {
 		add(sel.Window, RoleWindow, "")
@@ -449,8 +450,7 @@ type computer struct {
 	now   time.Time
 	prog  *progress
 	out   []*unitResult
-	// excluded marks the targets of browsers the privacy settings exclude.
-	excluded []bool
+	days  [][]int // per unit: the days it reads
 
 	mu        sync.Mutex
 	wait      []int   // per unit: its days not yet read
@@ -464,13 +464,10 @@ type computer struct {
 
 func (s *Service) newComputer(ctx context.Context, in inputs, ld *periodEvents, plans []unitPlan, now time.Time, prog *progress) *computer {
 	c := &computer{s: s, ctx: ctx, in: in, ld: ld, plans: plans, now: now, prog: prog,
-		out: make([]*unitResult, len(plans)), excluded: make([]bool, len(in.targets)),
+		out: make([]*unitResult, len(plans)), days: make([][]int, len(plans)),
 		wait: make([]int, len(plans)), byDay: make([][]int, len(ld.days)), dayFailed: make([]bool, len(ld.days)),
 		readers: make([]int, len(ld.days)), read: make([]bool, len(ld.days)),
 		queue: make(chan int, len(plans))}
-	for t, tg := range in.targets {
-		c.excluded[t] = tg.browser != "" && s.pr.browserExcluded(tg.browser)
-	}
 	for i, u := range plans {
 		if c.final(u) {
 			if r := s.store.unit(c.key(u)); r != nil {
@@ -482,6 +479,7 @@ func (s *Service) newComputer(ctx context.Context, in inputs, ld *periodEvents, 
 		for d, dp := range ld.days {
 			if dp.need.start < u.margin.end && u.margin.start < dp.need.end {
 				c.wait[i]++
+				c.days[i] = append(c.days[i], d)
 				c.byDay[d] = append(c.byDay[d], i)
 				c.readers[d]++
 			}
@@ -521,14 +519,11 @@ func (c *computer) dayDone(d int, failed bool) {
 // unitDone is told unit i is computed (or given up): the days it alone
 // still needed are let go.
 func (c *computer) unitDone(i int) {
-	u := c.plans[i]
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for d, dp := range c.ld.days {
-		if dp.need.start < u.margin.end && u.margin.start < dp.need.end {
-			if c.readers[d]--; c.readers[d] == 0 && c.read[d] {
-				c.ld.release(d)
-			}
+	for _, d := range c.days[i] {
+		if c.readers[d]--; c.readers[d] == 0 && c.read[d] {
+			c.ld.release(d)
 		}
 	}
 }
@@ -563,7 +558,7 @@ func (c *computer) compute(i int) {
 		case RoleAFK:
 			ci.AFK = evs
 		default:
-			if c.excluded[t] {
+			if tg.excluded {
 				for k := range evs {
 					evs[k].Data = evs[k].Data.With(excludedMark, "1")
 				}
@@ -576,12 +571,7 @@ func (c *computer) compute(i int) {
 		return // ctx ended: the caller returns its error
 	}
 	c.mu.Lock()
-	failed := false
-	for d, dp := range c.ld.days {
-		if dp.need.start < u.margin.end && u.margin.start < dp.need.end && c.dayFailed[d] {
-			failed = true
-		}
-	}
+	failed := slices.ContainsFunc(c.days[i], func(d int) bool { return c.dayFailed[d] })
 	c.mu.Unlock()
 	if c.final(u) && !failed {
 		c.s.store.putUnit(c.key(u), r, c.now)
