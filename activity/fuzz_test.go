@@ -29,7 +29,7 @@ func FuzzParseSpec(f *testing.F) {
 			}
 			return
 		}
-		if spec.kind == kindRange {
+		if spec.label == LabelCustom {
 			if !spec.start.Before(spec.end) || spec.end.Sub(spec.start) > MaxRange {
 				t.Errorf("range %v..%v accepted", spec.start, spec.end)
 			}
@@ -98,22 +98,22 @@ func FuzzResolve(f *testing.F) {
 		if !cursor.Equal(p.End) && p.Start.Before(p.End) {
 			t.Fatalf("%s at %v: days end at %v, period at %v", name, now, cursor, p.End)
 		}
-		switch spec.kind {
-		case kindToday, kindYesterday:
+		switch spec.String() {
+		case LabelToday, LabelYesterday:
 			today := c.StartOfDay(now)
-			if spec.kind == kindToday && !p.Start.Equal(today) {
+			if spec.String() == LabelToday && !p.Start.Equal(today) {
 				t.Errorf("today starts %v, want %v", p.Start, today)
 			}
-			if spec.kind == kindYesterday && (!p.End.Equal(today) || len(days) != 1 || !c.StartOfDay(p.End.Add(-time.Nanosecond)).Equal(p.Start)) {
+			if spec.label == LabelYesterday && (!p.End.Equal(today) || len(days) != 1 || !c.StartOfDay(p.End.Add(-time.Nanosecond)).Equal(p.Start)) {
 				t.Errorf("yesterday = [%v, %v), today starts %v", p.Start, p.End, today)
 			}
-		case kindThisWeek, kindLastWeek:
+		case LabelThisWeek, LabelLastWeek:
 			// The start of a week is the start of its first weekday (where a
 			// zone skipped that date, the instant it would have started).
 			if !c.StartOfDay(p.Start).Equal(p.Start) || !c.startOn(c.startOfWeek(c.dateOf(p.Start))).Equal(p.Start) {
 				t.Errorf("%s starts %v, not a %v day start", name, p.Start, c.WeekStart)
 			}
-			if spec.kind == kindLastWeek && (len(days) < 6 || len(days) > 7) {
+			if spec.label == LabelLastWeek && (len(days) < 6 || len(days) > 7) {
 				t.Errorf("last_week has %d days", len(days))
 			}
 		}

@@ -29,52 +29,25 @@ const (
 	LabelCustom    = "custom" // start and end given
 )
 
-type specKind uint8
-
-const (
-	kindToday specKind = iota // the zero Spec
-	kindYesterday
-	kindThisWeek
-	kindLastWeek
-	kindLastHours
-	kindLastDays
-	kindRange
-	kindLastMinutes
-)
-
 // Spec is a period as asked for, checked for syntax but not yet placed on
 // a calendar (Calendar.Resolve does that). The zero value is "today". A
 // plain value.
 type Spec struct {
-	kind       specKind
-	n          int       // hours or days of last_Nh / last_Nd
-	start, end time.Time // a range
+	label      string        // "" is today
+	last       time.Duration // last_Nh, last_Nm: the time before now
+	days       int           // last_Nd
+	start, end time.Time     // a range (custom)
 }
 
 // String is the spec's label: "today", "last_2h", "custom", ...
-func (s Spec) String() string {
-	switch s.kind {
-	case kindYesterday:
-		return LabelYesterday
-	case kindThisWeek:
-		return LabelThisWeek
-	case kindLastWeek:
-		return LabelLastWeek
-	case kindLastHours:
-		return "last_" + strconv.Itoa(s.n) + "h"
-	case kindLastDays:
-		return "last_" + strconv.Itoa(s.n) + "d"
-	case kindRange:
-		return LabelCustom
-	case kindLastMinutes:
-		return "last_" + strconv.Itoa(s.n) + "m"
-	}
-	return LabelToday
-}
+func (s Spec) String() string { return cmp.Or(s.label, LabelToday) }
 
 // LastMinutes is the spec of the n minutes before now ("last_10m"), n at
 // least 1 and at most MaxHours*60.
-func LastMinutes(n int) Spec { return Spec{kind: kindLastMinutes, n: min(max(n, 1), MaxHours*60)} }
+func LastMinutes(n int) Spec {
+	n = min(max(n, 1), MaxHours*60)
+	return Spec{label: "last_" + strconv.Itoa(n) + "m", last: time.Duration(n) * time.Minute}
+}
 
 // SpecError is a period argument that cannot be used. Arg names the
 // argument ("period", "start" or "end"); Problem says what is wrong and
@@ -141,17 +114,11 @@ func ParseSpec(period, start, end string) (Spec, error) {
 		case e.Sub(s) > MaxRange:
 			return Spec{}, specError("end", "is more than %d days after start", MaxDays)
 		}
-		return Spec{kind: kindRange, start: s, end: e}, nil
+		return Spec{label: LabelCustom, start: s, end: e}, nil
 	}
 	switch period {
-	case "", LabelToday:
-		return Spec{kind: kindToday}, nil
-	case LabelYesterday:
-		return Spec{kind: kindYesterday}, nil
-	case LabelThisWeek:
-		return Spec{kind: kindThisWeek}, nil
-	case LabelLastWeek:
-		return Spec{kind: kindLastWeek}, nil
+	case "", LabelToday, LabelYesterday, LabelThisWeek, LabelLastWeek:
+		return Spec{label: period}, nil
 	}
 	if rest, ok := strings.CutPrefix(period, "last_"); ok && len(rest) >= 2 {
 		num, unit := rest[:len(rest)-1], rest[len(rest)-1]
@@ -159,9 +126,9 @@ func ParseSpec(period, start, end string) (Spec, error) {
 		valid := err == nil && num[0] >= '1' && num[0] <= '9' && len(num) <= 4 && !strings.ContainsAny(num, "+-_")
 		switch {
 		case valid && unit == 'h' && n <= MaxHours:
-			return Spec{kind: kindLastHours, n: n}, nil
+			return Spec{label: period, last: time.Duration(n) * time.Hour}, nil
 		case valid && unit == 'd' && n <= MaxDays:
-			return Spec{kind: kindLastDays, n: n}, nil
+			return Spec{label: period, days: n}, nil
 		case valid && (unit == 'h' || unit == 'd'):
 			return Spec{}, specError("period", "%s is too long (at most last_%dh or last_%dd)", quote(period), MaxHours, MaxDays)
 		}
@@ -278,23 +245,18 @@ func (c Calendar) Resolve(spec Spec, now time.Time) (Period, error) {
 	now = now.Truncate(time.Millisecond).In(c.Zone.loc())
 	start, end, note := time.Time{}, now, ""
 	today := c.dateOf(now)
-	switch spec.kind {
-	case kindToday:
+	label := spec.String()
+	switch label {
+	case LabelToday:
 		start = c.startOn(today)
-	case kindYesterday:
+	case LabelYesterday:
 		start, end = c.startOn(c.prevDate(today)), c.startOn(today)
-	case kindThisWeek:
+	case LabelThisWeek:
 		start = c.startOn(c.startOfWeek(today))
-	case kindLastWeek:
+	case LabelLastWeek:
 		w := c.startOfWeek(today)
 		start, end = c.startOn(w.add(-7)), c.startOn(w)
-	case kindLastHours:
-		start = now.Add(-time.Duration(spec.n) * time.Hour)
-	case kindLastMinutes:
-		start = now.Add(-time.Duration(spec.n) * time.Minute)
-	case kindLastDays:
-		start = now.AddDate(0, 0, -spec.n)
-	case kindRange:
+	case LabelCustom:
 		if !spec.start.Before(now) {
 			return Period{}, specError("start", "is not in the past: there is no activity to read yet")
 		}
@@ -302,8 +264,13 @@ func (c Calendar) Resolve(spec Spec, now time.Time) (Period, error) {
 		if end.After(now) {
 			end, note = now, "the end was in the future: the period ends now"
 		}
+	default: // last_N
+		start = now.Add(-spec.last)
+		if spec.days > 0 {
+			start = now.AddDate(0, 0, -spec.days) // the same wall clock time
+		}
 	}
-	p := c.span(spec.String(), start, end, spec.kind == kindThisWeek || spec.kind == kindLastWeek)
+	p := c.span(label, start, end, label == LabelThisWeek || label == LabelLastWeek)
 	p.Note = note
 	return p, nil
 }
