@@ -99,7 +99,7 @@ func (s *stretch) title() string {
 	return best
 }
 
-// aggregates are a unit's totals, privacy applied.
+// aggregates are a unit's (or a period's) totals, privacy applied.
 type aggregates struct {
 	active, afk     int64
 	apps, titles    map[gkey]int64
@@ -111,6 +111,10 @@ type aggregates struct {
 	any             bool
 	// Stretches: the first and last (which may be one), and the longest.
 	firstS, lastS, longest *stretch
+}
+
+func newAggregates() aggregates {
+	return aggregates{apps: map[gkey]int64{}, titles: map[gkey]int64{}, cats: map[gkey]int64{}, domains: map[gkey]int64{}, urls: map[gkey]int64{}}
 }
 
 // unitResult is the canonical computation of one unit of time (a closed
@@ -327,9 +331,8 @@ func sameFocus(a, b view) bool { return a.excluded == b.excluded && a.app == b.a
 // aggregate computes u.agg: time per view first, then per key; the
 // stretches as event ranges, with titles only for those kept.
 func (u *unitResult) aggregate() {
+	u.agg = newAggregates()
 	a := &u.agg
-	a.apps, a.titles, a.cats = map[gkey]int64{}, map[gkey]int64{}, map[gkey]int64{}
-	a.domains, a.urls = map[gkey]int64{}, map[gkey]int64{}
 	perView := make([]int64, len(u.vs))
 	type run struct {
 		lo, hi     int

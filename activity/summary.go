@@ -69,24 +69,12 @@ func (s *Service) Summary(ctx context.Context, q SummaryQuery) (*Summary, error)
 	return pr.summary(groupBy, limit, q.IncludeAFK), nil
 }
 
-// totals are a period's aggregates.
-type totals struct {
-	active, afk                   int64
-	apps, titles, cats, dom, urls map[gkey]int64
-	switches                      int
-	any                           bool
-	firstAt, lastAt               int64
-	longest                       *stretch
-}
-
 // total merges the units' aggregates: sums, switches between units, and
-// stretches joined across units.
-func (pr *prepared) total() totals {
-	t := totals{apps: map[gkey]int64{}, titles: map[gkey]int64{}, cats: map[gkey]int64{}, dom: map[gkey]int64{}, urls: map[gkey]int64{}}
-	var (
-		last view
-		cur  *stretch
-	)
+// stretches joined across units (its first and last stretches are not
+// set).
+func (pr *prepared) total() aggregates {
+	t := newAggregates()
+	var cur *stretch
 	consider := func(s *stretch) {
 		if s != nil && (t.longest == nil || s.end-s.start > t.longest.end-t.longest.start) {
 			t.longest = s
@@ -97,7 +85,7 @@ func (pr *prepared) total() totals {
 		t.active += a.active
 		t.afk += a.afk
 		for _, m := range []struct{ into, from map[gkey]int64 }{
-			{t.apps, a.apps}, {t.titles, a.titles}, {t.cats, a.cats}, {t.dom, a.domains}, {t.urls, a.urls}} {
+			{t.apps, a.apps}, {t.titles, a.titles}, {t.cats, a.cats}, {t.domains, a.domains}, {t.urls, a.urls}} {
 			for k, v := range m.from {
 				m.into[k] += v
 			}
@@ -105,13 +93,13 @@ func (pr *prepared) total() totals {
 		if !a.any {
 			continue
 		}
-		if t.any && last != a.first {
+		if t.any && t.last != a.first {
 			t.switches++
 		}
 		if !t.any {
 			t.firstAt = a.firstAt
 		}
-		t.any, last, t.switches, t.lastAt = true, a.last, t.switches+a.switches, max(t.lastAt, a.lastAt)
+		t.any, t.last, t.switches, t.lastAt = true, a.last, t.switches+a.switches, max(t.lastAt, a.lastAt)
 
 		f := a.firstS
 		if cur != nil && cur.app == f.app && cur.excluded == f.excluded && f.start-cur.end <= focusGap {
@@ -215,7 +203,7 @@ func (pr *prepared) summary(groupBy string, limit int, includeAFK bool) *Summary
 	if includeAFK {
 		whole += t.afk
 	}
-	group := map[string]map[gkey]int64{GroupByApp: t.apps, GroupByTitle: t.titles, GroupByDomain: t.dom, GroupByCategory: t.cats}[groupBy]
+	group := map[string]map[gkey]int64{GroupByApp: t.apps, GroupByTitle: t.titles, GroupByDomain: t.domains, GroupByCategory: t.cats}[groupBy]
 	if includeAFK {
 		group = maps.Clone(group)
 		group[gkey{a: afkKey}] = t.afk
@@ -227,7 +215,7 @@ func (pr *prepared) summary(groupBy string, limit int, includeAFK bool) *Summary
 		return entries(r, t.active, false)
 	}
 	if groupBy != GroupByDomain {
-		sum.TopDomains = ranking(t.dom)
+		sum.TopDomains = ranking(t.domains)
 	}
 	if groupBy == GroupByTitle {
 		sum.TopURLs = ranking(t.urls)
