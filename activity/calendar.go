@@ -179,9 +179,6 @@ func (c Calendar) prevDate(d date) date {
 	return p
 }
 
-// StartOfDay returns when the day containing t started.
-func (c Calendar) StartOfDay(t time.Time) time.Time { return c.startOn(c.dateOf(t)) }
-
 // startOfWeek is the first date of the week containing date d.
 func (c Calendar) startOfWeek(d date) date {
 	back := (int(d.weekday()) - int(c.WeekStart) + 7) % 7
@@ -223,6 +220,6 @@ type Span struct {
 // DayOf is the whole day containing t: from its start to the next day's
 // (23 or 25 hours across a daylight-saving change).
 func (c Calendar) DayOf(t time.Time) Span {
-	start := c.StartOfDay(t)
+	start := c.startOn(c.dateOf(t))
 	return c.Days(start, start.Add(50*time.Hour))[0]
 }

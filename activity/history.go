@@ -53,7 +53,7 @@ func (s *Service) History(ctx context.Context, q HistoryQuery) (*History, error)
 			return nil, err
 		}
 	}
-	pr, err := s.prepare(ctx, specResolver(spec), q.Progress)
+	pr, err := s.prepare(ctx, spec.resolve, q.Progress)
 	if err != nil {
 		return nil, err
 	}

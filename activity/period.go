@@ -232,6 +232,9 @@ func (p *Period) offsets() {
 	}
 }
 
+// resolve is Calendar.Resolve of s.
+func (s Spec) resolve(c Calendar, now time.Time) (Period, error) { return c.Resolve(s, now) }
+
 // Resolve places spec on the calendar at now: today is from the start of
 // the day containing now until now; yesterday the whole day before; this_week
 // from the start of the week containing now until now; last_week the whole

@@ -95,7 +95,7 @@ func TestDaylightSavingDays(t *testing.T) {
 			if p.DurationS != tt.wantHours*3600 {
 				t.Errorf("yesterday lasts %v h, want %v", p.DurationS/3600, tt.wantHours)
 			}
-			if got := c.StartOfDay(p.End.Add(-time.Nanosecond)); !got.Equal(p.Start) {
+			if got := c.DayOf(p.End.Add(-time.Nanosecond)).Start; !got.Equal(p.Start) {
 				t.Errorf("the day before the end starts at %s, not at the period's start", rfc(got))
 			}
 			today := resolve(t, c, "today", "", "", at(t, tt.now))

@@ -264,17 +264,10 @@ type prepared struct {
 	notes  []string
 }
 
-// resolver places the call's period on the calendar at now.
-type resolver func(c Calendar, now time.Time) (Period, error)
-
-func specResolver(spec Spec) resolver {
-	return func(c Calendar, now time.Time) (Period, error) { return c.Resolve(spec, now) }
-}
-
-// prepare reads the server's metadata, resolves the period, reads its
-// events (what the store lacks) and computes its units (what the store
-// lacks).
-func (s *Service) prepare(ctx context.Context, resolve resolver, fn Progress) (*prepared, error) {
+// prepare reads the server's metadata, places the period on the calendar
+// at now (resolve), reads its events and computes its units (what the
+// store lacks).
+func (s *Service) prepare(ctx context.Context, resolve func(c Calendar, now time.Time) (Period, error), fn Progress) (*prepared, error) {
 	m, err := s.meta(ctx)
 	if err != nil {
 		return nil, err

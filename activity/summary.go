@@ -62,7 +62,7 @@ func (s *Service) Summary(ctx context.Context, q SummaryQuery) (*Summary, error)
 	if err != nil {
 		return nil, err
 	}
-	pr, err := s.prepare(ctx, specResolver(spec), q.Progress)
+	pr, err := s.prepare(ctx, spec.resolve, q.Progress)
 	if err != nil {
 		return nil, err
 	}

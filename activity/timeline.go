@@ -45,7 +45,7 @@ func (s *Service) Timeline(ctx context.Context, q TimelineQuery) (*Timeline, err
 		minBlock = *q.MinBlockS
 	}
 	var (
-		resolve resolver
+		resolve func(Calendar, time.Time) (Period, error)
 		pos     time.Time
 	)
 	if q.Cursor != "" {
@@ -83,7 +83,7 @@ func (s *Service) Timeline(ctx context.Context, q TimelineQuery) (*Timeline, err
 		if err != nil {
 			return nil, err
 		}
-		resolve = specResolver(spec)
+		resolve = spec.resolve
 	}
 	pr, err := s.prepare(ctx, resolve, q.Progress)
 	if err != nil {
