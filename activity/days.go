@@ -212,17 +212,8 @@ func (s *Service) loadInto(ctx context.Context, ld *periodEvents, in inputs, now
 		return ld.budget.charge(len(evs))
 	}
 	type job struct{ t, d int }
-	jobs := make([]job, 0, len(targets)*len(days))
-	for d := len(days) - 1; d >= 0; d-- {
-		for t := range targets {
-			jobs = append(jobs, job{t, d})
-		}
-	}
-	left := make([]int, len(days)) // reads left per day
+	reads := make([]int, len(days)) // reads done per day
 	failedDay := make([]bool, len(days))
-	for d := range left {
-		left[d] = len(targets)
-	}
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -231,7 +222,7 @@ func (s *Service) loadInto(ctx context.Context, ld *periodEvents, in inputs, now
 		wg sync.WaitGroup
 	)
 	queue := make(chan job)
-	for range min(s.opts.parallel, len(jobs)) {
+	for range min(s.opts.parallel, len(targets)*len(days)) {
 		wg.Go(func() {
 			for j := range queue {
 				err := read(ctx, j.t, j.d)
@@ -244,8 +235,8 @@ func (s *Service) loadInto(ctx context.Context, ld *periodEvents, in inputs, now
 					}
 				}
 				failedDay[j.d] = failedDay[j.d] || err != nil
-				left[j.d]--
-				done, failed := left[j.d] == 0, failedDay[j.d]
+				reads[j.d]++
+				done, failed := reads[j.d] == len(targets), failedDay[j.d]
 				mu.Unlock()
 				if done {
 					prog.step(1, "reading ActivityWatch's events by day")
@@ -257,11 +248,13 @@ func (s *Service) loadInto(ctx context.Context, ld *periodEvents, in inputs, now
 		})
 	}
 feed:
-	for _, j := range jobs {
-		select {
-		case queue <- j:
-		case <-ctx.Done():
-			break feed
+	for d := len(days) - 1; d >= 0; d-- {
+		for t := range targets {
+			select {
+			case queue <- job{t, d}:
+			case <-ctx.Done():
+				break feed
+			}
 		}
 	}
 	close(queue)
