@@ -2,6 +2,7 @@ package activity
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 )
@@ -118,30 +119,27 @@ func (s *Service) checkRun(ctx context.Context, c counter, run []checkDay, now t
 		}
 	}
 	total, err := s.count(ctx, c, bucket, rk.span)
-	if err != nil || total == want {
-		if err == nil {
-			s.store.setRangeCount(rk, total)
-		}
-		for _, cd := range run {
-			s.settle(ctx, cd, 0, false, false, now)
-		}
-		return err
-	}
-	counts := make([]int64, len(run))
-	for i, cd := range run {
-		if counts[i], err = s.count(ctx, c, bucket, cd.full); err != nil || counts[i] > total {
-			// No count, or one that ignores its range: learn nothing.
-			for _, cd := range run {
-				s.settle(ctx, cd, 0, false, false, now)
+	var counts []int64 // per day, when the run's count differs
+	if err == nil && total != want {
+		counts = make([]int64, len(run))
+		for i, cd := range run {
+			if counts[i], err = s.count(ctx, c, bucket, cd.full); err != nil || counts[i] > total {
+				counts = nil // no count, or one that ignores its range: learn nothing
+				break
 			}
-			return err
 		}
 	}
 	for i, cd := range run {
-		s.settle(ctx, cd, counts[i], true, counts[i] != cd.want, now)
+		if counts == nil {
+			s.settle(ctx, cd, 0, false, false, now)
+		} else {
+			s.settle(ctx, cd, counts[i], true, counts[i] != cd.want, now)
+		}
 	}
-	s.store.setRangeCount(rk, total)
-	return nil
+	if err == nil && (counts != nil || total == want) {
+		s.store.setRangeCount(rk, total)
+	}
+	return err
 }
 
 // settle records a check of cd's day: its count when counted, and, when
@@ -181,11 +179,8 @@ func (s *Service) count(ctx context.Context, c counter, bucket string, sp span64
 func shared(a, b []int64) int {
 	n := 0
 	for _, x := range a {
-		for _, y := range b {
-			if x == y && x != 0 {
-				n++
-				break
-			}
+		if x != 0 && slices.Contains(b, x) {
+			n++
 		}
 	}
 	return n
