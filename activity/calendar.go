@@ -38,15 +38,11 @@ func (z Zone) loc() *time.Location {
 	return z.Loc
 }
 
-// LoadZone returns the zone of the activity.timezone setting: an IANA name,
-// or "" for the machine's zone as it is now (MachineZone: a process that
-// runs for long follows it with a MachineZone instead).
+// LoadZone returns the zone of the activity.timezone setting, an IANA name
+// (when it is unset, the machine's zone is followed: MachineZone).
 func LoadZone(name string) (Zone, error) {
-	if name == "" {
-		return NewMachineZone(MachineZoneOptions{}).Zone(), nil
-	}
 	loc, err := time.LoadLocation(name)
-	if err != nil || name == "Local" {
+	if err != nil || name == "Local" || name == "" {
 		return Zone{}, fmt.Errorf("activity: unknown time zone %s", quote(name))
 	}
 	return Zone{Name: name, Loc: loc}, nil
