@@ -19,16 +19,10 @@ const (
 type SummaryQuery struct {
 	// Period, or Start and End: see ParseSpec ("" for all three: today).
 	Period, Start, End string
-	// GroupBy is GroupByApp (""), GroupByTitle, GroupByDomain or
-	// GroupByCategory.
-	GroupBy string
-	// Limit bounds each ranking (0: DefaultSummaryLimit; at most
-	// MaxSummaryLimit).
-	Limit int
-	// IncludeAFK adds AFK time to the top entries.
-	IncludeAFK bool
-	// Progress, when set, hears how far the call is.
-	Progress Progress
+	GroupBy            string   // GroupByApp (""), GroupByTitle, GroupByDomain or GroupByCategory
+	Limit              int      // each ranking's (0: DefaultSummaryLimit)
+	IncludeAFK         bool     // AFK time is one of the top entries
+	Progress           Progress // when set, hears how far the call is
 }
 
 // checkLimit applies a default and bounds to a limit argument.

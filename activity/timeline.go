@@ -16,18 +16,13 @@ const (
 
 // TimelineQuery is an activity_timeline call.
 type TimelineQuery struct {
-	// Period, or Start and End: see ParseSpec. With Cursor, none of them
-	// or the first page's (the cursor carries the period).
-	Period, Start, End string
-	// MinBlockS folds shorter blocks into their neighbours (nil:
-	// DefaultMinBlockS; 0 folds nothing).
+	// Period, or Start and End: see ParseSpec; with Cursor (a previous
+	// page's NextCursor), none of them or the first page's.
+	Period, Start, End, Cursor string
+	// MinBlockS folds shorter blocks (nil: DefaultMinBlockS).
 	MinBlockS *int
-	// Limit bounds the blocks of a page (0: DefaultTimelineLimit).
-	Limit int
-	// Cursor is a previous page's NextCursor.
-	Cursor string
-	// Progress, when set, hears how far the call is.
-	Progress Progress
+	Limit     int      // blocks of a page (0: DefaultTimelineLimit)
+	Progress  Progress // when set, hears how far the call is
 }
 
 // Timeline answers activity_timeline: the period's focus blocks, oldest
@@ -130,7 +125,6 @@ func (tl *Timeline) Shorten() {
 	}
 }
 
-// notBefore is t, or floor when t is earlier.
 func notBefore(t, floor time.Time) time.Time {
 	if t.Before(floor) {
 		return floor
