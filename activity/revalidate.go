@@ -23,7 +23,7 @@ import (
 // version, and a day counted beyond its run's total stops a check.
 
 // DefaultRevalidate is how long a kept day is trusted after its last read
-// or check (ServiceOptions.Revalidate).
+// or check (the Service's revalidate bound).
 const DefaultRevalidate = 5 * time.Minute
 
 // counter is what re-validation needs of the Reader (an *aw.Client has

@@ -37,8 +37,8 @@ func checkLimit(n, def, maxN int) (int, error) {
 }
 
 // Summary answers activity_summary: where the time of a period went.
-// A bad argument is a *SpecError; ActivityWatch failing is the Fetcher's
-// errors (*upstream.Error, *UnreadableError).
+// A bad argument is a *SpecError; ActivityWatch failing is an
+// *upstream.Error, a *ReadError or a *nowframe.UnreadableError.
 func (s *Service) Summary(ctx context.Context, q SummaryQuery) (*Summary, error) {
 	spec, err := ParseSpec(q.Period, q.Start, q.End)
 	if err != nil {
