@@ -132,7 +132,7 @@ func notBefore(t, floor time.Time) time.Time {
 	return t
 }
 
-// item is a window event of a unit; tabItem a tab event.
+// item is a window or tab event of a unit.
 type item struct {
 	start, end int64
 	u, i       int32
