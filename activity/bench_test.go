@@ -34,7 +34,7 @@ func BenchmarkSummaryWeek(b *testing.B) {
 	b.Run("cold", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			s := newService(b, env, clk, ServiceOptions{CacheBytes: -1})
+			s := newService(b, env, clk, ServiceOptions{cacheBytes: -1})
 			if _, err := s.Summary(ctx, q); err != nil {
 				b.Fatal(err)
 			}
@@ -55,8 +55,8 @@ func BenchmarkSummaryWeek(b *testing.B) {
 	})
 	// week is a cold service's plan of this_week.
 	week := func(b *testing.B) (*Service, Period, inputs, []dayPlan, []unitPlan) {
-		s := newService(b, env, clk, ServiceOptions{CacheBytes: -1})
-		m, err := s.f.Meta(ctx)
+		s := newService(b, env, clk, ServiceOptions{cacheBytes: -1})
+		m, err := s.readMeta(ctx)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -64,7 +64,7 @@ func BenchmarkSummaryWeek(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		p, err := m.Calendar(s.opts.Zone).Resolve(spec, clk.now())
+		p, err := NewCalendar(s.opts.Zone(), m.Settings).Resolve(spec, clk.now())
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -88,14 +88,14 @@ func BenchmarkSummaryWeek(b *testing.B) {
 		if err := s.loadInto(ctx, ld, in, now, nil, nil); err != nil {
 			b.Fatal(err)
 		}
-		read := make([][][]ev, len(ld.events))
+		read := make([][]dayRead, len(ld.reads))
 		for t := range read {
-			read[t] = slices.Clone(ld.events[t])
+			read[t] = slices.Clone(ld.reads[t])
 		}
 		b.ReportAllocs()
 		for b.Loop() {
 			for t := range read {
-				copy(ld.events[t], read[t]) // the computer lets each day go
+				copy(ld.reads[t], read[t]) // the computer lets each day go
 			}
 			c := s.newComputer(ctx, in, ld, plans, now, nil)
 			for d := range days {
@@ -131,7 +131,7 @@ func BenchmarkWarmWeekRevalidate(b *testing.B) {
 		every time.Duration
 	}{{"within-interval", 0}, {"check-every-call", time.Nanosecond}} {
 		b.Run(bc.name, func(b *testing.B) {
-			s := newService(b, env, clk, ServiceOptions{Revalidate: bc.every, MetaTTL: time.Hour})
+			s := newService(b, env, clk, ServiceOptions{revalidate: bc.every, MetaTTL: time.Hour})
 			if _, err := s.Summary(ctx, q); err != nil {
 				b.Fatal(err)
 			}

@@ -22,7 +22,7 @@ const (
 )
 
 // DenseError is a period holding more of ActivityWatch's events than one
-// call may hold at once (ServiceOptions.MaxEvents): ask a shorter period.
+// call may hold at once (the Service's bound): ask a shorter period.
 type DenseError struct {
 	// Start and End are the period's.
 	Start, End time.Time
@@ -45,20 +45,6 @@ type budget struct {
 	held   atomic.Int64
 	max    int64
 	cancel context.CancelCauseFunc
-}
-
-type budgetKey struct{}
-
-// withBudget returns a context carrying b, for the reads of the call
-// (they are made through the store's reading path, which passes only ctx).
-func withBudget(ctx context.Context, b *budget) context.Context {
-	return context.WithValue(ctx, budgetKey{}, b)
-}
-
-// budgetOf is the budget ctx carries (nil when none).
-func budgetOf(ctx context.Context) *budget {
-	b, _ := ctx.Value(budgetKey{}).(*budget)
-	return b
 }
 
 // charge counts n more events held; beyond the bound it cancels the call

@@ -89,7 +89,7 @@ func TestWarmEqualsCold(t *testing.T) {
 	// Sunday afternoon, inside a session: today is open, split in hours.
 	clk := &clock{t: time.Date(2026, 3, 29, 15, 30, 0, 0, env.h.Start.Location())}
 	warm := newService(t, env, clk, ServiceOptions{})
-	cold := newService(t, env, clk, ServiceOptions{CacheBytes: -1})
+	cold := newService(t, env, clk, ServiceOptions{cacheBytes: -1})
 	periods := []string{"this_week", "today", "yesterday", "last_week", "last_2h", "last_3d"}
 	for _, p := range periods {
 		_ = answers(t, warm, p) // fill the store
@@ -225,8 +225,8 @@ func TestOpenDayIncremental(t *testing.T) {
 func TestStoreBounded(t *testing.T) {
 	env := newSimEnv(t, envOptions{week: smallWeek})
 	clk := &clock{t: time.Date(2026, 3, 29, 15, 30, 0, 0, env.h.Start.Location())}
-	small := newService(t, env, clk, ServiceOptions{CacheBytes: 256 << 10})
-	cold := newService(t, env, clk, ServiceOptions{CacheBytes: -1})
+	small := newService(t, env, clk, ServiceOptions{cacheBytes: 256 << 10})
+	cold := newService(t, env, clk, ServiceOptions{cacheBytes: -1})
 	for range 2 {
 		if w, c := answers(t, small, "this_week"), answers(t, cold, "this_week"); w != c {
 			t.Errorf("a small store answers differently")
@@ -236,12 +236,12 @@ func TestStoreBounded(t *testing.T) {
 		t.Errorf("the store holds %d bytes, over its bound", n)
 	}
 	// Days beyond CacheDays are not kept.
-	old := newService(t, env, &clock{t: time.Date(2026, 4, 20, 12, 0, 0, 0, env.h.Start.Location())}, ServiceOptions{CacheDays: 14})
+	old := newService(t, env, &clock{t: time.Date(2026, 4, 20, 12, 0, 0, 0, env.h.Start.Location())}, ServiceOptions{})
 	if _, err := old.Summary(context.Background(), SummaryQuery{Start: "2026-03-23T00:00:00+01:00", End: "2026-03-30T00:00:00+02:00"}); err != nil {
 		t.Fatal(err)
 	}
-	if days, units := len(old.store.days), len(old.store.units); days+units != 0 {
-		t.Errorf("days older than 14 days were kept: %d days, %d units", days, units)
+	if n := len(old.store.entries); n != 0 {
+		t.Errorf("days older than 14 days were kept: %d days and units", n)
 	}
 }
 
@@ -291,7 +291,7 @@ func TestConcurrentCalls(t *testing.T) {
 	env := newSimEnv(t, envOptions{week: smallWeek})
 	clk := &clock{t: time.Date(2026, 3, 29, 15, 30, 0, 0, env.h.Start.Location())}
 	s := newService(t, env, clk, ServiceOptions{})
-	cold := newService(t, env, clk, ServiceOptions{CacheBytes: -1})
+	cold := newService(t, env, clk, ServiceOptions{cacheBytes: -1})
 	want := map[string]string{}
 	periods := []string{"this_week", "today", "yesterday"}
 	for _, p := range periods {
@@ -313,7 +313,7 @@ func TestConcurrentCalls(t *testing.T) {
 // same id is read anew, not answered from the days kept of the old one.
 func TestBucketCreatedAgain(t *testing.T) {
 	env, clk := privateDesktop(t)
-	s := NewService(ServiceOptions{Fetcher: FetcherOptions{AW: env.client, Source: env.src, Now: clk.now}, Zone: Zone{Name: "UTC", Loc: time.UTC}})
+	s := NewService(ServiceOptions{AW: env.client, Source: env.src, Now: clk.now, Zone: utc})
 	ctx := context.Background()
 	clk.set(clk.now().Add(24 * time.Hour)) // the desktop's day is closed and kept
 	q := SummaryQuery{Period: "yesterday"}
@@ -345,8 +345,8 @@ func TestSplitReadsAnswerAlike(t *testing.T) {
 	whole := newSimEnv(t, envOptions{week: smallWeek})
 	split := newSimEnv(t, envOptions{week: smallWeek, client: aw.Options{MaxBodyBytes: 48 << 10}})
 	clk := &clock{t: time.Date(2026, 3, 29, 15, 30, 0, 0, whole.h.Start.Location())}
-	a := newService(t, whole, clk, ServiceOptions{CacheBytes: -1})
-	b := newService(t, split, clk, ServiceOptions{CacheBytes: -1})
+	a := newService(t, whole, clk, ServiceOptions{cacheBytes: -1})
+	b := newService(t, split, clk, ServiceOptions{cacheBytes: -1})
 	for _, p := range []string{"this_week", "today"} {
 		if x, y := answers(t, a, p), answers(t, b, p); x != y {
 			t.Errorf("%s: split reads answer differently", p)

@@ -38,15 +38,11 @@ func (z Zone) loc() *time.Location {
 	return z.Loc
 }
 
-// LoadZone returns the zone of the activity.timezone setting: an IANA name,
-// or "" for the machine's zone as it is now (MachineZone: a process that
-// runs for long follows it with a MachineZone instead).
+// LoadZone returns the zone of the activity.timezone setting, an IANA name
+// (when it is unset, the machine's zone is followed: MachineZone).
 func LoadZone(name string) (Zone, error) {
-	if name == "" {
-		return NewMachineZone(MachineZoneOptions{}).Zone(), nil
-	}
 	loc, err := time.LoadLocation(name)
-	if err != nil || name == "Local" {
+	if err != nil || name == "Local" || name == "" {
 		return Zone{}, fmt.Errorf("activity: unknown time zone %s", quote(name))
 	}
 	return Zone{Name: name, Loc: loc}, nil
@@ -86,21 +82,18 @@ type Calendar struct {
 	DayStartSource string
 	// WeekStart is the weekday a week starts on.
 	WeekStart time.Weekday
-	// WeekStartSource is FromActivityWatch or FromDefault.
-	WeekStartSource string
 }
 
 // NewCalendar is the calendar of zone with ActivityWatch's startOfDay and
 // startOfWeek settings, each falling back to the web UI's default
 // (DefaultDayStart, DefaultWeekStart) when not set.
 func NewCalendar(zone Zone, s aw.Settings) Calendar {
-	c := Calendar{Zone: zone, DayStart: DefaultDayStart, DayStartSource: FromDefault,
-		WeekStart: DefaultWeekStart, WeekStartSource: FromDefault}
+	c := Calendar{Zone: zone, DayStart: DefaultDayStart, DayStartSource: FromDefault, WeekStart: DefaultWeekStart}
 	if d, ok := s.DayStart(); ok {
 		c.DayStart, c.DayStartSource = d, FromActivityWatch
 	}
 	if wd, ok := s.WeekStart(); ok {
-		c.WeekStart, c.WeekStartSource = wd, FromActivityWatch
+		c.WeekStart = wd
 	}
 	return c
 }
@@ -182,9 +175,6 @@ func (c Calendar) prevDate(d date) date {
 	return p
 }
 
-// StartOfDay returns when the day containing t started.
-func (c Calendar) StartOfDay(t time.Time) time.Time { return c.startOn(c.dateOf(t)) }
-
 // startOfWeek is the first date of the week containing date d.
 func (c Calendar) startOfWeek(d date) date {
 	back := (int(d.weekday()) - int(c.WeekStart) + 7) % 7
@@ -223,12 +213,9 @@ type Span struct {
 	End   time.Time `json:"end"`
 }
 
-// Duration is End - Start.
-func (s Span) Duration() time.Duration { return s.End.Sub(s.Start) }
-
 // DayOf is the whole day containing t: from its start to the next day's
 // (23 or 25 hours across a daylight-saving change).
 func (c Calendar) DayOf(t time.Time) Span {
-	start := c.StartOfDay(t)
+	start := c.startOn(c.dateOf(t))
 	return c.Days(start, start.Add(50*time.Hour))[0]
 }

@@ -84,12 +84,12 @@ func TestComputeUnitCancelled(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := transform.Second
-	var in computeInput
+	var in transform.Input
 	for i := range int64(3000) {
-		in.window = append(in.window, ev{ID: i + 1, Start: i * s, Duration: s,
+		in.Window = append(in.Window, ev{ID: i + 1, Start: i * s, Duration: s,
 			Data: transform.Fields{}.With("app", "Code").With("title", fmt.Sprintf("file%d.go - task-%d - Code", i, i))})
 	}
-	in.afk = []ev{{ID: 1, Start: 0, Duration: 3000 * s, Data: transform.Fields{}.With("status", "not-afk")}}
+	in.AFK = []ev{{ID: 1, Start: 0, Duration: 3000 * s, Data: transform.Fields{}.With("status", "not-afk")}}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	u, err := computeUnit(ctx, in, span64{0, 3000 * s}, transform.Options{Classes: cs}, &privacyRules{})

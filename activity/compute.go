@@ -2,6 +2,7 @@ package activity
 
 import (
 	"context"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -20,9 +21,6 @@ const (
 	KeyWithheld = "withheld"
 	// KeyAFK is the AFK entry of a summary with include_afk.
 	KeyAFK = "afk"
-	// KeyUncategorized is ActivityWatch's name for time no category
-	// matches.
-	KeyUncategorized = "Uncategorized"
 )
 
 // excludedMark is the data key that marks the tab events of a browser
@@ -76,14 +74,8 @@ type stretch struct {
 }
 
 func (s *stretch) clone() *stretch {
-	if s == nil {
-		return nil
-	}
 	c := *s
-	c.titles = make(map[string]int64, len(s.titles))
-	for k, v := range s.titles {
-		c.titles[k] = v
-	}
+	c.titles = maps.Clone(s.titles)
 	return &c
 }
 
@@ -107,7 +99,7 @@ func (s *stretch) title() string {
 	return best
 }
 
-// aggregates are a unit's totals, privacy applied.
+// aggregates are a unit's (or a period's) totals, privacy applied.
 type aggregates struct {
 	active, afk     int64
 	apps, titles    map[gkey]int64
@@ -119,6 +111,10 @@ type aggregates struct {
 	any             bool
 	// Stretches: the first and last (which may be one), and the longest.
 	firstS, lastS, longest *stretch
+}
+
+func newAggregates() aggregates {
+	return aggregates{apps: map[gkey]int64{}, titles: map[gkey]int64{}, cats: map[gkey]int64{}, domains: map[gkey]int64{}, urls: map[gkey]int64{}}
 }
 
 // unitResult is the canonical computation of one unit of time (a closed
@@ -204,26 +200,19 @@ func (pr *privacyRules) tab(rawURL, title string, incognito, excluded bool) tabV
 	return tv
 }
 
-// computeInput is what a unit is computed from: each bucket's events over
-// the unit and its margins.
-type computeInput struct {
-	window, afk []ev
-	browsers    []transform.Browser
-}
-
-// computeUnit runs ActivityWatch's canonical computation over the input
-// and cuts the result to span. It fails with ctx's error when ctx ends
+// computeUnit runs ActivityWatch's canonical computation over each
+// bucket's events of the unit and its margins and cuts the result to span. It fails with ctx's error when ctx ends
 // while the events are categorized (a classes setting of many rules over
 // thousands of titles takes seconds).
-func computeUnit(ctx context.Context, in computeInput, span span64, opt transform.Options, pr *privacyRules) (*unitResult, error) {
-	res, err := transform.CanonicalContext(ctx, transform.Input{Window: in.window, AFK: in.afk, Browsers: in.browsers}, opt)
+func computeUnit(ctx context.Context, in transform.Input, span span64, opt transform.Options, pr *privacyRules) (*unitResult, error) {
+	res, err := transform.CanonicalContext(ctx, in, opt)
 	if err != nil {
 		return nil, err
 	}
 	u := &unitResult{span: span}
 	u.events = clipEvents(res.Events, span)
 	u.tabs = clipEvents(res.Browser, span)
-	for _, a := range transform.Flood(in.afk, transform.DefaultPulsetime) {
+	for _, a := range transform.Flood(in.AFK, transform.DefaultPulsetime) {
 		if a.Data.In("status", "afk") {
 			if c, ok := clip64(a, span.start, span.end); ok && c.Duration > 0 {
 				u.away = append(u.away, span64{c.Start, c.End()})
@@ -336,48 +325,14 @@ func clipEvents(evs []ev, span span64) []ev {
 	return slices.Clip(out)
 }
 
-// titleKey is the key of a window's title ranking entry.
-func titleKey(v view) gkey {
-	switch {
-	case v.excluded:
-		return gkey{a: KeyExcluded, flags: flagExcluded}
-	case v.withheld:
-		return gkey{a: v.app, b: KeyWithheld, flags: flagWithheld}
-	}
-	return gkey{a: v.app, b: v.title}
-}
-
-func appKey(v view) gkey {
-	if v.excluded {
-		return gkey{a: KeyExcluded, flags: flagExcluded}
-	}
-	return gkey{a: v.app}
-}
-
-func categoryKey(v view) gkey {
-	if v.excluded {
-		return gkey{a: KeyExcluded, flags: flagExcluded}
-	}
-	return gkey{a: v.category}
-}
-
 // sameFocus reports whether two views are one app, for stretches.
 func sameFocus(a, b view) bool { return a.excluded == b.excluded && a.app == b.app }
-
-// stretchTitle is the title a stretch counts an event's time under.
-func stretchTitle(v view) string {
-	if v.excluded || v.withheld {
-		return ""
-	}
-	return v.title
-}
 
 // aggregate computes u.agg: time per view first, then per key; the
 // stretches as event ranges, with titles only for those kept.
 func (u *unitResult) aggregate() {
+	u.agg = newAggregates()
 	a := &u.agg
-	a.apps, a.titles, a.cats = map[gkey]int64{}, map[gkey]int64{}, map[gkey]int64{}
-	a.domains, a.urls = map[gkey]int64{}, map[gkey]int64{}
 	perView := make([]int64, len(u.vs))
 	type run struct {
 		lo, hi     int
@@ -427,7 +382,7 @@ func (u *unitResult) aggregate() {
 			v := u.vs[u.views[r.lo]]
 			s := &stretch{app: v.app, excluded: v.excluded, start: r.start, end: r.end, titles: map[string]int64{}}
 			for k := r.lo; k < r.hi; k++ {
-				s.titles[stretchTitle(u.vs[u.views[k]])] += u.events[k].Duration
+				s.titles[u.vs[u.views[k]].title] += u.events[k].Duration
 			}
 			return s
 		}
@@ -448,10 +403,19 @@ func (u *unitResult) aggregate() {
 		if d == 0 {
 			continue
 		}
-		v := u.vs[vi]
-		a.apps[appKey(v)] += d
-		a.titles[titleKey(v)] += d
-		a.cats[categoryKey(v)] += d
+		switch v := u.vs[vi]; {
+		case v.excluded:
+			k := gkey{a: KeyExcluded, flags: flagExcluded}
+			a.apps[k], a.titles[k], a.cats[k] = a.apps[k]+d, a.titles[k]+d, a.cats[k]+d
+		default:
+			a.apps[gkey{a: v.app}] += d
+			a.cats[gkey{a: v.category}] += d
+			if v.withheld {
+				a.titles[gkey{a: v.app, b: KeyWithheld, flags: flagWithheld}] += d
+			} else {
+				a.titles[gkey{a: v.app, b: v.title}] += d
+			}
+		}
 	}
 	for _, s := range u.away {
 		a.afk += s.end - s.start
@@ -475,5 +439,3 @@ func (u *unitResult) aggregate() {
 		}
 	}
 }
-
-func (s *stretch) view() view { return view{app: s.app, excluded: s.excluded} }

@@ -16,25 +16,25 @@ func TestUnitsWithMargins(t *testing.T) {
 	e := func(start, end int64, app string) ev {
 		return ev{ID: start + 1, Start: start * s, Duration: (end - start) * s, Data: transform.Fields{}.With("app", app).With("title", app)}
 	}
-	in := computeInput{
-		window: []ev{e(0, 100, "A"), e(103, 200, "B")},
-		afk:    []ev{{ID: 1, Start: 0, Duration: 200 * s, Data: transform.Fields{}.With("status", "not-afk")}},
+	in := transform.Input{
+		Window: []ev{e(0, 100, "A"), e(103, 200, "B")},
+		AFK:    []ev{{ID: 1, Start: 0, Duration: 200 * s, Data: transform.Fields{}.With("status", "not-afk")}},
 	}
 	pr := &privacyRules{}
 	whole := mustCompute(t, in, span64{0, 200 * s}, pr).agg.apps
 	if whole[gkey{a: "A"}] != 103*s || whole[gkey{a: "B"}] != 97*s {
 		t.Fatalf("whole: %v", whole)
 	}
-	cut := func(lo, hi int64) computeInput {
-		var c computeInput
-		for _, x := range in.window {
+	cut := func(lo, hi int64) transform.Input {
+		var c transform.Input
+		for _, x := range in.Window {
 			if y, ok := clip64(x, lo, hi); ok {
-				c.window = append(c.window, y)
+				c.Window = append(c.Window, y)
 			}
 		}
-		for _, x := range in.afk {
+		for _, x := range in.AFK {
 			if y, ok := clip64(x, lo, hi); ok {
-				c.afk = append(c.afk, y)
+				c.AFK = append(c.AFK, y)
 			}
 		}
 		return c
@@ -111,7 +111,7 @@ func TestPlan(t *testing.T) {
 }
 
 // mustCompute is computeUnit with the default options and no deadline.
-func mustCompute(t *testing.T, in computeInput, span span64, pr *privacyRules) *unitResult {
+func mustCompute(t *testing.T, in transform.Input, span span64, pr *privacyRules) *unitResult {
 	t.Helper()
 	u, err := computeUnit(context.Background(), in, span, transform.Options{}, pr)
 	if err != nil {

@@ -95,7 +95,7 @@ func (c cursor) names(spec Spec) bool {
 	if spec.String() != c.label {
 		return false
 	}
-	if spec.kind != kindRange {
+	if spec.label != LabelCustom {
 		return true
 	}
 	return spec.start.Equal(c.start) && !spec.end.Before(c.end)

@@ -1,6 +1,7 @@
 package activity
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"sync"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/awbridge/awbridge/aw"
 	"github.com/awbridge/awbridge/aw/transform"
+	"github.com/awbridge/awbridge/nowframe"
 	"github.com/awbridge/awbridge/upstream"
 )
 
@@ -157,33 +159,35 @@ func truncateAt(evs []ev, cut int64) []ev {
 }
 
 func newPeriodEvents(in inputs, days []dayPlan, b *budget) *periodEvents {
-	n := len(in.targets)
-	ld := &periodEvents{days: days, events: make([][][]ev, n), counts: make([][]int, n), ends: make([][]int64, n),
-		holes: make([][][]span64, n), failed: make([]error, n), budget: b}
-	for t := range ld.events {
-		ld.events[t], ld.counts[t], ld.ends[t] = make([][]ev, len(days)), make([]int, len(days)), make([]int64, len(days))
-		ld.holes[t] = make([][]span64, len(days))
+	ld := &periodEvents{days: days, reads: make([][]dayRead, len(in.targets)), failed: make([]error, len(in.targets)), budget: b}
+	for t := range ld.reads {
+		ld.reads[t] = make([]dayRead, len(days))
 	}
 	return ld
 }
 
-// periodEvents is what one call read: each target's events of each day within
-// the period, oldest first, until the day is let go (release).
+// periodEvents is what one call read of each target's days within the
+// period, [target][day], until the day is let go (release).
 type periodEvents struct {
 	days   []dayPlan
-	holes  [][][]span64 // [target][day]: stretches left out (too many events)
-	events [][][]ev     // [target][day]
-	counts [][]int      // [target][day]: how many events were read
-	ends   [][]int64    // [target][day]: the newest one's end (0: none)
-	failed []error      // per target: its first read failing
-	budget *budget      // counts the events held
+	reads  [][]dayRead
+	failed []error // per target: its first read failing
+	budget *budget // counts the events held
+}
+
+// dayRead is one target's day as read.
+type dayRead struct {
+	events []ev     // oldest first, nil once let go
+	count  int      // how many events were read
+	end    int64    // the newest one's end (0: none)
+	holes  []span64 // stretches left out (too many events)
 }
 
 // release lets day d's events go: every unit reading them is computed.
 func (ld *periodEvents) release(d int) {
-	for t := range ld.events {
-		ld.budget.refund(len(ld.events[t][d]))
-		ld.events[t][d] = nil
+	for t := range ld.reads {
+		ld.budget.refund(len(ld.reads[t][d].events))
+		ld.reads[t][d].events = nil
 	}
 }
 
@@ -192,33 +196,24 @@ func (ld *periodEvents) release(d int) {
 // and calls onDay (when set) as each day is complete, telling whether one
 // of its reads failed (ctx is cancelled once the call has failed). The
 // first failure of a window or AFK bucket cancels the reads left (no
-// answer without it) and fails the call with an *UnreadableError; a web
+// answer without it) and fails the call with an *nowframe.UnreadableError; a web
 // bucket's failure only marks it (ld.failed). Else it returns ctx's error
 // (some days were never read).
 func (s *Service) loadInto(ctx context.Context, ld *periodEvents, in inputs, now time.Time, prog *progress, onDay func(d int, failed bool)) error {
 	days, targets := ld.days, in.targets
 	read := func(ctx context.Context, t, d int) error {
 		tg := targets[t]
-		evs, holes, err := s.loadDay(ctx, dayKey{tg.id, in.created[t], days[d].full.start}, days[d], now)
+		evs, holes, err := s.loadDay(ctx, ld.budget, tg.day(days[d].full.start), days[d], now)
 		if err != nil {
 			return &ReadError{Role: tg.role, Day: days[d].date, Err: err}
 		}
 		// Each (target, day) has its own slot.
-		ld.events[t][d], ld.counts[t][d], ld.ends[t][d], ld.holes[t][d] = evs, len(evs), newestEnd(evs), holes
+		ld.reads[t][d] = dayRead{evs, len(evs), newestEnd(evs), holes}
 		return ld.budget.charge(len(evs))
 	}
 	type job struct{ t, d int }
-	jobs := make([]job, 0, len(targets)*len(days))
-	for d := len(days) - 1; d >= 0; d-- {
-		for t := range targets {
-			jobs = append(jobs, job{t, d})
-		}
-	}
-	left := make([]int, len(days)) // reads left per day
+	reads := make([]int, len(days)) // reads done per day
 	failedDay := make([]bool, len(days))
-	for d := range left {
-		left[d] = len(targets)
-	}
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -227,7 +222,7 @@ func (s *Service) loadInto(ctx context.Context, ld *periodEvents, in inputs, now
 		wg sync.WaitGroup
 	)
 	queue := make(chan job)
-	for range min(s.f.opts.Parallel, len(jobs)) {
+	for range min(s.opts.parallel, len(targets)*len(days)) {
 		wg.Go(func() {
 			for j := range queue {
 				err := read(ctx, j.t, j.d)
@@ -240,8 +235,8 @@ func (s *Service) loadInto(ctx context.Context, ld *periodEvents, in inputs, now
 					}
 				}
 				failedDay[j.d] = failedDay[j.d] || err != nil
-				left[j.d]--
-				done, failed := left[j.d] == 0, failedDay[j.d]
+				reads[j.d]++
+				done, failed := reads[j.d] == len(targets), failedDay[j.d]
 				mu.Unlock()
 				if done {
 					prog.step(1, "reading ActivityWatch's events by day")
@@ -253,11 +248,13 @@ func (s *Service) loadInto(ctx context.Context, ld *periodEvents, in inputs, now
 		})
 	}
 feed:
-	for _, j := range jobs {
-		select {
-		case queue <- j:
-		case <-ctx.Done():
-			break feed
+	for d := len(days) - 1; d >= 0; d-- {
+		for t := range targets {
+			select {
+			case queue <- job{t, d}:
+			case <-ctx.Done():
+				break feed
+			}
 		}
 	}
 	close(queue)
@@ -274,25 +271,25 @@ feed:
 		}
 	}
 	if len(failed) > 0 {
-		return &UnreadableError{Buckets: failed, Err: upstream.Join(failures...)}
+		return &nowframe.UnreadableError{Buckets: failed, Err: upstream.Join(failures...)}
 	}
 	return parent.Err()
 }
 
 // loadDay returns one bucket's events of one day within the period,
 // reading what the store lacks.
-func (s *Service) loadDay(ctx context.Context, key dayKey, d dayPlan, now time.Time) ([]ev, []span64, error) {
+func (s *Service) loadDay(ctx context.Context, b *budget, key dayKey, d dayPlan, now time.Time) ([]ev, []span64, error) {
 	bd := s.store.day(key, d.full, now)
 	if err := bd.hold(ctx); err != nil {
 		return nil, nil, err
 	}
-	read, err := s.ensure(ctx, bd, d.need, now)
+	read, err := s.ensure(ctx, b, bd, d.need, now)
 	var (
 		evs   []ev
 		holes []span64
 	)
 	if err == nil {
-		if d.need == d.full && bd.complete(s.opts.Reread.Microseconds()) {
+		if d.need == d.full && bd.complete(reread.Microseconds()) {
 			evs = bd.events // final: never changed again
 		} else {
 			evs = sliceEvents(bd.events, d.need.start, d.need.end)
@@ -331,11 +328,11 @@ func newestStart(evs []ev) int64 {
 // ensure reads what bd lacks of need: the part before what it holds, and
 // the part after what is final (re-reading the last Reread of it, joined
 // again at the cut). Called with bd held.
-func (s *Service) ensure(ctx context.Context, bd *bucketDay, need span64, now time.Time) (read bool, err error) {
-	reread := s.opts.Reread.Microseconds()
+func (s *Service) ensure(ctx context.Context, b *budget, bd *bucketDay, need span64, now time.Time) (read bool, err error) {
+	reread := reread.Microseconds()
 	nowUS := us(now)
 	if !bd.covered {
-		evs, holes, err := s.read(ctx, bd.bucket, need)
+		evs, holes, err := s.read(ctx, b, bd.bucket, need)
 		if err != nil {
 			return false, err
 		}
@@ -343,7 +340,7 @@ func (s *Service) ensure(ctx context.Context, bd *bucketDay, need span64, now ti
 		return true, nil
 	}
 	if need.start < bd.from {
-		evs, holes, err := s.read(ctx, bd.bucket, span64{need.start, bd.from})
+		evs, holes, err := s.read(ctx, b, bd.bucket, span64{need.start, bd.from})
 		if err != nil {
 			return false, err
 		}
@@ -361,7 +358,7 @@ func (s *Service) ensure(ctx context.Context, bd *bucketDay, need span64, now ti
 		}
 		cut = max(cut, bd.from)
 		end := max(need.end, bd.to)
-		evs, holes, err := s.read(ctx, bd.bucket, span64{cut, end})
+		evs, holes, err := s.read(ctx, b, bd.bucket, span64{cut, end})
 		if err != nil {
 			return read, err
 		}
@@ -375,10 +372,10 @@ func (s *Service) ensure(ctx context.Context, bd *bucketDay, need span64, now ti
 // read reads one bucket's events within sp, decoded, oldest first, and
 // the stretches left out because ActivityWatch holds too many events
 // there; the caller counts what it keeps against the call's budget.
-func (s *Service) read(ctx context.Context, bucket string, sp span64) ([]ev, []span64, error) {
+func (s *Service) read(ctx context.Context, b *budget, bucket string, sp span64) ([]ev, []span64, error) {
 	var dec transform.Decoder // one per read: events repeating data share it
-	evs, holes, err := s.f.readSpan(ctx, &dec, bucket, sp)
-	budgetOf(ctx).refund(len(evs))
+	evs, holes, err := s.readSpan(ctx, b, &dec, bucket, sp)
+	b.refund(len(evs))
 	return evs, holes, err
 }
 
@@ -387,9 +384,9 @@ func (s *Service) read(ctx context.Context, bucket string, sp span64) ([]ev, []s
 // client's body limit halves sp (down to minSplit) and reads each half,
 // the halves joined again where the cut split an event; a span still too
 // large at minSplit is left out, returned as a hole. The events returned
-// are charged to the budget ctx carries (the caller refunds them);
+// are charged to bg (the caller refunds them);
 // running out of it fails the read.
-func (f *Fetcher) readSpan(ctx context.Context, dec *transform.Decoder, id string, sp span64) ([]ev, []span64, error) {
+func (s *Service) readSpan(ctx context.Context, bg *budget, dec *transform.Decoder, id string, sp span64) ([]ev, []span64, error) {
 	var (
 		got              []aw.Event
 		tooLarge, unread bool
@@ -397,13 +394,13 @@ func (f *Fetcher) readSpan(ctx context.Context, dec *transform.Decoder, id strin
 	long := sp.end - sp.start
 	if long > heavySpan.Microseconds() {
 		select {
-		case f.heavy <- struct{}{}:
+		case s.heavy <- struct{}{}:
 		case <-ctx.Done():
 			return nil, nil, ctx.Err()
 		}
 	}
-	err := f.do(ctx, func(ctx context.Context) error {
-		evs, err := f.opts.AW.Events(ctx, id, aw.EventQuery{Start: time.UnixMicro(sp.start), End: time.UnixMicro(sp.end), SkipMalformed: true})
+	err := s.opts.Source.Do(ctx, func(ctx context.Context) error {
+		evs, err := s.opts.AW.Events(ctx, id, aw.EventQuery{Start: time.UnixMicro(sp.start), End: time.UnixMicro(sp.end), SkipMalformed: true})
 		if aw.KindOf(err) == aw.TooLarge {
 			// The server answered; our limit refused it. Not a failure:
 			// halve the span, or leave it out once it is minSplit short
@@ -415,7 +412,7 @@ func (f *Fetcher) readSpan(ctx context.Context, dec *transform.Decoder, id strin
 		return err
 	})
 	if long > heavySpan.Microseconds() {
-		<-f.heavy // released before the halves are read
+		<-s.heavy // released before the halves are read
 	}
 	switch {
 	case err != nil:
@@ -423,8 +420,8 @@ func (f *Fetcher) readSpan(ctx context.Context, dec *transform.Decoder, id strin
 	case unread:
 		return nil, []span64{sp}, nil
 	case !tooLarge:
-		if err := budgetOf(ctx).charge(len(got)); err != nil {
-			budgetOf(ctx).refund(len(got))
+		if err := bg.charge(len(got)); err != nil {
+			bg.refund(len(got))
 			return nil, nil, err
 		}
 		evs := make([]ev, 0, len(got))
@@ -433,43 +430,31 @@ func (f *Fetcher) readSpan(ctx context.Context, dec *transform.Decoder, id strin
 				evs = append(evs, e)
 			}
 		}
-		budgetOf(ctx).refund(len(got) - len(evs))
+		bg.refund(len(got) - len(evs))
 		return evs, nil, nil
 	}
 	mid := sp.start + long/2
 	mid -= mid % int64(time.Millisecond/time.Microsecond)
-	a, ha, err := f.readSpan(ctx, dec, id, span64{sp.start, mid})
+	a, ha, err := s.readSpan(ctx, bg, dec, id, span64{sp.start, mid})
 	if err != nil {
 		return nil, nil, err
 	}
-	b, hb, err := f.readSpan(ctx, dec, id, span64{mid, sp.end})
+	b, hb, err := s.readSpan(ctx, bg, dec, id, span64{mid, sp.end})
 	if err != nil {
-		budgetOf(ctx).refund(len(a))
+		bg.refund(len(a))
 		return nil, nil, err
 	}
 	n := len(a) + len(b)
 	a = stitch(a, b, mid)
-	budgetOf(ctx).refund(n - len(a))
+	bg.refund(n - len(a))
 	return a, append(ha, hb...), nil
 }
 
 // sliceEvents returns the events of evs (by start) within [from, to),
 // clipped, in a new slice.
 func sliceEvents(evs []ev, from, to int64) []ev {
-	i, _ := slices.BinarySearchFunc(evs, from, func(e ev, t int64) int {
-		if e.Start < t {
-			return -1
-		}
-		return 1
-	})
-	first := i
-	for k := i - 1; k >= 0 && k >= i-overlapLookback; k-- {
-		if evs[k].End() > from {
-			first = k
-		}
-	}
 	var out []ev
-	for _, e := range evs[first:] {
+	for _, e := range evs[firstReaching(evs, from, func(e ev) (int64, int64) { return e.Start, e.End() }):] {
 		if e.Start >= to {
 			break
 		}
@@ -480,6 +465,23 @@ func sliceEvents(evs []ev, from, to int64) []ev {
 	return out
 }
 
+// firstReaching is the index of the first of xs (in order of start but
+// for overlaps, which reach back at most overlapLookback) that may end
+// after a; span gives an x's start and end.
+func firstReaching[T any](xs []T, a int64, span func(T) (int64, int64)) int {
+	i, _ := slices.BinarySearchFunc(xs, a, func(x T, t int64) int {
+		start, _ := span(x)
+		return cmp.Compare(start, t)
+	})
+	first := i
+	for k := i - 1; k >= 0 && k >= i-overlapLookback; k-- {
+		if _, end := span(xs[k]); end > a {
+			first = k
+		}
+	}
+	return first
+}
+
 // gather is one target's events over [from, to), joined across days.
 func (ld *periodEvents) gather(t int, from, to int64) []ev {
 	var out []ev
@@ -487,7 +489,7 @@ func (ld *periodEvents) gather(t int, from, to int64) []ev {
 		if dp.need.end <= from || dp.need.start >= to {
 			continue
 		}
-		part := ld.events[t][d]
+		part := ld.reads[t][d].events
 		if dp.need.start < from || dp.need.end > to {
 			part = sliceEvents(part, from, to)
 		}
@@ -503,15 +505,4 @@ func newestEnd(evs []ev) int64 {
 		end = max(end, e.End())
 	}
 	return end
-}
-
-// lastEnd is the end of the newest of a target's events by day (zero when
-// there are none), from the ends of each day's.
-func lastEnd(days []int64) time.Time {
-	for d := len(days) - 1; d >= 0; d-- {
-		if days[d] != 0 {
-			return time.UnixMicro(days[d])
-		}
-	}
-	return time.Time{}
 }

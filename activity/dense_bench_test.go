@@ -115,8 +115,7 @@ func BenchmarkDensePeakHeap(b *testing.B) {
 			var peak float64
 			var err error
 			for b.Loop() {
-				s := NewService(ServiceOptions{Fetcher: FetcherOptions{AW: r, Now: func() time.Time { return now }},
-					Zone: Zone{Name: "UTC", Loc: time.UTC}})
+				s := NewService(ServiceOptions{AW: r, Source: testSource(), Now: func() time.Time { return now }, Zone: utc})
 				stop := peakHeap()
 				_, err = s.Summary(context.Background(), SummaryQuery{Period: bc.period})
 				peak = max(peak, stop())

@@ -20,7 +20,7 @@ import (
 func TestDensePeriodRefused(t *testing.T) {
 	env := newSimEnv(t, envOptions{week: smallWeek})
 	clk := &clock{t: env.h.End.Add(time.Hour)}
-	s := newService(t, env, clk, ServiceOptions{MaxEvents: 500})
+	s := newService(t, env, clk, ServiceOptions{maxEvents: 500})
 	ctx := context.Background()
 	_, err := s.Summary(ctx, SummaryQuery{Period: "last_7d"})
 	var de *DenseError
@@ -52,7 +52,7 @@ func TestCallsTakeTurns(t *testing.T) {
 	unblock := sync.OnceFunc(func() { close(block) })
 	t.Cleanup(unblock) // before the server closes
 	clk := &clock{t: env.h.End.Add(time.Hour)}
-	s := newService(t, env, clk, ServiceOptions{MaxCalls: 1})
+	s := newService(t, env, clk, ServiceOptions{maxCalls: 1})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	first := make(chan error, 1)
@@ -97,9 +97,9 @@ func TestCallsTakeTurns(t *testing.T) {
 func TestDaysLetGo(t *testing.T) {
 	env := newSimEnv(t, envOptions{week: smallWeek})
 	clk := &clock{t: env.h.End.Add(time.Hour)}
-	s := newService(t, env, clk, ServiceOptions{CacheBytes: -1})
+	s := newService(t, env, clk, ServiceOptions{cacheBytes: -1})
 	ctx := context.Background()
-	m, err := s.f.Meta(ctx)
+	m, err := s.readMeta(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestDaysLetGo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := m.Calendar(s.opts.Zone).Resolve(spec, now)
+	p, err := NewCalendar(s.opts.Zone(), m.Settings).Resolve(spec, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,13 +117,13 @@ func TestDaysLetGo(t *testing.T) {
 	b := &budget{max: 1 << 40, cancel: func(error) {}}
 	ld := newPeriodEvents(in, days, b)
 	c := s.newComputer(ctx, in, ld, plans, now, nil)
-	if err := s.loadInto(withBudget(ctx, b), ld, in, now, nil, c.dayDone); err != nil {
+	if err := s.loadInto(ctx, ld, in, now, nil, c.dayDone); err != nil {
 		t.Fatal(err)
 	}
 	units, read := c.finish(), 0
-	for t := range ld.counts {
-		for d := range ld.counts[t] {
-			read += ld.counts[t][d]
+	for t := range ld.reads {
+		for d := range ld.reads[t] {
+			read += ld.reads[t][d].count
 		}
 	}
 	for _, u := range units {
@@ -131,10 +131,10 @@ func TestDaysLetGo(t *testing.T) {
 			t.Fatal("a unit was not computed")
 		}
 	}
-	for tg := range ld.events {
-		for d, evs := range ld.events[tg] {
-			if evs != nil {
-				t.Errorf("target %d day %d: %d events still held", tg, d, len(evs))
+	for tg := range ld.reads {
+		for d, r := range ld.reads[tg] {
+			if r.events != nil {
+				t.Errorf("target %d day %d: %d events still held", tg, d, len(r.events))
 			}
 		}
 	}

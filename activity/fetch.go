@@ -13,7 +13,7 @@ import (
 	"github.com/awbridge/awbridge/upstream"
 )
 
-// Reader is what a Fetcher reads of ActivityWatch; *aw.Client implements
+// Reader is what a Service reads of ActivityWatch; *aw.Client implements
 // it.
 type Reader interface {
 	Info(ctx context.Context) (aw.Info, error)
@@ -22,134 +22,61 @@ type Reader interface {
 	Settings(ctx context.Context) (aw.Settings, error)
 }
 
-// DefaultParallel is FetcherOptions.Parallel's default.
-const DefaultParallel = 4
-
 const (
+	// parallel bounds the event reads in flight.
+	parallel = 4
 	// heavyParallel is 1: on the real Python aw-server a week of window
 	// events read a day at a time takes 1.6 s one read after another and
-	// 2.0 s two or four at once (it computes each answer under one
-	// interpreter lock), and a frame's read sent meanwhile waits behind
-	// every read in flight. aw-server-rust hands every request to one
-	// datastore thread, so it is no faster in parallel. Small reads (the
-	// open day's newest minutes) go beside a heavy one up to Parallel.
+	// 2.0 s two or four at once (one interpreter lock), and a frame's read
+	// sent meanwhile waits behind every read in flight; aw-server-rust has
+	// one datastore thread. Small reads (the open day's newest minutes) go
+	// beside a heavy one up to parallel.
 	heavyParallel = 1
-	// heavySpan is the span beyond which a read counts as heavy: a day,
-	// or the part of one before the last few minutes re-read.
+	// heavySpan is the span beyond which a read counts as heavy.
 	heavySpan = time.Hour
-	// minSplit is the shortest piece a read is split into when its answer
-	// exceeds the client's body limit: such a piece is halved and each
-	// half read again, down to this.
+	// minSplit is the shortest piece a read over the client's body limit
+	// is halved into.
 	minSplit = 15 * time.Minute
 )
 
-// FetcherOptions configure a Fetcher.
-type FetcherOptions struct {
-	// AW reads ActivityWatch.
-	AW Reader
-	// Source guards ActivityWatch's history: its deadline, circuit breaker
-	// and last status. Give it one of its own, not the live frame's, so
-	// that a slow week never opens the frame's circuit nor shows in
-	// health. Each read (the server's metadata, and each piece of a
-	// period's events) is one call through it, so a server failing every
-	// read opens the circuit, while one bucket that keeps failing as the
-	// others answer does not (the server is up). nil: reads go straight to
-	// AW.
-	Source *upstream.Source
-	// Host is the configured host whose buckets to read ("" =
-	// ActivityWatch's own hostname, else the most recently updated), as
-	// for frames (nowframe.SelectBuckets).
-	Host string
-	// Parallel bounds the event reads in flight (default 4).
-	Parallel int
-	// Now is the clock (default time.Now).
-	Now func() time.Time
-}
-
-// Fetcher reads ActivityWatch's metadata and a bucket's events (readSpan)
-// through the source. It holds no state between calls but the heavy reads
-// in flight, and is safe for concurrent use.
-type Fetcher struct {
-	opts FetcherOptions
-	// heavy holds a token per heavy read in flight.
-	heavy chan struct{}
-}
-
-// NewFetcher returns a Fetcher with defaults applied.
-func NewFetcher(opts FetcherOptions) *Fetcher {
-	if opts.Parallel <= 0 {
-		opts.Parallel = DefaultParallel
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	return &Fetcher{opts: opts, heavy: make(chan struct{}, heavyParallel)}
-}
-
-// do runs fn through the source, or directly without one.
-func (f *Fetcher) do(ctx context.Context, fn func(ctx context.Context) error) error {
-	if f.opts.Source == nil {
-		return fn(ctx)
-	}
-	return f.opts.Source.Do(ctx, fn)
-}
-
-// Meta is what a period's reads need first: the server's info and bucket
-// list, the buckets chosen, and ActivityWatch's settings (which place the
-// period's days). A plain value once returned.
-type Meta struct {
-	// At is when it was read.
-	At time.Time
-	// Info is /api/0/info.
-	Info aw.Info
-	// Buckets is the bucket list, keyed by id.
-	Buckets map[string]aw.Bucket
-	// Selection is the host and buckets chosen, as frames choose them.
+// serverMeta is what a period's reads need first: the server's info and
+// bucket list, the buckets chosen, and ActivityWatch's settings (which
+// place the period's days). A plain value once returned.
+type serverMeta struct {
+	At        time.Time // when it was read
+	Info      aw.Info
+	Buckets   map[string]aw.Bucket
 	Selection nowframe.Selection
-	// Settings are ActivityWatch's settings; the zero value when they
-	// could not be read (then the web UI's defaults apply).
-	Settings aw.Settings
-	// SettingsErr says why the settings could not be read (an older
-	// server without the endpoint, a malformed answer); nil when read. It
-	// does not fail Meta.
+	// Settings are the zero value when they could not be read (then the
+	// web UI's defaults apply); SettingsErr says why.
+	Settings    aw.Settings
 	SettingsErr error
 }
 
-// Calendar is the calendar of zone with these settings.
-func (m *Meta) Calendar(zone Zone) Calendar { return NewCalendar(zone, m.Settings) }
-
-// Meta reads the server's info, bucket list and settings concurrently, in
-// one call through the source, and selects the buckets of the configured
-// host (or ActivityWatch's own, else the most recently updated). A failure
-// of the info or bucket list fails it (an *upstream.Error around the
-// *aw.Error when a Source is set); one of the settings does not.
-func (f *Fetcher) Meta(ctx context.Context) (*Meta, error) {
-	m := &Meta{}
-	err := f.do(ctx, func(ctx context.Context) error {
+// readMeta reads the server's info, bucket list and settings concurrently,
+// in one call through the source, and selects the buckets of the
+// configured host as frames do. A failure of the settings does not fail
+// it.
+func (s *Service) readMeta(ctx context.Context) (*serverMeta, error) {
+	m := &serverMeta{}
+	err := s.opts.Source.Do(ctx, func(ctx context.Context) error {
 		var (
 			wg            sync.WaitGroup
 			infoErr, bErr error
 		)
-		wg.Go(func() { m.Info, infoErr = f.opts.AW.Info(ctx) })
-		wg.Go(func() { m.Buckets, bErr = f.opts.AW.Buckets(ctx) })
-		wg.Go(func() { m.Settings, m.SettingsErr = f.opts.AW.Settings(ctx) })
+		wg.Go(func() { m.Info, infoErr = s.opts.AW.Info(ctx) })
+		wg.Go(func() { m.Buckets, bErr = s.opts.AW.Buckets(ctx) })
+		wg.Go(func() { m.Settings, m.SettingsErr = s.opts.AW.Settings(ctx) })
 		wg.Wait()
 		return upstream.Join(infoErr, bErr)
 	})
 	if err != nil {
 		return nil, err
 	}
-	m.At = f.opts.Now()
-	m.Selection = nowframe.SelectBuckets(f.opts.Host, &m.Info, m.Buckets, m.At)
+	m.At = s.now()
+	m.Selection = nowframe.SelectBuckets(s.opts.Host, &m.Info, m.Buckets, m.At)
 	return m, nil
 }
-
-// UnreadableError is a period's read failing for the window or AFK
-// bucket, without which no activity can be computed: the frame's error
-// of the same name (its text is the cause's; errors.As finds the
-// *upstream.Error and *aw.Error; an aw.NotFound means the bucket vanished
-// since Meta: read Meta again).
-type UnreadableError = nowframe.UnreadableError
 
 // ReadError is one bucket's events of one day that could not be read. Its
 // text says what happened in a person's words ("ActivityWatch took
@@ -198,13 +125,19 @@ func roleNoun(role string) string {
 // target is one bucket to read.
 type target struct {
 	id, role string
+	browser  string // the web UI's browser name of a web bucket
+	excluded bool   // the privacy settings exclude the browser
+	created  int64  // when the bucket was created (µs)
 }
+
+// day names the target's day starting at start.
+func (tg target) day(start int64) dayKey { return dayKey{tg.id, tg.created, start} }
 
 // bucketRead describes target tg: its newest event's end and whether that
 // is stale: seen (the newest event read) at now when it is the later, else
 // the bucket list's as of when the list was read (it may be reused for
 // some seconds: a watcher heartbeating since is not stale).
-func (f *Fetcher) bucketRead(m *Meta, tg target, now, seen time.Time) BucketRead {
+func bucketRead(m *serverMeta, tg target, now, seen time.Time) BucketRead {
 	br := BucketRead{ID: tg.id, Role: tg.role}
 	b, ok := m.Buckets[tg.id]
 	newest, at := b.LastUpdated, m.At

@@ -30,7 +30,7 @@ var weekQuery = SummaryQuery{Start: "2026-03-23T10:00:00+01:00", End: "2026-03-2
 // day of every bucket read.
 func readWeek(t *testing.T, env *simEnv, o ServiceOptions) (*Summary, error) {
 	t.Helper()
-	o.CacheBytes = -1
+	o.cacheBytes = -1
 	return newService(t, env, &clock{t: env.now}, o).Summary(t.Context(), weekQuery)
 }
 
@@ -140,10 +140,10 @@ func TestReadStitches(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := NewFetcher(FetcherOptions{AW: piecesReader{pieces: map[[2]int64][]aw.Event{
+			f := NewService(ServiceOptions{Source: testSource(), AW: piecesReader{pieces: map[[2]int64][]aw.Event{
 				{base, base + 50*m}: tt.a, {base + 50*m, base + 100*m}: tt.b}}})
 			var dec transform.Decoder
-			evs, holes, err := f.readSpan(t.Context(), &dec, "b", span64{base, base + 100*m})
+			evs, holes, err := f.readSpan(t.Context(), nil, &dec, "b", span64{base, base + 100*m})
 			if err != nil || len(holes) != 0 {
 				t.Fatalf("err %v, holes %v", err, holes)
 			}
@@ -203,7 +203,7 @@ func TestReadParallelismBounded(t *testing.T) {
 	for _, parallel := range []int{1, 3, 4} {
 		cw := &countingWrap{barrier: parallel}
 		env := newSimEnv(t, envOptions{week: smallWeek, wrap: cw.wrap})
-		sum, err := readWeek(t, env, ServiceOptions{Fetcher: FetcherOptions{Parallel: parallel}})
+		sum, err := readWeek(t, env, ServiceOptions{parallel: parallel})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -262,7 +262,7 @@ func TestReadWindowBucketGone(t *testing.T) {
 	var hits atomic.Int64
 	env := newSimEnv(t, envOptions{week: smallWeek, wrap: faultWrap("aw-watcher-window", http.StatusNotFound, &hits)})
 	_, err := readWeek(t, env, ServiceOptions{})
-	var ue *UnreadableError
+	var ue *nowframe.UnreadableError
 	var ne *upstream.Error
 	if !errors.As(err, &ue) || len(ue.Buckets) != 1 || ue.Buckets[0] != env.h.Window.ID || aw.KindOf(err) != aw.NotFound || !errors.As(err, &ne) {
 		t.Fatalf("err = %v (%T), want an UnreadableError of the window bucket", err, err)
@@ -281,7 +281,7 @@ func TestReadThroughBreaker(t *testing.T) {
 		client: aw.Options{RetryMax: -1}})
 	// One service, as in a process: the metadata read once (a success
 	// would reset the breaker's count).
-	s := newService(t, env, &clock{t: env.now}, ServiceOptions{CacheBytes: -1})
+	s := newService(t, env, &clock{t: env.now}, ServiceOptions{cacheBytes: -1})
 	for i := 0; i < 5 && env.src.Circuit() != upstream.Open; i++ {
 		if _, err := s.Summary(t.Context(), weekQuery); err == nil {
 			t.Fatal("a read of a failing server succeeded")
@@ -302,7 +302,7 @@ func TestReadThroughBreaker(t *testing.T) {
 			t.Errorf("err = %v, want CircuitOpen", err)
 		}
 	}
-	if more := hits.Load() - before; more > DefaultParallel {
+	if more := hits.Load() - before; more > parallel {
 		t.Errorf("%d more reads reached the server with the circuit open", more)
 	}
 }
@@ -328,7 +328,7 @@ func TestReadCallerGoesAway(t *testing.T) {
 		<-first
 		cancel()
 	}()
-	s := newService(t, env, &clock{t: env.now}, ServiceOptions{CacheBytes: -1})
+	s := newService(t, env, &clock{t: env.now}, ServiceOptions{cacheBytes: -1})
 	_, err := s.Summary(ctx, SummaryQuery{Period: "last_7d"})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
@@ -350,13 +350,13 @@ func TestMetaSettings(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
-	m, err := env.f.Meta(t.Context())
+	m, err := newService(t, env, &clock{t: env.now}, ServiceOptions{}).readMeta(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := m.Calendar(zone(t, "Europe/Berlin"))
+	c := NewCalendar(zone(t, "Europe/Berlin"), m.Settings)
 	if m.SettingsErr != nil || c.DayStart != 5*time.Hour+30*time.Minute || c.WeekStart != time.Sunday ||
-		c.DayStartSource != FromActivityWatch || c.WeekStartSource != FromActivityWatch {
+		c.DayStartSource != FromActivityWatch {
 		t.Errorf("calendar %+v, settings error %v", c, m.SettingsErr)
 	}
 	if m.Selection.Window != env.h.Window.ID || len(m.Selection.Web) != 2 {
@@ -375,11 +375,11 @@ func TestMetaSettings(t *testing.T) {
 		})
 	}
 	old := newSimEnv(t, envOptions{week: smallWeek, wrap: noSettings})
-	m, err = old.f.Meta(t.Context())
+	m, err = newService(t, old, &clock{t: old.now}, ServiceOptions{}).readMeta(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	c = m.Calendar(zone(t, "UTC"))
+	c = NewCalendar(zone(t, "UTC"), m.Settings)
 	if aw.KindOf(m.SettingsErr) != aw.HTTPStatus || c.DayStart != DefaultDayStart || c.DayStartSource != FromDefault {
 		t.Errorf("calendar %+v, settings error %v", c, m.SettingsErr)
 	}
@@ -430,7 +430,7 @@ func TestHeavyReadsOneAtATime(t *testing.T) {
 		})
 	}
 	env := newSimEnv(t, envOptions{week: smallWeek, wrap: wrap})
-	s := newService(t, env, &clock{t: env.now}, ServiceOptions{CacheBytes: -1})
+	s := newService(t, env, &clock{t: env.now}, ServiceOptions{cacheBytes: -1})
 	var wg sync.WaitGroup
 	for range 2 {
 		wg.Go(func() {

@@ -29,7 +29,7 @@ func FuzzParseSpec(f *testing.F) {
 			}
 			return
 		}
-		if spec.kind == kindRange {
+		if spec.label == LabelCustom {
 			if !spec.start.Before(spec.end) || spec.end.Sub(spec.start) > MaxRange {
 				t.Errorf("range %v..%v accepted", spec.start, spec.end)
 			}
@@ -87,33 +87,33 @@ func FuzzResolve(f *testing.F) {
 			if !d.Start.Equal(cursor) || !d.Start.Before(d.End) {
 				t.Fatalf("%s at %v: day %d %v..%v does not follow %v", name, now, i, d.Start, d.End, cursor)
 			}
-			if i > 0 && !c.StartOfDay(d.Start).Equal(d.Start) {
+			if i > 0 && !c.DayOf(d.Start).Start.Equal(d.Start) {
 				t.Errorf("%s at %v: day %d starts at %v, not a day start", name, now, i, d.Start)
 			}
-			if d.Duration() > 26*time.Hour {
-				t.Errorf("%s at %v: day %d lasts %v", name, now, i, d.Duration())
+			if d.End.Sub(d.Start) > 26*time.Hour {
+				t.Errorf("%s at %v: day %d lasts %v", name, now, i, d.End.Sub(d.Start))
 			}
 			cursor = d.End
 		}
 		if !cursor.Equal(p.End) && p.Start.Before(p.End) {
 			t.Fatalf("%s at %v: days end at %v, period at %v", name, now, cursor, p.End)
 		}
-		switch spec.kind {
-		case kindToday, kindYesterday:
-			today := c.StartOfDay(now)
-			if spec.kind == kindToday && !p.Start.Equal(today) {
+		switch spec.String() {
+		case LabelToday, LabelYesterday:
+			today := c.DayOf(now).Start
+			if spec.String() == LabelToday && !p.Start.Equal(today) {
 				t.Errorf("today starts %v, want %v", p.Start, today)
 			}
-			if spec.kind == kindYesterday && (!p.End.Equal(today) || len(days) != 1 || !c.StartOfDay(p.End.Add(-time.Nanosecond)).Equal(p.Start)) {
+			if spec.label == LabelYesterday && (!p.End.Equal(today) || len(days) != 1 || !c.DayOf(p.End.Add(-time.Nanosecond)).Start.Equal(p.Start)) {
 				t.Errorf("yesterday = [%v, %v), today starts %v", p.Start, p.End, today)
 			}
-		case kindThisWeek, kindLastWeek:
+		case LabelThisWeek, LabelLastWeek:
 			// The start of a week is the start of its first weekday (where a
 			// zone skipped that date, the instant it would have started).
-			if !c.StartOfDay(p.Start).Equal(p.Start) || !c.startOn(c.startOfWeek(c.dateOf(p.Start))).Equal(p.Start) {
+			if !c.DayOf(p.Start).Start.Equal(p.Start) || !c.startOn(c.startOfWeek(c.dateOf(p.Start))).Equal(p.Start) {
 				t.Errorf("%s starts %v, not a %v day start", name, p.Start, c.WeekStart)
 			}
-			if spec.kind == kindLastWeek && (len(days) < 6 || len(days) > 7) {
+			if spec.label == LabelLastWeek && (len(days) < 6 || len(days) > 7) {
 				t.Errorf("last_week has %d days", len(days))
 			}
 		}

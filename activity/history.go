@@ -19,15 +19,11 @@ const historyGap = 1_000_000 // 1 s in µs
 // HistoryQuery is a nowframe_history call.
 type HistoryQuery struct {
 	// Minutes is the stretch before now to show (0: DefaultHistoryMinutes
-	// unless a period is given). Not with Period, Start or End.
-	Minutes int
-	// Period, or Start and End: see ParseSpec.
+	// unless Period, or Start and End, are given: see ParseSpec).
+	Minutes            int
 	Period, Start, End string
-	// Limit bounds the switches shown, the newest (0:
-	// DefaultHistoryLimit).
-	Limit int
-	// Progress, when set, hears how far the call is.
-	Progress Progress
+	Limit              int      // the newest switches shown (0: DefaultHistoryLimit)
+	Progress           Progress // when set, hears how far the call is
 }
 
 // History answers nowframe_history from ActivityWatch's stored events:
@@ -53,7 +49,7 @@ func (s *Service) History(ctx context.Context, q HistoryQuery) (*History, error)
 			return nil, err
 		}
 	}
-	pr, err := s.prepare(ctx, specResolver(spec), q.Progress)
+	pr, err := s.prepare(ctx, spec.resolve, q.Progress)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package activity
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -28,52 +29,25 @@ const (
 	LabelCustom    = "custom" // start and end given
 )
 
-type specKind uint8
-
-const (
-	kindToday specKind = iota // the zero Spec
-	kindYesterday
-	kindThisWeek
-	kindLastWeek
-	kindLastHours
-	kindLastDays
-	kindRange
-	kindLastMinutes
-)
-
 // Spec is a period as asked for, checked for syntax but not yet placed on
 // a calendar (Calendar.Resolve does that). The zero value is "today". A
 // plain value.
 type Spec struct {
-	kind       specKind
-	n          int       // hours or days of last_Nh / last_Nd
-	start, end time.Time // a range
+	label      string        // "" is today
+	last       time.Duration // last_Nh, last_Nm: the time before now
+	days       int           // last_Nd
+	start, end time.Time     // a range (custom)
 }
 
 // String is the spec's label: "today", "last_2h", "custom", ...
-func (s Spec) String() string {
-	switch s.kind {
-	case kindYesterday:
-		return LabelYesterday
-	case kindThisWeek:
-		return LabelThisWeek
-	case kindLastWeek:
-		return LabelLastWeek
-	case kindLastHours:
-		return "last_" + strconv.Itoa(s.n) + "h"
-	case kindLastDays:
-		return "last_" + strconv.Itoa(s.n) + "d"
-	case kindRange:
-		return LabelCustom
-	case kindLastMinutes:
-		return "last_" + strconv.Itoa(s.n) + "m"
-	}
-	return LabelToday
-}
+func (s Spec) String() string { return cmp.Or(s.label, LabelToday) }
 
 // LastMinutes is the spec of the n minutes before now ("last_10m"), n at
 // least 1 and at most MaxHours*60.
-func LastMinutes(n int) Spec { return Spec{kind: kindLastMinutes, n: min(max(n, 1), MaxHours*60)} }
+func LastMinutes(n int) Spec {
+	n = min(max(n, 1), MaxHours*60)
+	return Spec{label: "last_" + strconv.Itoa(n) + "m", last: time.Duration(n) * time.Minute}
+}
 
 // SpecError is a period argument that cannot be used. Arg names the
 // argument ("period", "start" or "end"); Problem says what is wrong and
@@ -140,17 +114,11 @@ func ParseSpec(period, start, end string) (Spec, error) {
 		case e.Sub(s) > MaxRange:
 			return Spec{}, specError("end", "is more than %d days after start", MaxDays)
 		}
-		return Spec{kind: kindRange, start: s, end: e}, nil
+		return Spec{label: LabelCustom, start: s, end: e}, nil
 	}
 	switch period {
-	case "", LabelToday:
-		return Spec{kind: kindToday}, nil
-	case LabelYesterday:
-		return Spec{kind: kindYesterday}, nil
-	case LabelThisWeek:
-		return Spec{kind: kindThisWeek}, nil
-	case LabelLastWeek:
-		return Spec{kind: kindLastWeek}, nil
+	case "", LabelToday, LabelYesterday, LabelThisWeek, LabelLastWeek:
+		return Spec{label: period}, nil
 	}
 	if rest, ok := strings.CutPrefix(period, "last_"); ok && len(rest) >= 2 {
 		num, unit := rest[:len(rest)-1], rest[len(rest)-1]
@@ -158,9 +126,9 @@ func ParseSpec(period, start, end string) (Spec, error) {
 		valid := err == nil && num[0] >= '1' && num[0] <= '9' && len(num) <= 4 && !strings.ContainsAny(num, "+-_")
 		switch {
 		case valid && unit == 'h' && n <= MaxHours:
-			return Spec{kind: kindLastHours, n: n}, nil
+			return Spec{label: period, last: time.Duration(n) * time.Hour}, nil
 		case valid && unit == 'd' && n <= MaxDays:
-			return Spec{kind: kindLastDays, n: n}, nil
+			return Spec{label: period, days: n}, nil
 		case valid && (unit == 'h' || unit == 'd'):
 			return Spec{}, specError("period", "%s is too long (at most last_%dh or last_%dd)", quote(period), MaxHours, MaxDays)
 		}
@@ -190,35 +158,25 @@ func parseInstant(arg, s string) (time.Time, error) {
 // was resolved on. Start and End are in the calendar's zone, so they
 // render with its UTC offset. A plain value.
 type Period struct {
-	// Label is what was asked for: "today", "yesterday", "this_week",
-	// "last_week", "last_2h", "last_7d" or "custom" (start and end).
+	// Label is what was asked for ("today", "last_2h", "custom"...).
 	Label string `json:"label"`
-	// Start is when the period starts (inclusive).
-	Start time.Time `json:"start"`
-	// End is when it ends (exclusive): now for today, this_week and
-	// last_N; the next day's or week's start for yesterday and last_week.
-	End time.Time `json:"end"`
-	// DurationS is End - Start in seconds (a day across a daylight-saving
-	// change is 82800 or 90000).
-	DurationS float64 `json:"duration_s"`
-	// Timezone is the zone's IANA name ("Local" when unknown).
-	Timezone string `json:"timezone"`
-	// UTCOffset is the zone's offset from UTC at Start ("+01:00";
-	// "Etc/GMT+9" is "-09:00").
-	UTCOffset string `json:"utc_offset"`
-	// UTCOffsetChanges are the changes of the offset within the period
-	// (daylight saving), oldest first, at most maxOffsetChanges.
+	// Start and End bound it [Start, End).
+	Start     time.Time `json:"start"`
+	End       time.Time `json:"end"`
+	DurationS float64   `json:"duration_s"`
+	// Timezone is the zone's IANA name ("Local" when unknown); UTCOffset
+	// its offset at Start, UTCOffsetChanges its changes within the period.
+	Timezone         string         `json:"timezone"`
+	UTCOffset        string         `json:"utc_offset"`
 	UTCOffsetChanges []OffsetChange `json:"utc_offset_changes,omitempty"`
-	// DayStart is when days start, "HH:MM" local time.
-	DayStart string `json:"day_start"`
-	// DayStartSource is "activitywatch" (its startOfDay setting) or
-	// "default" (the web UI's default, 04:00).
+	// DayStart is when days start, "HH:MM" local time, from
+	// DayStartSource (FromActivityWatch or FromDefault).
+	DayStart       string `json:"day_start"`
 	DayStartSource string `json:"day_start_source"`
-	// WeekStart is the weekday weeks start on ("Monday"), for this_week
-	// and last_week only.
+	// WeekStart is the weekday weeks start on, for this_week and
+	// last_week only.
 	WeekStart string `json:"week_start,omitempty"`
-	// Note says how the period was adjusted, e.g. an end in the future
-	// cut to now. Fixed text.
+	// Note says how the period was adjusted (fixed text).
 	Note string `json:"note,omitempty"`
 	// Calendar is what the period was resolved on; Days splits on it.
 	Calendar Calendar `json:"-"`
@@ -231,15 +189,11 @@ func (p Period) Span() Span { return Span{Start: p.Start, End: p.End} }
 // Calendar.Days).
 func (p Period) Days() []Span { return p.Calendar.Days(p.Start, p.End) }
 
-// span is the period [start, end) labelled label on the calendar (a
-// period resumed from a cursor).
+// span is the period [start, end) labelled label on the calendar.
 func (c Calendar) span(label string, start, end time.Time, weekStart bool) Period {
 	loc := c.Zone.loc()
-	p := Period{Label: label, Start: start.In(loc), End: end.In(loc), Timezone: c.Zone.Name,
+	p := Period{Label: label, Start: start.In(loc), End: end.In(loc), Timezone: cmp.Or(c.Zone.Name, loc.String()),
 		DayStart: c.DayStartText(), DayStartSource: c.DayStartSource, Calendar: c}
-	if p.Timezone == "" {
-		p.Timezone = loc.String()
-	}
 	if weekStart {
 		p.WeekStart = c.WeekStart.String()
 	}
@@ -250,10 +204,8 @@ func (c Calendar) span(label string, start, end time.Time, weekStart bool) Perio
 
 // OffsetChange is a change of the zone's UTC offset within a period.
 type OffsetChange struct {
-	// At is when the new offset starts, rendered with it.
-	At time.Time `json:"at"`
-	// UTCOffset is the new offset ("+02:00").
-	UTCOffset string `json:"utc_offset"`
+	At        time.Time `json:"at"`
+	UTCOffset string    `json:"utc_offset"`
 }
 
 // maxOffsetChanges bounds Period.UTCOffsetChanges: a year has two in
@@ -280,6 +232,9 @@ func (p *Period) offsets() {
 	}
 }
 
+// resolve is Calendar.Resolve of s.
+func (s Spec) resolve(c Calendar, now time.Time) (Period, error) { return c.Resolve(s, now) }
+
 // Resolve places spec on the calendar at now: today is from the start of
 // the day containing now until now; yesterday the whole day before; this_week
 // from the start of the week containing now until now; last_week the whole
@@ -290,50 +245,35 @@ func (p *Period) offsets() {
 // the millisecond (ActivityWatch's precision). A range that starts at or
 // after now is a *SpecError.
 func (c Calendar) Resolve(spec Spec, now time.Time) (Period, error) {
-	loc := c.Zone.loc()
-	now = now.Truncate(time.Millisecond).In(loc)
-	p := Period{
-		Label:          spec.String(),
-		Timezone:       c.Zone.Name,
-		DayStart:       c.DayStartText(),
-		DayStartSource: c.DayStartSource,
-		Calendar:       c,
-		End:            now,
-	}
-	if p.Timezone == "" {
-		p.Timezone = loc.String()
-	}
+	now = now.Truncate(time.Millisecond).In(c.Zone.loc())
+	start, end, note := time.Time{}, now, ""
 	today := c.dateOf(now)
-	switch spec.kind {
-	case kindToday:
-		p.Start = c.startOn(today)
-	case kindYesterday:
-		p.Start, p.End = c.startOn(c.prevDate(today)), c.startOn(today)
-	case kindThisWeek:
-		p.Start = c.startOn(c.startOfWeek(today))
-		p.WeekStart = c.WeekStart.String()
-	case kindLastWeek:
+	label := spec.String()
+	switch label {
+	case LabelToday:
+		start = c.startOn(today)
+	case LabelYesterday:
+		start, end = c.startOn(c.prevDate(today)), c.startOn(today)
+	case LabelThisWeek:
+		start = c.startOn(c.startOfWeek(today))
+	case LabelLastWeek:
 		w := c.startOfWeek(today)
-		p.Start, p.End = c.startOn(w.add(-7)), c.startOn(w)
-		p.WeekStart = c.WeekStart.String()
-	case kindLastHours:
-		p.Start = now.Add(-time.Duration(spec.n) * time.Hour)
-	case kindLastMinutes:
-		p.Start = now.Add(-time.Duration(spec.n) * time.Minute)
-	case kindLastDays:
-		p.Start = now.AddDate(0, 0, -spec.n)
-	case kindRange:
+		start, end = c.startOn(w.add(-7)), c.startOn(w)
+	case LabelCustom:
 		if !spec.start.Before(now) {
 			return Period{}, specError("start", "is not in the past: there is no activity to read yet")
 		}
-		p.Start, p.End = spec.start.In(loc), spec.end.In(loc)
-		if p.End.After(now) {
-			p.End = now
-			p.Note = "the end was in the future: the period ends now"
+		start, end = spec.start, spec.end
+		if end.After(now) {
+			end, note = now, "the end was in the future: the period ends now"
+		}
+	default: // last_N
+		start = now.Add(-spec.last)
+		if spec.days > 0 {
+			start = now.AddDate(0, 0, -spec.days) // the same wall clock time
 		}
 	}
-	p.Start, p.End = p.Start.In(loc), p.End.In(loc)
-	p.DurationS = p.End.Sub(p.Start).Seconds()
-	p.offsets()
+	p := c.span(label, start, end, label == LabelThisWeek || label == LabelLastWeek)
+	p.Note = note
 	return p, nil
 }

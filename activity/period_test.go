@@ -95,7 +95,7 @@ func TestDaylightSavingDays(t *testing.T) {
 			if p.DurationS != tt.wantHours*3600 {
 				t.Errorf("yesterday lasts %v h, want %v", p.DurationS/3600, tt.wantHours)
 			}
-			if got := c.StartOfDay(p.End.Add(-time.Nanosecond)); !got.Equal(p.Start) {
+			if got := c.DayOf(p.End.Add(-time.Nanosecond)).Start; !got.Equal(p.Start) {
 				t.Errorf("the day before the end starts at %s, not at the period's start", rfc(got))
 			}
 			today := resolve(t, c, "today", "", "", at(t, tt.now))
@@ -136,8 +136,8 @@ func TestWeeksAcrossDaylightSaving(t *testing.T) {
 		if i == 5 { // Saturday 28th 04:00 -> Sunday 29th 04:00 loses the hour
 			want = 23 * time.Hour
 		}
-		if d.Duration() != want {
-			t.Errorf("day %d (%s) lasts %v, want %v", i, rfc(d.Start), d.Duration(), want)
+		if d.End.Sub(d.Start) != want {
+			t.Errorf("day %d (%s) lasts %v, want %v", i, rfc(d.Start), d.End.Sub(d.Start), want)
 		}
 	}
 
@@ -151,7 +151,7 @@ func TestWeeksAcrossDaylightSaving(t *testing.T) {
 	if rfc(thisNY.Start) != "2026-11-01T00:00:00-04:00" || thisNY.WeekStart != "Sunday" {
 		t.Errorf("new york this_week starts %s (%s)", rfc(thisNY.Start), thisNY.WeekStart)
 	}
-	if d := thisNY.Days(); len(d) != 3 || d[0].Duration() != 25*time.Hour {
+	if d := thisNY.Days(); len(d) != 3 || d[0].End.Sub(d[0].Start) != 25*time.Hour {
 		t.Errorf("new york this_week days %v, want 3 with a first of 25 h", d)
 	}
 }
@@ -187,8 +187,8 @@ func TestDayStartInGap(t *testing.T) {
 		if i > 0 && !d.Start.Equal(days[i-1].End) {
 			t.Errorf("day %d does not follow day %d", i, i-1)
 		}
-		if rfc(d.Start) == "2026-03-29T03:30:00+02:00" && d.Duration() != 23*time.Hour {
-			t.Errorf("the change day lasts %v", d.Duration())
+		if rfc(d.Start) == "2026-03-29T03:30:00+02:00" && d.End.Sub(d.Start) != 23*time.Hour {
+			t.Errorf("the change day lasts %v", d.End.Sub(d.Start))
 		}
 	}
 	if got := rfc(days[6].Start); got != "2026-03-29T03:30:00+02:00" {
@@ -298,8 +298,8 @@ func TestLoadZone(t *testing.T) {
 	if _, err := LoadZone("Mars/Base"); err == nil {
 		t.Error("LoadZone accepted an unknown zone")
 	}
-	if z, err := LoadZone(""); err != nil || z.Loc == nil || z.Name == "" {
-		t.Errorf("LoadZone(\"\") = %+v, %v", z, err)
+	if _, err := LoadZone(""); err == nil {
+		t.Errorf("LoadZone accepted no name")
 	}
 }
 

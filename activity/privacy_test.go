@@ -88,8 +88,7 @@ func privacySettings(t *testing.T) nowframe.Privacy {
 // (their queries gone), and the title and URL rules apply.
 func TestPrivateByDefault(t *testing.T) {
 	env, clk := privateDesktop(t)
-	s := NewService(ServiceOptions{Fetcher: FetcherOptions{AW: env.client, Source: env.src, Now: clk.now},
-		Zone: Zone{Name: "UTC", Loc: time.UTC}, Privacy: privacySettings(t)})
+	s := NewService(ServiceOptions{AW: env.client, Source: env.src, Now: clk.now, Zone: utc, Privacy: privacySettings(t)})
 	ctx := context.Background()
 	var all []string
 	collect := func(v any) {
@@ -165,5 +164,13 @@ func TestPrivateByDefault(t *testing.T) {
 	}
 	if tabs != 1 {
 		t.Errorf("%d switches show a tab, want the one normal tab", tabs)
+	}
+}
+
+// TestAFKEntryByTitle: with include_afk, the AFK entry of a summary by
+// title names no app.
+func TestAFKEntryByTitle(t *testing.T) {
+	if e := entries([]ranked{{gkey{a: afkKey}, 2e6}}, 4e6, true)[0]; e != (Entry{Key: KeyAFK, AFK: true, DurationS: 2, Share: 0.5}) {
+		t.Errorf("AFK entry %+v", e)
 	}
 }

@@ -65,8 +65,8 @@ func realService(t *testing.T, name string) (*realaw.Recording, *activity.Servic
 	t.Cleanup(c.CloseIdleConnections)
 	src := upstream.New(upstream.Options{Name: "activitywatch", Code: "AwUnavailable", Configured: true, Deadline: time.Minute, Now: clock})
 	return rec, activity.NewService(activity.ServiceOptions{
-		Fetcher: activity.FetcherOptions{AW: c, Source: src, Now: clock},
-		Zone:    activity.Zone{Name: rec.Timezone, Loc: loc},
+		AW: c, Source: src, Now: clock,
+		Zone: func() activity.Zone { return activity.Zone{Name: rec.Timezone, Loc: loc} },
 	})
 }
 

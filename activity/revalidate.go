@@ -2,50 +2,28 @@ package activity
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 )
 
-// Re-validating kept days.
-//
-// A closed day the store keeps is final for the computation, not for the
-// person: in ActivityWatch's web UI they delete an event (or several, a
-// stretch of time), now and then edit one, and a serve that answered
-// before would otherwise show the deleted hour until the day leaves the
-// store (CacheDays). ActivityWatch has no change feed, ETag or
-// modification time. What is cheap on the real servers is
-// GET .../events/count?start&end: a SQL count, no event loaded or
-// serialized, about the cost of any request (~15-20 ms on the Python
-// aw-server, which serves one request at a time).
-//
-// So a kept complete day is confirmed by its count, at most every
-// Revalidate (default 5 min) after its last read or check, on the next
-// call that needs it: one count per bucket over each run of due days of
-// the call's period; only when that differs from what is expected, one
-// count per day of the run, and a day whose count differs is read again
-// and the units computed over it are dropped. What is expected is the
-// count last confirmed, else what the day's events held say (a stored
-// event across midnight is held in both days, counted once in a run), so
-// a deletion made between the day's read and its first check is caught
-// too. When the events held and the server's count disagree for another
-// reason (an event meeting a day's bound exactly), the day is read again
-// once and its count recorded: a spurious mismatch costs one read.
-//
-// Trade-off: the count catches a deletion and an insertion into the past
-// (an import, a late batch), what a person does in the web UI; an edit
-// that keeps the count (a changed title, a shortened event) is missed
-// until the day leaves the store. Catching it needs the events
-// themselves: the newest few (limit=N) only cover the end of a range, and
-// a canonical query's sum_durations per day (POST /api/0/query) makes the
-// server load every event of the period, about what reading the days
-// costs, which the store exists to avoid.
-//
-// aw-server-rust ignores the count's range (it counts the whole bucket),
-// so nothing is learned there: it is skipped by its version, and a day
-// counted beyond its run's total (a server doing the same) stops a check.
+// Re-validating kept days. A kept closed day is final for the
+// computation, not for the person, who may delete events in the web UI.
+// ActivityWatch has no change feed, ETag or modification time, but
+// GET .../events/count?start&end is cheap (a SQL count, ~15-20 ms on the
+// Python aw-server). So a kept complete day is confirmed at most every
+// revalidate after its last read or check, on the next call that needs
+// it: one count per bucket over each run of due days, and only when that
+// differs from what is expected (the count last confirmed, else the events
+// held, an event across midnight counted once), one count per day; a day
+// whose count differs is read again and the units computed over it are
+// dropped. An edit that keeps the count (a changed title) is missed until
+// the day leaves the store: catching it would cost what reading the days
+// costs. aw-server-rust ignores the count's range, so it is skipped by its
+// version, and a day counted beyond its run's total stops a check.
 
 // DefaultRevalidate is how long a kept day is trusted after its last read
-// or check (ServiceOptions.Revalidate).
+// or check (the Service's revalidate bound).
 const DefaultRevalidate = 5 * time.Minute
 
 // counter is what re-validation needs of the Reader (an *aw.Client has
@@ -70,19 +48,16 @@ type checkDay struct {
 // revalidate checks the kept complete days of the call's period that are
 // due (see above), before the call uses them. It fails nothing: a count
 // that cannot be had leaves the days as they are until the next check.
-func (s *Service) revalidate(ctx context.Context, m *Meta, in inputs, days []dayPlan, now time.Time) {
-	c, ok := s.f.opts.AW.(counter)
-	every := s.opts.Revalidate
-	if every == 0 {
-		every = DefaultRevalidate
-	}
+func (s *Service) revalidate(ctx context.Context, m *serverMeta, in inputs, days []dayPlan, now time.Time) {
+	c, ok := s.opts.AW.(counter)
+	every := s.opts.revalidate
 	if !ok || every < 0 || !s.store.enabled() || strings.Contains(m.Info.Version, "rust") {
 		return
 	}
-	for t, tg := range in.targets {
+	for _, tg := range in.targets {
 		var run []checkDay
 		for _, d := range days {
-			cd, due := s.due(ctx, dayKey{tg.id, in.created[t], d.full.start}, d.full, every, now)
+			cd, due := s.due(ctx, tg.day(d.full.start), d.full, every, now)
 			if len(run) > 0 && (!due || run[len(run)-1].full.end != cd.full.start) {
 				if s.checkRun(ctx, c, run, now) != nil {
 					return
@@ -107,7 +82,7 @@ func (s *Service) due(ctx context.Context, key dayKey, full span64, every time.D
 		return checkDay{}, false
 	}
 	defer bd.release()
-	if !bd.complete(s.opts.Reread.Microseconds()) || us(now)-max(bd.readAt, bd.checkedAt) < every.Microseconds() {
+	if !bd.complete(reread.Microseconds()) || us(now)-max(bd.readAt, bd.checkedAt) < every.Microseconds() {
 		return checkDay{}, false
 	}
 	cd := checkDay{key: key, bd: bd, full: full, want: int64(len(bd.events))}
@@ -144,30 +119,27 @@ func (s *Service) checkRun(ctx context.Context, c counter, run []checkDay, now t
 		}
 	}
 	total, err := s.count(ctx, c, bucket, rk.span)
-	if err != nil || total == want {
-		if err == nil {
-			s.store.setRangeCount(rk, total)
-		}
-		for _, cd := range run {
-			s.settle(ctx, cd, 0, false, false, now)
-		}
-		return err
-	}
-	counts := make([]int64, len(run))
-	for i, cd := range run {
-		if counts[i], err = s.count(ctx, c, bucket, cd.full); err != nil || counts[i] > total {
-			// No count, or one that ignores its range: learn nothing.
-			for _, cd := range run {
-				s.settle(ctx, cd, 0, false, false, now)
+	var counts []int64 // per day, when the run's count differs
+	if err == nil && total != want {
+		counts = make([]int64, len(run))
+		for i, cd := range run {
+			if counts[i], err = s.count(ctx, c, bucket, cd.full); err != nil || counts[i] > total {
+				counts = nil // no count, or one that ignores its range: learn nothing
+				break
 			}
-			return err
 		}
 	}
 	for i, cd := range run {
-		s.settle(ctx, cd, counts[i], true, counts[i] != cd.want, now)
+		if counts == nil {
+			s.settle(ctx, cd, 0, false, false, now)
+		} else {
+			s.settle(ctx, cd, counts[i], true, counts[i] != cd.want, now)
+		}
 	}
-	s.store.setRangeCount(rk, total)
-	return nil
+	if err == nil && (counts != nil || total == want) {
+		s.store.setRangeCount(rk, total)
+	}
+	return err
 }
 
 // settle records a check of cd's day: its count when counted, and, when
@@ -195,7 +167,7 @@ func (s *Service) settle(ctx context.Context, cd checkDay, count int64, counted,
 // excluded), through the source.
 func (s *Service) count(ctx context.Context, c counter, bucket string, sp span64) (int64, error) {
 	var n int64
-	err := s.f.do(ctx, func(ctx context.Context) error {
+	err := s.opts.Source.Do(ctx, func(ctx context.Context) error {
 		var err error
 		n, err = c.EventCount(ctx, bucket, time.UnixMicro(sp.start), time.UnixMicro(sp.end-1))
 		return err
@@ -207,11 +179,8 @@ func (s *Service) count(ctx context.Context, c counter, bucket string, sp span64
 func shared(a, b []int64) int {
 	n := 0
 	for _, x := range a {
-		for _, y := range b {
-			if x == y && x != 0 {
-				n++
-				break
-			}
+		if x != 0 && slices.Contains(b, x) {
+			n++
 		}
 	}
 	return n

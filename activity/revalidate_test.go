@@ -94,7 +94,7 @@ func TestRevalidateSeesDeletedEvents(t *testing.T) {
 	// Sunday afternoon: Monday to Saturday are closed days.
 	clk := &clock{t: time.Date(2026, 3, 29, 15, 30, 0, 0, loc)}
 	warm := newService(t, env, clk, ServiceOptions{})
-	cold := newService(t, env, clk, ServiceOptions{CacheBytes: -1})
+	cold := newService(t, env, clk, ServiceOptions{cacheBytes: -1})
 	ctx := context.Background()
 	week := func(s *Service) *Summary {
 		t.Helper()

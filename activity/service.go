@@ -1,6 +1,7 @@
 package activity
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -14,14 +15,20 @@ import (
 	"github.com/awbridge/awbridge/aw"
 	"github.com/awbridge/awbridge/aw/transform"
 	"github.com/awbridge/awbridge/nowframe"
+	"github.com/awbridge/awbridge/upstream"
 )
 
-// Defaults of ServiceOptions.
+// Defaults of the Service's bounds; tests set the unexported
+// ServiceOptions to other values.
 const (
-	DefaultCacheBytes = 64 << 20
-	DefaultCacheDays  = 14
-	DefaultReread     = 3 * time.Minute
-	DefaultMetaTTL    = 10 * time.Second
+	defaultCacheBytes = 64 << 20 // memory kept between calls
+	defaultMetaTTL    = 10 * time.Second
+	// cacheDays bounds how far back days are kept.
+	cacheDays = 14
+	// reread is how much of the newest data each call reads again: the
+	// newest event grows with heartbeats, a watcher may deliver late.
+	// Older data is final; a day is closed reread after its end.
+	reread = 3 * time.Minute
 )
 
 // Progress is told how far a long call is: done of total steps (days read,
@@ -31,66 +38,53 @@ type Progress func(done, total float64, msg string)
 
 // ServiceOptions configure a Service.
 type ServiceOptions struct {
-	// Fetcher reads ActivityWatch (its AW, Source, Host, Parallel, Now).
-	Fetcher FetcherOptions
-	// Zone is the zone days are counted in (activity.timezone).
-	Zone Zone
-	// Zones, when set, is asked for the zone at each call instead of Zone
-	// (the machine's zone, followed: MachineZone.Zone).
-	Zones func() Zone
+	// AW reads ActivityWatch.
+	AW Reader
+	// Source guards ActivityWatch's history (deadline, circuit breaker,
+	// last status): give it one of its own, not the live frame's, so that
+	// a slow week never opens the frame's circuit. Each read is one call
+	// through it.
+	Source *upstream.Source
+	// Host is the configured host whose buckets to read, as for frames
+	// (nowframe.SelectBuckets).
+	Host string
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// Zone is asked for the zone days are counted in at each call
+	// (activity.timezone, or the machine's zone, followed).
+	Zone func() Zone
 	// Privacy are the frames' privacy settings, applied to every event
 	// shown.
 	Privacy nowframe.Privacy
-	// CacheBytes bounds the memory kept between calls: closed days'
-	// events and computed units (default 64 MiB; negative keeps nothing,
-	// each call reads its whole period).
-	CacheBytes int64
-	// CacheDays bounds how far back days are kept (default 14).
-	CacheDays int
 	// MetaTTL is how long the server's info, bucket list and settings are
-	// used before they are read again (default 10 s; negative: read on
-	// every call).
+	// used before they are read again (default 10 s; negative: every call).
 	MetaTTL time.Duration
-	// Reread is how much of the newest data is read again on each call:
-	// the newest event grows with heartbeats, and a watcher may deliver
-	// late (default 3 min). Data older than that is final; a day is closed
-	// Reread after its end.
-	Reread time.Duration
-	// Revalidate is how long a kept closed day is trusted after its last
-	// read or check before the next call that needs it asks the server's
-	// event count again (see revalidate; default 5 min, negative: never).
-	Revalidate time.Duration
-	// MaxEvents bounds the raw events one call holds at once, over all its
-	// buckets (default DefaultMaxEvents, 2,000,000): a period holding more
-	// fails with a *DenseError. A day's events are let go once every unit
-	// reading them is computed.
-	MaxEvents int
-	// MaxCalls bounds the calls reading and computing at once (default
-	// DefaultMaxCalls, 2); the others wait their turn, until their ctx
-	// ends, saying so through their Progress.
-	MaxCalls int
+
+	// Bounds that only tests change (0: the default).
+	cacheBytes int64         // negative keeps nothing (defaultCacheBytes)
+	revalidate time.Duration // see revalidate; negative: never (DefaultRevalidate)
+	maxEvents  int           // see DenseError (DefaultMaxEvents)
+	maxCalls   int           // calls reading and computing at once (DefaultMaxCalls)
+	parallel   int           // event reads in flight (parallel)
 }
 
-// Service answers the activity tools from ActivityWatch's stored events:
-// it reads a period's raw events by days, the buckets concurrently, keeps
-// closed days (and the current day, read incrementally) in memory within
-// bounds, and computes ActivityWatch's canonical desktop query in Go, by
-// units of a day (an hour while the day is open), each cached once final.
-// Safe for concurrent use.
+// Service answers the activity tools from ActivityWatch's stored events
+// (see the package doc). Safe for concurrent use.
 type Service struct {
 	opts  ServiceOptions
-	f     *Fetcher
 	pr    *privacyRules
 	store *store
 	// key authenticates cursors (random per process).
 	key [32]byte
+	// heavy holds a token per heavy read in flight.
+	heavy chan struct{}
+	// calls holds a token per call reading or computing (maxCalls).
+	calls chan struct{}
 
 	mu      sync.Mutex
 	classes classesMemo
 	// cachedMeta is the last metadata read (see meta).
-	cachedMeta *Meta
-	// calls holds a token per call reading or computing (MaxCalls).
-	calls chan struct{}
+	cachedMeta *serverMeta
 }
 
 type classesMemo struct {
@@ -102,33 +96,26 @@ type classesMemo struct {
 // NewService returns a Service.
 func NewService(opts ServiceOptions) *Service {
 	switch {
-	case opts.CacheBytes == 0:
-		opts.CacheBytes = DefaultCacheBytes
-	case opts.CacheBytes < 0:
-		opts.CacheBytes = 0
+	case opts.cacheBytes == 0:
+		opts.cacheBytes = defaultCacheBytes
+	case opts.cacheBytes < 0:
+		opts.cacheBytes = 0
 	}
-	if opts.CacheDays <= 0 {
-		opts.CacheDays = DefaultCacheDays
+	opts.MetaTTL = cmp.Or(opts.MetaTTL, defaultMetaTTL)
+	opts.revalidate = cmp.Or(opts.revalidate, DefaultRevalidate)
+	opts.maxEvents = cmp.Or(opts.maxEvents, DefaultMaxEvents)
+	opts.maxCalls = cmp.Or(opts.maxCalls, DefaultMaxCalls)
+	opts.parallel = cmp.Or(opts.parallel, parallel)
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
-	if opts.Reread <= 0 {
-		opts.Reread = DefaultReread
-	}
-	if opts.MetaTTL == 0 {
-		opts.MetaTTL = DefaultMetaTTL
-	}
-	if opts.MaxEvents <= 0 {
-		opts.MaxEvents = DefaultMaxEvents
-	}
-	if opts.MaxCalls <= 0 {
-		opts.MaxCalls = DefaultMaxCalls
-	}
-	s := &Service{opts: opts, f: NewFetcher(opts.Fetcher), pr: &privacyRules{p: opts.Privacy},
-		store: newStore(opts.CacheBytes, time.Duration(opts.CacheDays)*24*time.Hour), calls: make(chan struct{}, opts.MaxCalls)}
+	s := &Service{opts: opts, pr: &privacyRules{p: opts.Privacy}, store: newStore(opts.cacheBytes, cacheDays*24*time.Hour),
+		heavy: make(chan struct{}, heavyParallel), calls: make(chan struct{}, opts.maxCalls)}
 	_, _ = rand.Read(s.key[:]) // never fails (crypto/rand)
 	return s
 }
 
-func (s *Service) now() time.Time { return s.f.opts.Now() }
+func (s *Service) now() time.Time { return s.opts.Now() }
 
 // progress serializes a Progress and counts steps.
 type progress struct {
@@ -149,33 +136,35 @@ func (p *progress) step(n float64, msg string) {
 
 // inputs are the buckets a computation reads and its settings.
 type inputs struct {
-	targets  []target
-	browsers []string // per target: the web UI's browser name ("" for window and AFK)
-	created  []int64  // per target: when the bucket was created (µs)
-	opt      transform.Options
-	key      string // targets and settings, for unit keys
+	targets []target
+	opt     transform.Options
+	key     string // targets and settings, for unit keys
 }
 
 // inputsOf chooses the buckets and settings for m, with notes on what is
 // missing.
-func (s *Service) inputsOf(m *Meta) (inputs, []string) {
+func (s *Service) inputsOf(m *serverMeta) (inputs, []string) {
 	var (
 		in    inputs
 		notes []string
 	)
 	sel := m.Selection
+	add := func(id, role, browser string) {
+		in.targets = append(in.targets, target{id: id, role: role, browser: browser, created: us(m.Buckets[id].Created),
+			excluded: browser != "" && s.pr.browserExcluded(browser)})
+	}
 	if sel.Window != "" {
-		in.targets, in.browsers = append(in.targets, target{sel.Window, RoleWindow}), append(in.browsers, "")
+		add(sel.Window, RoleWindow, "")
 	} else {
 		notes = append(notes, "no window watcher (aw-watcher-window) bucket for this host: there is no activity to count")
 	}
 	if sel.AFK != "" {
-		in.targets, in.browsers = append(in.targets, target{sel.AFK, RoleAFK}), append(in.browsers, "")
+		add(sel.AFK, RoleAFK, "")
 	} else {
 		notes = append(notes, "no AFK watcher (aw-watcher-afk) bucket for this host: ActivityWatch counts no active time without one")
 	}
 	for _, bb := range transform.BrowserBuckets(sel.Web) {
-		in.targets, in.browsers = append(in.targets, target{bb.BucketID, RoleWeb}), append(in.browsers, bb.Browser)
+		add(bb.BucketID, RoleWeb, bb.Browser)
 	}
 	if m.SettingsErr != nil {
 		notes = append(notes, "ActivityWatch's settings could not be read: days start at 04:00, weeks on Monday, and the default categories apply")
@@ -188,12 +177,9 @@ func (s *Service) inputsOf(m *Meta) (inputs, []string) {
 		}
 		in.opt.Classes = cs
 	}
-	for _, t := range in.targets {
-		in.created = append(in.created, us(m.Buckets[t.id].Created))
-	}
 	h := sha256.New()
 	for _, t := range in.targets {
-		fmt.Fprintf(h, "%s\x00%s\x00%d\x00", t.role, t.id, us(m.Buckets[t.id].Created))
+		fmt.Fprintf(h, "%s\x00%s\x00%d\x00", t.role, t.id, t.created)
 	}
 	fmt.Fprintf(h, "%s\x00%s", in.opt.AlwaysActivePattern, m.Settings.Classes)
 	in.key = hex.EncodeToString(h.Sum(nil)[:16])
@@ -234,7 +220,6 @@ type unitPlan struct {
 // doc).
 func (s *Service) plan(p Period, now time.Time) ([]dayPlan, []unitPlan) {
 	ps := spanOf(p.Span())
-	reread := s.opts.Reread
 	var (
 		days  []dayPlan
 		units []unitPlan
@@ -279,23 +264,16 @@ type prepared struct {
 	notes  []string
 }
 
-// resolver places the call's period on the calendar at now.
-type resolver func(c Calendar, now time.Time) (Period, error)
-
-func specResolver(spec Spec) resolver {
-	return func(c Calendar, now time.Time) (Period, error) { return c.Resolve(spec, now) }
-}
-
-// prepare reads the server's metadata, resolves the period, reads its
-// events (what the store lacks) and computes its units (what the store
-// lacks).
-func (s *Service) prepare(ctx context.Context, resolve resolver, fn Progress) (*prepared, error) {
+// prepare reads the server's metadata, places the period on the calendar
+// at now (resolve), reads its events and computes its units (what the
+// store lacks).
+func (s *Service) prepare(ctx context.Context, resolve func(c Calendar, now time.Time) (Period, error), fn Progress) (*prepared, error) {
 	m, err := s.meta(ctx)
 	if err != nil {
 		return nil, err
 	}
 	now := s.now()
-	p, err := resolve(m.Calendar(s.zone()), now)
+	p, err := resolve(NewCalendar(s.opts.Zone(), m.Settings), now)
 	if err != nil {
 		return nil, err
 	}
@@ -309,14 +287,13 @@ func (s *Service) prepare(ctx context.Context, resolve resolver, fn Progress) (*
 	s.revalidate(ctx, m, in, days, now)
 	call, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	b := &budget{max: int64(s.opts.MaxEvents), cancel: cancel}
-	call = withBudget(call, b)
+	b := &budget{max: int64(s.opts.maxEvents), cancel: cancel}
 	ld := newPeriodEvents(in, days, b)
 	c := s.newComputer(call, in, ld, plans, now, prog)
 	err = s.loadInto(call, ld, in, now, prog, c.dayDone)
 	units := c.finish()
 	if context.Cause(call) == errTooDense && ctx.Err() == nil {
-		return nil, &DenseError{Start: p.Start, End: p.End, Max: s.opts.MaxEvents}
+		return nil, &DenseError{Start: p.Start, End: p.End, Max: s.opts.maxEvents}
 	}
 	if err != nil {
 		if aw.KindOf(err) == aw.NotFound {
@@ -331,7 +308,21 @@ func (s *Service) prepare(ctx context.Context, resolve resolver, fn Progress) (*
 		source: Source{Host: m.Selection.Host, HostSource: m.Selection.HostSource, Note: m.Selection.Note, Buckets: []BucketRead{}},
 		fresh:  Freshness{AsOf: now.In(p.Start.Location())}}
 	for t, tg := range in.targets {
-		br := s.f.bucketRead(m, tg, now, lastEnd(ld.ends[t]))
+		var (
+			events int
+			end    int64 // the newest event's (days hold later events than the days before)
+			holes  []span64
+		)
+		for _, r := range ld.reads[t] {
+			events, holes = events+r.count, append(holes, r.holes...)
+			end = cmp.Or(r.end, end)
+		}
+		seen := time.Time{}
+		if end != 0 {
+			seen = time.UnixMicro(end)
+		}
+		br := bucketRead(m, tg, now, seen)
+		br.Events = events
 		if br.NewestEnd != nil {
 			t := br.NewestEnd.In(p.Start.Location())
 			br.NewestEnd = &t
@@ -340,10 +331,7 @@ func (s *Service) prepare(ctx context.Context, resolve resolver, fn Progress) (*
 			br.Unreadable = true
 			pr.notes = appendNote(pr.notes, "a browser bucket could not be read: its tabs are missing")
 		}
-		for _, n := range ld.counts[t] {
-			br.Events += n
-		}
-		for _, n := range holeNotes(tg.role, slices.Concat(ld.holes[t]...), p.Start.Location()) {
+		for _, n := range holeNotes(tg.role, holes, p.Start.Location()) {
 			pr.notes = appendNote(pr.notes, n)
 		}
 		if br.Stale {
@@ -378,14 +366,14 @@ func (s *Service) turn(ctx context.Context, prog *progress) error {
 // meta returns the server's info, bucket list and settings, read again
 // once older than MetaTTL, or at once when they name no window bucket (the
 // person's first watcher may have just started).
-func (s *Service) meta(ctx context.Context) (*Meta, error) {
+func (s *Service) meta(ctx context.Context) (*serverMeta, error) {
 	s.mu.Lock()
 	m := s.cachedMeta
 	s.mu.Unlock()
 	if m != nil && s.now().Sub(m.At) < s.opts.MetaTTL {
 		return m, nil
 	}
-	m, err := s.f.Meta(ctx)
+	m, err := s.readMeta(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -398,7 +386,7 @@ func (s *Service) meta(ctx context.Context) (*Meta, error) {
 }
 
 // forgetMeta drops m from the cache, if it is still there.
-func (s *Service) forgetMeta(m *Meta) {
+func (s *Service) forgetMeta(m *serverMeta) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cachedMeta == m {
@@ -455,8 +443,7 @@ type computer struct {
 	now   time.Time
 	prog  *progress
 	out   []*unitResult
-	// excluded marks the targets of browsers the privacy settings exclude.
-	excluded []bool
+	days  [][]int // per unit: the days it reads
 
 	mu        sync.Mutex
 	wait      []int   // per unit: its days not yet read
@@ -470,13 +457,10 @@ type computer struct {
 
 func (s *Service) newComputer(ctx context.Context, in inputs, ld *periodEvents, plans []unitPlan, now time.Time, prog *progress) *computer {
 	c := &computer{s: s, ctx: ctx, in: in, ld: ld, plans: plans, now: now, prog: prog,
-		out: make([]*unitResult, len(plans)), excluded: make([]bool, len(in.targets)),
+		out: make([]*unitResult, len(plans)), days: make([][]int, len(plans)),
 		wait: make([]int, len(plans)), byDay: make([][]int, len(ld.days)), dayFailed: make([]bool, len(ld.days)),
 		readers: make([]int, len(ld.days)), read: make([]bool, len(ld.days)),
 		queue: make(chan int, len(plans))}
-	for t, b := range in.browsers {
-		c.excluded[t] = b != "" && s.pr.browserExcluded(b)
-	}
 	for i, u := range plans {
 		if c.final(u) {
 			if r := s.store.unit(c.key(u)); r != nil {
@@ -488,6 +472,7 @@ func (s *Service) newComputer(ctx context.Context, in inputs, ld *periodEvents, 
 		for d, dp := range ld.days {
 			if dp.need.start < u.margin.end && u.margin.start < dp.need.end {
 				c.wait[i]++
+				c.days[i] = append(c.days[i], d)
 				c.byDay[d] = append(c.byDay[d], i)
 				c.readers[d]++
 			}
@@ -504,7 +489,7 @@ func (c *computer) key(u unitPlan) unitKey { return unitKey{c.in.key, u.span, u.
 // final reports whether a unit's result may be kept: a whole unit whose
 // data (margins included) is final.
 func (c *computer) final(u unitPlan) bool {
-	return u.whole && u.margin.end+c.s.opts.Reread.Microseconds() <= us(c.now)
+	return u.whole && u.margin.end+reread.Microseconds() <= us(c.now)
 }
 
 // dayDone is told a day was read: the units waiting for it alone start;
@@ -527,14 +512,11 @@ func (c *computer) dayDone(d int, failed bool) {
 // unitDone is told unit i is computed (or given up): the days it alone
 // still needed are let go.
 func (c *computer) unitDone(i int) {
-	u := c.plans[i]
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for d, dp := range c.ld.days {
-		if dp.need.start < u.margin.end && u.margin.start < dp.need.end {
-			if c.readers[d]--; c.readers[d] == 0 && c.read[d] {
-				c.ld.release(d)
-			}
+	for _, d := range c.days[i] {
+		if c.readers[d]--; c.readers[d] == 0 && c.read[d] {
+			c.ld.release(d)
 		}
 	}
 }
@@ -560,21 +542,21 @@ func (c *computer) compute(i int) {
 		return
 	}
 	u := c.plans[i]
-	ci := computeInput{}
+	ci := transform.Input{}
 	for t, tg := range c.in.targets {
 		evs := c.ld.gather(t, u.margin.start, u.margin.end)
 		switch tg.role {
 		case RoleWindow:
-			ci.window = evs
+			ci.Window = evs
 		case RoleAFK:
-			ci.afk = evs
+			ci.AFK = evs
 		default:
-			if c.excluded[t] {
+			if tg.excluded {
 				for k := range evs {
 					evs[k].Data = evs[k].Data.With(excludedMark, "1")
 				}
 			}
-			ci.browsers = append(ci.browsers, transform.Browser{Name: c.in.browsers[t], Events: evs})
+			ci.Browsers = append(ci.Browsers, transform.Browser{Name: tg.browser, Events: evs})
 		}
 	}
 	r, err := computeUnit(c.ctx, ci, u.span, c.in.opt, c.s.pr)
@@ -582,12 +564,7 @@ func (c *computer) compute(i int) {
 		return // ctx ended: the caller returns its error
 	}
 	c.mu.Lock()
-	failed := false
-	for d, dp := range c.ld.days {
-		if dp.need.start < u.margin.end && u.margin.start < dp.need.end && c.dayFailed[d] {
-			failed = true
-		}
-	}
+	failed := slices.ContainsFunc(c.days[i], func(d int) bool { return c.dayFailed[d] })
 	c.mu.Unlock()
 	if c.final(u) && !failed {
 		c.s.store.putUnit(c.key(u), r, c.now)

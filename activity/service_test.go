@@ -28,9 +28,9 @@ func (c *clock) set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 // o's settings.
 func newService(t testing.TB, env *simEnv, clk *clock, o ServiceOptions) *Service {
 	t.Helper()
-	o.Fetcher.AW, o.Fetcher.Source, o.Fetcher.Now = env.client, env.src, clk.now
-	if o.Zone.Loc == nil {
-		o.Zone = Zone{Name: "Europe/Berlin", Loc: env.h.Start.Location()}
+	o.AW, o.Source, o.Now = env.client, env.src, clk.now
+	if o.Zone == nil {
+		o.Zone = func() Zone { return Zone{Name: "Europe/Berlin", Loc: env.h.Start.Location()} }
 	}
 	return NewService(o)
 }
@@ -103,9 +103,12 @@ func expect(q queryResult, pr *privacyRules) expected {
 	x := expected{active: q.Duration, apps: map[string]float64{}, titles: map[string]float64{}, cats: map[string]float64{}, domain: map[string]float64{}}
 	for _, e := range q.Events {
 		v := pr.window(str(e.Data, "app"), str(e.Data, "title"))
-		x.apps[appKey(v).a] += e.Duration
-		tk := titleKey(v)
-		x.titles[tk.a+" | "+tk.b] += e.Duration
+		title := v.title // an excluded app's is "", its app "excluded"
+		if v.withheld {
+			title = KeyWithheld
+		}
+		x.apps[v.app] += e.Duration
+		x.titles[v.app+" | "+title] += e.Duration
 		cat := KeyExcluded
 		if !v.excluded {
 			var name []string

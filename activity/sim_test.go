@@ -21,7 +21,6 @@ type simEnv struct {
 	srv    *httptest.Server
 	client *aw.Client
 	src    *upstream.Source
-	f      *Fetcher
 	now    time.Time
 }
 
@@ -56,14 +55,21 @@ func simWith(t testing.TB, o activitytest.WeekOptions) (*awsim.Server, *activity
 
 // envOptions adjust a simEnv.
 type envOptions struct {
-	week    activitytest.WeekOptions
-	client  aw.Options
-	fetcher FetcherOptions
+	week   activitytest.WeekOptions
+	client aw.Options
 	// wrap, when set, sits in front of the simulator (faults, counting).
 	wrap func(http.Handler) http.Handler
 	// fresh gives the test its own simulator (it writes to it).
 	fresh bool
 }
+
+// testSource is an upstream source for a Service's reads.
+func testSource() *upstream.Source {
+	return upstream.New(upstream.Options{Name: "activitywatch", Code: "AwUnavailable", Configured: true, Deadline: time.Minute})
+}
+
+// utc is the zone of the tests that count days in UTC.
+func utc() Zone { return Zone{Name: "UTC", Loc: time.UTC} }
 
 // smallWeek is a week small enough for quick tests (still ~6 sessions
 // with breaks, both browsers, the spring change).
@@ -106,10 +112,5 @@ func newSimEnv(t testing.TB, o envOptions) *simEnv {
 	clock := func() time.Time { return now }
 	src := upstream.New(upstream.Options{Name: "activitywatch", Code: "AwUnavailable", Configured: true,
 		Deadline: time.Minute, Now: clock})
-	fo := o.fetcher
-	fo.AW, fo.Now = c, clock
-	if fo.Source == nil {
-		fo.Source = src
-	}
-	return &simEnv{h: h, sim: sim, srv: srv, client: c, src: src, f: NewFetcher(fo), now: now}
+	return &simEnv{h: h, sim: sim, srv: srv, client: c, src: src, now: now}
 }

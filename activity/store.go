@@ -1,6 +1,7 @@
 package activity
 
 import (
+	"maps"
 	"sync"
 	"time"
 )
@@ -29,23 +30,6 @@ type unitKey struct {
 	before, after bool
 }
 
-// store keeps closed days' events and computed units, bounded by age and
-// by estimated bytes, least recently used first out. Safe for concurrent
-// use.
-type store struct {
-	maxBytes int64
-	maxAge   time.Duration
-
-	mu    sync.Mutex
-	days  map[dayKey]*storedDay
-	units map[unitKey]*storedUnit
-	// ranges are the server's event counts of runs of complete days, as
-	// last confirmed (see revalidate).
-	ranges map[rangeKey]int64
-	bytes  int64
-	tick   int64
-}
-
 // rangeKey names a bucket's stretch of whole days.
 type rangeKey struct {
 	bucket  string
@@ -56,21 +40,32 @@ type rangeKey struct {
 // maxRanges bounds the ranges kept: a few periods' runs per bucket.
 const maxRanges = 256
 
-type storedDay struct {
-	b     *bucketDay
-	bytes int64
-	used  int64
+// store keeps closed days' events (dayKey: *bucketDay) and computed units
+// (unitKey: *unitResult), bounded by age and by estimated bytes, least
+// recently used first out. Safe for concurrent use; a nil store keeps
+// nothing.
+type store struct {
+	maxBytes int64
+	maxAge   time.Duration
+
+	mu      sync.Mutex
+	entries map[any]*stored
+	// ranges are the server's event counts of runs of complete days, as
+	// last confirmed (see revalidate).
+	ranges map[rangeKey]int64
+	bytes  int64
+	tick   int64
 }
 
-type storedUnit struct {
-	u     *unitResult
+type stored struct {
+	v     any
+	start int64 // the day's or unit's start
 	bytes int64
 	used  int64
 }
 
 func newStore(maxBytes int64, maxAge time.Duration) *store {
-	return &store{maxBytes: maxBytes, maxAge: maxAge, days: map[dayKey]*storedDay{}, units: map[unitKey]*storedUnit{},
-		ranges: map[rangeKey]int64{}}
+	return &store{maxBytes: maxBytes, maxAge: maxAge, entries: map[any]*stored{}, ranges: map[rangeKey]int64{}}
 }
 
 // enabled reports whether the store keeps anything.
@@ -79,6 +74,22 @@ func (s *store) enabled() bool { return s != nil && s.maxBytes > 0 }
 // keeps reports whether a day starting at start is young enough to keep.
 func (s *store) keeps(start int64, now time.Time) bool {
 	return s.enabled() && start >= us(now.Add(-s.maxAge))
+}
+
+// get returns the value stored under k, marked as used, or nil.
+func (s *store) get(k any) any {
+	if !s.enabled() {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.entries[k]
+	if !ok {
+		return nil
+	}
+	s.tick++
+	e.used = s.tick
+	return e.v
 }
 
 // day returns the stored bucketDay of key, creating (and storing) an
@@ -90,12 +101,12 @@ func (s *store) day(key dayKey, day span64, now time.Time) *bucketDay {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.tick++
-	if d, ok := s.days[key]; ok {
-		d.used = s.tick
-		return d.b
+	if e, ok := s.entries[key]; ok {
+		e.used = s.tick
+		return e.v.(*bucketDay)
 	}
 	b := newBucketDay(key.bucket, day)
-	s.days[key] = &storedDay{b: b, used: s.tick}
+	s.entries[key] = &stored{v: b, start: day.start, used: s.tick}
 	return b
 }
 
@@ -106,10 +117,16 @@ func (s *store) peekDay(key dayKey) *bucketDay {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if d, ok := s.days[key]; ok {
-		return d.b
+	if e, ok := s.entries[key]; ok {
+		return e.v.(*bucketDay)
 	}
 	return nil
+}
+
+// unit returns a stored unit, or nil.
+func (s *store) unit(key unitKey) *unitResult {
+	u, _ := s.get(key).(*unitResult)
+	return u
 }
 
 // rangeCount returns the count last confirmed for k.
@@ -135,17 +152,18 @@ func (s *store) setRangeCount(k rangeKey, n int64) {
 func (s *store) dropUnits(day span64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for k, u := range s.units {
-		lo, hi := k.span.start, k.span.end
-		if k.before {
-			lo -= margin
-		}
-		if k.after {
-			hi += margin
-		}
-		if lo < day.end && day.start < hi {
-			s.bytes -= u.bytes
-			delete(s.units, k)
+	for k := range s.entries {
+		if k, ok := k.(unitKey); ok {
+			lo, hi := k.span.start, k.span.end
+			if k.before {
+				lo -= margin
+			}
+			if k.after {
+				hi += margin
+			}
+			if lo < day.end && day.start < hi {
+				s.drop(k)
+			}
 		}
 	}
 }
@@ -158,28 +176,12 @@ func (s *store) resize(key dayKey, b *bucketDay, events int, now time.Time) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if d, ok := s.days[key]; ok && d.b == b {
+	if e, ok := s.entries[key]; ok && e.v == b {
 		nb := int64(events) * bytesPerEvent
-		s.bytes += nb - d.bytes
-		d.bytes = nb
+		s.bytes += nb - e.bytes
+		e.bytes = nb
 	}
 	s.evict(now)
-}
-
-// unit returns a stored unit.
-func (s *store) unit(key unitKey) *unitResult {
-	if !s.enabled() {
-		return nil
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	u, ok := s.units[key]
-	if !ok {
-		return nil
-	}
-	s.tick++
-	u.used = s.tick
-	return u.u
 }
 
 // putUnit stores a final unit.
@@ -189,63 +191,40 @@ func (s *store) putUnit(key unitKey, u *unitResult, now time.Time) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if old, ok := s.units[key]; ok {
-		s.bytes -= old.bytes
+	if _, ok := s.entries[key]; ok {
+		s.drop(key)
 	}
 	s.tick++
 	n := u.bytes()
-	s.units[key] = &storedUnit{u: u, bytes: n, used: s.tick}
+	s.entries[key] = &stored{v: u, start: key.span.start, bytes: n, used: s.tick}
 	s.bytes += n
 	s.evict(now)
+}
+
+// drop removes k. Called with mu held.
+func (s *store) drop(k any) {
+	s.bytes -= s.entries[k].bytes
+	delete(s.entries, k)
 }
 
 // evict drops what is too old, then the least recently used until within
 // maxBytes. Called with mu held.
 func (s *store) evict(now time.Time) {
 	oldest := us(now.Add(-s.maxAge))
-	for k, d := range s.days {
-		if k.start < oldest {
-			s.bytes -= d.bytes
-			delete(s.days, k)
+	for k, e := range s.entries {
+		if e.start < oldest {
+			s.drop(k)
 		}
 	}
-	for k, u := range s.units {
-		if k.span.start < oldest {
-			s.bytes -= u.bytes
-			delete(s.units, k)
-		}
-	}
-	for k := range s.ranges {
-		if k.span.start < oldest {
-			delete(s.ranges, k)
-		}
-	}
-	for s.bytes > s.maxBytes {
-		var (
-			lru            int64 = -1
-			dk             dayKey
-			uk             unitKey
-			isDay, isFound bool
-		)
-		for k, d := range s.days {
-			if !isFound || d.used < lru {
-				lru, dk, isDay, isFound = d.used, k, true, true
+	maps.DeleteFunc(s.ranges, func(k rangeKey, _ int64) bool { return k.span.start < oldest })
+	for s.bytes > s.maxBytes && len(s.entries) > 0 {
+		var lru any
+		used := int64(-1)
+		for k, e := range s.entries {
+			if used < 0 || e.used < used {
+				lru, used = k, e.used
 			}
 		}
-		for k, u := range s.units {
-			if !isFound || u.used < lru {
-				lru, uk, isDay, isFound = u.used, k, false, true
-			}
-		}
-		if !isFound {
-			return
-		}
-		if isDay {
-			s.bytes -= s.days[dk].bytes
-			delete(s.days, dk)
-		} else {
-			s.bytes -= s.units[uk].bytes
-			delete(s.units, uk)
-		}
+		s.drop(lru)
 	}
 }

@@ -3,6 +3,7 @@ package activity
 import (
 	"cmp"
 	"context"
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -18,16 +19,10 @@ const (
 type SummaryQuery struct {
 	// Period, or Start and End: see ParseSpec ("" for all three: today).
 	Period, Start, End string
-	// GroupBy is GroupByApp (""), GroupByTitle, GroupByDomain or
-	// GroupByCategory.
-	GroupBy string
-	// Limit bounds each ranking (0: DefaultSummaryLimit; at most
-	// MaxSummaryLimit).
-	Limit int
-	// IncludeAFK adds AFK time to the top entries.
-	IncludeAFK bool
-	// Progress, when set, hears how far the call is.
-	Progress Progress
+	GroupBy            string   // GroupByApp (""), GroupByTitle, GroupByDomain or GroupByCategory
+	Limit              int      // each ranking's (0: DefaultSummaryLimit)
+	IncludeAFK         bool     // AFK time is one of the top entries
+	Progress           Progress // when set, hears how far the call is
 }
 
 // checkLimit applies a default and bounds to a limit argument.
@@ -42,8 +37,8 @@ func checkLimit(n, def, maxN int) (int, error) {
 }
 
 // Summary answers activity_summary: where the time of a period went.
-// A bad argument is a *SpecError; ActivityWatch failing is the Fetcher's
-// errors (*upstream.Error, *UnreadableError).
+// A bad argument is a *SpecError; ActivityWatch failing is an
+// *upstream.Error, a *ReadError or a *nowframe.UnreadableError.
 func (s *Service) Summary(ctx context.Context, q SummaryQuery) (*Summary, error) {
 	spec, err := ParseSpec(q.Period, q.Start, q.End)
 	if err != nil {
@@ -61,31 +56,19 @@ func (s *Service) Summary(ctx context.Context, q SummaryQuery) (*Summary, error)
 	if err != nil {
 		return nil, err
 	}
-	pr, err := s.prepare(ctx, specResolver(spec), q.Progress)
+	pr, err := s.prepare(ctx, spec.resolve, q.Progress)
 	if err != nil {
 		return nil, err
 	}
 	return pr.summary(groupBy, limit, q.IncludeAFK), nil
 }
 
-// totals are a period's aggregates.
-type totals struct {
-	active, afk                   int64
-	apps, titles, cats, dom, urls map[gkey]int64
-	switches                      int
-	any                           bool
-	firstAt, lastAt               int64
-	longest                       *stretch
-}
-
 // total merges the units' aggregates: sums, switches between units, and
-// stretches joined across units.
-func (pr *prepared) total() totals {
-	t := totals{apps: map[gkey]int64{}, titles: map[gkey]int64{}, cats: map[gkey]int64{}, dom: map[gkey]int64{}, urls: map[gkey]int64{}}
-	var (
-		last view
-		cur  *stretch
-	)
+// stretches joined across units (its first and last stretches are not
+// set).
+func (pr *prepared) total() aggregates {
+	t := newAggregates()
+	var cur *stretch
 	consider := func(s *stretch) {
 		if s != nil && (t.longest == nil || s.end-s.start > t.longest.end-t.longest.start) {
 			t.longest = s
@@ -96,7 +79,7 @@ func (pr *prepared) total() totals {
 		t.active += a.active
 		t.afk += a.afk
 		for _, m := range []struct{ into, from map[gkey]int64 }{
-			{t.apps, a.apps}, {t.titles, a.titles}, {t.cats, a.cats}, {t.dom, a.domains}, {t.urls, a.urls}} {
+			{t.apps, a.apps}, {t.titles, a.titles}, {t.cats, a.cats}, {t.domains, a.domains}, {t.urls, a.urls}} {
 			for k, v := range m.from {
 				m.into[k] += v
 			}
@@ -104,16 +87,16 @@ func (pr *prepared) total() totals {
 		if !a.any {
 			continue
 		}
-		if t.any && last != a.first {
+		if t.any && t.last != a.first {
 			t.switches++
 		}
 		if !t.any {
 			t.firstAt = a.firstAt
 		}
-		t.any, last, t.switches, t.lastAt = true, a.last, t.switches+a.switches, max(t.lastAt, a.lastAt)
+		t.any, t.last, t.switches, t.lastAt = true, a.last, t.switches+a.switches, max(t.lastAt, a.lastAt)
 
 		f := a.firstS
-		if cur != nil && sameFocus(cur.view(), f.view()) && f.start-cur.end <= focusGap {
+		if cur != nil && cur.app == f.app && cur.excluded == f.excluded && f.start-cur.end <= focusGap {
 			cur.join(f)
 		} else {
 			consider(cur)
@@ -178,35 +161,30 @@ func rank(m map[gkey]int64, limit int) ([]ranked, int64) {
 	return all, rest
 }
 
-// entry renders a ranked key of a ranking by name (app, domain, URL or
-// category).
-func entry(r ranked, whole int64) Entry {
-	e := Entry{Key: r.k.a, DurationS: seconds(r.us), Share: share(r.us, whole)}
-	if r.k.flags&flagExcluded != 0 {
-		e.Key, e.Excluded = KeyExcluded, true
-	}
-	return e
-}
-
-// titleEntry renders a ranked title.
-func titleEntry(r ranked, whole int64) Entry {
-	e := Entry{Key: r.k.b, App: r.k.a, DurationS: seconds(r.us), Share: share(r.us, whole)}
-	switch {
-	case r.k.flags&flagExcluded != 0:
-		e.Key, e.App, e.Excluded = KeyExcluded, "", true
-	case r.k.flags&flagWithheld != 0:
-		e.Key, e.Withheld = KeyWithheld, true
-	}
-	return e
-}
-
-func entries(rs []ranked, whole int64, render func(ranked, int64) Entry) []Entry {
+// entries render a ranking: by name (app, domain, URL or category), or
+// by title (a key's b) with its app.
+func entries(rs []ranked, whole int64, byTitle bool) []Entry {
 	out := make([]Entry, 0, len(rs))
 	for _, r := range rs {
-		out = append(out, render(r, whole))
+		e := Entry{Key: r.k.a, DurationS: seconds(r.us), Share: share(r.us, whole)}
+		if byTitle {
+			e.Key, e.App = r.k.b, r.k.a
+		}
+		switch {
+		case r.k.a == afkKey:
+			e.Key, e.App, e.AFK = KeyAFK, "", true
+		case r.k.flags&flagExcluded != 0:
+			e.Key, e.App, e.Excluded = KeyExcluded, "", true
+		case r.k.flags&flagWithheld != 0:
+			e.Key, e.Withheld = KeyWithheld, true
+		}
+		out = append(out, e)
 	}
 	return out
 }
+
+// afkKey is the AFK entry's key in a ranking: never a real one.
+const afkKey = "\x00afk"
 
 // summary renders the period's totals.
 func (pr *prepared) summary(groupBy string, limit int, includeAFK bool) *Summary {
@@ -219,40 +197,25 @@ func (pr *prepared) summary(groupBy string, limit int, includeAFK bool) *Summary
 	if includeAFK {
 		whole += t.afk
 	}
-	group, render := t.apps, entry
-	switch groupBy {
-	case GroupByTitle:
-		group, render = t.titles, titleEntry
-	case GroupByDomain:
-		group = t.dom
-	case GroupByCategory:
-		group = t.cats
-	}
+	group := map[string]map[gkey]int64{GroupByApp: t.apps, GroupByTitle: t.titles, GroupByDomain: t.domains, GroupByCategory: t.cats}[groupBy]
 	if includeAFK {
-		group = cloneMap(group)
-		group[gkey{a: "\x00afk"}] = t.afk // never a real key
+		group = maps.Clone(group)
+		group[gkey{a: afkKey}] = t.afk
 	}
 	top, rest := rank(group, limit)
-	sum.Top = make([]Entry, 0, len(top))
-	for _, r := range top {
-		if r.k.a == "\x00afk" {
-			sum.Top = append(sum.Top, Entry{Key: KeyAFK, AFK: true, DurationS: seconds(r.us), Share: share(r.us, whole)})
-			continue
-		}
-		sum.Top = append(sum.Top, render(r, whole))
+	sum.Top, sum.OtherS = entries(top, whole, groupBy == GroupByTitle), seconds(rest)
+	ranking := func(m map[gkey]int64) []Entry {
+		r, _ := rank(m, limit)
+		return entries(r, t.active, false)
 	}
-	sum.OtherS = seconds(rest)
 	if groupBy != GroupByDomain {
-		d, _ := rank(t.dom, limit)
-		sum.TopDomains = entries(d, t.active, entry)
+		sum.TopDomains = ranking(t.domains)
 	}
 	if groupBy == GroupByTitle {
-		u, _ := rank(t.urls, limit)
-		sum.TopURLs = entries(u, t.active, entry)
+		sum.TopURLs = ranking(t.urls)
 	}
 	if groupBy != GroupByCategory {
-		c, _ := rank(t.cats, limit)
-		sum.Categories = entries(c, t.active, entry)
+		sum.Categories = ranking(t.cats)
 	}
 	if t.any {
 		sum.FirstActivity, sum.LastActivity = at(t.firstAt), at(t.lastAt)
@@ -260,16 +223,7 @@ func (pr *prepared) summary(groupBy string, limit int, includeAFK bool) *Summary
 		sum.Notes = appendNote(sum.Notes, "no activity in this period")
 	}
 	if s := t.longest; s != nil {
-		f := &Focus{App: s.app, Title: s.title(), Start: *at(s.start), DurationS: seconds(s.end - s.start), Excluded: s.excluded}
-		sum.LongestFocus = f
+		sum.LongestFocus = &Focus{App: s.app, Title: s.title(), Start: *at(s.start), DurationS: seconds(s.end - s.start), Excluded: s.excluded}
 	}
 	return sum
-}
-
-func cloneMap(m map[gkey]int64) map[gkey]int64 {
-	c := make(map[gkey]int64, len(m)+1)
-	for k, v := range m {
-		c[k] = v
-	}
-	return c
 }

@@ -16,18 +16,13 @@ const (
 
 // TimelineQuery is an activity_timeline call.
 type TimelineQuery struct {
-	// Period, or Start and End: see ParseSpec. With Cursor, none of them
-	// or the first page's (the cursor carries the period).
-	Period, Start, End string
-	// MinBlockS folds shorter blocks into their neighbours (nil:
-	// DefaultMinBlockS; 0 folds nothing).
+	// Period, or Start and End: see ParseSpec; with Cursor (a previous
+	// page's NextCursor), none of them or the first page's.
+	Period, Start, End, Cursor string
+	// MinBlockS folds shorter blocks (nil: DefaultMinBlockS).
 	MinBlockS *int
-	// Limit bounds the blocks of a page (0: DefaultTimelineLimit).
-	Limit int
-	// Cursor is a previous page's NextCursor.
-	Cursor string
-	// Progress, when set, hears how far the call is.
-	Progress Progress
+	Limit     int      // blocks of a page (0: DefaultTimelineLimit)
+	Progress  Progress // when set, hears how far the call is
 }
 
 // Timeline answers activity_timeline: the period's focus blocks, oldest
@@ -45,7 +40,7 @@ func (s *Service) Timeline(ctx context.Context, q TimelineQuery) (*Timeline, err
 		minBlock = *q.MinBlockS
 	}
 	var (
-		resolve resolver
+		resolve func(Calendar, time.Time) (Period, error)
 		pos     time.Time
 	)
 	if q.Cursor != "" {
@@ -83,7 +78,7 @@ func (s *Service) Timeline(ctx context.Context, q TimelineQuery) (*Timeline, err
 		if err != nil {
 			return nil, err
 		}
-		resolve = specResolver(spec)
+		resolve = spec.resolve
 	}
 	pr, err := s.prepare(ctx, resolve, q.Progress)
 	if err != nil {
@@ -130,7 +125,6 @@ func (tl *Timeline) Shorten() {
 	}
 }
 
-// notBefore is t, or floor when t is earlier.
 func notBefore(t, floor time.Time) time.Time {
 	if t.Before(floor) {
 		return floor
@@ -138,7 +132,7 @@ func notBefore(t, floor time.Time) time.Time {
 	return t
 }
 
-// item is a window event of a unit; tabItem a tab event.
+// item is a window or tab event of a unit.
 type item struct {
 	start, end int64
 	u, i       int32
@@ -294,22 +288,19 @@ func mergeable(a, b block) bool {
 func fold(raw []block, minBlock int64) []block {
 	out := make([]block, 0, len(raw))
 	var pending *block // the short stretches starting a run of activity
-	absorb := func(into *block, b block) {
+	// join joins b to into, counting it as folded or not.
+	join := func(into *block, b block, counted int) {
 		into.start, into.end = min(into.start, b.start), max(into.end, b.end)
 		into.lo, into.hi = min(into.lo, b.lo), max(into.hi, b.hi)
-		into.folded += 1 + b.folded
+		into.folded += counted + b.folded
 		if b.name > into.name {
 			into.v, into.name = b.v, b.name
 		}
 	}
+	absorb := func(into *block, b block) { join(into, b, 1) }
 	push := func(b block) {
 		if n := len(out); n > 0 && mergeable(out[n-1], b) {
-			last := &out[n-1]
-			last.end, last.hi = max(last.end, b.end), max(last.hi, b.hi)
-			last.folded += b.folded
-			if b.name > last.name {
-				last.v, last.name = b.v, b.name
-			}
+			join(&out[n-1], b, 0)
 			return
 		}
 		out = append(out, b)
@@ -406,17 +397,5 @@ func (f *flat) tabsWithin(a, b int64, fn func(tabView, int64)) {
 
 // tabIndex is the index of the first tab event that may reach past a.
 func (f *flat) tabIndex(a int64) int {
-	i, _ := slices.BinarySearchFunc(f.tabs, a, func(t item, x int64) int {
-		if t.start < x {
-			return -1
-		}
-		return 1
-	})
-	first := i
-	for k := i - 1; k >= 0 && k >= i-overlapLookback; k-- {
-		if f.tabs[k].end > a {
-			first = k
-		}
-	}
-	return first
+	return firstReaching(f.tabs, a, func(t item) (int64, int64) { return t.start, t.end })
 }

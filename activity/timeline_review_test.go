@@ -36,9 +36,9 @@ func reviewDesktop(t *testing.T, now time.Time) (*simEnv, *clock) {
 }
 
 func reviewService(env *simEnv, clk *clock, o ServiceOptions) *Service {
-	o.Fetcher.AW, o.Fetcher.Source, o.Fetcher.Now = env.client, env.src, clk.now
-	if o.Zone.Loc == nil {
-		o.Zone = Zone{Name: "UTC", Loc: time.UTC}
+	o.AW, o.Source, o.Now = env.client, env.src, clk.now
+	if o.Zone == nil {
+		o.Zone = utc
 	}
 	return NewService(o)
 }

@@ -1,41 +1,35 @@
 package activity
 
 import (
+	"cmp"
 	"io"
 	"os"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 )
 
-// DefaultZoneRecheck is how often MachineZone looks at the machine's zone
+// zoneRecheck is how often MachineZone looks at the machine's zone
 // source (TZ, /etc/localtime) again at most.
-const DefaultZoneRecheck = 2 * time.Second
+const zoneRecheck = 2 * time.Second
 
 // maxZoneFile bounds the bytes read of a zone file (a TZif file is a few
 // KiB).
 const maxZoneFile = 1 << 20
 
-// MachineZone is the machine's time zone, followed while the process runs:
-// Go's time.Local is read once per process, so a laptop that travels would
-// keep counting days in the zone it started in. On Unix (Linux, macOS, the
-// BSDs) the zone is $TZ when set (as Go reads it: empty is UTC, a leading
-// ':' is dropped, a path is a zone file, else a name in the zone database),
-// else /etc/localtime (a link into a zoneinfo folder, which names the zone,
-// or a copied file, "Local"), loaded from the file itself; an unreadable
-// source is UTC, as for Go. It looks again at most every recheck, and loads
-// the zone again only when the source changed (TZ's value, the link's
-// target, the file's size or modification time). On Windows the zone is
-// time.Local (Go reads it from the registry at start): it is not followed,
-// a change of zone there needs a restart. Safe for concurrent use.
+// MachineZone is the machine's time zone, followed while the process runs
+// (Go reads time.Local once, so a laptop that travels would keep counting
+// days in the zone it started in). On Unix the zone is $TZ when set (as Go
+// reads it: empty is UTC, a leading ':' is dropped, a path is a zone file,
+// else a name), else /etc/localtime (a link into a zoneinfo folder names
+// the zone; a copied file is "Local"); an unreadable source is UTC, as for
+// Go. It looks again at most every zoneRecheck and loads the zone again
+// only when the source changed. On Windows it is time.Local, not
+// followed. Safe for concurrent use.
 type MachineZone struct {
-	lookupEnv func(string) (string, bool)
-	path      string
-	recheck   time.Duration
-	now       func() time.Time
-	fixed     bool // Windows: time.Local
+	o     MachineZoneOptions
+	fixed bool // Windows: time.Local
 
 	mu      sync.Mutex
 	zone    Zone
@@ -55,36 +49,24 @@ type zoneStamp struct {
 }
 
 // MachineZoneOptions configure a MachineZone; the zero value is the
-// machine's zone, looked at every DefaultZoneRecheck by time.Now.
+// machine's.
 type MachineZoneOptions struct {
-	// LookupEnv reads the environment (default os.LookupEnv).
-	LookupEnv func(string) (string, bool)
-	// Path is the zone file used when TZ is unset (default
-	// /etc/localtime).
-	Path string
-	// Recheck is how often the source is looked at again at most
-	// (default DefaultZoneRecheck; negative: on every call).
-	Recheck time.Duration
-	// Now is the clock that spaces the looks (default time.Now).
-	Now func() time.Time
+	LookupEnv func(string) (string, bool) // default os.LookupEnv
+	Path      string                      // the zone file without TZ (default /etc/localtime)
+	Now       func() time.Time            // spaces the looks (default time.Now)
 }
 
 // NewMachineZone returns the machine's zone, followed.
 func NewMachineZone(o MachineZoneOptions) *MachineZone {
-	m := &MachineZone{lookupEnv: o.LookupEnv, path: o.Path, recheck: o.Recheck, now: o.Now,
-		fixed: runtime.GOOS == "windows" && o.Path == "" && o.LookupEnv == nil}
-	if m.lookupEnv == nil {
-		m.lookupEnv = os.LookupEnv
+	m := &MachineZone{fixed: runtime.GOOS == "windows" && o.Path == "" && o.LookupEnv == nil}
+	if o.LookupEnv == nil {
+		o.LookupEnv = os.LookupEnv
 	}
-	if m.path == "" {
-		m.path = "/etc/localtime"
+	o.Path = cmp.Or(o.Path, "/etc/localtime")
+	if o.Now == nil {
+		o.Now = time.Now
 	}
-	if m.recheck == 0 {
-		m.recheck = DefaultZoneRecheck
-	}
-	if m.now == nil {
-		m.now = time.Now
-	}
+	m.o = o
 	return m
 }
 
@@ -95,8 +77,8 @@ func (m *MachineZone) Zone() Zone {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	now := m.now()
-	if m.loaded && m.recheck > 0 && now.Sub(m.checked) < m.recheck && !now.Before(m.checked) {
+	now := m.o.Now()
+	if m.loaded && now.Sub(m.checked) < zoneRecheck && !now.Before(m.checked) {
 		return m.zone
 	}
 	m.checked = now
@@ -111,8 +93,8 @@ func (m *MachineZone) Zone() Zone {
 // look stats the zone source.
 func (m *MachineZone) look() zoneStamp {
 	var st zoneStamp
-	st.tz, st.tzSet = m.lookupEnv("TZ")
-	file := m.path
+	st.tz, st.tzSet = m.o.LookupEnv("TZ")
+	file := m.o.Path
 	if st.tzSet {
 		file = strings.TrimPrefix(st.tz, ":")
 		if !strings.HasPrefix(file, "/") {
@@ -132,7 +114,7 @@ func (m *MachineZone) look() zoneStamp {
 // load loads the zone that st describes.
 func (m *MachineZone) load(st zoneStamp) Zone {
 	utc := Zone{Name: "UTC", Loc: time.UTC}
-	file := m.path
+	file := m.o.Path
 	if st.tzSet {
 		tz := strings.TrimPrefix(st.tz, ":")
 		if tz == "" {
@@ -174,41 +156,15 @@ func readZoneFile(path string) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(f, maxZoneFile))
 }
 
-// UTCOffset is t's offset from UTC in its location, "+01:00", "-09:00",
-// "+05:45" ("Etc/GMT+9" is -09:00: POSIX signs are reversed in those
-// names), with seconds only when it has some (historic local mean time).
+// UTCOffset is t's offset from UTC in its location, "+01:00", "-09:00"
+// ("Etc/GMT+9": POSIX signs are reversed in those names), with seconds
+// only when it has some (historic local mean time).
 func UTCOffset(t time.Time) string {
-	_, off := t.Zone()
-	sign := byte('+')
-	if off < 0 {
-		sign, off = '-', -off
+	if _, off := t.Zone(); off%60 != 0 {
+		return t.Format("-07:00:00")
 	}
-	b := make([]byte, 0, 9)
-	b = append(b, sign)
-	b = appendTwo(b, off/3600)
-	b = append(b, ':')
-	b = appendTwo(b, off/60%60)
-	if s := off % 60; s != 0 {
-		b = append(b, ':')
-		b = appendTwo(b, s)
-	}
-	return string(b)
-}
-
-func appendTwo(b []byte, n int) []byte {
-	if n < 10 {
-		b = append(b, '0')
-	}
-	return strconv.AppendInt(b, int64(n), 10)
+	return t.Format("-07:00")
 }
 
 // OffsetAt is the zone's UTC offset at t (see UTCOffset).
 func (z Zone) OffsetAt(t time.Time) string { return UTCOffset(t.In(z.loc())) }
-
-// zone is the zone of a call: ServiceOptions.Zones when set, else Zone.
-func (s *Service) zone() Zone {
-	if s.opts.Zones != nil {
-		return s.opts.Zones()
-	}
-	return s.opts.Zone
-}

@@ -64,7 +64,7 @@ func TestMachineZoneFollows(t *testing.T) {
 
 	relink(t, filepath.Join(dir, "Asia/Tokyo"), localtime)
 	check("Europe/Berlin", "+01:00") // within the recheck interval
-	clk.set(clk.now().Add(DefaultZoneRecheck))
+	clk.set(clk.now().Add(zoneRecheck))
 	check("Asia/Tokyo", "+09:00")
 
 	// A copied file has no name; its rules still give the offset.
@@ -78,14 +78,14 @@ func TestMachineZoneFollows(t *testing.T) {
 	if err := os.WriteFile(localtime, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	clk.set(clk.now().Add(DefaultZoneRecheck))
+	clk.set(clk.now().Add(zoneRecheck))
 	check("Local", "-05:00")
 
 	// No zone file: UTC, as Go's time.Local.
 	if err := os.Remove(localtime); err != nil {
 		t.Fatal(err)
 	}
-	clk.set(clk.now().Add(DefaultZoneRecheck))
+	clk.set(clk.now().Add(zoneRecheck))
 	check("UTC", "+00:00")
 }
 
@@ -201,7 +201,7 @@ func TestServiceTodayFollowsMachineZone(t *testing.T) {
 	env := newSimEnv(t, envOptions{week: smallWeek})
 	clk := &clock{t: env.now}
 	mz := NewMachineZone(MachineZoneOptions{LookupEnv: noTZ, Path: localtime, Now: clk.now})
-	s := newService(t, env, clk, ServiceOptions{Zones: mz.Zone})
+	s := newService(t, env, clk, ServiceOptions{Zone: mz.Zone})
 	today := func() Period {
 		t.Helper()
 		sum, err := s.Summary(t.Context(), SummaryQuery{Period: "today"})
@@ -212,7 +212,7 @@ func TestServiceTodayFollowsMachineZone(t *testing.T) {
 	}
 	for _, name := range []string{"Europe/Berlin", "America/New_York"} {
 		relink(t, filepath.Join(dir, name), localtime)
-		clk.set(clk.now().Add(DefaultZoneRecheck))
+		clk.set(clk.now().Add(zoneRecheck))
 		p := today()
 		loc, err := time.LoadLocation(name)
 		if err != nil {

@@ -172,8 +172,8 @@ func New(d Deps) (*Engine, error) {
 	poller := nowframe.NewPoller(builder, nowframe.PollerOptions{Interval: c.Poll.Interval,
 		IdleInterval: c.Poll.IdleInterval, ActiveFor: c.Poll.ActiveFor, BucketListTTL: c.Poll.BucketListTTL})
 	act := activity.NewService(activity.ServiceOptions{
-		Fetcher: activity.FetcherOptions{AW: awHist, Source: histSrc, Host: c.AW.Host, Now: d.Now},
-		Zones:   zone, Privacy: privacy, MetaTTL: c.Poll.BucketListTTL,
+		AW: awHist, Source: histSrc, Host: c.AW.Host, Now: d.Now,
+		Zone: zone, Privacy: privacy, MetaTTL: c.Poll.BucketListTTL,
 	})
 
 	preflight := Preflight(c)

@@ -330,7 +330,7 @@ func TestHistoryPieceTooLarge(t *testing.T) {
 // between, since nothing else of the period is read. The history circuit
 // opens, and for its 10 s cool-down every activity tool fails with
 // CircuitOpen ("the source failed repeatedly") — "today", whose reads
-// ActivityWatch answers fine, included. FetcherOptions.Source promises
+// ActivityWatch answers fine, included. ServiceOptions.Source promises
 // "one bucket that keeps failing as the others answer does not [open
 // the circuit] (the server is up)". Expected: after the three failures of
 // that day, "today" answers (e.g. an HTTP status answer proves the server
@@ -375,7 +375,7 @@ func TestOneBadOldDayDoesNotShutOutToday(t *testing.T) {
 // needs, and again after every few questions. (Before this change the
 // same reads opened the live frame's circuit, which was worse.)
 // Expected: a bucket failing while ActivityWatch answers never stops the
-// activity tools (as FetcherOptions.Source promises: "one bucket that
+// activity tools (as ServiceOptions.Source promises: "one bucket that
 // keeps failing as the others answer does not" open the circuit), e.g.
 // an HTTP status answer from a reachable server is not counted toward
 // the breaker, or web-bucket reads do not go through it.

@@ -7,6 +7,7 @@ package activitytest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,40 +30,21 @@ const (
 	clientWeb    = "aw-client-web"
 )
 
-// WeekOptions shape a generated history. The zero value of every field
-// means its default.
+// WeekOptions shape a generated history; a zero field means its default.
 type WeekOptions struct {
-	// Seed makes the history (default 1); the same options always give the
-	// same events.
-	Seed uint64
-	// Start is when the first day's session may begin: its local midnight
-	// in Start's location (default Monday 2026-03-23 00:00 in
-	// Europe/Berlin, a week holding the spring daylight-saving change).
+	Seed uint64 // default 1
+	// Start's local midnight starts the first day (default Monday
+	// 2026-03-23 in Europe/Berlin, a week holding the spring change).
 	Start time.Time
-	// Days is how many days (default 7).
-	Days int
-	// WindowEvents is how many window events in all (default 50,000),
-	// spread over the days, weekends lighter.
+	Days  int // default 7
+	// WindowEvents is how many window events in all (default
+	// DefaultWindowEvents), weekends lighter.
 	WindowEvents int
-	// Host is the hostname of the buckets (default "testhost").
-	Host string
+	Host         string // the buckets' hostname (default "testhost")
 }
 
-// Default values of WeekOptions.
-const (
-	DefaultWindowEvents = 50_000
-	DefaultDays         = 7
-	DefaultHost         = "testhost"
-)
-
-// DefaultStart is the default WeekOptions.Start.
-func DefaultStart() time.Time {
-	loc, err := time.LoadLocation("Europe/Berlin")
-	if err != nil {
-		loc = time.FixedZone("CET", 3600)
-	}
-	return time.Date(2026, 3, 23, 0, 0, 0, 0, loc)
-}
+// DefaultWindowEvents is WeekOptions.WindowEvents' default.
+const DefaultWindowEvents = 50_000
 
 // Bucket is one generated bucket and its events, oldest first, without
 // ids (the server gives them).
@@ -123,20 +106,13 @@ var (
 // Week generates a history. It is deterministic: the same options give the
 // same events.
 func Week(o WeekOptions) *History {
-	if o.Seed == 0 {
-		o.Seed = 1
-	}
+	o.Seed, o.Days, o.WindowEvents, o.Host = cmp.Or(o.Seed, 1), cmp.Or(o.Days, 7), cmp.Or(o.WindowEvents, DefaultWindowEvents), cmp.Or(o.Host, "testhost")
 	if o.Start.IsZero() {
-		o.Start = DefaultStart()
-	}
-	if o.Days <= 0 {
-		o.Days = DefaultDays
-	}
-	if o.WindowEvents <= 0 {
-		o.WindowEvents = DefaultWindowEvents
-	}
-	if o.Host == "" {
-		o.Host = DefaultHost
+		loc, err := time.LoadLocation("Europe/Berlin")
+		if err != nil {
+			loc = time.FixedZone("CET", 3600)
+		}
+		o.Start = time.Date(2026, 3, 23, 0, 0, 0, 0, loc)
 	}
 	rng := rand.New(rand.NewPCG(o.Seed, 0x5eed))
 	h := &History{
@@ -271,7 +247,7 @@ func (g *gen) day(midnight time.Time, weekend bool, n int) {
 			breaks = append(breaks, b)
 		}
 	}
-	sortSpans(breaks)
+	slices.SortFunc(breaks, func(a, b span) int { return a.start.Compare(b.start) })
 	var parts []span
 	cur := start
 	for _, b := range breaks {
@@ -403,14 +379,6 @@ func (g *gen) closeTabs(at time.Time) {
 	}
 }
 
-func sortSpans(s []span) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j].start.Before(s[j-1].start); j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
-}
-
 // event builds an event [start, end) with ms precision, as aw-server
 // stores it.
 func event(start, end time.Time, data map[string]any) aw.Event {
@@ -460,33 +428,14 @@ func (h *History) Load(ctx context.Context, handler http.Handler) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			body := appendEvents(nil, b.Events[i:min(i+insertBatch, len(b.Events))])
+			body, err := json.Marshal(b.Events[i:min(i+insertBatch, len(b.Events))])
+			if err != nil {
+				return err
+			}
 			if err := post(path+"/events", body); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
-}
-
-// appendEvents writes events as aw-client posts them.
-func appendEvents(dst []byte, evs []aw.Event) []byte {
-	dst = append(dst, '[')
-	for i, e := range evs {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, `{"timestamp":"`...)
-		dst = e.Timestamp.UTC().AppendFormat(dst, "2006-01-02T15:04:05.000Z07:00")
-		dst = append(dst, `","duration":`...)
-		dst = appendSeconds(dst, e.Duration)
-		dst = append(dst, `,"data":`...)
-		dst = append(dst, e.Data...)
-		dst = append(dst, '}')
-	}
-	return append(dst, ']')
-}
-
-func appendSeconds(dst []byte, s float64) []byte {
-	return fmt.Appendf(dst, "%.3f", s)
 }
