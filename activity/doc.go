@@ -13,7 +13,7 @@
 // at most every few minutes by counting its events on the server
 // (revalidate.go). Reading, stitching and keeping a day's events live in
 // days.go. It runs ActivityWatch's canonical desktop query
-// (aw/transform.Canonical) by units, a closed day or an hour of the open
+// (aw/transform.CanonicalContext) by units, a closed day or an hour of the open
 // day, each over its own time and a margin of the time around it, cut to
 // the unit, so that the units add up to the whole period's computation;
 // a final unit is kept. The frames' privacy (nowframe.Privacy) applies to
