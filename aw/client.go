@@ -222,6 +222,36 @@ func headerSafe(s string) bool {
 	return !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r >= 0x7f })
 }
 
+// readLimited reads r up to max+1 bytes (so a longer body shows as
+// len > max). It allocates for a declared length up front and otherwise
+// doubles its buffer, so reading n bytes allocates at most ~2n.
+func readLimited(r io.Reader, max, declared int64) ([]byte, error) {
+	size := int64(4 << 10)
+	if declared >= 0 {
+		size = declared + 1 // +1 to see EOF without growing
+	}
+	size = min(size, max+1)
+	buf := make([]byte, 0, size)
+	for {
+		if len(buf) == cap(buf) {
+			if int64(len(buf)) > max {
+				return buf, nil
+			}
+			grown := make([]byte, len(buf), min(2*int64(cap(buf))+512, max+1))
+			copy(grown, buf)
+			buf = grown
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+}
+
 // checkRedirect follows at most maxRedirects redirects within the base URL's
 // origin; anything else ends the request with the redirect response itself,
 // which becomes an HTTPStatus error.
@@ -299,7 +329,7 @@ func (c *Client) get(ctx context.Context, op, path, query string) ([]byte, error
 	if resp.ContentLength > c.maxBody {
 		return nil, c.tooLarge(op, resp.StatusCode)
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, c.maxBody+1))
+	body, err := readLimited(resp.Body, c.maxBody, resp.ContentLength)
 	if err != nil {
 		e := transportError(op, ctx, err)
 		e.Status = resp.StatusCode

@@ -2,6 +2,7 @@ package aw
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -265,6 +266,32 @@ func TestMalformedBodies(t *testing.T) {
 				t.Errorf("error leaks or echoes the body: %q", err)
 			}
 		})
+	}
+}
+
+// A body whose length the server declares (aw-server does) is read into
+// one buffer of that size: a week of events is megabytes, and growing a
+// buffer step by step copies and allocates it several times over.
+func TestDeclaredBodyReadOnce(t *testing.T) {
+	const size = 4 << 20
+	body := bytes.Repeat([]byte(" "), size-2)
+	body = append(append([]byte("["), body...), ']')
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", fmt.Sprint(len(body)))
+		w.Write(body)
+	}))
+	t.Cleanup(srv.Close)
+	c := fastClient(t, Options{BaseURL: srv.URL})
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	got, err := c.get(testCtx(t), "events", "/api/0/buckets/b/events", "")
+	runtime.ReadMemStats(&after)
+	if err != nil || len(got) != size {
+		t.Fatalf("read %d bytes, %v", len(got), err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > size+size/2 {
+		t.Errorf("allocated %d KiB to read a declared %d KiB body", alloc>>10, size>>10)
 	}
 }
 
