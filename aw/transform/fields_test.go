@@ -78,3 +78,19 @@ func TestFieldsURL(t *testing.T) {
 		t.Errorf("%d strings", n)
 	}
 }
+
+// A week's tabs hold thousands of distinct data (title, tabCount) over a
+// few hundred URLs: each URL is split once and each data gets its keys in
+// one copy (six copies per data had doubled BenchmarkCanonicalWeek's
+// memory, 16.6 to 40.8 MB).
+func TestSplitURLsAllocs(t *testing.T) {
+	const n = 200
+	evs := make([]Event, n)
+	for i := range evs {
+		evs[i].Data = strs("url", "https://www.example.org/a;b?c#d", "title", "t", "tabCount", strings.Repeat("1", i+1))
+	}
+	splitURLs(evs)
+	if allocs := testing.AllocsPerRun(5, func() { splitURLs(evs) }); allocs > 2*n {
+		t.Errorf("%v allocations for %d events with distinct data and one URL, want at most %d", allocs, n, 2*n)
+	}
+}
