@@ -223,7 +223,8 @@ func unionInto(notAFK, list []Event, idx []int) []Event {
 // SplitURL accepts gets its parts under $protocol, $domain, $path, $params,
 // $options and $identifier. evs is changed in place and returned.
 func splitURLs(evs []Event) []Event {
-	split := make(map[*Field]Fields) // by data: events that share it share its split
+	split := make(map[*Field]Fields)  // by data: events that share it share its split
+	parts := make(map[string][]Field) // by URL: each split once (nil: not a URL)
 	for i := range evs {
 		f := evs[i].Data
 		u, ok := f.Str("url")
@@ -232,11 +233,16 @@ func splitURLs(evs []Event) []Event {
 		}
 		g, done := split[&f.kv[0]]
 		if !done {
-			g = f
-			if p, err := SplitURL(u); err == nil {
-				g = f.With("$protocol", p.Protocol).With("$domain", p.Domain).With("$path", p.Path).
-					With("$params", p.Params).With("$options", p.Options).With("$identifier", p.Identifier)
+			p, known := parts[u]
+			if !known {
+				if sp, err := SplitURL(u); err == nil {
+					p = []Field{{Key: "$protocol", Value: sp.Protocol}, {Key: "$domain", Value: sp.Domain},
+						{Key: "$path", Value: sp.Path}, {Key: "$params", Value: sp.Params},
+						{Key: "$options", Value: sp.Options}, {Key: "$identifier", Value: sp.Identifier}}
+				}
+				parts[u] = p
 			}
+			g = f.with(p...)
 			split[&f.kv[0]] = g
 		}
 		evs[i].Data = g

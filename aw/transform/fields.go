@@ -91,18 +91,25 @@ func (f Fields) Equal(o Fields) bool {
 
 // With returns a copy with key set to the string value (in its place when
 // f has the key, else last).
-func (f Fields) With(key, value string) Fields {
-	x := Field{Key: key, Value: value}
-	kv := make([]Field, 0, len(f.kv)+1)
-	set := false
+func (f Fields) With(key, value string) Fields { return f.with(Field{Key: key, Value: value}) }
+
+// with is With of each of xs (distinct keys) in one copy; f itself when
+// xs is empty.
+func (f Fields) with(xs ...Field) Fields {
+	if len(xs) == 0 {
+		return f
+	}
+	kv := make([]Field, 0, len(f.kv)+len(xs))
 	for _, y := range f.kv {
-		if y.Key == key {
-			y, set = x, true
+		if j := slices.IndexFunc(xs, func(x Field) bool { return x.Key == y.Key }); j >= 0 {
+			y = xs[j]
 		}
 		kv = append(kv, y)
 	}
-	if !set {
-		kv = append(kv, x)
+	for _, x := range xs {
+		if _, ok := f.Get(x.Key); !ok {
+			kv = append(kv, x)
+		}
 	}
 	return Fields{kv: kv, class: f.class}
 }
