@@ -154,6 +154,11 @@ func TestUTCOffset(t *testing.T) {
 			t.Errorf("%s at %s: %s, want %s", c.zone, c.at, got, c.want)
 		}
 	}
+	// Less than a minute west of UTC (Africa/Accra's local mean time,
+	// -0:00:52, in Go's zoneinfo): time.Format writes "+00:00:-52".
+	if got := UTCOffset(time.Date(1900, 1, 1, 0, 0, 0, 0, time.FixedZone("LMT", -52))); got != "-00:00:52" {
+		t.Errorf("52 s west of UTC: %s, want -00:00:52", got)
+	}
 }
 
 // TestPeriodOffsets: a period says its zone's offset at its start, and
