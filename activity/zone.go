@@ -2,6 +2,7 @@ package activity
 
 import (
 	"cmp"
+	"fmt"
 	"io"
 	"os"
 	"runtime"
@@ -160,10 +161,16 @@ func readZoneFile(path string) ([]byte, error) {
 // ("Etc/GMT+9": POSIX signs are reversed in those names), with seconds
 // only when it has some (historic local mean time).
 func UTCOffset(t time.Time) string {
-	if _, off := t.Zone(); off%60 != 0 {
-		return t.Format("-07:00:00")
+	// Not time.Format: it writes 52 s west of UTC as "+00:00:-52".
+	_, off := t.Zone()
+	sign := "+"
+	if off < 0 {
+		sign, off = "-", -off
 	}
-	return t.Format("-07:00")
+	if off%60 != 0 {
+		return fmt.Sprintf("%s%02d:%02d:%02d", sign, off/3600, off/60%60, off%60)
+	}
+	return fmt.Sprintf("%s%02d:%02d", sign, off/3600, off/60%60)
 }
 
 // OffsetAt is the zone's UTC offset at t (see UTCOffset).
