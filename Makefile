@@ -13,7 +13,7 @@ export CGO_ENABLED ?= 0
 .PHONY: build demo test vet bench fuzz soak cross clean conformance
 
 build:
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/awbridge
+	$(GO) build -trimpath -buildvcs=auto -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/awbridge
 
 demo: build
 	./$(BIN) demo --duration 30s

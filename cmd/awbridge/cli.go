@@ -36,7 +36,8 @@ type env struct {
 	stdout, stderr io.Writer
 	lookup         func(string) (string, bool)
 	version        string
-	stderrTTY      *bool // whether stderr is a terminal; nil: ask the file
+	built          string // "commit C, built D", or empty
+	stderrTTY      *bool  // whether stderr is a terminal; nil: ask the file
 }
 
 type command struct {

@@ -7,17 +7,22 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// A release sets these at link time (-ldflags "-X main.version=... -X
+// main.commit=... -X main.date=..."); otherwise they come from what Go
+// records in the binary (buildStamp).
+var version, commit, date string
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	info, _ := debug.ReadBuildInfo()
+	v, built := buildStamp(version, commit, date, info)
 	code := run(ctx, &env{
 		args: os.Args[1:], stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr,
-		lookup: os.LookupEnv, version: version,
+		lookup: os.LookupEnv, version: v, built: built,
 	})
 	stop()
 	os.Exit(code)
