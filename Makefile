@@ -10,10 +10,19 @@ BIN     := bin/awbridge
 # run the binary the same way. CGO_ENABLED=1 make ... links libc again.
 export CGO_ENABLED ?= 0
 
-.PHONY: build demo test vet bench fuzz soak cross clean conformance
+.PHONY: build demo test vet bench fuzz soak cross clean conformance release
+
+# goreleaser v2 builds the release; `go run` fetches it when it is not
+# installed (GORELEASER=goreleaser uses the one on PATH).
+GORELEASER ?= $(GO) run github.com/goreleaser/goreleaser/v2@v2.15.1
 
 build:
 	$(GO) build -trimpath -buildvcs=auto -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/awbridge
+
+# A snapshot of every release artifact into dist/ (nothing is published).
+release:
+	COMMIT=$$(git rev-parse --short=12 HEAD) COMMIT_DATE=$$(git log -1 --format=%cI) \
+	  COMMIT_TIMESTAMP=$$(git log -1 --format=%ct) $(GORELEASER) release --snapshot --clean
 
 demo: build
 	./$(BIN) demo --duration 30s
