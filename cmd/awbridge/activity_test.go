@@ -778,7 +778,7 @@ func TestActivityToolsKeepPrivateThingsPrivate(t *testing.T) {
 		if err := json.Unmarshal(a.raw, &v); err != nil {
 			t.Fatalf("%s: %v", a.what, err)
 		}
-		actWalk("", v, func(path, s string) {
+		eachString("", v, func(path, s string) {
 			if i := strings.IndexFunc(s, actUnsafeRune); i >= 0 {
 				t.Errorf("%s: %s holds the control or invisible character %U: %q", a.what, path, []rune(s[i:])[0], s)
 			}
@@ -1057,7 +1057,7 @@ func TestActivityAcceptHarness(t *testing.T) {
 			t.Fatal(err)
 		}
 		n := 0
-		actWalk("", v, func(path, s string) {
+		eachString("", v, func(path, s string) {
 			n++
 			if i := strings.IndexFunc(s, actUnsafeRune); i >= 0 {
 				t.Errorf("%s holds %U: %q", path, []rune(s[i:])[0], s)
@@ -1578,23 +1578,6 @@ func actUnsafeRune(r rune) bool {
 		return true
 	}
 	return unicode.Is(unicode.Cf, r)
-}
-
-// actWalk calls f with the path and value of every key and string of v.
-func actWalk(path string, v any, f func(path, s string)) {
-	switch x := v.(type) {
-	case string:
-		f(path, x)
-	case map[string]any:
-		for k, c := range x {
-			f(path+"{key}", k)
-			actWalk(path+"."+k, c, f)
-		}
-	case []any:
-		for i, c := range x {
-			actWalk(fmt.Sprintf("%s[%d]", path, i), c, f)
-		}
-	}
 }
 
 // actTZif writes a time zone in the TZif format (version 1, as zic
