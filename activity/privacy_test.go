@@ -14,7 +14,6 @@ import (
 	"github.com/awbridge/awbridge/aw/awsim"
 	"github.com/awbridge/awbridge/config"
 	"github.com/awbridge/awbridge/nowframe"
-	"github.com/awbridge/awbridge/upstream"
 )
 
 // privateDesktop is an hour of a desktop with everything the privacy
@@ -53,7 +52,7 @@ func privateDesktop(t *testing.T) (*simEnv, *clock) {
 	}
 	t.Cleanup(c.CloseIdleConnections)
 	env.client = c
-	env.src = upstream.New(upstream.Options{Name: "activitywatch", Code: "AwUnavailable", Configured: true, Deadline: time.Minute})
+	env.src = testSource()
 	return env, clk
 }
 

@@ -15,7 +15,6 @@ import (
 
 	"github.com/awbridge/awbridge/aw"
 	"github.com/awbridge/awbridge/aw/awsim"
-	"github.com/awbridge/awbridge/upstream"
 )
 
 // TestFold: short app stretches fold into the app block before them,
@@ -246,7 +245,7 @@ func reviewDesktop(t *testing.T, now time.Time) (*simEnv, *clock) {
 	}
 	t.Cleanup(c.CloseIdleConnections)
 	env.client = c
-	env.src = upstream.New(upstream.Options{Name: "activitywatch", Code: "AwUnavailable", Configured: true, Deadline: time.Minute})
+	env.src = testSource()
 	return env, clk
 }
 
