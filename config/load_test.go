@@ -93,6 +93,30 @@ func TestEmptyEnvOverridesFile(t *testing.T) {
 	}
 }
 
+// TestPlaceholderIsUnset: a client that leaves a setting blank passes its
+// "${...}" placeholder through; awbridge reads it as unset, never as the
+// value (an API key "${user_config.api_key}", a URL "${AW_URL}").
+func TestPlaceholderIsUnset(t *testing.T) {
+	env := map[string]string{
+		"AWBRIDGE_CONFIG":      "testdata/partial.toml",
+		"AWBRIDGE_AW_API_KEY":  "${user_config.api_key}",
+		"AWBRIDGE_SIDECAR_URL": "${SIDECAR}",
+	}
+	l := mustLoad(t, env)
+	if got := l.Config.AW.APIKey; got != "" {
+		t.Errorf("api key = %q, want none", got)
+	}
+	if got := l.Config.Sidecar.URL; got != "http://127.0.0.1:8788" {
+		t.Errorf("sidecar = %q, want the file's", got)
+	}
+	for _, v := range []string{"$${x}", "${x}y", "${}", "${a-b}", "x${y}"} {
+		env["AWBRIDGE_AW_API_KEY"] = v
+		if got := mustLoad(t, env).Config.AW.APIKey; got != v {
+			t.Errorf("api key %q read as %q, want it kept", v, got)
+		}
+	}
+}
+
 func TestContextRootOrder(t *testing.T) {
 	// Each layer names its own folder; partial.toml says /from/file.
 	const (

@@ -15,7 +15,10 @@ import (
 // share if Lookup is.
 type Env struct {
 	// Lookup reports a variable's value and whether it is set at all: a
-	// variable set to "" overrides the file.
+	// variable set to "" overrides the file. A value that is one
+	// unexpanded placeholder, "${name}", counts as unset: MCP clients pass
+	// the placeholder through when the setting it names was left blank
+	// (Claude Desktop's ${user_config.api_key}, Claude Code's ${VAR}).
 	Lookup func(string) (string, bool)
 	// GOOS selects the path conventions ("linux", "darwin", "windows", ...).
 	GOOS string
@@ -29,7 +32,21 @@ func (e Env) lookup(name string) (string, bool) {
 	if e.Lookup == nil {
 		return "", false
 	}
-	return e.Lookup(name)
+	v, ok := e.Lookup(name)
+	if ok && placeholder(v) {
+		return "", false
+	}
+	return v, ok
+}
+
+// placeholder reports whether v is "${" name "}" and nothing else, the
+// name made of letters, digits, "_" and ".".
+func placeholder(v string) bool {
+	name, ok := strings.CutPrefix(v, "${")
+	if name, ok = strings.CutSuffix(name, "}"); !ok || name == "" {
+		return false
+	}
+	return strings.Trim(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.") == ""
 }
 
 func (e Env) goos() string {
