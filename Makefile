@@ -10,7 +10,7 @@ BIN     := bin/awbridge
 # run the binary the same way. CGO_ENABLED=1 make ... links libc again.
 export CGO_ENABLED ?= 0
 
-.PHONY: build demo test vet bench fuzz soak cross clean conformance release
+.PHONY: build demo test vet bench fuzz soak cross clean conformance release bundle
 
 # goreleaser v2 builds the release; `go run` fetches it when it is not
 # installed (GORELEASER=goreleaser uses the one on PATH).
@@ -19,10 +19,26 @@ GORELEASER ?= $(GO) run github.com/goreleaser/goreleaser/v2@v2.15.1
 build:
 	$(GO) build -trimpath -buildvcs=auto -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/awbridge
 
-# A snapshot of every release artifact into dist/ (nothing is published).
+# The official MCP bundle tool (Node, from the npm registry), pinned.
+MCPB ?= npx --yes @anthropic-ai/mcpb@2.1.2
+COMMIT_ENV = COMMIT=$$(git rev-parse --short=12 HEAD) COMMIT_DATE=$$(git log -1 --format=%cI) \
+	  COMMIT_TIMESTAMP=$$(git log -1 --format=%ct) SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct)
+
+# A snapshot of every release artifact into dist/ (nothing is published):
+# goreleaser's archives and packages, then the Claude Desktop bundles and
+# the MCP Registry's server.json (packaging/mcpb). One build at a time: the
+# macOS universal binary stacks its two halves in the order they finished.
 release:
-	COMMIT=$$(git rev-parse --short=12 HEAD) COMMIT_DATE=$$(git log -1 --format=%cI) \
-	  COMMIT_TIMESTAMP=$$(git log -1 --format=%ct) $(GORELEASER) release --snapshot --clean
+	$(COMMIT_ENV) $(GORELEASER) release --snapshot --clean --parallelism 1
+	$(COMMIT_ENV) $(GO) run ./packaging/mcpb -dist dist -mcpb '$(MCPB)'
+
+# The Linux bundle and its server.json alone, into dist/bundle (what CI checks).
+bundle:
+	rm -rf dist/bundle
+	for arch in amd64 arm64; do GOOS=linux GOARCH=$$arch $(GO) build -trimpath -ldflags '$(LDFLAGS)' \
+	  -o dist/bundle/awbridge_linux_$$arch/awbridge ./cmd/awbridge || exit 1; done
+	$(COMMIT_ENV) $(GO) run ./packaging/mcpb -dist dist/bundle -os linux \
+	  -version 0.0.0-dev+$$(git rev-parse --short=12 HEAD) -mcpb '$(MCPB)'
 
 demo: build
 	./$(BIN) demo --duration 30s

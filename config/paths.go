@@ -42,11 +42,10 @@ func (e Env) lookup(name string) (string, bool) {
 // placeholder reports whether v is "${" name "}" and nothing else, the
 // name made of letters, digits, "_" and ".".
 func placeholder(v string) bool {
-	name, ok := strings.CutPrefix(v, "${")
-	if name, ok = strings.CutSuffix(name, "}"); !ok || name == "" {
+	if len(v) < 4 || !strings.HasPrefix(v, "${") || !strings.HasSuffix(v, "}") {
 		return false
 	}
-	return strings.Trim(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.") == ""
+	return strings.Trim(v[2:len(v)-1], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.") == ""
 }
 
 func (e Env) goos() string {
