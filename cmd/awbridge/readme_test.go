@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -357,4 +358,30 @@ func headingAnchors(doc string) []string {
 		out = append(out, b.String())
 	}
 	return out
+}
+
+// TestReadmeVSCodeInstall decodes the README's one-click link for VS Code
+// (a vscode:mcp/install link behind GitHub's redirect) and its
+// `code --add-mcp` line: both add awbridge run as `awbridge stdio`.
+func TestReadmeVSCodeInstall(t *testing.T) {
+	raw, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"name":"awbridge","type":"stdio","command":"awbridge","args":["stdio"]}`
+	m := regexp.MustCompile(`\(https://insiders\.vscode\.dev/redirect\?url=([^)\s]+)\)`).FindSubmatch(raw)
+	if m == nil {
+		t.Fatal("the README has no VS Code install link")
+	}
+	link, err := url.QueryUnescape(string(m[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	config, ok := strings.CutPrefix(link, "vscode:mcp/install?")
+	if config, err = url.PathUnescape(config); !ok || err != nil || config != want {
+		t.Errorf("the VS Code link opens %q, installing %q (%v); want %s", link, config, err, want)
+	}
+	if !bytes.Contains(raw, []byte("code --add-mcp '"+want+"'")) {
+		t.Errorf("the README has no `code --add-mcp '%s'`", want)
+	}
 }
