@@ -46,6 +46,22 @@ type Spec struct {
 	// environment: it has no login session, so no XDG_RUNTIME_DIR, and
 	// clients must find it; "" sets nothing.
 	Socket string
+	// Packaged is the systemd user unit a Linux package installs for every
+	// person (PackageSpec): no Home, no ConfigPath (no --config: each
+	// person's service reads their own default config file).
+	Packaged bool
+}
+
+// PackagedExecutable is where the Linux packages (.deb, .rpm) put the binary.
+const PackagedExecutable = "/usr/bin/awbridge"
+
+// PackageSpec is the unit the Linux packages carry in
+// /usr/lib/systemd/user/: the same unit `awbridge install` writes for one
+// person, for the packaged binary and without --config. The package
+// enables and starts nothing; each person runs
+// `systemctl --user enable --now awbridge`.
+func PackageSpec() Spec {
+	return Spec{Executable: PackagedExecutable, GOOS: "linux", Packaged: true}
 }
 
 func (s Spec) goos() string {
@@ -92,8 +108,11 @@ func (s Spec) UnitPath() string {
 		}
 		return joinSlash(s.Home, "Library", "LaunchAgents", LaunchdLabel+".plist")
 	}
-	if s.System {
+	switch {
+	case s.System:
 		return "/etc/systemd/system/" + Name + ".service"
+	case s.Packaged:
+		return "/usr/lib/systemd/user/" + Name + ".service"
 	}
 	return joinSlash(s.Home, ".config", "systemd", "user", Name+".service")
 }
@@ -110,8 +129,12 @@ func (s Spec) LogPath() string {
 	return joinSlash(s.Home, "Library", "Logs", "awbridge.log")
 }
 
-// Arguments are the service's arguments after the executable.
+// Arguments are the service's arguments after the executable (no
+// --config for a packaged unit).
 func (s Spec) Arguments() []string {
+	if s.Packaged {
+		return []string{"serve"}
+	}
 	return []string{"serve", "--config", s.ConfigPath}
 }
 
@@ -131,9 +154,15 @@ func (e *GoRunError) Error() string {
 // control character (or U+FFFE, U+FFFF: not XML), invalid UTF-8, or "{{"
 // (kardianos/service parses the unit we hand it as a template).
 func (s Spec) check() error {
+	if s.Packaged {
+		// Only the Linux packages' unit: a systemd user unit for everyone.
+		if s.goos() == "darwin" || s.goos() == "windows" || s.System || s.ConfigPath != "" || s.Home != "" || s.User != "" || s.Socket != "" {
+			return errors.New("install: a packaged unit is a Linux systemd user unit with only an executable")
+		}
+	}
 	for _, p := range []struct{ what, v string }{{"executable", s.Executable}, {"config file", s.ConfigPath}, {"socket", s.Socket}} {
 		switch {
-		case p.what == "socket" && p.v == "":
+		case p.what == "socket" && p.v == "", p.what == "config file" && s.Packaged:
 		case !config.IsAbs(s.goos(), p.v):
 			return fmt.Errorf("install: the %s %q is not an absolute path", p.what, p.v)
 		case !utf8.ValidString(p.v):
@@ -144,7 +173,7 @@ func (s Spec) check() error {
 			return fmt.Errorf("install: the %s path %q holds \"{{\", which service units cannot carry", p.what, p.v)
 		}
 	}
-	if s.goos() != "windows" && s.Home == "" && !s.System {
+	if s.goos() != "windows" && s.Home == "" && !s.System && !s.Packaged {
 		return errors.New("install: the home folder is unknown (HOME is not set)")
 	}
 	if s.System {
@@ -215,7 +244,11 @@ func Render(s Spec) (string, error) {
 }
 
 func renderSystemd(s Spec) string {
-	after, service, wanted := "default.target", "", "default.target"
+	// A user unit starts after aw-server-rust's own user unit when that
+	// runs in the same user manager; After= on a unit that does not exist
+	// is harmless (unlike Requires=). A system unit cannot order itself
+	// after a user unit.
+	after, service, wanted := "default.target aw-server.service", "", "default.target"
 	if s.System {
 		after, service, wanted = "network.target", "User="+s.User+"\n", "multi-user.target"
 	}

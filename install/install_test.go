@@ -18,9 +18,14 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // golden compares got with testdata/name, rewriting it with -update.
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
+	goldenFile(t, filepath.Join("testdata", name), got)
+}
+
+// goldenFile compares got with the file at path, rewriting it with -update.
+func goldenFile(t *testing.T, path, got string) {
+	t.Helper()
 	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
@@ -69,7 +74,7 @@ func TestUnitsGolden(t *testing.T) {
 		path   string
 	}{
 		{"awbridge.service.golden", unixSpec("linux", false),
-			[]string{"WantedBy=default.target", "RestartSec=2s", "Restart=on-failure",
+			[]string{"WantedBy=default.target", "RestartSec=2s", "Restart=on-failure", "\nAfter=default.target aw-server.service\n",
 				`ExecStart="/home/a b/bin/awbridge" serve --config "/home/a b/.config/awbridge/config.toml"`},
 			"/home/a b/.config/systemd/user/awbridge.service"},
 		{"awbridge-system.service.golden", unixSpec("linux", true),
@@ -112,6 +117,63 @@ func TestUnitsGolden(t *testing.T) {
 				t.Fatal("the unit holds {{")
 			}
 		})
+	}
+}
+
+// TestPackagedUnit: the unit the .deb and .rpm install for everyone
+// (packaging/linux/awbridge.service, what nfpm packs) is the render of
+// PackageSpec byte for byte: the per-user unit `awbridge install` writes,
+// running /usr/bin/awbridge serve without --config (each person's
+// service reads their own default config file).
+func TestPackagedUnit(t *testing.T) {
+	spec := PackageSpec()
+	got, err := Render(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	goldenFile(t, filepath.Join("..", "packaging", "linux", "awbridge.service"), got)
+	for _, must := range []string{"\nExecStart=/usr/bin/awbridge serve\n", "\nAfter=default.target aw-server.service\n",
+		"\nWantedBy=default.target\n", "\nRestart=on-failure\n"} {
+		if !strings.Contains(got, must) {
+			t.Errorf("the packaged unit lacks %q:\n%s", must, got)
+		}
+	}
+	if strings.Contains(got, "--config") || strings.Contains(got, "User=") {
+		t.Errorf("the packaged unit names a config file or an account:\n%s", got)
+	}
+	if p := spec.UnitPath(); p != "/usr/lib/systemd/user/awbridge.service" {
+		t.Errorf("UnitPath = %q", p)
+	}
+	if err := spec.Validate(); err != nil {
+		t.Errorf("Validate: %v", err)
+	}
+	// One unit: a person's own install differs only in its command line.
+	own := unixSpec("linux", false)
+	ownUnit, err := Render(own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ownExec := "ExecStart=" + own.commandLine(systemdArg) + "\n"
+	if !strings.Contains(ownUnit, ownExec) {
+		t.Fatalf("no %q in\n%s", ownExec, ownUnit)
+	}
+	if strings.Replace(ownUnit, ownExec, "ExecStart=/usr/bin/awbridge serve\n", 1) != got {
+		t.Errorf("the packaged unit and a person's own differ beyond ExecStart:\n%s\n%s", got, ownUnit)
+	}
+	// Anything beyond the executable is refused: it would not be the
+	// unit every person gets.
+	for _, edit := range []func(*Spec){
+		func(s *Spec) { s.ConfigPath = "/etc/awbridge.toml" },
+		func(s *Spec) { s.System, s.User = true, "alice" },
+		func(s *Spec) { s.Home = "/home/a" },
+		func(s *Spec) { s.GOOS = "darwin" },
+		func(s *Spec) { s.Socket = "/run/awbridge.sock" },
+	} {
+		s := PackageSpec()
+		edit(&s)
+		if _, err := Render(s); err == nil || !strings.Contains(err.Error(), "packaged unit") {
+			t.Errorf("Render(%+v) = %v, want a refusal", s, err)
+		}
 	}
 }
 
