@@ -45,6 +45,7 @@ demo: build
 
 test: vet
 	$(GO) test -count=1 -timeout 240s ./...
+	cd packaging/linux && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 vet:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
