@@ -368,13 +368,12 @@ func stage(dir string, b bundle, version string, tools []tool, bins map[string]s
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
 		}
-		if err := os.WriteFile(p, data, 0o755); err != nil {
-			return err
+		mode := os.FileMode(0o644)
+		if name == launcher || strings.HasPrefix(name, "server/") {
+			mode = 0o755
 		}
-		if !strings.HasPrefix(name, "server/") && name != launcher {
-			if err := os.Chmod(p, 0o644); err != nil {
-				return err
-			}
+		if err := os.WriteFile(p, data, mode); err != nil {
+			return err
 		}
 	}
 	return nil
