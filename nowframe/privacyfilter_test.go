@@ -21,7 +21,7 @@ func TestFramesApplyPrivacyFilters(t *testing.T) {
 	clock := &faultClock{t: time.Now()}
 	w := newSimWorld(t)
 	w.watcher(winDesk, "currentwindow", `{"app":"Code","title":"main.go - billing-api"}`, clock.now().Add(-time.Minute))
-	ts := clock.now().Add(-30 * time.Second).UTC().Format("2006-01-02T15:04:05") + "+00:00"
+	ts := clock.now().Add(-30*time.Second).UTC().Format("2006-01-02T15:04:05") + "+00:00"
 	w.do(http.MethodPost, "/api/0/buckets/"+winDesk+"/events",
 		`[{"timestamp":"`+ts+`","duration":30.0,"data":{"app":"Firefox","title":"My Bank - Online Banking"}}]`)
 	c, err := aw.New(aw.Options{BaseURL: w.srv.URL, BackoffMin: time.Millisecond, BackoffMax: 5 * time.Millisecond})
