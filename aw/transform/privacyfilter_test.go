@@ -181,3 +181,31 @@ func TestPrivacyFilterCache(t *testing.T) {
 		t.Fatal("an unset setting still applies rules")
 	}
 }
+
+// FuzzPrivacyFilters: any setting and any event data are read without a
+// panic, and the events as the activity tools hold them and as frames
+// read them keep the same events (data without repeated keys).
+func FuzzPrivacyFilters(f *testing.F) {
+	f.Add(`[{"enabled":true,"field":"title","pattern":"(?i)bank","action":"drop"}]`, `{"title":"My Bank"}`)
+	f.Add(`[{"enabled":true,"field":"a.b","pattern":"x","action":"redact","replacement":"y"}]`, `{"a":{"b":"x"}}`)
+	f.Add(`[{"enabled":true,"field":"title","pattern":"^","action":"redact","replacement":"\"}"}]`, `{"title":"t","n":[1,{"x":2}]}`)
+	f.Fuzz(func(t *testing.T, setting, data string) {
+		p := ParsePrivacyFilters([]byte(setting))
+		if !json.Valid([]byte(data)) {
+			return
+		}
+		var m map[string]any
+		if json.Unmarshal([]byte(data), &m) != nil || strings.Count(data, `":`) != len(m) {
+			return // not an object, or maybe a repeated key
+		}
+		var d Decoder
+		e := aw.Event{Data: json.RawMessage(data)}
+		got, gotAW := p.Events("b", []Event{d.Event(e)}), p.AWEvents("b", []aw.Event{e})
+		if len(got) != len(gotAW) {
+			t.Fatalf("Events kept %d, AWEvents %d", len(got), len(gotAW))
+		}
+		if len(gotAW) == 1 && !json.Valid(gotAW[0].Data) {
+			t.Fatalf("a redaction broke the JSON: %s", gotAW[0].Data)
+		}
+	})
+}
