@@ -35,6 +35,14 @@
 // (the week was filled by week.py --events 8000 --seed 1 into a fresh
 // server on port 5632).
 //
+// The person's privacy filters: a week filled the same way (port 5641),
+// privacy_filters.json stored as the server's setting and its drop rules
+// expressed in the query (see withPrivacy):
+//
+//	go run ./scripts/realrecord -url http://127.0.0.1:5641 -tz Etc/GMT-9 -out testdata/realaw/privacy \
+//	    -privacy testdata/realaw/privacy/privacy_filters.json \
+//	    -period day=2026-11-24T04:00/2026-11-25T04:00 -period week=2026-11-21T04:00/2026-11-28T04:00
+//
 // A local start or end ("2026-10-25T02:30") is read in -tz; an RFC 3339
 // one ("2026-10-25T02:30:00+01:00") names an instant on either side of a
 // change.
