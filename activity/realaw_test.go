@@ -28,13 +28,14 @@ import (
 const realTolerance = 1.0
 
 // realRecordings are the folders of testdata/realaw.
-var realRecordings = []string{"week", "dst"}
+var realRecordings = []string{"week", "dst", "privacy"}
 
 // realService is an activity.Service reading the recording's events from
 // a simulator, in the recording's zone, with awbridge's privacy defaults
 // (the recorded desktops hold no password manager, private window or
-// excluded app, so they change nothing), a day after the last period.
-func realService(t *testing.T, name string) (*realaw.Recording, *activity.Service) {
+// excluded app, so they change nothing), a day after the last period;
+// setup, when given, changes the simulator first.
+func realService(t *testing.T, name string, setup ...func(*awsim.Server)) (*realaw.Recording, *activity.Service) {
 	t.Helper()
 	rec, err := realaw.Load(name)
 	if err != nil {
@@ -55,6 +56,9 @@ func realService(t *testing.T, name string) (*realaw.Recording, *activity.Servic
 	sim, err := rec.Simulator(t.Context(), awsim.Options{Now: clock})
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, f := range setup {
+		f(sim)
 	}
 	srv := httptest.NewServer(sim)
 	t.Cleanup(srv.Close)

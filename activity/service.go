@@ -56,6 +56,10 @@ type ServiceOptions struct {
 	// Privacy are the frames' privacy settings, applied to every event
 	// shown.
 	Privacy nowframe.Privacy
+	// PrivacyFilters parses ActivityWatch's privacy_filters setting, read
+	// with the other settings (shared with the frames', for health; nil:
+	// one of its own).
+	PrivacyFilters *transform.PrivacyFilterCache
 	// MetaTTL is how long the server's info, bucket list and settings are
 	// used before they are read again (default 10 s; negative: every call).
 	MetaTTL time.Duration
@@ -102,6 +106,9 @@ func NewService(opts ServiceOptions) *Service {
 		opts.cacheBytes = 0
 	}
 	opts.MetaTTL = cmp.Or(opts.MetaTTL, defaultMetaTTL)
+	if opts.PrivacyFilters == nil {
+		opts.PrivacyFilters = &transform.PrivacyFilterCache{}
+	}
 	opts.revalidate = cmp.Or(opts.revalidate, DefaultRevalidate)
 	opts.maxEvents = cmp.Or(opts.maxEvents, DefaultMaxEvents)
 	opts.maxCalls = cmp.Or(opts.maxCalls, DefaultMaxCalls)
@@ -138,7 +145,8 @@ func (p *progress) step(n float64, msg string) {
 type inputs struct {
 	targets []target
 	opt     transform.Options
-	key     string // targets and settings, for unit keys
+	filters *transform.PrivacyFilters // the person's, applied to each bucket's events first
+	key     string                    // targets and settings, for unit keys
 }
 
 // inputsOf chooses the buckets and settings for m, with notes on what is
@@ -177,11 +185,15 @@ func (s *Service) inputsOf(m *serverMeta) (inputs, []string) {
 		}
 		in.opt.Classes = cs
 	}
+	in.filters = s.opts.PrivacyFilters.Parse(m.Settings.PrivacyFilters)
+	if in.filters != nil && len(in.filters.Skipped) > 0 {
+		notes = append(notes, "some of ActivityWatch's privacy filters could not be used and do not apply (system_health says which)")
+	}
 	h := sha256.New()
 	for _, t := range in.targets {
 		fmt.Fprintf(h, "%s\x00%s\x00%d\x00", t.role, t.id, t.created)
 	}
-	fmt.Fprintf(h, "%s\x00%s", in.opt.AlwaysActivePattern, m.Settings.Classes)
+	fmt.Fprintf(h, "%s\x00%s\x00%s", in.opt.AlwaysActivePattern, m.Settings.Classes, m.Settings.PrivacyFilters)
 	in.key = hex.EncodeToString(h.Sum(nil)[:16])
 	return in, notes
 }
@@ -544,7 +556,7 @@ func (c *computer) compute(i int) {
 	u := c.plans[i]
 	ci := transform.Input{}
 	for t, tg := range c.in.targets {
-		evs := c.ld.gather(t, u.margin.start, u.margin.end)
+		evs := c.in.filters.Events(tg.id, c.ld.gather(t, u.margin.start, u.margin.end))
 		switch tg.role {
 		case RoleWindow:
 			ci.Window = evs

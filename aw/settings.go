@@ -54,6 +54,11 @@ func decodeSettings(body []byte) (Settings, error) {
 			if v.IsArray() {
 				s.Classes = json.RawMessage(strings.Clone(v.Raw))
 			}
+		case "privacy_filters":
+			s.PrivacyFilters = nil
+			if v.Type != gjson.Null {
+				s.PrivacyFilters = json.RawMessage(strings.Clone(v.Raw))
+			}
 		}
 		return true
 	})

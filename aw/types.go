@@ -96,6 +96,10 @@ type Settings struct {
 	// Classes is the raw JSON array "classes" (the categories), a copy
 	// that never aliases the body. Not parsed.
 	Classes json.RawMessage `json:"classes,omitempty"`
+	// PrivacyFilters is the raw JSON "privacy_filters" (the person's
+	// privacy rules; any value but null, so a broken one can be told), a
+	// copy. Not parsed: see transform.ParsePrivacyFilters.
+	PrivacyFilters json.RawMessage `json:"privacy_filters,omitempty"`
 }
 
 // DayStart returns StartOfDay as an offset from midnight, and whether it is set.

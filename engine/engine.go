@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/awbridge/awbridge/activity"
 	"github.com/awbridge/awbridge/aw"
+	"github.com/awbridge/awbridge/aw/transform"
 	"github.com/awbridge/awbridge/config"
 	"github.com/awbridge/awbridge/health"
 	"github.com/awbridge/awbridge/health/protect"
@@ -160,10 +162,12 @@ func New(d Deps) (*Engine, error) {
 		d.Logger.Warn().Msg(warn)
 	}
 
+	filters := &transform.PrivacyFilterCache{} // the person's privacy_filters, for frames, activity and health
 	bopts := nowframe.Options{
 		AW: awc, AWSource: awSrc, SidecarSource: scSrc, Host: c.AW.Host,
 		Privacy: privacy, Now: d.Now, Zone: zoneAt,
-		Redact: redactOnce, // once per frame, not per call
+		Redact:   redactOnce, // once per frame, not per call
+		Settings: awc.Settings, PrivacyFilters: filters,
 	}
 	if sc != nil {
 		bopts.Sidecar = sc
@@ -173,7 +177,7 @@ func New(d Deps) (*Engine, error) {
 		IdleInterval: c.Poll.IdleInterval, ActiveFor: c.Poll.ActiveFor, BucketListTTL: c.Poll.BucketListTTL})
 	act := activity.NewService(activity.ServiceOptions{
 		AW: awHist, Source: histSrc, Host: c.AW.Host, Now: d.Now,
-		Zone: zone, Privacy: privacy, MetaTTL: c.Poll.BucketListTTL,
+		Zone: zone, Privacy: privacy, MetaTTL: c.Poll.BucketListTTL, PrivacyFilters: filters,
 	})
 
 	preflight := Preflight(c)
@@ -185,7 +189,7 @@ func New(d Deps) (*Engine, error) {
 		AWProbe:       builder.ReadAW, // what a frame reads: health and frames agree
 		SidecarSource: scSrc,
 		Preflight:     append(preflight, socketCheck(d.SocketPath)...),
-		Live:          liveChecks(as, d.Checks),
+		Live:          liveChecks(as, filters, d.Checks),
 		Now:           d.Now,
 		FirstWait:     d.HealthFirstWait,
 		Protect:       d.Protect,
@@ -385,10 +389,14 @@ func (e *Engine) Close() {
 func (e *Engine) ToolsList(version string) json.RawMessage { return e.bus.ToolsList(version) }
 
 // liveChecks are the health checks of the running engine: artifact
-// writes failing, then extra's.
-func liveChecks(as *artifacts.Store, extra func() []health.Check) func() []health.Check {
+// writes failing, the person's privacy filters skipped, then extra's.
+func liveChecks(as *artifacts.Store, filters *transform.PrivacyFilterCache, extra func() []health.Check) func() []health.Check {
 	return func() []health.Check {
 		var out []health.Check
+		if f := filters.Last(); f != nil && len(f.Skipped) > 0 {
+			out = append(out, health.Check{Name: "privacy_filters", OK: false,
+				Detail: "ActivityWatch's privacy_filters setting: skipped, so not applied: " + strings.Join(f.Skipped, "; ")})
+		}
 		if failing, n := as.WritesFailing(); failing {
 			out = append(out, health.Check{Name: "artifact_writes", OK: false,
 				Detail: fmt.Sprintf("%d writes failed since the last success: the context root is full or not writable; calls go on without artifacts", n)})

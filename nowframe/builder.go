@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/awbridge/awbridge/aw"
+	"github.com/awbridge/awbridge/aw/transform"
 	"github.com/awbridge/awbridge/upstream"
 )
 
@@ -39,6 +40,13 @@ type Options struct {
 	// Redact, when set, redacts each frame's JSON once, when rendered, and
 	// says where (paths, never values).
 	Redact func(frame []byte) (out []byte, redacted, bounded []string)
+	// Settings, when set, reads ActivityWatch's settings with the bucket
+	// list (at most every SetReuse's awEvery while polling): their
+	// privacy_filters apply to the events a frame reads, parsed by
+	// PrivacyFilters (nil: a cache of its own). A failed read keeps the
+	// last filters read.
+	Settings       func(ctx context.Context) (aw.Settings, error)
+	PrivacyFilters *transform.PrivacyFilterCache
 }
 
 // Builder assembles frames. Safe for concurrent use: concurrent fresh
@@ -60,6 +68,7 @@ type Builder struct {
 	// sidecar's probe are read less often than the window and AFK events.
 	reuseAW, reuseProbe atomic.Int64 // nanoseconds; 0: read every build
 	lastAW              atomic.Pointer[cachedAW]
+	filters             atomic.Pointer[transform.PrivacyFilters] // the person's, last read
 	lastProbe           atomic.Pointer[cachedProbe]
 }
 
@@ -131,6 +140,9 @@ type flight struct {
 func NewBuilder(opts Options) *Builder {
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.PrivacyFilters == nil {
+		opts.PrivacyFilters = &transform.PrivacyFilterCache{}
 	}
 	return &Builder{opts: opts, quit: make(chan struct{}), changed: make(chan struct{})}
 }
@@ -259,6 +271,7 @@ func (b *Builder) build(ctx context.Context, cause string) *Frame {
 		awErr = b.opts.AWSource.Do(ctx, func(ctx context.Context) error {
 			var err error
 			part, err = b.fetchAW(ctx)
+			b.filter(&part)
 			return err
 		})
 	})
@@ -393,6 +406,13 @@ func (b *Builder) fetchAll(ctx context.Context) (awPart, error) {
 	)
 	wg.Go(func() { info, infoErr = b.opts.AW.Info(ctx) })
 	wg.Go(func() { part.buckets, bErr = b.opts.AW.Buckets(ctx) })
+	if b.opts.Settings != nil {
+		wg.Go(func() {
+			if s, err := b.opts.Settings(ctx); err == nil {
+				b.filters.Store(b.opts.PrivacyFilters.Parse(s.PrivacyFilters))
+			}
+		})
+	}
 	if cached != nil && b.opts.Now().Sub(cached.at) < selectionTTL && cached.sel.Window != "" {
 		useEarly = true
 		wg.Go(func() { earlyErr = b.fetchEvents(ctx, cached.sel, &early) })
@@ -456,6 +476,21 @@ func (b *Builder) fetchEvents(ctx context.Context, sel Selection, into *awPart) 
 		}
 	}
 	return upstream.Join(errs...)
+}
+
+// filter applies the person's privacy filters to the events read: a
+// dropped event is as if never stored (the newest one left is shown,
+// with its age), a redacted one carries the replacement.
+func (b *Builder) filter(part *awPart) {
+	f := b.filters.Load()
+	if f.Len() == 0 {
+		return
+	}
+	part.window = f.AWEvents(part.sel.Window, part.window)
+	part.afk = f.AWEvents(part.sel.AFK, part.afk)
+	for id, evs := range part.web {
+		part.web[id] = f.AWEvents(id, evs)
+	}
 }
 
 func sameSelection(a, b Selection) bool {

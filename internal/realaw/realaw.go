@@ -235,8 +235,8 @@ func Load(name string) (*Recording, error) {
 }
 
 // Simulator is a simulator holding the recording's buckets and events
-// (events.json.gz, aw-server's export shape, through POST /api/0/import),
-// with the recorded host as its hostname.
+// (events.json.gz, aw-server's export shape, through POST /api/0/import)
+// and its settings, with the recorded host as its hostname.
 func (r *Recording) Simulator(ctx context.Context, opts awsim.Options) (*awsim.Server, error) {
 	f, err := os.Open(filepath.Join(r.Dir, "events.json.gz"))
 	if err != nil {
@@ -258,6 +258,18 @@ func (r *Recording) Simulator(ctx context.Context, opts awsim.Options) (*awsim.S
 	sim.ServeHTTP(rec, req)
 	if rec.Code != http.StatusOK {
 		return nil, fmt.Errorf("realaw: POST /api/0/import: %d %s", rec.Code, strings.TrimSpace(rec.Body.String()))
+	}
+	var settings map[string]json.RawMessage // the recorded settings (privacy_filters), stored as the server held them
+	if err := json.Unmarshal(r.Settings, &settings); err != nil {
+		return nil, fmt.Errorf("realaw: settings: %w", err)
+	}
+	for _, key := range slices.Sorted(maps.Keys(settings)) {
+		req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/api/0/settings/"+key, strings.NewReader(string(settings[key])))
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		if sim.ServeHTTP(rec, req); rec.Code/100 != 2 {
+			return nil, fmt.Errorf("realaw: POST /api/0/settings/%s: %d", key, rec.Code)
+		}
 	}
 	return sim, nil
 }

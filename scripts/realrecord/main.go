@@ -35,6 +35,14 @@
 // (the week was filled by week.py --events 8000 --seed 1 into a fresh
 // server on port 5632).
 //
+// The person's privacy filters: a week filled the same way (port 5641),
+// privacy_filters.json stored as the server's setting and its drop rules
+// expressed in the query (see withPrivacy):
+//
+//	go run ./scripts/realrecord -url http://127.0.0.1:5641 -tz Etc/GMT-9 -out testdata/realaw/privacy \
+//	    -privacy testdata/realaw/privacy/privacy_filters.json \
+//	    -period day=2026-11-24T04:00/2026-11-25T04:00 -period week=2026-11-21T04:00/2026-11-28T04:00
+//
 // A local start or end ("2026-10-25T02:30") is read in -tz; an RFC 3339
 // one ("2026-10-25T02:30:00+01:00") names an instant on either side of a
 // change.
@@ -66,6 +74,7 @@ func main() {
 	host := flag.String("host", "", "whose buckets (default: the server's hostname)")
 	titles := flag.Int("titles", 0, "how many titles to keep per period, longest first, the rest summed (0: all)")
 	imp := flag.String("import", "", "first load this events.json.gz into the (empty) server")
+	privacy := flag.String("privacy", "", "a privacy_filters setting (JSON file) to store, its drop rules expressed in the query")
 	flag.Func("period", "name=start/end, repeatable", func(s string) error { periods = append(periods, s); return nil })
 	flag.Parse()
 	if *base == "" || *out == "" || *tz == "" || len(periods) == 0 {
@@ -73,7 +82,7 @@ func main() {
 		os.Exit(2)
 	}
 	r := &recorder{base: strings.TrimRight(*base, "/"), http: &http.Client{Timeout: 10 * time.Minute}}
-	if err := r.run(*out, *tz, *host, *titles, *imp, periods); err != nil {
+	if err := r.run(*out, *tz, *host, *titles, *imp, *privacy, periods); err != nil {
 		fmt.Fprintln(os.Stderr, "realrecord: "+err.Error())
 		os.Exit(1)
 	}
@@ -84,7 +93,7 @@ type recorder struct {
 	http *http.Client
 }
 
-func (r *recorder) run(out, tz, host string, titles int, imp string, periods []string) error {
+func (r *recorder) run(out, tz, host string, titles int, imp, privacy string, periods []string) error {
 	loc, err := time.LoadLocation(tz)
 	if err != nil {
 		return err
@@ -145,6 +154,14 @@ func (r *recorder) run(out, tz, host string, titles int, imp string, periods []s
 		return err
 	}
 	rec.Query = realaw.DesktopQuery(rec.Buckets, rec.Classes)
+	if privacy != "" {
+		if rec.Query, err = r.withPrivacy(privacy, ids, rec.Query); err != nil {
+			return err
+		}
+		if rec.Settings, err = r.get("/api/0/settings", nil); err != nil {
+			return err
+		}
+	}
 	for _, p := range periods {
 		a, err := r.answer(p, loc, rec.Query, titles)
 		if err != nil {
@@ -316,7 +333,7 @@ func (r *recorder) do(method, path string, body []byte, v any) error {
 	if err != nil {
 		return err
 	}
-	if resp.StatusCode != http.StatusOK {
+	if resp.StatusCode/100 != 2 {
 		return fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, bytes.TrimSpace(data[:min(len(data), 500)]))
 	}
 	if v == nil {

@@ -1,0 +1,104 @@
+package activity_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/awbridge/awbridge/activity"
+	"github.com/awbridge/awbridge/aw/awsim"
+	"github.com/awbridge/awbridge/internal/realaw"
+)
+
+// hiddenByRecordedFilters are what the privacy recording's filters drop
+// (testdata/realaw/privacy/privacy_filters.json): two Slack channels' and
+// Hacker News's windows, and Reddit's and YouTube's tabs. Hacker News's
+// tabs are not dropped (the rule names the window watcher's buckets): as
+// on the real server, their title shows for the seconds a tab outlasts
+// its window.
+var hiddenByRecordedFilters = []string{"#incidents", "#random", "Hacker News - Google Chrome", "reddit.com", "youtube.com"}
+
+// TestPrivacyFiltersHideRealAW: with the person's privacy filters (the
+// privacy recording's, and a redact rule added), no summary, timeline
+// or history of the recorded week shows what they drop or redact, and
+// the answers say that some rules could not be used. A redact rule moves
+// time between titles, never changes it: the active time is still the
+// real aw-server's with the drop rules expressed in its query.
+func TestPrivacyFiltersHideRealAW(t *testing.T) {
+	rec, s := realService(t, "privacy", func(sim *awsim.Server) {
+		var settings map[string]json.RawMessage
+		rec, err := realaw.Load("privacy")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(rec.Settings, &settings); err != nil {
+			t.Fatal(err)
+		}
+		var rules []json.RawMessage
+		if err := json.Unmarshal(settings["privacy_filters"], &rules); err != nil {
+			t.Fatal(err)
+		}
+		rules = append(rules, json.RawMessage(`{"enabled":true,"bucket_prefix":"aw-watcher-window","field":"title","pattern":"(?i)^slack","action":"redact","replacement":"Chat"}`))
+		body, _ := json.Marshal(rules)
+		w := httptest.NewRecorder()
+		sim.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/api/0/settings/privacy_filters", strings.NewReader(string(body))))
+		if w.Code/100 != 2 {
+			t.Fatalf("POST privacy_filters: %d", w.Code)
+		}
+	})
+	hidden := append(hiddenByRecordedFilters, "Slack |")
+	check := func(t *testing.T, what string, v any) string {
+		t.Helper()
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range hidden {
+			if strings.Contains(string(b), h) {
+				t.Errorf("%s shows %q, which the privacy filters hide", what, h)
+			}
+		}
+		return string(b)
+	}
+	for _, p := range rec.Periods {
+		t.Run(p.Name, func(t *testing.T) {
+			start, end := p.Start.Format(time.RFC3339Nano), p.End.Format(time.RFC3339Nano)
+			for _, g := range []string{realaw.ByTitle, realaw.ByDomain} {
+				sum, err := s.Summary(t.Context(), activity.SummaryQuery{Start: start, End: end, GroupBy: g, Limit: activity.MaxSummaryLimit})
+				if err != nil {
+					t.Fatal(err)
+				}
+				out := check(t, "the summary by "+g, sum)
+				if d := sum.ActiveS - p.Active; d > realTolerance || d < -realTolerance {
+					t.Errorf("active %.1f s, the real aw-server's %.1f s", sum.ActiveS, p.Active)
+				}
+				if !strings.Contains(out, "privacy filters could not be used") {
+					t.Errorf("the summary by %s does not say some privacy filters are not used", g)
+				}
+				if g == realaw.ByTitle && !strings.Contains(out, `"Chat"`) {
+					t.Error("the summary by title does not show the redacted titles' replacement")
+				}
+			}
+			q := activity.TimelineQuery{Start: start, End: end, Limit: activity.MaxTimelineLimit}
+			for pages := 0; pages < 1000; pages++ {
+				tl, err := s.Timeline(t.Context(), q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				check(t, "the timeline", tl)
+				if tl.NextCursor == "" {
+					break
+				}
+				q = activity.TimelineQuery{Cursor: tl.NextCursor, Limit: activity.MaxTimelineLimit}
+			}
+			h, err := s.History(t.Context(), activity.HistoryQuery{Start: start, End: end, Limit: 500})
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(t, "the history", h)
+		})
+	}
+}
