@@ -96,6 +96,11 @@ type Settings struct {
 	// Classes is the raw JSON array "classes" (the categories), a copy
 	// that never aliases the body. Not parsed.
 	Classes json.RawMessage `json:"classes,omitempty"`
+	// CategorySets is "category_sets" (the web UI's named sets of
+	// categories) and ActiveSetIDs "active_set_ids" (those in use): raw
+	// JSON arrays, copies, not parsed.
+	CategorySets json.RawMessage `json:"category_sets,omitempty"`
+	ActiveSetIDs json.RawMessage `json:"active_set_ids,omitempty"`
 }
 
 // DayStart returns StartOfDay as an offset from midnight, and whether it is set.

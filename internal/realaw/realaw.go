@@ -5,6 +5,7 @@
 package realaw
 
 import (
+	"bytes"
 	"compress/gzip"
 	"context"
 	"encoding/json"
@@ -13,6 +14,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -236,7 +238,7 @@ func Load(name string) (*Recording, error) {
 
 // Simulator is a simulator holding the recording's buckets and events
 // (events.json.gz, aw-server's export shape, through POST /api/0/import),
-// with the recorded host as its hostname.
+// with the recorded host as its hostname and the recorded settings.
 func (r *Recording) Simulator(ctx context.Context, opts awsim.Options) (*awsim.Server, error) {
 	f, err := os.Open(filepath.Join(r.Dir, "events.json.gz"))
 	if err != nil {
@@ -258,6 +260,19 @@ func (r *Recording) Simulator(ctx context.Context, opts awsim.Options) (*awsim.S
 	sim.ServeHTTP(rec, req)
 	if rec.Code != http.StatusOK {
 		return nil, fmt.Errorf("realaw: POST /api/0/import: %d %s", rec.Code, strings.TrimSpace(rec.Body.String()))
+	}
+	var settings map[string]json.RawMessage
+	if err := json.Unmarshal(r.Settings, &settings); err != nil {
+		return nil, fmt.Errorf("realaw: settings: %w", err)
+	}
+	for key, v := range settings {
+		req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/api/0/settings/"+url.PathEscape(key), bytes.NewReader(v))
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		sim.ServeHTTP(rec, req)
+		if rec.Code >= 300 {
+			return nil, fmt.Errorf("realaw: POST /api/0/settings/%s: %d", key, rec.Code)
+		}
 	}
 	return sim, nil
 }

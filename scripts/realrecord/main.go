@@ -141,7 +141,7 @@ func (r *recorder) run(out, tz, host string, titles int, imp string, periods []s
 	if rec.Buckets.Window == "" || rec.Buckets.AFK == "" {
 		return fmt.Errorf("host %q has no window or no AFK bucket", host)
 	}
-	if rec.Classes, err = realaw.Marshal(realaw.DefaultCategories()); err != nil {
+	if rec.Classes, err = realaw.WebUIClasses(rec.Settings); err != nil {
 		return err
 	}
 	rec.Query = realaw.DesktopQuery(rec.Buckets, rec.Classes)
