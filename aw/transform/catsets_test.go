@@ -86,3 +86,37 @@ func TestClassesOf(t *testing.T) {
 		})
 	}
 }
+
+// FuzzClassesOf: any category_sets and active_set_ids give classes or a
+// typed error with none, never a panic; classes from sets never hold two
+// of one name.
+func FuzzClassesOf(f *testing.F) {
+	f.Add([]byte(`[{"id":"a","categories":[{"name":["A"],"rule":{"type":"regex","regex":"x"}}]},{"id":"b","categories":[{"name":["A"],"rule":{"type":"none"}}]}]`), []byte(`["b","a"]`))
+	f.Add([]byte(`[{"id":1,"categories":[]}]`), []byte(`null`))
+	f.Add([]byte(`[{"id":"a","categories":[{"name":"A"}]}]`), []byte(`["a"]`))
+	f.Add([]byte(`[]`), []byte(`[]`))
+	f.Fuzz(func(t *testing.T, sets, active []byte) {
+		cs, err := ClassesOf(nil, sets, active)
+		switch {
+		case err == nil:
+		case errors.Is(err, ErrClassesSetting), errors.Is(err, ErrClassesTooLarge):
+			if cs != nil {
+				t.Fatalf("classes %v with %v", cs, err)
+			}
+			return
+		default:
+			t.Fatalf("unexpected error %v", err)
+		}
+		if _, fromSets, _ := EffectiveClasses(sets, active); !fromSets {
+			return
+		}
+		seen := map[string]bool{}
+		for _, c := range cs {
+			k := strings.Join(c.Name, "\x00") + fmt.Sprint(len(c.Name))
+			if seen[k] {
+				t.Fatalf("%q twice", c.Name)
+			}
+			seen[k] = true
+		}
+	})
+}
