@@ -14,7 +14,7 @@ import (
 )
 
 // TestHostileClassesFallBackToDefaults: any local program can write
-// ActivityWatch's classes setting. One beyond awbridge's bounds (a rule
+// ActivityWatch's classes and category_sets settings. One beyond awbridge's bounds (a rule
 // of 7 MB; 5,000 rules) is not used: the summary answers with the
 // default categories and says so, and the call's allocations stay far
 // below what compiling the rules cost (over 1 GiB for a 7.7 MB rule).
@@ -28,10 +28,12 @@ func TestHostileClassesFallBackToDefaults(t *testing.T) {
 		many[i] = rule(fmt.Sprintf("Hostile %d", i), fmt.Sprintf("(GitHub|Slack)%d?", i))
 	}
 	for _, c := range []struct {
-		name, setting string
+		name, key, setting string
 	}{
-		{"a 7 MB rule", "[" + rule("Hostile", "(GitHub|"+strings.Repeat("ab|", 7<<20/3)+"c)") + "]"},
-		{"5,000 rules", "[" + strings.Join(many, ",") + "]"},
+		{"a 7 MB rule", "classes", "[" + rule("Hostile", "(GitHub|"+strings.Repeat("ab|", 7<<20/3)+"c)") + "]"},
+		{"5,000 rules", "classes", "[" + strings.Join(many, ",") + "]"},
+		{"a 7 MB category set", "category_sets", `[{"id":"x","categories":[` + rule("Hostile", "(GitHub|"+strings.Repeat("ab|", 7<<20/3)+"c)") + "]}]"},
+		{"5,000 rules in a category set", "category_sets", `[{"id":"x","categories":[` + strings.Join(many, ",") + "]}]"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			at := time.Date(2026, 3, 24, 9, 0, 0, 0, time.UTC)
@@ -43,7 +45,7 @@ func TestHostileClassesFallBackToDefaults(t *testing.T) {
 					fmt.Sprintf(`{"app":"Google-chrome","title":"issue %d · GitHub - Google Chrome"}`, i)))
 			}
 			insert(t, env, "aw-watcher-window_testhost", win...)
-			postSetting(t, env, "classes", c.setting)
+			postSetting(t, env, c.key, c.setting)
 			s := reviewService(env, clk, ServiceOptions{})
 
 			runtime.GC()
@@ -62,7 +64,7 @@ func TestHostileClassesFallBackToDefaults(t *testing.T) {
 			if len(sum.Categories) != 1 || sum.Categories[0].Key != "Work > Programming" {
 				t.Errorf("categories %+v, want the default Work > Programming", sum.Categories)
 			}
-			want := "ActivityWatch's classes setting could not be used: the default categories apply"
+			want := "ActivityWatch's " + c.key + " setting could not be used: the default categories apply"
 			if !strings.Contains(strings.Join(sum.Notes, "\n"), want) {
 				t.Errorf("notes %q lack %q", sum.Notes, want)
 			}

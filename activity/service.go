@@ -178,10 +178,14 @@ func (s *Service) inputsOf(m *serverMeta) (inputs, []string) {
 		notes = append(notes, "ActivityWatch's settings could not be read: days start at 04:00, weeks on Monday, and the default categories apply")
 	}
 	in.opt.AlwaysActivePattern = m.Settings.AlwaysActivePattern
-	if m.Settings.Classes != nil {
-		cs, err := s.parseClasses(string(m.Settings.Classes))
+	cats, setting := string(m.Settings.Classes), "classes" // or the category sets, when only they are set
+	if m.Settings.Classes == nil && m.Settings.CategorySets != nil {
+		cats, setting = "\x00"+string(m.Settings.CategorySets)+"\x00"+string(m.Settings.ActiveSetIDs), "category_sets"
+	}
+	if cats != "" {
+		cs, err := s.parseClasses(m.Settings, cats)
 		if err != nil {
-			notes = append(notes, "ActivityWatch's classes setting could not be used: the default categories apply")
+			notes = append(notes, "ActivityWatch's "+setting+" setting could not be used: the default categories apply")
 		}
 		in.opt.Classes = cs
 	}
@@ -193,17 +197,18 @@ func (s *Service) inputsOf(m *serverMeta) (inputs, []string) {
 	for _, t := range in.targets {
 		fmt.Fprintf(h, "%s\x00%s\x00%d\x00", t.role, t.id, t.created)
 	}
-	fmt.Fprintf(h, "%s\x00%s\x00%s", in.opt.AlwaysActivePattern, m.Settings.Classes, m.Settings.PrivacyFilters)
+	fmt.Fprintf(h, "%s\x00%s\x00%s", in.opt.AlwaysActivePattern, cats, m.Settings.PrivacyFilters)
 	in.key = hex.EncodeToString(h.Sum(nil)[:16])
 	return in, notes
 }
 
-// parseClasses parses the classes setting, once per distinct value.
-func (s *Service) parseClasses(raw string) (transform.Classes, error) {
+// parseClasses parses the categories of set, once per distinct value raw
+// of its category settings.
+func (s *Service) parseClasses(set aw.Settings, raw string) (transform.Classes, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.classes.raw != raw || (s.classes.classes == nil && s.classes.err == nil) {
-		cs, err := transform.ParseClasses([]byte(raw))
+		cs, err := transform.ClassesOf(set.Classes, set.CategorySets, set.ActiveSetIDs)
 		s.classes = classesMemo{raw: raw, classes: cs, err: err}
 	}
 	if s.classes.err != nil {

@@ -13,6 +13,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -78,6 +79,7 @@ type Client struct {
 	maxBody    int64
 	http       *http.Client
 	rc         *retryablehttp.Client
+	server     atomic.Pointer[Server] // of the last /api/0/info read
 }
 
 // New validates opts and builds a Client. Its errors never contain the API
@@ -373,7 +375,7 @@ func (c *Client) statusError(op string, resp *http.Response) *Error {
 		}
 		return e
 	case http.StatusBadRequest:
-		if strings.HasPrefix(msg, "host header is") {
+		if strings.HasPrefix(strings.ToLower(msg), "host header is") { // aw-server-rust: "Host header is invalid"
 			e.Err = ErrHostRejected
 			e.Message = fmt.Sprintf("aw-server accepts only the Host localhost, 127.0.0.1 or its --host value "+
 				"(sent %q); set activitywatch.host_header (AWBRIDGE_AW_HOST_HEADER), e.g. to 127.0.0.1:5600",
@@ -443,7 +445,12 @@ func read[T any](ctx context.Context, c *Client, op, path, query string, decode 
 
 // Info returns GET /api/0/info.
 func (c *Client) Info(ctx context.Context) (Info, error) {
-	return read(ctx, c, "info", "/api/0/info", "", decodeInfo)
+	info, err := read(ctx, c, "info", "/api/0/info", "", decodeInfo)
+	if err == nil {
+		s := info.Server()
+		c.server.Store(&s)
+	}
+	return info, err
 }
 
 // Buckets returns GET /api/0/buckets/ (with the trailing slash the server

@@ -345,10 +345,11 @@ func decodeInfo(body []byte) (Info, error) {
 	return info, nil
 }
 
-// errorBody reads a non-2xx body: the sanitized "message" string, if any,
-// and whether it is an ActivityWatch API error (JSON null, as for a missing
-// event, or an object with a string "message"; aw-server and aw-server-rust
-// both answer an unknown bucket with {"message": ...}).
+// errorBody reads a non-2xx body: the sanitized "message" string (or the
+// reason of aw-server-rust's framework), if any, and whether it is an
+// ActivityWatch API error (JSON null, as for a missing event, or an object
+// with a string "message"; aw-server and aw-server-rust both answer an
+// unknown bucket with {"message": ...}).
 func errorBody(body []byte) (msg string, apiError bool) {
 	if checkJSON(body) != nil {
 		return "", false
@@ -362,6 +363,12 @@ func errorBody(body []byte) (msg string, apiError bool) {
 	}
 	m := root.Get("message")
 	if m.Type != gjson.String {
+		// aw-server-rust's web framework (Rocket) answers what no handler
+		// did (a panic: 500, an unknown route: 404) with {"error": {"code",
+		// "reason", "description"}}: its reason, and not an API error.
+		if r := root.Get("error.reason"); r.Type == gjson.String {
+			return text.Cut(text.Line(r.Str), maxMessageBytes), false
+		}
 		return "", false
 	}
 	return text.Cut(text.Line(m.Str), maxMessageBytes), true

@@ -50,19 +50,29 @@ func decodeSettings(body []byte) (Settings, error) {
 				s.AlwaysActivePattern = v.Str
 			}
 		case "classes":
-			s.Classes = nil
-			if v.IsArray() {
-				s.Classes = json.RawMessage(strings.Clone(v.Raw))
-			}
+			s.Classes = rawArray(v)
 		case "privacy_filters":
 			s.PrivacyFilters = nil
 			if v.Type != gjson.Null {
 				s.PrivacyFilters = json.RawMessage(strings.Clone(v.Raw))
 			}
+		case "category_sets":
+			s.CategorySets = rawArray(v)
+		case "active_set_ids":
+			s.ActiveSetIDs = rawArray(v)
 		}
 		return true
 	})
 	return s, nil
+}
+
+// rawArray is a copy of v's JSON when it is an array (that never aliases
+// the body), else nil.
+func rawArray(v gjson.Result) json.RawMessage {
+	if !v.IsArray() {
+		return nil
+	}
+	return json.RawMessage(strings.Clone(v.Raw))
 }
 
 // parseDayStart reads a start of day as the web UI's time input writes it:

@@ -100,6 +100,11 @@ type Settings struct {
 	// privacy rules; any value but null, so a broken one can be told), a
 	// copy. Not parsed: see transform.ParsePrivacyFilters.
 	PrivacyFilters json.RawMessage `json:"privacy_filters,omitempty"`
+	// CategorySets is "category_sets" (the web UI's named sets of
+	// categories) and ActiveSetIDs "active_set_ids" (those in use): raw
+	// JSON arrays, copies, not parsed.
+	CategorySets json.RawMessage `json:"category_sets,omitempty"`
+	ActiveSetIDs json.RawMessage `json:"active_set_ids,omitempty"`
 }
 
 // DayStart returns StartOfDay as an offset from midnight, and whether it is set.

@@ -197,6 +197,12 @@ func New(d Deps) (*Engine, error) {
 		// Effective settings: a terminal asking the service sees what it
 		// uses (config refuses URLs with credentials or a query).
 		Settings: map[string]string{"activitywatch_url": c.AW.URL, "activitywatch_host": c.AW.Host, "sidecar_url": c.Sidecar.URL},
+		AWServer: func() string {
+			if s, ok := awc.LastServer(); ok {
+				return s.String()
+			}
+			return ""
+		},
 	}
 	if sc != nil {
 		hopts.SidecarProbe = sc.Probe

@@ -50,6 +50,9 @@ type Options struct {
 	// Settings are the effective settings every report shows (URLs
 	// without credentials).
 	Settings map[string]string
+	// AWServer names the ActivityWatch server that last answered
+	// /api/0/info ("aw-server-rust v0.14.0"), "" before one did.
+	AWServer func() string
 }
 
 // Report is the system.health result: the contract's fields first, then ours.
@@ -74,6 +77,10 @@ type Report struct {
 	// list exists; ProtectedDiffs name the items that differ, never values.
 	ProtectedEnvConfigured bool           `json:"protected_env_configured"`
 	ProtectedDiffs         []protect.Diff `json:"protected_diffs,omitempty"`
+	// AWServer names the ActivityWatch server that answers
+	// ("aw-server-rust v0.14.0", "aw-server (Python) v0.13.2"), once its
+	// /api/0/info has.
+	AWServer string `json:"aw_server,omitempty"`
 	// ServedBy says who answered a terminal's `awbridge health` ("service"
 	// or "in-process"); empty elsewhere.
 	ServedBy string            `json:"served_by,omitempty"`
@@ -270,6 +277,9 @@ func (c *Checker) render(now time.Time) {
 		r.Sources.Sidecar = c.opts.SidecarSource.Status()
 	}
 	r.AWOK = r.Sources.ActivityWatch.OK
+	if c.opts.AWServer != nil {
+		r.AWServer = c.opts.AWServer()
+	}
 	r.PreflightOK = !slices.ContainsFunc(r.Preflight, func(ch Check) bool { return !ch.OK })
 	healthy := r.AWOK && r.PreflightOK && r.ProtectedEnvOK
 	if r.Sources.Sidecar.Configured {

@@ -1649,7 +1649,7 @@ func actZoneDir(t *testing.T, name string, data []byte) (zoneinfo, file string, 
 // min_block_s: folding never moves active time into a gap) cover the
 // recorded active time to within 2 s.
 func TestActivitySummaryMatchesRealAW(t *testing.T) {
-	for _, name := range []string{"week", "dst"} {
+	for _, name := range []string{"week", "dst", "catsets"} {
 		t.Run(name, func(t *testing.T) {
 			rec, err := realaw.Load(name)
 			if err != nil {

@@ -88,7 +88,11 @@ func printHealth(w io.Writer, r *health.Report, c config.Config) {
 	if host == "" {
 		host = "chosen automatically"
 	}
-	fmt.Fprintf(w, "ActivityWatch: ok at %s (host %s, %s)\n", v.awURL, host, ms(r.Sources.ActivityWatch.LatencyMs))
+	server := ""
+	if r.AWServer != "" {
+		server = ", " + r.AWServer
+	}
+	fmt.Fprintf(w, "ActivityWatch: ok%s at %s (host %s, %s)\n", server, v.awURL, host, ms(r.Sources.ActivityWatch.LatencyMs))
 	if r.Sources.Sidecar.Configured {
 		fmt.Fprintf(w, "Sidecar:       ok at %s (%s)\n", v.sidecarURL, ms(r.Sources.Sidecar.LatencyMs))
 	} else {
@@ -129,19 +133,23 @@ func healthProblems(r *health.Report, v healthView) []string {
 	}
 
 	aw := r.Sources.ActivityWatch
+	answered := "ActivityWatch" // the server that answered, when known
+	if r.AWServer != "" {
+		answered += " (" + r.AWServer + ")"
+	}
 	switch {
 	case aw.OK:
 	case !aw.Checked:
 		out = append(out, fmt.Sprintf("ActivityWatch at %s has not answered yet (the first check is still under way%s): run 'awbridge health' again in a few seconds", v.awURL, checkedBy))
 	case aw.Code == toolbus.CodeAwAuthFailed:
-		out = append(out, fmt.Sprintf("ActivityWatch at %s %s%s: %s", v.awURL, awAnsweredBut[aw.Code], checkedBy,
+		out = append(out, fmt.Sprintf("%s at %s %s%s: %s", answered, v.awURL, awAnsweredBut[aw.Code], checkedBy,
 			set("activitywatch.api_key", "AWBRIDGE_AW_API_KEY", "to the api_key of aw-server-rust's [auth] section")))
 	case aw.Code == toolbus.CodeAwHostRejected:
-		out = append(out, fmt.Sprintf("ActivityWatch at %s %s%s: %s", v.awURL, awAnsweredBut[aw.Code], checkedBy,
+		out = append(out, fmt.Sprintf("%s at %s %s%s: %s", answered, v.awURL, awAnsweredBut[aw.Code], checkedBy,
 			set("activitywatch.host_header", "AWBRIDGE_AW_HOST_HEADER", "to a Host it accepts, e.g. 127.0.0.1:5600")))
 	case aw.Code == toolbus.CodeAwEventsUnreadable:
-		out = append(out, fmt.Sprintf("ActivityWatch at %s %s%s: see ActivityWatch's own log; 'awbridge nowframe --json' shows which parts are unreadable",
-			v.awURL, awAnsweredBut[aw.Code], checkedBy))
+		out = append(out, fmt.Sprintf("%s at %s %s%s: see ActivityWatch's own log; 'awbridge nowframe --json' shows which parts are unreadable",
+			answered, v.awURL, awAnsweredBut[aw.Code], checkedBy))
 	default:
 		out = append(out, fmt.Sprintf("ActivityWatch does not answer at %s (%s%s): start ActivityWatch (aw-qt or aw-server), or %s",
 			v.awURL, failureCause(aw.Error), checkedBy, set("activitywatch.url", "AWBRIDGE_AW_URL", "to where it runs")))

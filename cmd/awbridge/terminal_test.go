@@ -178,7 +178,7 @@ func TestPrintHealthGolden(t *testing.T) {
 	}{
 		{"healthy in-process", func(r *health.Report) {}},
 		{"healthy, answered by the service with its own settings", func(r *health.Report) {
-			r.ServedBy = servedByService
+			r.ServedBy, r.AWServer = servedByService, "aw-server (Python) v0.13.2"
 			r.Settings = map[string]string{"activitywatch_url": "http://127.0.0.1:5666", "activitywatch_host": "desk", "sidecar_url": "http://127.0.0.1:5667"}
 			r.Sources.Sidecar.Configured, r.Sources.Sidecar.Checked, r.Sources.Sidecar.OK, r.SidecarProbeStatus = true, true, true, &yes
 			r.Sources.Sidecar.LatencyMs = 2
@@ -192,8 +192,9 @@ func TestPrintHealthGolden(t *testing.T) {
 		}},
 		{"ActivityWatch refusing the key", func(r *health.Report) {
 			awDown(r)
-			r.Sources.ActivityWatch.Error = "activitywatch: aw info: 401 Unauthorized"
+			r.Sources.ActivityWatch.Error = "activitywatch: aw buckets: 401 Unauthorized"
 			r.Sources.ActivityWatch.Code = toolbus.CodeAwAuthFailed
+			r.AWServer = "aw-server-rust v0.14.0"
 		}},
 		{"ActivityWatch refusing the Host header", func(r *health.Report) {
 			awDown(r)

@@ -13,6 +13,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -259,12 +260,12 @@ func (r *Recording) Simulator(ctx context.Context, opts awsim.Options) (*awsim.S
 	if rec.Code != http.StatusOK {
 		return nil, fmt.Errorf("realaw: POST /api/0/import: %d %s", rec.Code, strings.TrimSpace(rec.Body.String()))
 	}
-	var settings map[string]json.RawMessage // the recorded settings (privacy_filters), stored as the server held them
+	var settings map[string]json.RawMessage // the recorded settings (privacy_filters, category_sets...), stored as the server held them
 	if err := json.Unmarshal(r.Settings, &settings); err != nil {
 		return nil, fmt.Errorf("realaw: settings: %w", err)
 	}
 	for _, key := range slices.Sorted(maps.Keys(settings)) {
-		req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/api/0/settings/"+key, strings.NewReader(string(settings[key])))
+		req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/api/0/settings/"+url.PathEscape(key), strings.NewReader(string(settings[key])))
 		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()
 		if sim.ServeHTTP(rec, req); rec.Code/100 != 2 {

@@ -1,6 +1,8 @@
 package realaw
 
 import (
+	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -33,6 +35,42 @@ func TestCheckRanking(t *testing.T) {
 			t.Errorf("%s: %s", c.name, text)
 		case c.find != "" && !strings.Contains(text, c.find):
 			t.Errorf("%s: problems %q, want one holding %q", c.name, text, c.find)
+		}
+	}
+}
+
+// TestWebUIClasses: each recording's classes are what the web UI derives
+// from its recorded settings (the defaults for an empty one, the active
+// category sets merged for catsets), and the sets are used only when
+// stored.
+func TestWebUIClasses(t *testing.T) {
+	for _, name := range []string{"week", "dst", "catsets"} {
+		rec, err := Load(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := WebUIClasses(rec.Settings)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want bytes.Buffer
+		if err := json.Compact(&want, rec.Classes); err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != want.String() {
+			t.Errorf("%s: %s, recorded %s", name, got, rec.Classes)
+		}
+	}
+	for _, c := range []struct{ settings, want string }{
+		{`{"classes": [{"name": ["A"], "rule": {"type": "regex", "regex": "a"}}, {"name": ["B"], "rule": {"type": null}}]}`,
+			`[[["A"],{"regex":"a","type":"regex"}]]`},
+		{`{"classes": [], "category_sets": []}`, `[]`},
+		{`{"category_sets": [{"id": "x", "categories": [{"name": ["X"], "rule": {"type": "none"}}]}, {"id": "y", "categories": []}], "active_set_ids": ["gone"]}`,
+			`[[["X"],{"type":"none"}]]`},
+	} {
+		got, err := WebUIClasses([]byte(c.settings))
+		if err != nil || string(got) != c.want {
+			t.Errorf("%s: %s (%v), want %s", c.settings, got, err, c.want)
 		}
 	}
 }

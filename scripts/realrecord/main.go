@@ -43,6 +43,16 @@
 //	    -privacy testdata/realaw/privacy/privacy_filters.json \
 //	    -period day=2026-11-24T04:00/2026-11-25T04:00 -period week=2026-11-21T04:00/2026-11-28T04:00
 //
+// The categories are what the web UI derives from the server's settings
+// (realaw.WebUIClasses). catsets holds the week's events categorized by
+// the web UI's category sets alone: into a fresh server, POST
+// /api/0/settings/category_sets and .../active_set_ids (the recorded
+// "settings" hold them), then
+//
+//	go run ./scripts/realrecord -url http://127.0.0.1:5642 -import testdata/realaw/week/events.json.gz \
+//	    -tz Etc/GMT+10 -out testdata/realaw/catsets -titles 100 \
+//	    -period day=2026-11-24T04:00/2026-11-25T04:00 -period week=2026-11-21T04:00/2026-11-28T04:00
+//
 // A local start or end ("2026-10-25T02:30") is read in -tz; an RFC 3339
 // one ("2026-10-25T02:30:00+01:00") names an instant on either side of a
 // change.
@@ -150,7 +160,7 @@ func (r *recorder) run(out, tz, host string, titles int, imp, privacy string, pe
 	if rec.Buckets.Window == "" || rec.Buckets.AFK == "" {
 		return fmt.Errorf("host %q has no window or no AFK bucket", host)
 	}
-	if rec.Classes, err = realaw.Marshal(realaw.DefaultCategories()); err != nil {
+	if rec.Classes, err = realaw.WebUIClasses(rec.Settings); err != nil {
 		return err
 	}
 	rec.Query = realaw.DesktopQuery(rec.Buckets, rec.Classes)
