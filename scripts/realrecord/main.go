@@ -134,10 +134,13 @@ func (r *recorder) run(out, tz, host string, titles int, imp string, periods []s
 			rec.Buckets.AFK = id
 		case "web.tab.current":
 			rec.Buckets.Web = append(rec.Buckets.Web, id)
+		case "app.editor.activity":
+			rec.Buckets.Editor = append(rec.Buckets.Editor, id)
 		}
 	}
 	sort.Strings(ids)
 	sort.Strings(rec.Buckets.Web)
+	sort.Strings(rec.Buckets.Editor)
 	if rec.Buckets.Window == "" || rec.Buckets.AFK == "" {
 		return fmt.Errorf("host %q has no window or no AFK bucket", host)
 	}
@@ -145,10 +148,20 @@ func (r *recorder) run(out, tz, host string, titles int, imp string, periods []s
 		return err
 	}
 	rec.Query = realaw.DesktopQuery(rec.Buckets, rec.Classes)
+	if len(rec.Buckets.Editor) > 0 {
+		rec.EditorQuery = realaw.EditorQuery(rec.Buckets.Editor)
+	}
 	for _, p := range periods {
 		a, err := r.answer(p, loc, rec.Query, titles)
 		if err != nil {
 			return err
+		}
+		if rec.EditorQuery != nil {
+			if a.Editor, err = r.editor(a, rec.EditorQuery); err != nil {
+				return err
+			}
+			fmt.Fprintf(os.Stderr, "%s: editor %.1f s, %d projects, %d languages, %d files\n",
+				a.Name, a.Editor.Duration, len(a.Editor.Projects), len(a.Editor.Languages), len(a.Editor.Files))
 		}
 		fmt.Fprintf(os.Stderr, "%s: %s .. %s: active %.1f s, %d apps, %d titles, %d categories, %d domains (%d ms)\n",
 			a.Name, a.Start, a.End, a.Active, len(a.Apps), len(a.Titles), len(a.Categories), len(a.Domains), a.QueryMS)
@@ -230,6 +243,19 @@ func (r *recorder) answer(p string, loc *time.Location, query []string, titles i
 	}
 	a.Name, a.Start, a.End, a.QueryMS = name, start, end, time.Since(t0).Milliseconds()
 	return a, nil
+}
+
+// editor runs the editor query over a's period.
+func (r *recorder) editor(a realaw.Answer, query []string) (*realaw.EditorAnswer, error) {
+	body, err := realaw.QueryBody(query, a.Start, a.End)
+	if err != nil {
+		return nil, err
+	}
+	var raw json.RawMessage
+	if err := r.do(http.MethodPost, "/api/0/query/", body, &raw); err != nil {
+		return nil, fmt.Errorf("period %s: editor: %w", a.Name, err)
+	}
+	return realaw.DecodeEditor(raw)
 }
 
 // export is the buckets with all their events (ids dropped), in
