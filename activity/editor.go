@@ -56,6 +56,7 @@ func isEditorGroup(g string) bool {
 type edView struct {
 	project, file, language string
 	excluded                bool
+	bucket                  int // which of the unit's editor buckets
 }
 
 // addEditor floods each editor bucket's events (of the unit and its
@@ -64,6 +65,7 @@ func (u *unitResult) addEditor(buckets [][]ev, pr *privacyRules) {
 	type rawKey struct {
 		project, file, language string
 		excluded                bool
+		bucket                  int
 	}
 	byKey := map[rawKey]uint32{}
 	type edit struct {
@@ -71,19 +73,19 @@ func (u *unitResult) addEditor(buckets [][]ev, pr *privacyRules) {
 		v uint32
 	}
 	var edits []edit
-	for _, evs := range buckets {
+	for b, evs := range buckets {
 		fl := clipEvents(transform.Flood(evs, transform.DefaultPulsetime), u.span)
 		excluded := u.editorExcluded(fl)
 		for _, e := range fl {
-			k := rawKey{excluded: excluded}
+			k := rawKey{excluded: excluded, bucket: b}
 			k.project, _ = e.Data.Str("project")
 			k.file, _ = e.Data.Str("file")
 			k.language, _ = e.Data.Str("language")
 			idx, ok := byKey[k]
 			if !ok {
-				v := edView{excluded: true}
+				v := edView{excluded: true, bucket: b}
 				if !excluded {
-					v = edView{project: pr.p.Title(k.project), file: pr.p.Title(k.file), language: pr.p.App(k.language)}
+					v = edView{project: pr.p.Title(k.project), file: pr.p.Title(k.file), language: pr.p.App(k.language), bucket: b}
 				}
 				idx = uint32(len(u.evs))
 				u.evs = append(u.evs, v)
@@ -224,4 +226,88 @@ func (s *Service) needEditor(ctx context.Context, groupBy string) error {
 	}
 	return specError("group_by", "%s needs an editor watcher (aw-watcher-vscode or another writing app.editor.activity), and ActivityWatch has none for host %s: "+
 		"group_by title shows the editor's window titles, which usually name the project", groupBy, quote(m.Selection.Host))
+}
+
+// editorIndex is what a timeline needs to show the editor's project on
+// the blocks of the editor's app.
+type editorIndex struct {
+	apps  map[string]bool   // each editor's app: the one its events overlap longest in the period
+	names map[string]string // the period's projects as shortNames shows them
+}
+
+// indexEditors finds each editor's app and names the period's projects.
+func (f *flat) indexEditors() {
+	over := map[int]map[string]int64{}
+	for _, it := range f.items {
+		v := f.view(it)
+		if v.excluded {
+			continue
+		}
+		f.editsWithin(it.start, it.end, func(ev edView, d int64) {
+			if over[ev.bucket] == nil {
+				over[ev.bucket] = map[string]int64{}
+			}
+			over[ev.bucket][v.app] += d
+		})
+	}
+	f.ed.apps = map[string]bool{}
+	for _, apps := range over {
+		best, n := "", int64(-1)
+		for app, d := range apps {
+			if d > n || d == n && app < best {
+				best, n = app, d
+			}
+		}
+		f.ed.apps[best] = true
+	}
+	seen := map[string]bool{}
+	var paths []string
+	for _, u := range f.units {
+		for _, v := range u.evs {
+			if !v.excluded && !seen[v.project] {
+				seen[v.project] = true
+				paths = append(paths, v.project)
+			}
+		}
+	}
+	f.ed.names = shortNames(paths)
+}
+
+// project is the project an editor's block shows: of the editor's
+// events within the block's time in its app, the project longest
+// ("" for another app's block, or none).
+func (f *flat) project(b block) string {
+	if !f.ed.apps[b.v.app] || b.v.excluded {
+		return ""
+	}
+	times := map[string]int64{}
+	for k := b.lo; k < b.hi; k++ {
+		if it := f.items[k]; sameFocus(f.view(it), b.v) {
+			f.editsWithin(it.start, it.end, func(v edView, d int64) {
+				if !v.excluded && v.project != "" {
+					times[v.project] += d
+				}
+			})
+		}
+	}
+	best, n := "", int64(0)
+	for p, d := range times {
+		if d > n || d == n && p < best {
+			best, n = p, d
+		}
+	}
+	return f.ed.names[best]
+}
+
+// editsWithin calls fn with each editor event overlapping [a, b) and the
+// length of the overlap.
+func (f *flat) editsWithin(a, b int64, fn func(edView, int64)) {
+	i := firstReaching(f.edits, a, func(t item) (int64, int64) { return t.start, t.end })
+	for ; i < len(f.edits) && f.edits[i].start < b; i++ {
+		t := f.edits[i]
+		if d := min(b, t.end) - max(a, t.start); d > 0 {
+			u := f.units[t.u]
+			fn(u.evs[u.eviews[t.i]], d)
+		}
+	}
 }

@@ -176,3 +176,36 @@ func TestEditorMatchesRealAW(t *testing.T) {
 		}
 	}
 }
+
+// TestTimelineProjectRealAW: over the editor recording's day, every block
+// of VS Code's app carries one of the projects the real aw-server
+// recorded, and no other app's block does (the editors wrote beside other
+// apps too: flooding, and the second editor).
+func TestTimelineProjectRealAW(t *testing.T) {
+	rec, s := realService(t, "editor")
+	p := rec.Periods[0]
+	names := p.Editor.ProjectNames()
+	zero := 0
+	for _, mb := range []*int{&zero, nil} {
+		tl, err := s.Timeline(t.Context(), activity.TimelineQuery{Start: p.Start.Format(time.RFC3339Nano), End: p.End.Format(time.RFC3339Nano),
+			MinBlockS: mb, Limit: activity.MaxTimelineLimit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		code := 0
+		for _, b := range tl.Blocks {
+			switch {
+			case b.App == "Code" && !names[b.Project]:
+				t.Errorf("a Code block at %s shows project %q, not one recorded (%v)", b.Start, b.Project, names)
+			case b.App != "Code" && b.Project != "":
+				t.Errorf("a %s block at %s shows project %q", b.App, b.Start, b.Project)
+			}
+			if b.App == "Code" {
+				code++
+			}
+		}
+		if code == 0 || tl.NextCursor != "" {
+			t.Errorf("%d Code blocks, next_cursor %q: want a day's blocks on one page", code, tl.NextCursor)
+		}
+	}
+}

@@ -154,3 +154,12 @@ func CheckEditor(s *activity.Summary, a Answer, group string, tol float64) Diff 
 	d.Max = r.Max
 	return d
 }
+
+// ProjectNames are the recorded projects as activity shows them.
+func (a *EditorAnswer) ProjectNames() map[string]bool {
+	m := map[string]bool{}
+	for k := range a.editorTotals(activity.GroupByProject) {
+		m[k] = true
+	}
+	return m
+}
