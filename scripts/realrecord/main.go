@@ -4,7 +4,7 @@
 // awbridge's own transforms (aw/transform) nor its simulator (aw/awsim).
 //
 // It needs a running aw-server (../shared/tools/realaw/start.sh runs the
-// real Python one) holding one host's window, AFK and browser buckets, and
+// real Python one) holding one host's window, AFK, browser (and editor) buckets, and
 // writes into -out events.json.gz (the host's buckets with every event, in
 // aw-server's export shape, which POST /api/0/import reads back) and
 // answers.json (realaw.Recording: per period, what the query answered).
@@ -34,6 +34,16 @@
 //
 // (the week was filled by week.py --events 8000 --seed 1 into a fresh
 // server on port 5632).
+//
+// Where the host has editor buckets (app.editor.activity), it records the
+// web UI's editor query too (realaw.EditorQuery). The editor recording
+// (week.py --editor on port 5643, and a second editor written by hand:
+// testdata/realaw/README.md):
+//
+//	go run ./scripts/realrecord -url http://127.0.0.1:5643 -tz Etc/GMT-9 -out testdata/realaw/editor \
+//	    -period day=2026-11-25T04:00/2026-11-26T04:00 \
+//	    -period afternoon=2026-11-25T13:00/2026-11-25T17:30 \
+//	    -period week=2026-11-22T04:00/2026-11-29T04:00
 //
 // A local start or end ("2026-10-25T02:30") is read in -tz; an RFC 3339
 // one ("2026-10-25T02:30:00+01:00") names an instant on either side of a
