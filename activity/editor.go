@@ -176,6 +176,10 @@ func splitPath(p string) []string {
 	return strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '\\' })
 }
 
+// maxNameDepth bounds the last elements shortNames tries (attacker paths
+// may share hundreds): a path still not told apart is shown whole.
+const maxNameDepth = 8
+
 // shortNames names each of paths (distinct) by its last element, or by
 // as many of its last elements as no other path ends with
 // ("old/billing-api" beside "src/billing-api"); a path no suffix tells
@@ -206,7 +210,7 @@ func shortNames(paths []string) map[string]string {
 				names[""] = noneKey
 			case count[s] == 1:
 				names[paths[i]] = s
-			case k >= len(els[i]):
+			case k >= min(len(els[i]), maxNameDepth):
 				names[paths[i]] = paths[i]
 			default:
 				next = append(next, i)

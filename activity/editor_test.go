@@ -122,9 +122,51 @@ func TestShortNames(t *testing.T) {
 		{[]string{`C:\work\api`, "/home/me/api"}, map[string]string{`C:\work\api`: "work/api", "/home/me/api": "me/api"}},
 		{[]string{"/x/api", "/y/x/api", ""}, map[string]string{"/x/api": "/x/api", "/y/x/api": "y/x/api", "": noneKey}},
 		{[]string{"/api", "api"}, map[string]string{"/api": "/api", "api": "api"}},
+		{[]string{"/1/a/a/a/a/a/a/a/a/a", "/2/a/a/a/a/a/a/a/a/a"}, map[string]string{"/1/a/a/a/a/a/a/a/a/a": "/1/a/a/a/a/a/a/a/a/a", "/2/a/a/a/a/a/a/a/a/a": "/2/a/a/a/a/a/a/a/a/a"}},
 	} {
 		if got := shortNames(c.paths); !maps.Equal(got, c.want) {
 			t.Errorf("shortNames(%q) = %v, want %v", c.paths, got, c.want)
 		}
+	}
+}
+
+// TestEditorHostilePaths: an editor's data is any local program's text:
+// escapes and invisible characters are removed, a long path is bounded,
+// a value that is not a string is shown as its JSON text (the web UI
+// groups it apart too), and thousands of paths
+// sharing a deep suffix are named quickly.
+func TestEditorHostilePaths(t *testing.T) {
+	at := time.Date(2026, 3, 24, 9, 0, 0, 0, time.UTC)
+	env, clk := desktopEnv(t, at, [2]string{"aw-watcher-window_testhost", aw.TypeWindow}, [2]string{"aw-watcher-afk_testhost", aw.TypeAFK},
+		[2]string{"aw-watcher-vscode_testhost", editorType})
+	insert(t, env, "aw-watcher-afk_testhost", ev1(at, 3600, `{"status":"not-afk"}`))
+	insert(t, env, "aw-watcher-window_testhost", ev1(at, 3600, `{"app":"Code","title":"x"}`))
+	deep := strings.Repeat("/a", 40)
+	var evs []string
+	for i := range 3000 {
+		evs = append(evs, ev1(at.Add(time.Duration(i)*time.Second), 1, fmt.Sprintf(`{"project":"/p%d%s"}`, i, deep)))
+	}
+	evs = append(evs, ev1(at.Add(time.Hour-3*time.Minute), 60, `{"project":"/home/me/\u001b[2Jevil\u200b-proj"}`),
+		ev1(at.Add(time.Hour-2*time.Minute), 60, `{"project":42}`),
+		ev1(at.Add(time.Hour-time.Minute), 60, `{"project":"/`+strings.Repeat("long", 5000)+`"}`))
+	insert(t, env, "aw-watcher-vscode_testhost", evs...)
+	s := NewService(ServiceOptions{AW: env.client, Source: env.src, Now: clk.now, Zone: utc})
+	start := time.Now()
+	sum, err := s.Summary(t.Context(), SummaryQuery{Period: "last_2h", GroupBy: GroupByProject, Limit: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("3,000 deep paths took %s", d)
+	}
+	keys := map[string]bool{}
+	for _, e := range sum.Top {
+		keys[e.Key] = true
+		if strings.ContainsAny(e.Key, "\x1b\u200b") || len([]rune(e.Key)) > 300 {
+			t.Errorf("project %q (%d runes) shown", e.Key, len([]rune(e.Key)))
+		}
+	}
+	if !keys["evil-proj"] || !keys["42"] {
+		t.Errorf("projects %v, want evil-proj and 42", keys)
 	}
 }
