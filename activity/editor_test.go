@@ -44,7 +44,8 @@ func editorDesktop(t *testing.T) (*Service, *clock) {
 // editors' flooded time (not cut by the window's app), name projects and
 // files by their folder's name or enough of the path to tell two apart,
 // pass paths through the title rules, and show the editor of an excluded
-// app as excluded, its paths nowhere.
+// app as excluded, its paths nowhere; include_afk adds no AFK entry (editor
+// time is not cut by it).
 func TestEditorGroups(t *testing.T) {
 	s, _ := editorDesktop(t)
 	var all []string
@@ -56,7 +57,7 @@ func TestEditorGroups(t *testing.T) {
 		{GroupByLanguage, map[string]float64{"go": 2400, "typescript": 300, KeyExcluded: 600}},
 		{GroupByFile, map[string]float64{"src/billing-api/main.go go": 1200, "old/billing-api/main.go go": 1200, "index.ts typescript": 300, KeyExcluded + " ": 600}},
 	} {
-		sum, err := s.Summary(t.Context(), SummaryQuery{Period: "last_2h", GroupBy: c.group})
+		sum, err := s.Summary(t.Context(), SummaryQuery{Period: "last_2h", GroupBy: c.group, IncludeAFK: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -202,7 +202,9 @@ func (pr *prepared) summary(groupBy string, limit int, includeAFK bool) *Summary
 		Switches: t.switches, Source: pr.source, Freshness: pr.fresh, Notes: pr.notes}
 	whole := t.active
 	if isEditorGroup(groupBy) {
-		whole, sum.EditorS = t.editor, seconds(t.editor)
+		// Editor time is not cut by AFK time: an AFK entry beside it
+		// would count some minutes twice.
+		whole, sum.EditorS, includeAFK = t.editor, seconds(t.editor), false
 	}
 	if includeAFK {
 		whole += t.afk
