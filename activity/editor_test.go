@@ -25,7 +25,7 @@ func editorDesktop(t *testing.T) (*Service, *clock) {
 	ed := func(project, file, lang string) string {
 		return fmt.Sprintf(`{"project":%q,"file":%q,"language":%q}`, project, project+"/"+file, lang)
 	}
-	insert(t, env, "aw-watcher-afk_testhost", ev1(m(0), 3600, `{"status":"not-afk"}`))
+	insert(t, env, "aw-watcher-afk_testhost", ev1(m(-30), 1800, `{"status":"afk"}`), ev1(m(0), 3600, `{"status":"not-afk"}`))
 	insert(t, env, "aw-watcher-window_testhost",
 		ev1(m(0), 1200, `{"app":"Code","title":"main.go - billing-api"}`),
 		ev1(m(20), 600, `{"app":"Google-chrome","title":"Docs - Google Chrome"}`),
