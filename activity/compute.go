@@ -101,20 +101,25 @@ func (s *stretch) title() string {
 
 // aggregates are a unit's (or a period's) totals, privacy applied.
 type aggregates struct {
-	active, afk     int64
-	apps, titles    map[gkey]int64
-	cats, domains   map[gkey]int64
-	urls            map[gkey]int64
-	switches        int
-	first, last     view // of the first and last event (when any)
-	firstAt, lastAt int64
-	any             bool
+	active, afk   int64
+	apps, titles  map[gkey]int64
+	cats, domains map[gkey]int64
+	urls          map[gkey]int64
+	// Editor time (editor.go): its sum, by project, language, and file
+	// and language.
+	editor                     int64
+	projects, languages, files map[gkey]int64
+	switches                   int
+	first, last                view // of the first and last event (when any)
+	firstAt, lastAt            int64
+	any                        bool
 	// Stretches: the first and last (which may be one), and the longest.
 	firstS, lastS, longest *stretch
 }
 
 func newAggregates() aggregates {
-	return aggregates{apps: map[gkey]int64{}, titles: map[gkey]int64{}, cats: map[gkey]int64{}, domains: map[gkey]int64{}, urls: map[gkey]int64{}}
+	return aggregates{apps: map[gkey]int64{}, titles: map[gkey]int64{}, cats: map[gkey]int64{}, domains: map[gkey]int64{}, urls: map[gkey]int64{},
+		projects: map[gkey]int64{}, languages: map[gkey]int64{}, files: map[gkey]int64{}}
 }
 
 // unitResult is the canonical computation of one unit of time (a closed
@@ -129,13 +134,17 @@ type unitResult struct {
 	tviews []uint32 // tviews[i] is tabs[i]'s, an index into tvs
 	tvs    []tabView
 	away   []span64 // AFK time (the AFK watcher's "afk", flooded), by start
+	edits  []ev     // editor events (editor.go), by start
+	eviews []uint32 // eviews[i] is edits[i]'s, an index into evs
+	evs    []edView
 	agg    aggregates
 }
 
 func (u *unitResult) bytes() int64 {
-	n := int64(len(u.events)+len(u.tabs))*bytesPerResultEvt + int64(len(u.away))*16
-	n += int64(len(u.vs))*96 + int64(len(u.tvs))*96
+	n := int64(len(u.events)+len(u.tabs)+len(u.edits))*bytesPerResultEvt + int64(len(u.away))*16
+	n += int64(len(u.vs)+len(u.tvs)+len(u.evs)) * 96
 	n += int64(len(u.agg.apps)+len(u.agg.titles)+len(u.agg.cats)+len(u.agg.domains)+len(u.agg.urls)) * 96
+	n += int64(len(u.agg.projects)+len(u.agg.languages)+len(u.agg.files)) * 96
 	return n + 512
 }
 

@@ -118,6 +118,8 @@ func roleNoun(role string) string {
 		return "window events"
 	case RoleAFK:
 		return "AFK events"
+	case RoleEditor:
+		return "editor events"
 	}
 	return "browser tab events"
 }
@@ -158,6 +160,6 @@ func bucketRead(m *serverMeta, tg target, now, seen time.Time) BucketRead {
 	case RoleAFK:
 		limit = th.AFK
 	}
-	br.Stale = age > limit
+	br.Stale = age > limit && tg.role != RoleEditor // an editor reports only while used
 	return br
 }

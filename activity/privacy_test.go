@@ -23,15 +23,8 @@ import (
 func privateDesktop(t *testing.T) (*simEnv, *clock) {
 	t.Helper()
 	at := time.Date(2026, 3, 24, 9, 0, 0, 0, time.UTC)
-	clk := &clock{t: at.Add(time.Hour)}
-	sim := awsim.New(awsim.Options{Hostname: "testhost", Now: clk.now})
-	srv := httptest.NewServer(sim)
-	t.Cleanup(srv.Close)
-	env := &simEnv{srv: srv, sim: sim}
-	for _, b := range []struct{ id, typ string }{
-		{"aw-watcher-window_testhost", aw.TypeWindow}, {"aw-watcher-afk_testhost", aw.TypeAFK}, {"aw-watcher-web-chrome_testhost", aw.TypeWeb}} {
-		createBucket(t, env, b.id, b.typ)
-	}
+	env, clk := desktopEnv(t, at, [2]string{"aw-watcher-window_testhost", aw.TypeWindow}, [2]string{"aw-watcher-afk_testhost", aw.TypeAFK},
+		[2]string{"aw-watcher-web-chrome_testhost", aw.TypeWeb})
 	m := func(min int) time.Time { return at.Add(time.Duration(min) * time.Minute) }
 	insert(t, env, "aw-watcher-afk_testhost", ev1(m(0), 3600, `{"status":"not-afk"}`))
 	insert(t, env, "aw-watcher-window_testhost",
@@ -46,13 +39,27 @@ func privateDesktop(t *testing.T) (*simEnv, *clock) {
 		ev1(m(20), 600, `{"url":"https://bank.example/account","title":"Bank","incognito":true,"audible":false}`),
 		ev1(m(30), 600, `{"url":"https://mail.example.com/inbox?token=abc123","title":"Mail","incognito":false,"audible":false}`),
 		ev1(m(45), 300, `{"url":"https://vault.bitwarden.com/#/vault","title":"My vault","incognito":false,"audible":false}`))
+	return env, clk
+}
+
+// desktopEnv is a simulator of host "testhost" holding these buckets (id,
+// type), empty, its clock an hour after at, with a client.
+func desktopEnv(t *testing.T, at time.Time, buckets ...[2]string) (*simEnv, *clock) {
+	t.Helper()
+	clk := &clock{t: at.Add(time.Hour)}
+	sim := awsim.New(awsim.Options{Hostname: "testhost", Now: clk.now})
+	srv := httptest.NewServer(sim)
+	t.Cleanup(srv.Close)
+	env := &simEnv{srv: srv, sim: sim, src: testSource()}
+	for _, b := range buckets {
+		createBucket(t, env, b[0], b[1])
+	}
 	c, err := aw.New(aw.Options{BaseURL: srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.CloseIdleConnections)
 	env.client = c
-	env.src = testSource()
 	return env, clk
 }
 

@@ -28,7 +28,7 @@ import (
 const realTolerance = 1.0
 
 // realRecordings are the folders of testdata/realaw.
-var realRecordings = []string{"week", "dst", "privacy", "catsets"}
+var realRecordings = []string{"week", "dst", "privacy", "catsets", "editor"}
 
 // realService is an activity.Service reading the recording's events from
 // a simulator, in the recording's zone, with awbridge's privacy defaults
@@ -152,5 +152,64 @@ func realTimeline(ctx context.Context, t *testing.T, s *activity.Service, p real
 			return focus, pages, blocks
 		}
 		q = activity.TimelineQuery{Cursor: tl.NextCursor, MinBlockS: minBlock, Limit: activity.MaxTimelineLimit}
+	}
+}
+
+// TestEditorMatchesRealAW asks activity_summary for every period of the
+// editor recording (VS Code and a second editor, two projects sharing a
+// folder name) grouped by project, language and file: the editor time,
+// each entry (projects and files by their folder's name, or enough of
+// their path to tell them apart) and the time beyond the limit equal
+// what the real aw-server answered to its web UI's editor query.
+func TestEditorMatchesRealAW(t *testing.T) {
+	rec, s := realService(t, "editor")
+	for _, p := range rec.Periods {
+		for _, g := range []string{activity.GroupByProject, activity.GroupByLanguage, activity.GroupByFile} {
+			t.Run(p.Name+"/"+g, func(t *testing.T) {
+				sum, err := s.Summary(t.Context(), activity.SummaryQuery{Start: p.Start.Format(time.RFC3339Nano),
+					End: p.End.Format(time.RFC3339Nano), GroupBy: g, Limit: activity.MaxSummaryLimit})
+				if err != nil {
+					t.Fatal(err)
+				}
+				d := realaw.CheckEditor(sum, p, g, realTolerance)
+				for _, msg := range d.Problems {
+					t.Error(msg)
+				}
+				t.Logf("editor %.1f s (real %.3f), %d entries, largest difference %.3f s", sum.EditorS, p.Editor.Duration, len(sum.Top), d.Max)
+			})
+		}
+	}
+}
+
+// TestTimelineProjectRealAW: over the editor recording's day, every block
+// of VS Code's app carries one of the projects the real aw-server
+// recorded, and no other app's block does (the editors wrote beside other
+// apps too: flooding, and the second editor).
+func TestTimelineProjectRealAW(t *testing.T) {
+	rec, s := realService(t, "editor")
+	p := rec.Periods[0]
+	names := p.Editor.ProjectNames()
+	zero := 0
+	for _, mb := range []*int{&zero, nil} {
+		tl, err := s.Timeline(t.Context(), activity.TimelineQuery{Start: p.Start.Format(time.RFC3339Nano), End: p.End.Format(time.RFC3339Nano),
+			MinBlockS: mb, Limit: activity.MaxTimelineLimit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		code := 0
+		for _, b := range tl.Blocks {
+			switch {
+			case b.App == "Code" && !names[b.Project]:
+				t.Errorf("a Code block at %s shows project %q, not one recorded (%v)", b.Start, b.Project, names)
+			case b.App != "Code" && b.Project != "":
+				t.Errorf("a %s block at %s shows project %q", b.App, b.Start, b.Project)
+			}
+			if b.App == "Code" {
+				code++
+			}
+		}
+		if code == 0 || tl.NextCursor != "" {
+			t.Errorf("%d Code blocks, next_cursor %q: want a day's blocks on one page", code, tl.NextCursor)
+		}
 	}
 }

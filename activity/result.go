@@ -13,6 +13,9 @@ const (
 	GroupByTitle    = "title"    // app and window title
 	GroupByDomain   = "domain"   // browser tabs' domains
 	GroupByCategory = "category" // ActivityWatch's categories
+	GroupByProject  = "project"  // editor watchers' projects (editor.go)
+	GroupByLanguage = "language" // their languages
+	GroupByFile     = "file"     // their files, with the language
 )
 
 // Roles of the buckets read.
@@ -20,6 +23,7 @@ const (
 	RoleWindow = "window" // aw-watcher-window: currentwindow
 	RoleAFK    = "afk"    // aw-watcher-afk: afkstatus
 	RoleWeb    = "web"    // aw-watcher-web: web.tab.current
+	RoleEditor = "editor" // aw-watcher-vscode and its kind: app.editor.activity
 )
 
 // Summary is the result of activity_summary: where the time of a period
@@ -31,6 +35,9 @@ type Summary struct {
 	// canonical desktop query); AFKS the time the AFK watcher reported.
 	ActiveS float64 `json:"active_s"`
 	AFKS    float64 `json:"afk_s"`
+	// EditorS is the editor watchers' time, grouped by project, language
+	// or file (their Top's whole; see editor.go).
+	EditorS float64 `json:"editor_s,omitempty"`
 	// Top are the largest entries of GroupBy, at most the limit. With
 	// include_afk, AFK time is one more entry (key "afk") and shares are
 	// of active plus AFK time. OtherS is the time beyond the limit.
@@ -63,6 +70,7 @@ type Entry struct {
 	// marked so. App is a title's app.
 	Key       string  `json:"key"`
 	App       string  `json:"app,omitempty"`
+	Language  string  `json:"language,omitempty"` // a file's
 	DurationS float64 `json:"duration_s"`
 	Share     float64 `json:"share"`
 	// Excluded marks the one entry holding the time of every excluded app
@@ -106,9 +114,11 @@ const (
 type Block struct {
 	// App is the app of the block's longest stretch; Title and Domain
 	// the title and tab domain shown together longest in that app.
-	App       string    `json:"app,omitempty"`
-	Title     string    `json:"title,omitempty"`
-	Domain    string    `json:"domain,omitempty"`
+	App    string `json:"app,omitempty"`
+	Title  string `json:"title,omitempty"`
+	Domain string `json:"domain,omitempty"`
+	// Project is the editor's project, on the editor's app's blocks.
+	Project   string    `json:"project,omitempty"`
 	Start     time.Time `json:"start"`
 	End       time.Time `json:"end"`
 	DurationS float64   `json:"duration_s"`

@@ -174,6 +174,9 @@ func (s *Service) inputsOf(m *serverMeta) (inputs, []string) {
 	for _, bb := range transform.BrowserBuckets(sel.Web) {
 		add(bb.BucketID, RoleWeb, bb.Browser)
 	}
+	for _, id := range editorBuckets(m) {
+		add(id, RoleEditor, "")
+	}
 	if m.SettingsErr != nil {
 		notes = append(notes, "ActivityWatch's settings could not be read: days start at 04:00, weeks on Monday, and the default categories apply")
 	}
@@ -560,6 +563,7 @@ func (c *computer) compute(i int) {
 	}
 	u := c.plans[i]
 	ci := transform.Input{}
+	var editors [][]ev
 	for t, tg := range c.in.targets {
 		evs := c.in.filters.Events(tg.id, c.ld.gather(t, u.margin.start, u.margin.end))
 		switch tg.role {
@@ -567,6 +571,8 @@ func (c *computer) compute(i int) {
 			ci.Window = evs
 		case RoleAFK:
 			ci.AFK = evs
+		case RoleEditor:
+			editors = append(editors, evs)
 		default:
 			if tg.excluded {
 				for k := range evs {
@@ -580,6 +586,7 @@ func (c *computer) compute(i int) {
 	if err != nil {
 		return // ctx ended: the caller returns its error
 	}
+	r.addEditor(editors, c.s.pr)
 	c.mu.Lock()
 	failed := slices.ContainsFunc(c.days[i], func(d int) bool { return c.dayFailed[d] })
 	c.mu.Unlock()

@@ -48,13 +48,18 @@ func (s *Service) Summary(ctx context.Context, q SummaryQuery) (*Summary, error)
 	switch groupBy {
 	case "":
 		groupBy = GroupByApp
-	case GroupByApp, GroupByTitle, GroupByDomain, GroupByCategory:
+	case GroupByApp, GroupByTitle, GroupByDomain, GroupByCategory, GroupByProject, GroupByLanguage, GroupByFile:
 	default:
-		return nil, specError("group_by", "unknown grouping %s (expected app, title, domain or category)", quote(groupBy))
+		return nil, specError("group_by", "unknown grouping %s (expected app, title, domain, category, project, language or file)", quote(groupBy))
 	}
 	limit, err := checkLimit(q.Limit, DefaultSummaryLimit, MaxSummaryLimit)
 	if err != nil {
 		return nil, err
+	}
+	if isEditorGroup(groupBy) {
+		if err := s.needEditor(ctx, groupBy); err != nil {
+			return nil, err
+		}
 	}
 	pr, err := s.prepare(ctx, spec.resolve, q.Progress)
 	if err != nil {
@@ -78,8 +83,10 @@ func (pr *prepared) total() aggregates {
 		a := &u.agg
 		t.active += a.active
 		t.afk += a.afk
+		t.editor += a.editor
 		for _, m := range []struct{ into, from map[gkey]int64 }{
-			{t.apps, a.apps}, {t.titles, a.titles}, {t.cats, a.cats}, {t.domains, a.domains}, {t.urls, a.urls}} {
+			{t.apps, a.apps}, {t.titles, a.titles}, {t.cats, a.cats}, {t.domains, a.domains}, {t.urls, a.urls},
+			{t.projects, a.projects}, {t.languages, a.languages}, {t.files, a.files}} {
 			for k, v := range m.from {
 				m.into[k] += v
 			}
@@ -194,16 +201,25 @@ func (pr *prepared) summary(groupBy string, limit int, includeAFK bool) *Summary
 	sum := &Summary{Period: pr.period, GroupBy: groupBy, ActiveS: seconds(t.active), AFKS: seconds(t.afk),
 		Switches: t.switches, Source: pr.source, Freshness: pr.fresh, Notes: pr.notes}
 	whole := t.active
+	if isEditorGroup(groupBy) {
+		// Editor time is not cut by AFK time: an AFK entry beside it
+		// would count some minutes twice.
+		whole, sum.EditorS, includeAFK = t.editor, seconds(t.editor), false
+	}
 	if includeAFK {
 		whole += t.afk
 	}
-	group := map[string]map[gkey]int64{GroupByApp: t.apps, GroupByTitle: t.titles, GroupByDomain: t.domains, GroupByCategory: t.cats}[groupBy]
+	group := map[string]map[gkey]int64{GroupByApp: t.apps, GroupByTitle: t.titles, GroupByDomain: t.domains, GroupByCategory: t.cats,
+		GroupByProject: t.projects, GroupByLanguage: t.languages, GroupByFile: t.files}[groupBy]
 	if includeAFK {
 		group = maps.Clone(group)
 		group[gkey{a: afkKey}] = t.afk
 	}
 	top, rest := rank(group, limit)
 	sum.Top, sum.OtherS = entries(top, whole, groupBy == GroupByTitle), seconds(rest)
+	if isEditorGroup(groupBy) {
+		editorEntries(sum.Top, top, group, groupBy)
+	}
 	ranking := func(m map[gkey]int64) []Entry {
 		r, _ := rank(m, limit)
 		return entries(r, t.active, false)

@@ -88,6 +88,7 @@ func (s *Service) Timeline(ctx context.Context, q TimelineQuery) (*Timeline, err
 		pos = pr.period.Start
 	}
 	fl := pr.flatten()
+	fl.indexEditors()
 	blocks := fl.blocks(spanOf(pr.period.Span()), int64(minBlock)*int64(time.Second/time.Microsecond))
 	p := us(pos)
 	first := slices.IndexFunc(blocks, func(b block) bool { return b.end > p })
@@ -144,6 +145,8 @@ type flat struct {
 	items []item
 	tabs  []item
 	away  []span64
+	edits []item // editor events (editor.go)
+	ed    editorIndex
 }
 
 func (pr *prepared) flatten() *flat {
@@ -159,6 +162,9 @@ func (pr *prepared) flatten() *flat {
 		}
 		for i, e := range u.tabs {
 			f.tabs = append(f.tabs, item{e.Start, e.End(), int32(k), int32(i)})
+		}
+		for i, e := range u.edits {
+			f.edits = append(f.edits, item{e.Start, e.End(), int32(k), int32(i)})
 		}
 		f.away = append(f.away, u.away...)
 	}
@@ -381,6 +387,7 @@ func (f *flat) render(b block, loc *time.Location) Block {
 		}
 	}
 	out.Title, out.Domain, out.Withheld = best.title, best.domain, best.withheld
+	out.Project = f.project(b)
 	return out
 }
 

@@ -80,11 +80,11 @@ func (e *Engine) activityTools() []*toolbus.Tool {
 		{
 			Name:  ToolSummary,
 			Title: "Where the time of a period went",
-			Description: "Where a period's time went, from ActivityWatch: active and AFK time, top apps, titles, " +
-				"domains or categories, switches, longest focus: \"what did I do today\", \"how long in Slack this week\".",
+			Description: "A period's active/AFK time, top apps, titles, " +
+				"domains, categories or editor projects, switches, longest focus: \"what did I do today\", \"how long in Slack this week\".",
 			Params: append(periodParams("today (default)|"),
 				toolbus.Param{Name: "group_by", Type: "string", Enum: []string{activity.GroupByApp, activity.GroupByTitle,
-					activity.GroupByDomain, activity.GroupByCategory}},
+					activity.GroupByDomain, activity.GroupByCategory, activity.GroupByProject, activity.GroupByLanguage, activity.GroupByFile}},
 				toolbus.Param{Name: "limit", Type: "integer", Min: 1, Max: activity.MaxSummaryLimit, Description: "Default 10"},
 				toolbus.Param{Name: "include_afk", Type: "boolean"}),
 			ResultSchema: json.RawMessage(`{"type":"object","required":["period","group_by","active_s","afk_s","top","switches","source","freshness"]}`),

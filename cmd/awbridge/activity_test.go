@@ -583,6 +583,7 @@ func TestActivityToolsRefuseBadArguments(t *testing.T) {
 			{"tomorrow", map[string]any{"period": "tomorrow"}, "period"},
 			{"start after end", map[string]any{"start": later, "end": earlier}, "end"},
 			{"unknown group_by", map[string]any{"group_by": "planet"}, "group_by"},
+			{"no editor watcher", map[string]any{"group_by": "project"}, "group_by"},
 		} {
 			if c.arg == "group_by" && tool != "activity_summary" {
 				continue
@@ -1647,9 +1648,10 @@ func actZoneDir(t *testing.T, name string, data []byte) (zoneinfo, file string, 
 // per entry (awbridge rounds to 0.1 s; more is a different count of
 // time). Then the focus blocks of activity_timeline (the default
 // min_block_s: folding never moves active time into a gap) cover the
-// recorded active time to within 2 s.
+// recorded active time to within 2 s. Where an editor was recorded, the
+// groupings by project, language and file match its editor query.
 func TestActivitySummaryMatchesRealAW(t *testing.T) {
-	for _, name := range []string{"week", "dst", "catsets"} {
+	for _, name := range []string{"week", "dst", "catsets", "editor"} {
 		t.Run(name, func(t *testing.T) {
 			rec, err := realaw.Load(name)
 			if err != nil {
@@ -1670,7 +1672,12 @@ func TestActivitySummaryMatchesRealAW(t *testing.T) {
 					continue
 				}
 				span := map[string]any{"start": p.Start.Format(time.RFC3339Nano), "end": p.End.Format(time.RFC3339Nano)}
-				for _, g := range []string{realaw.ByApp, realaw.ByTitle, realaw.ByDomain, realaw.ByCategory} {
+				groups := []string{realaw.ByApp, realaw.ByTitle, realaw.ByDomain, realaw.ByCategory}
+				editor := []string{activity.GroupByProject, activity.GroupByLanguage, activity.GroupByFile}
+				if p.Editor != nil {
+					groups = append(groups, editor...)
+				}
+				for _, g := range groups {
 					t.Run(p.Name+"/"+g, func(t *testing.T) {
 						defer actBind(b, t)()
 						var s activity.Summary
@@ -1679,7 +1686,11 @@ func TestActivitySummaryMatchesRealAW(t *testing.T) {
 						if s.Period.Timezone != rec.Timezone {
 							t.Errorf("time zone %q, want %q", s.Period.Timezone, rec.Timezone)
 						}
-						for _, msg := range realaw.CheckSummary(&s, p, g, 1).Problems {
+						check := realaw.CheckSummary
+						if slices.Contains(editor, g) {
+							check = realaw.CheckEditor
+						}
+						for _, msg := range check(&s, p, g, 1).Problems {
 							t.Error(msg)
 						}
 					})

@@ -47,7 +47,7 @@ func runSummary(ctx context.Context, e *env, name string, args []string) int {
 		start = fs.String("start", "", "the period's start, RFC 3339 (with --end, instead of --period)")
 		end = fs.String("end", "", "the period's end, RFC 3339")
 	}
-	groupBy := fs.String("group-by", "", "what the top entries are: app (default), title, domain or category")
+	groupBy := fs.String("group-by", "", "what the top entries are: app (default), title, domain, category, or an editor's project, language or file")
 	limit := fs.Int("limit", 0, "how many top entries (default: the tool's, 10)")
 	asJSON := fs.Bool("json", false, "print the tool's result alone on stdout")
 	noRelay := fs.Bool("no-relay", false, "summarize in this process even when the service runs")
@@ -276,7 +276,8 @@ func entryName(r activity.Entry, groupBy string) string {
 }
 
 func groupNoun(groupBy string) string {
-	nouns := map[string]string{activity.GroupByTitle: "titles", activity.GroupByDomain: "domains", activity.GroupByCategory: "categories"}
+	nouns := map[string]string{activity.GroupByTitle: "titles", activity.GroupByDomain: "domains", activity.GroupByCategory: "categories",
+		activity.GroupByProject: "projects", activity.GroupByLanguage: "languages", activity.GroupByFile: "files"}
 	return cmp.Or(nouns[groupBy], "apps")
 }
 

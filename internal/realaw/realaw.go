@@ -36,7 +36,9 @@ type Recording struct {
 	Settings   json.RawMessage `json:"settings"` // GET /api/0/settings
 	Classes    json.RawMessage `json:"classes"`  // as passed to categorize()
 	Query      []string        `json:"query"`    // the statements POSTed for every period
-	Periods    []Answer        `json:"periods"`
+	// EditorQuery is EditorQuery(Buckets.Editor), when the host has editor buckets.
+	EditorQuery []string `json:"editor_query,omitempty"`
+	Periods     []Answer `json:"periods"`
 
 	// Dir is the folder the recording was loaded from (not recorded).
 	Dir string `json:"-"`
@@ -47,6 +49,7 @@ type Buckets struct {
 	Window string   `json:"window"`
 	AFK    string   `json:"afk"`
 	Web    []string `json:"web"`
+	Editor []string `json:"editor,omitempty"` // app.editor.activity
 }
 
 // Answer is the query's answer for one period, in seconds.
@@ -64,6 +67,8 @@ type Answer struct {
 	Categories []Category `json:"categories"`
 	Domains    []Domain   `json:"domains"`
 	QueryMS    int64      `json:"query_ms"`
+	// Editor is the answer to EditorQuery.
+	Editor *EditorAnswer `json:"editor,omitempty"`
 }
 
 // App is the time of one app.

@@ -4,7 +4,7 @@
 // awbridge's own transforms (aw/transform) nor its simulator (aw/awsim).
 //
 // It needs a running aw-server (../shared/tools/realaw/start.sh runs the
-// real Python one) holding one host's window, AFK and browser buckets, and
+// real Python one) holding one host's window, AFK, browser (and editor) buckets, and
 // writes into -out events.json.gz (the host's buckets with every event, in
 // aw-server's export shape, which POST /api/0/import reads back) and
 // answers.json (realaw.Recording: per period, what the query answered).
@@ -52,6 +52,16 @@
 //	go run ./scripts/realrecord -url http://127.0.0.1:5642 -import testdata/realaw/week/events.json.gz \
 //	    -tz Etc/GMT+10 -out testdata/realaw/catsets -titles 100 \
 //	    -period day=2026-11-24T04:00/2026-11-25T04:00 -period week=2026-11-21T04:00/2026-11-28T04:00
+//
+// Where the host has editor buckets (app.editor.activity), it records the
+// web UI's editor query too (realaw.EditorQuery). The editor recording
+// (week.py --editor on port 5643, and a second editor written by hand:
+// testdata/realaw/README.md):
+//
+//	go run ./scripts/realrecord -url http://127.0.0.1:5643 -tz Etc/GMT-9 -out testdata/realaw/editor \
+//	    -period day=2026-11-25T04:00/2026-11-26T04:00 \
+//	    -period afternoon=2026-11-25T13:00/2026-11-25T17:30 \
+//	    -period week=2026-11-22T04:00/2026-11-29T04:00
 //
 // A local start or end ("2026-10-25T02:30") is read in -tz; an RFC 3339
 // one ("2026-10-25T02:30:00+01:00") names an instant on either side of a
@@ -153,10 +163,13 @@ func (r *recorder) run(out, tz, host string, titles int, imp, privacy string, pe
 			rec.Buckets.AFK = id
 		case "web.tab.current":
 			rec.Buckets.Web = append(rec.Buckets.Web, id)
+		case "app.editor.activity":
+			rec.Buckets.Editor = append(rec.Buckets.Editor, id)
 		}
 	}
 	sort.Strings(ids)
 	sort.Strings(rec.Buckets.Web)
+	sort.Strings(rec.Buckets.Editor)
 	if rec.Buckets.Window == "" || rec.Buckets.AFK == "" {
 		return fmt.Errorf("host %q has no window or no AFK bucket", host)
 	}
@@ -172,10 +185,20 @@ func (r *recorder) run(out, tz, host string, titles int, imp, privacy string, pe
 			return err
 		}
 	}
+	if len(rec.Buckets.Editor) > 0 {
+		rec.EditorQuery = realaw.EditorQuery(rec.Buckets.Editor)
+	}
 	for _, p := range periods {
 		a, err := r.answer(p, loc, rec.Query, titles)
 		if err != nil {
 			return err
+		}
+		if rec.EditorQuery != nil {
+			if a.Editor, err = r.editor(a, rec.EditorQuery); err != nil {
+				return err
+			}
+			fmt.Fprintf(os.Stderr, "%s: editor %.1f s, %d projects, %d languages, %d files\n",
+				a.Name, a.Editor.Duration, len(a.Editor.Projects), len(a.Editor.Languages), len(a.Editor.Files))
 		}
 		fmt.Fprintf(os.Stderr, "%s: %s .. %s: active %.1f s, %d apps, %d titles, %d categories, %d domains (%d ms)\n",
 			a.Name, a.Start, a.End, a.Active, len(a.Apps), len(a.Titles), len(a.Categories), len(a.Domains), a.QueryMS)
@@ -257,6 +280,19 @@ func (r *recorder) answer(p string, loc *time.Location, query []string, titles i
 	}
 	a.Name, a.Start, a.End, a.QueryMS = name, start, end, time.Since(t0).Milliseconds()
 	return a, nil
+}
+
+// editor runs the editor query over a's period.
+func (r *recorder) editor(a realaw.Answer, query []string) (*realaw.EditorAnswer, error) {
+	body, err := realaw.QueryBody(query, a.Start, a.End)
+	if err != nil {
+		return nil, err
+	}
+	var raw json.RawMessage
+	if err := r.do(http.MethodPost, "/api/0/query/", body, &raw); err != nil {
+		return nil, fmt.Errorf("period %s: editor: %w", a.Name, err)
+	}
+	return realaw.DecodeEditor(raw)
 }
 
 // export is the buckets with all their events (ids dropped), in
