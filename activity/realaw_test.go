@@ -131,11 +131,12 @@ func TestTimelineTotalsMatchRealAW(t *testing.T) {
 	}
 }
 
-// realTimeline sums the focus blocks of a period's timeline, all pages.
+// realTimeline sums the focus blocks of a period's timeline (of the
+// answer's host), all pages.
 func realTimeline(ctx context.Context, t *testing.T, s *activity.Service, p realaw.Answer, minBlock *int) (focus float64, pages, blocks int) {
 	t.Helper()
 	q := activity.TimelineQuery{Start: p.Start.Format(time.RFC3339Nano), End: p.End.Format(time.RFC3339Nano),
-		MinBlockS: minBlock, Limit: activity.MaxTimelineLimit}
+		MinBlockS: minBlock, Limit: activity.MaxTimelineLimit, Host: p.Host}
 	for {
 		tl, err := s.Timeline(ctx, q)
 		if err != nil {
@@ -147,6 +148,6 @@ func realTimeline(ctx context.Context, t *testing.T, s *activity.Service, p real
 		if tl.NextCursor == "" || pages > 1000 {
 			return focus, pages, blocks
 		}
-		q = activity.TimelineQuery{Cursor: tl.NextCursor, MinBlockS: minBlock, Limit: activity.MaxTimelineLimit}
+		q = activity.TimelineQuery{Cursor: tl.NextCursor, MinBlockS: minBlock, Limit: activity.MaxTimelineLimit, Host: p.Host}
 	}
 }

@@ -5,62 +5,60 @@ import (
 	"slices"
 )
 
-// UnionNoOverlap is aw_transform.union_no_overlap: the events of a and the
-// parts of b's events that no event of a covers, in start order; a has
-// precedence. Both lists are in start order (as flood leaves them); an
-// event of b an event of a cuts is split around it. Neither list is
-// changed.
+// UnionNoOverlap is what aw_transform.union_no_overlap means to do: the
+// events of a and the parts of b's events that no event of a covers, in
+// start order; a has precedence, so no time is counted twice. Both lists
+// are in start order (as flood leaves them). aw-core's (and
+// aw-server-rust's) own loop moves past an event of a once it has cut one
+// event of b, so the further events of b it covers are kept whole and
+// counted twice; this one cuts every event of b by every event of a.
+// Neither list is changed.
 func UnionNoOverlap(a, b []Event) []Event {
-	b = slices.Clone(b)
-	out := make([]Event, 0, len(a)+len(b))
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		e1, e2 := a[i], b[j]
-		if !overlaps(e1.Start, e1.End(), e2.Start, e2.End()) {
-			if e1.Start <= e2.Start {
-				out, i = append(out, e1), i+1
-			} else {
-				out, j = append(out, e2), j+1
+	var cover []span // a's time, joined
+	for _, e := range a {
+		if n := len(cover); n > 0 && e.Start <= cover[n-1].end {
+			cover[n-1].end = max(cover[n-1].end, e.End())
+			continue
+		}
+		cover = append(cover, span{e.Start, e.End()})
+	}
+	rest := make([]Event, 0, len(b))
+	for _, e := range b {
+		s, end := e.Start, e.End()
+		j, _ := slices.BinarySearchFunc(cover, s, func(c span, t int64) int {
+			if c.end <= t {
+				return -1
+			}
+			return 1
+		})
+		if e.Duration == 0 {
+			if j == len(cover) || cover[j].start > s {
+				rest = append(rest, e)
 			}
 			continue
 		}
-		if e1.Start <= e2.Start {
-			out, i = append(out, e1), i+1
-			// What of e2 lasts beyond e1 is compared with a's next.
-			if _, rest, ok := splitAt(e2, e1.End()); ok {
-				b[j] = rest
-			} else {
-				j++
+		for ; j < len(cover) && cover[j].start < end && s < end; j++ {
+			if cover[j].start > s {
+				rest = append(rest, piece(e, s, cover[j].start))
 			}
-			continue
+			s = max(s, cover[j].end)
 		}
-		head, rest, ok := splitAt(e2, e1.Start)
-		out, j = append(out, head), j+1
-		if ok {
-			b = slices.Insert(b, j, rest)
+		if s < end {
+			rest = append(rest, piece(e, s, end))
 		}
 	}
-	out = append(out, a[i:]...)
-	return append(out, b[j:]...)
+	out := append(slices.Clone(a), rest...)
+	slices.SortStableFunc(out, byStart) // a's first where two start together
+	return out
 }
 
-// overlaps is timeslot's Timeslot.overlaps of [s1, e1) and [s2, e2): one
-// starts or ends within the other, or the first lies within the second.
-func overlaps(s1, e1, s2, e2 int64) bool {
-	return s1 <= s2 && s2 < e1 || s1 < e2 && e2 <= e1 || s2 <= s1 && e1 <= e2
-}
+// span is a stretch of time [start, end) in microseconds.
+type span struct{ start, end int64 }
 
-// splitAt is union_no_overlap's _split_event: e cut at t into the part
-// before and the part after, ok when t lies strictly within e; else e
-// itself.
-func splitAt(e Event, t int64) (head, rest Event, ok bool) {
-	if e.Start >= t || t >= e.End() {
-		return e, Event{}, false
-	}
-	head, rest = e, e
-	head.Duration = t - e.Start
-	rest.Start, rest.Duration = t, e.End()-t
-	return head, rest, true
+// piece is e's part within [start, end).
+func piece(e Event, start, end int64) Event {
+	e.Start, e.Duration = start, end-start
+	return e
 }
 
 // CanonicalHosts is ActivityWatch's web UI's multi-device query

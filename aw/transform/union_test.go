@@ -6,7 +6,8 @@ import (
 )
 
 // TestUnionNoOverlap: the cases of aw-core's test_union_no_overlap (an
-// hour as 60 here), and the splits its algorithm makes, event by event.
+// hour as 60 here), event by event, and those where aw-core's loop counts
+// time twice.
 func TestUnionNoOverlap(t *testing.T) {
 	const h = 60
 	alt := func(data string, offset int64) []Event { // three hours apart by two, from offset
@@ -28,6 +29,12 @@ func TestUnionNoOverlap(t *testing.T) {
 			ev(0, h, "d", "1"), ev(h, h, "d", "2"), ev(2*h, h, "d", "1"), ev(3*h, h, "d", "2"), ev(4*h, h, "d", "1")}, 5 * h},
 		{"b within a", []Event{ev(0, 10, "d", "1")}, []Event{ev(2, 3, "d", "2")}, []Event{ev(0, 10, "d", "1")}, 10},
 		{"touching", []Event{ev(0, 10, "d", "1")}, []Event{ev(10, 5, "d", "2")}, []Event{ev(0, 10, "d", "1"), ev(10, 5, "d", "2")}, 15},
+		// aw-core keeps B2 whole here (counted twice) and B3 from 100.
+		{"one event of a covers several of b", []Event{ev(0, 100, "d", "1")},
+			[]Event{ev(50, 10, "d", "2"), ev(70, 10, "d", "2"), ev(90, 30, "d", "2")},
+			[]Event{ev(0, 100, "d", "1"), ev(100, 20, "d", "2")}, 120},
+		{"b between events of a", []Event{ev(0, 10, "d", "1"), ev(20, 10, "d", "1")}, []Event{ev(5, 30, "d", "2")},
+			[]Event{ev(0, 10, "d", "1"), ev(10, 10, "d", "2"), ev(20, 10, "d", "1"), ev(30, 5, "d", "2")}, 35},
 		{"a empty", nil, []Event{ev(3, 4, "d", "2")}, []Event{ev(3, 4, "d", "2")}, 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

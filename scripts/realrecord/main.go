@@ -35,6 +35,19 @@
 // (the week was filled by week.py --events 8000 --seed 1 into a fresh
 // server on port 5632).
 //
+// and four devices (-hosts: the other hosts in the multi-device order
+// after -host; each period is answered for each host, for "all" by the web
+// UI's multi-device query, and for "all:covered" by realaw.CoveredQuery,
+// the parts of each later host's events the earlier hosts cover): a week
+// filled by week.py --events 8000 --seed 1 --second-host laptop-2 (port
+// 5644), then the "work-laptop" and Android "phone" of
+// testdata/realaw/hosts/README.md:
+//
+//	go run ./scripts/realrecord -url http://127.0.0.1:5644 -tz Etc/GMT-9 -host vm \
+//	    -hosts laptop-2,work-laptop,phone -out testdata/realaw/hosts -titles 100 \
+//	    -period day=2026-11-26T04:00/2026-11-27T04:00 -period midday=2026-11-26T11:00/2026-11-26T17:00 \
+//	    -period evening=2026-11-26T19:00/2026-11-26T22:00 -period week=2026-11-21T04:00/2026-11-28T04:00
+//
 // A local start or end ("2026-10-25T02:30") is read in -tz; an RFC 3339
 // one ("2026-10-25T02:30:00+01:00") names an instant on either side of a
 // change.
@@ -66,6 +79,8 @@ func main() {
 	host := flag.String("host", "", "whose buckets (default: the server's hostname)")
 	titles := flag.Int("titles", 0, "how many titles to keep per period, longest first, the rest summed (0: all)")
 	imp := flag.String("import", "", "first load this events.json.gz into the (empty) server")
+	devices := flag.String("hosts", "", "also the other hosts, comma-separated, in the multi-device order after -host: "+
+		"each period is answered for each of them and for all combined (MultiDeviceQuery)")
 	flag.Func("period", "name=start/end, repeatable", func(s string) error { periods = append(periods, s); return nil })
 	flag.Parse()
 	if *base == "" || *out == "" || *tz == "" || len(periods) == 0 {
@@ -73,7 +88,11 @@ func main() {
 		os.Exit(2)
 	}
 	r := &recorder{base: strings.TrimRight(*base, "/"), http: &http.Client{Timeout: 10 * time.Minute}}
-	if err := r.run(*out, *tz, *host, *titles, *imp, periods); err != nil {
+	var others []string
+	if *devices != "" {
+		others = strings.Split(*devices, ",")
+	}
+	if err := r.run(*out, *tz, *host, others, *titles, *imp, periods); err != nil {
 		fmt.Fprintln(os.Stderr, "realrecord: "+err.Error())
 		os.Exit(1)
 	}
@@ -84,7 +103,7 @@ type recorder struct {
 	http *http.Client
 }
 
-func (r *recorder) run(out, tz, host string, titles int, imp string, periods []string) error {
+func (r *recorder) run(out, tz, host string, others []string, titles int, imp string, periods []string) error {
 	loc, err := time.LoadLocation(tz)
 	if err != nil {
 		return err
@@ -121,38 +140,70 @@ func (r *recorder) run(out, tz, host string, titles int, imp string, periods []s
 	if _, err := r.get("/api/0/buckets/", &buckets); err != nil {
 		return err
 	}
-	ids := make([]string, 0, len(buckets))
-	for id, b := range buckets {
-		if b.Hostname != host {
-			continue
+	var ids []string
+	of := func(host string) (realaw.Buckets, error) {
+		var hb realaw.Buckets
+		for id, b := range buckets {
+			if b.Hostname != host {
+				continue
+			}
+			ids = append(ids, id)
+			switch b.Type {
+			case "currentwindow":
+				hb.Window = id
+			case "afkstatus":
+				hb.AFK = id
+			case "web.tab.current":
+				hb.Web = append(hb.Web, id)
+			}
 		}
-		ids = append(ids, id)
-		switch b.Type {
-		case "currentwindow":
-			rec.Buckets.Window = id
-		case "afkstatus":
-			rec.Buckets.AFK = id
-		case "web.tab.current":
-			rec.Buckets.Web = append(rec.Buckets.Web, id)
+		sort.Strings(hb.Web)
+		if hb.Window == "" {
+			return hb, fmt.Errorf("host %q has no window bucket", host)
 		}
+		return hb, nil
 	}
-	sort.Strings(ids)
-	sort.Strings(rec.Buckets.Web)
-	if rec.Buckets.Window == "" || rec.Buckets.AFK == "" {
-		return fmt.Errorf("host %q has no window or no AFK bucket", host)
+	if rec.Buckets, err = of(host); err != nil {
+		return err
 	}
 	if rec.Classes, err = realaw.Marshal(realaw.DefaultCategories()); err != nil {
 		return err
 	}
 	rec.Query = realaw.DesktopQuery(rec.Buckets, rec.Classes)
-	for _, p := range periods {
-		a, err := r.answer(p, loc, rec.Query, titles)
-		if err != nil {
-			return err
+	type hostQuery struct {
+		host  string
+		query []string
+	}
+	queries := []hostQuery{{"", rec.Query}}
+	if len(others) > 0 {
+		all := []realaw.Buckets{rec.Buckets}
+		rec.Hosts, rec.Queries = append([]string{host}, others...), map[string][]string{}
+		for _, h := range others {
+			hb, err := of(h)
+			if err != nil {
+				return err
+			}
+			all = append(all, hb)
+			rec.Queries[h] = realaw.DesktopQuery(hb, rec.Classes)
+			queries = append(queries, hostQuery{h, rec.Queries[h]})
 		}
-		fmt.Fprintf(os.Stderr, "%s: %s .. %s: active %.1f s, %d apps, %d titles, %d categories, %d domains (%d ms)\n",
-			a.Name, a.Start, a.End, a.Active, len(a.Apps), len(a.Titles), len(a.Categories), len(a.Domains), a.QueryMS)
-		rec.Periods = append(rec.Periods, a)
+		rec.Queries[realaw.AllHosts] = realaw.MultiDeviceQuery(all, rec.Classes)
+		rec.Queries[realaw.CoveredHosts] = realaw.CoveredQuery(all, rec.Classes)
+		queries = append(queries, hostQuery{realaw.AllHosts, rec.Queries[realaw.AllHosts]},
+			hostQuery{realaw.CoveredHosts, rec.Queries[realaw.CoveredHosts]})
+	}
+	sort.Strings(ids)
+	for _, p := range periods {
+		for _, q := range queries {
+			a, err := r.answer(p, loc, q.query, titles)
+			if err != nil {
+				return err
+			}
+			a.Host = q.host
+			fmt.Fprintf(os.Stderr, "%s (host %q): %s .. %s: active %.1f s, afk %.1f s, %d apps, %d titles, %d categories, %d domains (%d ms)\n",
+				a.Name, q.host, a.Start, a.End, a.Active, a.AFK, len(a.Apps), len(a.Titles), len(a.Categories), len(a.Domains), a.QueryMS)
+			rec.Periods = append(rec.Periods, a)
+		}
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
