@@ -29,15 +29,16 @@ const HostFromArgument = "argument"
 const maxHostsShown = 20
 
 // UnknownHostError is a host argument naming no host with window or AFK
-// buckets; Hosts are those that have them (bounded, sanitized).
+// buckets; Hosts are those that have them (bounded, sanitized: data, kept
+// out of the message).
 type UnknownHostError struct {
 	Host  string
 	Hosts []string
 }
 
 func (e *UnknownHostError) Error() string {
-	return fmt.Sprintf("host: ActivityWatch has no host %s (hosts: %s, or %q for all of them)",
-		quote(e.Host), strings.Join(e.Hosts, ", "), HostAll)
+	return fmt.Sprintf("host: ActivityWatch has no host %s (it has %d; give one of them, or %q for all)",
+		quote(e.Host), len(e.Hosts), HostAll)
 }
 
 // HostNames are the hosts with window or AFK buckets in the order the web

@@ -195,7 +195,8 @@ func (e *Engine) activityResult(ctx context.Context, v any, err error) (toolbus.
 				Message: se.Error(), Details: map[string]any{"argument": se.Arg}}
 		case errors.As(err, &he):
 			return toolbus.Result{}, &toolbus.ToolError{Kind: toolbus.ContractError, Code: toolbus.CodeInvalidArgument,
-				Message: he.Error(), Details: map[string]any{"argument": "host", "hosts": he.Hosts}}
+				Message: he.Error(), Hint: "details.hosts are the hosts ActivityWatch has, this machine first",
+				Details: map[string]any{"argument": "host", "hosts": he.Hosts}}
 		case errors.As(err, &de):
 			return toolbus.Result{Circuit: circuit}, &toolbus.ToolError{Kind: toolbus.ContractError, Code: toolbus.CodeInvalidArgument,
 				Message: de.Error(), Hint: "ask a shorter period (a day, or some hours of it)",
