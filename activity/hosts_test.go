@@ -2,7 +2,11 @@ package activity_test
 
 import (
 	"errors"
+	"maps"
+	"net/http"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -142,5 +146,49 @@ func TestHostArgument(t *testing.T) {
 	}
 	if _, err := s.Timeline(t.Context(), activity.TimelineQuery{Cursor: tl.NextCursor, Host: "all"}); err != nil {
 		t.Errorf("the next page of host all: %v", err)
+	}
+}
+
+// TestHostsShareKeptDays: the days one host's reading keeps serve every
+// reading of that host's buckets (its own, "all", its name): after this
+// machine's day and then "all", reading each host again reads nothing.
+func TestHostsShareKeptDays(t *testing.T) {
+	var (
+		mu    sync.Mutex
+		reads = map[string]int{}
+	)
+	rec, s := realService(t, "hosts", func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if bucket, ok := strings.CutSuffix(strings.TrimPrefix(r.URL.Path, "/api/0/buckets/"), "/events"); ok {
+				mu.Lock()
+				reads[bucket]++
+				mu.Unlock()
+			}
+			h.ServeHTTP(w, r)
+		})
+	})
+	day := rec.Periods[0]
+	read := func(host string) map[string]int {
+		mu.Lock()
+		clear(reads)
+		mu.Unlock()
+		if _, err := s.Summary(t.Context(), activity.SummaryQuery{Start: day.Start.Format(time.RFC3339),
+			End: day.End.Format(time.RFC3339), Host: host}); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(reads)
+	}
+	if got := read(""); got["aw-watcher-window_vm"] == 0 || got["aw-watcher-window_laptop-2"] != 0 {
+		t.Fatalf("this machine's day read %v", got)
+	}
+	if got := read("all"); got["aw-watcher-window_vm"] != 0 || got["aw-watcher-window_laptop-2"] == 0 || got["aw-watcher-android-test"] == 0 {
+		t.Errorf("all after this machine read %v: want only the other hosts' buckets", got)
+	}
+	for _, host := range []string{"", "laptop-2", "phone", "all"} {
+		if got := read(host); len(got) != 0 {
+			t.Errorf("host %q read again: %v", host, got)
+		}
 	}
 }

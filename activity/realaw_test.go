@@ -9,6 +9,7 @@ package activity_test
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -33,8 +34,9 @@ var realRecordings = []string{"week", "dst"}
 // realService is an activity.Service reading the recording's events from
 // a simulator, in the recording's zone, with awbridge's privacy defaults
 // (the recorded desktops hold no password manager, private window or
-// excluded app, so they change nothing), a day after the last period.
-func realService(t *testing.T, name string) (*realaw.Recording, *activity.Service) {
+// excluded app, so they change nothing), a day after the last period;
+// wrap, when given, wraps the simulator.
+func realService(t *testing.T, name string, wrap ...func(http.Handler) http.Handler) (*realaw.Recording, *activity.Service) {
 	t.Helper()
 	rec, err := realaw.Load(name)
 	if err != nil {
@@ -56,7 +58,11 @@ func realService(t *testing.T, name string) (*realaw.Recording, *activity.Servic
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(sim)
+	var h http.Handler = sim
+	for _, w := range wrap {
+		h = w(h)
+	}
+	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	c, err := aw.New(aw.Options{BaseURL: srv.URL, AttemptTimeout: 30 * time.Second})
 	if err != nil {
