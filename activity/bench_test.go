@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/awbridge/awbridge/aw"
+	"github.com/awbridge/awbridge/nowframe"
 )
 
 // BenchmarkSummaryWeek answers activity_summary for this_week over the
@@ -68,7 +69,7 @@ func BenchmarkSummaryWeek(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		in, _ := s.inputsOf(m)
+		in, _ := s.inputsOf(m, []nowframe.Selection{m.Selection})
 		days, plans := s.plan(p, clk.now())
 		return s, p, in, days, plans
 	}

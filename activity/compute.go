@@ -213,20 +213,16 @@ func (pr *privacyRules) tab(rawURL, title string, incognito, excluded bool) tabV
 // bucket's events of the unit and its margins and cuts the result to span. It fails with ctx's error when ctx ends
 // while the events are categorized (a classes setting of many rules over
 // thousands of titles takes seconds).
-func computeUnit(ctx context.Context, in transform.Input, span span64, opt transform.Options, pr *privacyRules) (*unitResult, error) {
-	res, err := transform.CanonicalContext(ctx, in, opt)
+func computeUnit(ctx context.Context, ins []transform.Input, span span64, opt transform.Options, pr *privacyRules) (*unitResult, error) {
+	res, away, err := canonical(ctx, ins, opt)
 	if err != nil {
 		return nil, err
 	}
 	u := &unitResult{span: span}
 	u.events = clipEvents(res.Events, span)
 	u.tabs = clipEvents(res.Browser, span)
-	for _, a := range transform.Flood(in.AFK, transform.DefaultPulsetime) {
-		if a.Data.In("status", "afk") {
-			if c, ok := clip64(a, span.start, span.end); ok && c.Duration > 0 {
-				u.away = append(u.away, span64{c.Start, c.End()})
-			}
-		}
+	for _, a := range clipEvents(away, span) {
+		u.away = append(u.away, span64{a.Start, a.End()})
 	}
 
 	// Views, one per distinct app and title (and category).

@@ -113,7 +113,7 @@ func TestPlan(t *testing.T) {
 // mustCompute is computeUnit with the default options and no deadline.
 func mustCompute(t *testing.T, in transform.Input, span span64, pr *privacyRules) *unitResult {
 	t.Helper()
-	u, err := computeUnit(context.Background(), in, span, transform.Options{}, pr)
+	u, err := computeUnit(context.Background(), []transform.Input{in}, span, transform.Options{}, pr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,10 +20,18 @@ type cursor struct {
 	weekStart  bool      // the period is a week (its WeekStart is shown)
 	minBlockS  int
 	pos        time.Time
+	host       [8]byte // hostMark of the host asked
+}
+
+// hostMark names a host argument in a cursor, in fixed size.
+func hostMark(host string) (m [8]byte) {
+	sum := sha256.Sum256([]byte(host))
+	copy(m[:], sum[:])
+	return m
 }
 
 const (
-	cursorVersion = 1
+	cursorVersion = 2
 	cursorKind    = 't'
 	cursorMACLen  = 16
 	maxLabelLen   = 16
@@ -47,6 +55,7 @@ func encodeCursor(key []byte, c cursor) string {
 	b = binary.BigEndian.AppendUint64(b, uint64(c.end.UnixMilli()))
 	b = binary.BigEndian.AppendUint64(b, uint64(c.pos.UnixMicro())) // blocks end on microseconds
 	b = binary.BigEndian.AppendUint32(b, uint32(c.minBlockS))
+	b = append(b, c.host[:]...)
 	label := c.label
 	if len(label) > maxLabelLen {
 		label = label[:maxLabelLen]
@@ -65,7 +74,7 @@ func decodeCursor(key []byte, s string) (cursor, error) {
 		return cursor{}, errBadCursor()
 	}
 	b, err := base64.RawURLEncoding.DecodeString(s)
-	const fixed = 3 + 8 + 8 + 8 + 4 + 1
+	const fixed = 3 + 8 + 8 + 8 + 4 + 8 + 1
 	if err != nil || len(b) < fixed+cursorMACLen {
 		return cursor{}, errBadCursor()
 	}
@@ -82,6 +91,7 @@ func decodeCursor(key []byte, s string) (cursor, error) {
 	c := cursor{open: body[2]&1 != 0, weekStart: body[2]&2 != 0, start: ms(3), end: ms(11),
 		pos:       time.UnixMicro(int64(binary.BigEndian.Uint64(body[19:]))),
 		minBlockS: int(binary.BigEndian.Uint32(body[27:])), label: string(body[fixed:])}
+	copy(c.host[:], body[31:39])
 	if c.pos.Before(c.start) || (!c.open && (c.pos.After(c.end) || !c.start.Before(c.end))) || c.minBlockS > MaxMinBlockS {
 		return cursor{}, errBadCursor()
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/awbridge/awbridge/aw"
+	"github.com/awbridge/awbridge/nowframe"
 )
 
 // TestDensePeriodRefused: a period holding more events than a call may
@@ -112,7 +113,7 @@ func TestDaysLetGo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, _ := s.inputsOf(m)
+	in, _ := s.inputsOf(m, []nowframe.Selection{m.Selection})
 	days, plans := s.plan(p, now)
 	b := &budget{max: 1 << 40, cancel: func(error) {}}
 	ld := newPeriodEvents(in, days, b)

@@ -17,7 +17,9 @@
 // day, each over its own time and a margin of the time around it, cut to
 // the unit, so that the units add up to the whole period's computation;
 // a final unit is kept. The frames' privacy (nowframe.Privacy) applies to
-// every app, title, URL and domain shown.
+// every app, title, URL and domain shown. A call reads this machine's
+// buckets, another host's, or every host's joined without counting time
+// twice (hosts.go).
 //
 // Units, computed as soon as their days are read, are kept because
 // computing the whole period per call costs what a person notices: a

@@ -28,8 +28,8 @@ const noneKey = "(none)"
 
 // editorBuckets are the host's editor buckets as the web UI picks them
 // (bucketsEditor): its app.editor.activity buckets, else those of host
-// "unknown"; by id.
-func editorBuckets(m *serverMeta) []string {
+// "unknown" (this machine only); by id.
+func editorBuckets(m *serverMeta, host string) []string {
 	pick := func(host string) []string {
 		var ids []string
 		for id, b := range m.Buckets {
@@ -40,7 +40,7 @@ func editorBuckets(m *serverMeta) []string {
 		slices.Sort(ids)
 		return ids
 	}
-	if ids := pick(m.Selection.Host); len(ids) > 0 {
+	if ids := pick(host); len(ids) > 0 || host != m.Selection.Host {
 		return ids
 	}
 	return pick("unknown")
@@ -223,13 +223,22 @@ func shortNames(paths []string) map[string]string {
 
 // needEditor fails a grouping by editor time where the host has no editor
 // watcher, rather than answer that no time went to any project.
-func (s *Service) needEditor(ctx context.Context, groupBy string) error {
+func (s *Service) needEditor(ctx context.Context, groupBy, host string) error {
 	m, err := s.meta(ctx)
-	if err != nil || len(editorBuckets(m)) > 0 {
+	if err != nil {
 		return err
 	}
+	sels, err := selections(m, host)
+	if err != nil {
+		return err
+	}
+	for _, sel := range sels {
+		if len(editorBuckets(m, sel.Host)) > 0 {
+			return nil
+		}
+	}
 	return specError("group_by", "%s needs an editor watcher (aw-watcher-vscode or another writing app.editor.activity), and ActivityWatch has none for host %s: "+
-		"group_by title shows the editor's window titles, which usually name the project", groupBy, quote(m.Selection.Host))
+		"group_by title shows the editor's window titles, which usually name the project", groupBy, quote(cmp.Or(host, m.Selection.Host)))
 }
 
 // editorIndex is what a timeline needs to show the editor's project on

@@ -130,10 +130,12 @@ type target struct {
 	browser  string // the web UI's browser name of a web bucket
 	excluded bool   // the privacy settings exclude the browser
 	created  int64  // when the bucket was created (µs)
+	host     int    // its host's index in inputs.hosts
+	hostname string
 }
 
 // day names the target's day starting at start.
-func (tg target) day(start int64) dayKey { return dayKey{tg.id, tg.created, start} }
+func (tg target) day(start int64) dayKey { return dayKey{tg.hostname, tg.id, tg.created, start} }
 
 // bucketRead describes target tg: its newest event's end and whether that
 // is stale: seen (the newest event read) at now when it is the later, else

@@ -24,6 +24,8 @@ type HistoryQuery struct {
 	Period, Start, End string
 	Limit              int      // the newest switches shown (0: DefaultHistoryLimit)
 	Progress           Progress // when set, hears how far the call is
+	// Host is "" (this machine), a hostname or HostAll.
+	Host string
 }
 
 // History answers nowframe_history from ActivityWatch's stored events:
@@ -49,7 +51,7 @@ func (s *Service) History(ctx context.Context, q HistoryQuery) (*History, error)
 			return nil, err
 		}
 	}
-	pr, err := s.prepare(ctx, spec.resolve, q.Progress)
+	pr, err := s.prepare(ctx, q.Host, spec.resolve, q.Progress)
 	if err != nil {
 		return nil, err
 	}

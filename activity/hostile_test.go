@@ -94,7 +94,7 @@ func TestComputeUnitCancelled(t *testing.T) {
 	in.AFK = []ev{{ID: 1, Start: 0, Duration: 3000 * s, Data: transform.Fields{}.With("status", "not-afk")}}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	u, err := computeUnit(ctx, in, span64{0, 3000 * s}, transform.Options{Classes: cs}, &privacyRules{})
+	u, err := computeUnit(ctx, []transform.Input{in}, span64{0, 3000 * s}, transform.Options{Classes: cs}, &privacyRules{})
 	if !errors.Is(err, context.Canceled) || u != nil {
 		t.Fatalf("unit %v, %v; want none and Canceled", u != nil, err)
 	}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/awbridge/awbridge/activity"
-	"github.com/awbridge/awbridge/aw/awsim"
 	"github.com/awbridge/awbridge/internal/realaw"
 )
 
@@ -28,7 +27,7 @@ var hiddenByRecordedFilters = []string{"#incidents", "#random", "Hacker News - G
 // time between titles, never changes it: the active time is still the
 // real aw-server's with the drop rules expressed in its query.
 func TestPrivacyFiltersHideRealAW(t *testing.T) {
-	rec, s := realService(t, "privacy", func(sim *awsim.Server) {
+	rec, s := realService(t, "privacy", func(sim http.Handler) http.Handler {
 		var settings map[string]json.RawMessage
 		rec, err := realaw.Load("privacy")
 		if err != nil {
@@ -48,6 +47,7 @@ func TestPrivacyFiltersHideRealAW(t *testing.T) {
 		if w.Code/100 != 2 {
 			t.Fatalf("POST privacy_filters: %d", w.Code)
 		}
+		return sim
 	})
 	hidden := append(hiddenByRecordedFilters, "Slack |")
 	check := func(t *testing.T, what string, v any) string {

@@ -9,6 +9,7 @@ package activity_test
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -34,8 +35,8 @@ var realRecordings = []string{"week", "dst", "privacy", "catsets", "editor"}
 // a simulator, in the recording's zone, with awbridge's privacy defaults
 // (the recorded desktops hold no password manager, private window or
 // excluded app, so they change nothing), a day after the last period;
-// setup, when given, changes the simulator first.
-func realService(t *testing.T, name string, setup ...func(*awsim.Server)) (*realaw.Recording, *activity.Service) {
+// wrap, when given, wraps the simulator.
+func realService(t *testing.T, name string, wrap ...func(http.Handler) http.Handler) (*realaw.Recording, *activity.Service) {
 	t.Helper()
 	rec, err := realaw.Load(name)
 	if err != nil {
@@ -57,10 +58,11 @@ func realService(t *testing.T, name string, setup ...func(*awsim.Server)) (*real
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range setup {
-		f(sim)
+	var h http.Handler = sim
+	for _, w := range wrap {
+		h = w(h)
 	}
-	srv := httptest.NewServer(sim)
+	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	c, err := aw.New(aw.Options{BaseURL: srv.URL, AttemptTimeout: 30 * time.Second})
 	if err != nil {
@@ -135,11 +137,12 @@ func TestTimelineTotalsMatchRealAW(t *testing.T) {
 	}
 }
 
-// realTimeline sums the focus blocks of a period's timeline, all pages.
+// realTimeline sums the focus blocks of a period's timeline (of the
+// answer's host), all pages.
 func realTimeline(ctx context.Context, t *testing.T, s *activity.Service, p realaw.Answer, minBlock *int) (focus float64, pages, blocks int) {
 	t.Helper()
 	q := activity.TimelineQuery{Start: p.Start.Format(time.RFC3339Nano), End: p.End.Format(time.RFC3339Nano),
-		MinBlockS: minBlock, Limit: activity.MaxTimelineLimit}
+		MinBlockS: minBlock, Limit: activity.MaxTimelineLimit, Host: p.Host}
 	for {
 		tl, err := s.Timeline(ctx, q)
 		if err != nil {
@@ -151,7 +154,7 @@ func realTimeline(ctx context.Context, t *testing.T, s *activity.Service, p real
 		if tl.NextCursor == "" || pages > 1000 {
 			return focus, pages, blocks
 		}
-		q = activity.TimelineQuery{Cursor: tl.NextCursor, MinBlockS: minBlock, Limit: activity.MaxTimelineLimit}
+		q = activity.TimelineQuery{Cursor: tl.NextCursor, MinBlockS: minBlock, Limit: activity.MaxTimelineLimit, Host: p.Host}
 	}
 }
 

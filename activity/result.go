@@ -173,6 +173,9 @@ type Source struct {
 	// frames say.
 	Host       string `json:"host"`
 	HostSource string `json:"host_source"`
+	// Hosts are the hosts with data in the period (see hostsWithData),
+	// this machine first.
+	Hosts []string `json:"hosts,omitempty"`
 	// Buckets are the buckets read, window and AFK first.
 	Buckets []BucketRead `json:"buckets"`
 	// Note says why another host was used or what is missing (fixed text).

@@ -144,38 +144,42 @@ func (p *progress) step(n float64, msg string) {
 // inputs are the buckets a computation reads and its settings.
 type inputs struct {
 	targets []target
+	hosts   []string // the hosts read, in precedence order
+	hasAFK  []bool   // per host
 	opt     transform.Options
 	filters *transform.PrivacyFilters // the person's, applied to each bucket's events first
 	key     string                    // targets and settings, for unit keys
 }
 
-// inputsOf chooses the buckets and settings for m, with notes on what is
-// missing.
-func (s *Service) inputsOf(m *serverMeta) (inputs, []string) {
+// inputsOf chooses the buckets (of sels' hosts) and settings for m, with
+// notes on what is missing.
+func (s *Service) inputsOf(m *serverMeta, sels []nowframe.Selection) (inputs, []string) {
 	var (
 		in    inputs
 		notes []string
 	)
-	sel := m.Selection
-	add := func(id, role, browser string) {
-		in.targets = append(in.targets, target{id: id, role: role, browser: browser, created: us(m.Buckets[id].Created),
-			excluded: browser != "" && s.pr.browserExcluded(browser)})
-	}
-	if sel.Window != "" {
-		add(sel.Window, RoleWindow, "")
-	} else {
-		notes = append(notes, "no window watcher (aw-watcher-window) bucket for this host: there is no activity to count")
-	}
-	if sel.AFK != "" {
-		add(sel.AFK, RoleAFK, "")
-	} else {
-		notes = append(notes, "no AFK watcher (aw-watcher-afk) bucket for this host: ActivityWatch counts no active time without one")
-	}
-	for _, bb := range transform.BrowserBuckets(sel.Web) {
-		add(bb.BucketID, RoleWeb, bb.Browser)
-	}
-	for _, id := range editorBuckets(m) {
-		add(id, RoleEditor, "")
+	for h, sel := range sels {
+		add := func(id, role, browser string) {
+			in.targets = append(in.targets, target{id: id, role: role, browser: browser, created: us(m.Buckets[id].Created),
+				excluded: browser != "" && s.pr.browserExcluded(browser), host: h, hostname: sel.Host})
+		}
+		in.hosts, in.hasAFK = append(in.hosts, sel.Host), append(in.hasAFK, sel.AFK != "")
+		if sel.Window != "" {
+			add(sel.Window, RoleWindow, "")
+		} else {
+			notes = append(notes, "no window watcher (aw-watcher-window) bucket for this host: there is no activity to count")
+		}
+		if sel.AFK != "" {
+			add(sel.AFK, RoleAFK, "")
+		} else if sel.Window != "" {
+			notes = appendNote(notes, "no AFK watcher (aw-watcher-afk) bucket for a host: its window time all counts as active, as ActivityWatch's Android view counts it")
+		}
+		for _, bb := range transform.BrowserBuckets(sel.Web) {
+			add(bb.BucketID, RoleWeb, bb.Browser)
+		}
+		for _, id := range editorBuckets(m, sel.Host) {
+			add(id, RoleEditor, "")
+		}
 	}
 	if m.SettingsErr != nil {
 		notes = append(notes, "ActivityWatch's settings could not be read: days start at 04:00, weeks on Monday, and the default categories apply")
@@ -198,7 +202,7 @@ func (s *Service) inputsOf(m *serverMeta) (inputs, []string) {
 	}
 	h := sha256.New()
 	for _, t := range in.targets {
-		fmt.Fprintf(h, "%s\x00%s\x00%d\x00", t.role, t.id, t.created)
+		fmt.Fprintf(h, "%s\x00%s\x00%d\x00%d\x00%s\x00", t.role, t.id, t.created, t.host, t.hostname)
 	}
 	fmt.Fprintf(h, "%s\x00%s\x00%s", in.opt.AlwaysActivePattern, cats, m.Settings.PrivacyFilters)
 	in.key = hex.EncodeToString(h.Sum(nil)[:16])
@@ -287,8 +291,12 @@ type prepared struct {
 // prepare reads the server's metadata, places the period on the calendar
 // at now (resolve), reads its events and computes its units (what the
 // store lacks).
-func (s *Service) prepare(ctx context.Context, resolve func(c Calendar, now time.Time) (Period, error), fn Progress) (*prepared, error) {
+func (s *Service) prepare(ctx context.Context, host string, resolve func(c Calendar, now time.Time) (Period, error), fn Progress) (*prepared, error) {
 	m, err := s.meta(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sels, err := selections(m, host)
 	if err != nil {
 		return nil, err
 	}
@@ -297,7 +305,7 @@ func (s *Service) prepare(ctx context.Context, resolve func(c Calendar, now time
 	if err != nil {
 		return nil, err
 	}
-	in, notes := s.inputsOf(m)
+	in, notes := s.inputsOf(m, sels)
 	days, plans := s.plan(p, now)
 	prog := &progress{fn: fn, total: float64(len(days) + len(plans))}
 	if err := s.turn(ctx, prog); err != nil {
@@ -325,8 +333,12 @@ func (s *Service) prepare(ctx context.Context, resolve func(c Calendar, now time
 		return nil, err
 	}
 	pr := &prepared{period: p, now: now, units: units, notes: notes,
-		source: Source{Host: m.Selection.Host, HostSource: m.Selection.HostSource, Note: m.Selection.Note, Buckets: []BucketRead{}},
+		source: Source{Host: sels[0].Host, HostSource: sels[0].HostSource, Note: sels[0].Note, Buckets: []BucketRead{}},
 		fresh:  Freshness{AsOf: now.In(p.Start.Location())}}
+	if host == HostAll {
+		pr.source.Host, pr.source.HostSource, pr.source.Note = HostAll, HostFromArgument, ""
+	}
+	counts := make([]int, len(in.targets))
 	for t, tg := range in.targets {
 		var (
 			events int
@@ -342,7 +354,7 @@ func (s *Service) prepare(ctx context.Context, resolve func(c Calendar, now time
 			seen = time.UnixMicro(end)
 		}
 		br := bucketRead(m, tg, now, seen)
-		br.Events = events
+		br.Events, counts[t] = events, events
 		if br.NewestEnd != nil {
 			t := br.NewestEnd.In(p.Start.Location())
 			br.NewestEnd = &t
@@ -362,6 +374,7 @@ func (s *Service) prepare(ctx context.Context, resolve func(c Calendar, now time
 	if p.Note != "" {
 		pr.notes = appendNote(pr.notes, p.Note)
 	}
+	pr.source.Hosts = hostsWithData(m, in, counts, p.Start)
 	return pr, nil
 }
 
@@ -562,27 +575,8 @@ func (c *computer) compute(i int) {
 		return
 	}
 	u := c.plans[i]
-	ci := transform.Input{}
-	var editors [][]ev
-	for t, tg := range c.in.targets {
-		evs := c.in.filters.Events(tg.id, c.ld.gather(t, u.margin.start, u.margin.end))
-		switch tg.role {
-		case RoleWindow:
-			ci.Window = evs
-		case RoleAFK:
-			ci.AFK = evs
-		case RoleEditor:
-			editors = append(editors, evs)
-		default:
-			if tg.excluded {
-				for k := range evs {
-					evs[k].Data = evs[k].Data.With(excludedMark, "1")
-				}
-			}
-			ci.Browsers = append(ci.Browsers, transform.Browser{Name: tg.browser, Events: evs})
-		}
-	}
-	r, err := computeUnit(c.ctx, ci, u.span, c.in.opt, c.s.pr)
+	ins, editors := c.hostInputs(u.margin)
+	r, err := computeUnit(c.ctx, ins, u.span, c.in.opt, c.s.pr)
 	if err != nil {
 		return // ctx ended: the caller returns its error
 	}

@@ -14,9 +14,10 @@ const (
 	bytesPerResultEvt = 96
 )
 
-// dayKey names a bucketDay: a bucket (a bucket deleted and created again
-// under its id is another) and a day.
+// dayKey names a bucketDay: a host's bucket (a bucket deleted and created
+// again under its id is another) and a day.
 type dayKey struct {
+	host    string
 	bucket  string
 	created int64
 	start   int64

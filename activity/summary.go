@@ -23,6 +23,8 @@ type SummaryQuery struct {
 	Limit              int      // each ranking's (0: DefaultSummaryLimit)
 	IncludeAFK         bool     // AFK time is one of the top entries
 	Progress           Progress // when set, hears how far the call is
+	// Host is "" (this machine), a hostname or HostAll.
+	Host string
 }
 
 // checkLimit applies a default and bounds to a limit argument.
@@ -57,11 +59,11 @@ func (s *Service) Summary(ctx context.Context, q SummaryQuery) (*Summary, error)
 		return nil, err
 	}
 	if isEditorGroup(groupBy) {
-		if err := s.needEditor(ctx, groupBy); err != nil {
+		if err := s.needEditor(ctx, groupBy, q.Host); err != nil {
 			return nil, err
 		}
 	}
-	pr, err := s.prepare(ctx, spec.resolve, q.Progress)
+	pr, err := s.prepare(ctx, q.Host, spec.resolve, q.Progress)
 	if err != nil {
 		return nil, err
 	}

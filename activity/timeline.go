@@ -23,6 +23,8 @@ type TimelineQuery struct {
 	MinBlockS *int
 	Limit     int      // blocks of a page (0: DefaultTimelineLimit)
 	Progress  Progress // when set, hears how far the call is
+	// Host is "" (this machine), a hostname or HostAll.
+	Host string
 }
 
 // Timeline answers activity_timeline: the period's focus blocks, oldest
@@ -59,6 +61,9 @@ func (s *Service) Timeline(ctx context.Context, q TimelineQuery) (*Timeline, err
 				return nil, specError("cursor", "belongs to another period: give the first page's period arguments, or none")
 			}
 		}
+		if c.host != hostMark(q.Host) {
+			return nil, specError("cursor", "belongs to another host: give the first page's host")
+		}
 		if q.MinBlockS != nil && *q.MinBlockS != c.minBlockS {
 			return nil, specError("min_block_s", "differs from the cursor's (%d): give the same value or none", c.minBlockS)
 		}
@@ -80,7 +85,7 @@ func (s *Service) Timeline(ctx context.Context, q TimelineQuery) (*Timeline, err
 		}
 		resolve = spec.resolve
 	}
-	pr, err := s.prepare(ctx, resolve, q.Progress)
+	pr, err := s.prepare(ctx, q.Host, resolve, q.Progress)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +113,7 @@ func (s *Service) Timeline(ctx context.Context, q TimelineQuery) (*Timeline, err
 		last := page[len(page)-1]
 		tl.NextCursor = encodeCursor(s.key[:], cursor{label: pr.period.Label, start: pr.period.Start, end: pr.period.End,
 			open: pr.period.End.Equal(pr.now.Truncate(time.Millisecond)), weekStart: pr.period.WeekStart != "",
-			minBlockS: minBlock, pos: time.UnixMicro(last.end)})
+			minBlockS: minBlock, pos: time.UnixMicro(last.end), host: hostMark(q.Host)})
 	}
 	return tl, nil
 }

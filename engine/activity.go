@@ -63,8 +63,9 @@ func frameZone(zone func() activity.Zone) func(t time.Time) nowframe.Zone {
 func periodParams(defaultPeriod string) []toolbus.Param {
 	return []toolbus.Param{
 		{Name: "period", Type: "string", Description: defaultPeriod + "yesterday|this_week|last_week|last_Nh|last_Nd"},
-		{Name: "start", Type: "string", Description: "RFC 3339, with end"},
+		{Name: "start", Type: "string", Description: "RFC 3339"},
 		{Name: "end", Type: "string"},
+		{Name: "host", Type: "string"}, // described in Instructions
 	}
 }
 
@@ -81,7 +82,7 @@ func (e *Engine) activityTools() []*toolbus.Tool {
 			Name:  ToolSummary,
 			Title: "Where the time of a period went",
 			Description: "A period's active/AFK time, top apps, titles, " +
-				"domains, categories or editor projects, switches, longest focus: \"what did I do today\", \"how long in Slack this week\".",
+				"domains, categories or projects, switches, longest focus: \"what did I do today\", \"time in Slack this week\".",
 			Params: append(periodParams("today (default)|"),
 				toolbus.Param{Name: "group_by", Type: "string", Enum: []string{activity.GroupByApp, activity.GroupByTitle,
 					activity.GroupByDomain, activity.GroupByCategory, activity.GroupByProject, activity.GroupByLanguage, activity.GroupByFile}},
@@ -115,11 +116,11 @@ func (e *Engine) activityTools() []*toolbus.Tool {
 		{
 			Name:  toolHistory,
 			Title: "What the person switched between recently",
-			Description: "Recent switches of app, title, tab or AFK state, from ActivityWatch, each with its length: " +
+			Description: "Recent switches of app, title, tab or AFK state, each with its length: " +
 				"\"what was I just doing\".",
 			Params: append([]toolbus.Param{{Name: "minutes", Type: "integer", Min: 1, Max: 1440, Description: "Default 10"}},
 				append(periodParams("today|"),
-					toolbus.Param{Name: "limit", Type: "integer", Min: 1, Max: activity.MaxHistoryLimit, Description: "Newest; default 50"})...),
+					toolbus.Param{Name: "limit", Type: "integer", Min: 1, Max: activity.MaxHistoryLimit, Description: "Default 50"})...),
 			ResultSchema: json.RawMessage(`{"type":"object","required":["period","count","switches","source","freshness"]}`),
 			ReadOnly:     true, Idempotent: true, Timeout: activityTimeout,
 			Example: &toolbus.Example{Arguments: json.RawMessage(`{"minutes":30,"output":{"path":"switches","map":{"pick":["at","what","app"]}}}`),
@@ -134,6 +135,7 @@ func (e *Engine) runSummary(ctx context.Context, call *toolbus.Call) (toolbus.Re
 	sum, err := e.activity.Summary(ctx, activity.SummaryQuery{
 		Period: call.String("period", ""), Start: call.String("start", ""), End: call.String("end", ""),
 		GroupBy: call.String("group_by", ""), Limit: intArg(call, "limit"), IncludeAFK: include, Progress: call.Progress,
+		Host: call.String("host", ""),
 	})
 	return e.activityResult(ctx, sum, err)
 }
@@ -142,6 +144,7 @@ func (e *Engine) runTimeline(ctx context.Context, call *toolbus.Call) (toolbus.R
 	q := activity.TimelineQuery{
 		Period: call.String("period", ""), Start: call.String("start", ""), End: call.String("end", ""),
 		Limit: intArg(call, "limit"), Cursor: call.String("cursor", ""), Progress: call.Progress,
+		Host: call.String("host", ""),
 	}
 	if _, ok := call.Args["min_block_s"]; ok {
 		n := intArg(call, "min_block_s")
@@ -164,6 +167,7 @@ func (e *Engine) runHistory(ctx context.Context, call *toolbus.Call) (toolbus.Re
 		Minutes: intArg(call, "minutes"),
 		Period:  call.String("period", ""), Start: call.String("start", ""), End: call.String("end", ""),
 		Limit: intArg(call, "limit"), Progress: call.Progress,
+		Host: call.String("host", ""),
 	}
 	if call.Compact {
 		// The newest switches the bus's cap on arrays keeps.
@@ -182,12 +186,17 @@ func (e *Engine) activityResult(ctx context.Context, v any, err error) (toolbus.
 		var (
 			se *activity.SpecError
 			de *activity.DenseError
+			he *activity.UnknownHostError
 			re *activity.ReadError
 		)
 		switch {
 		case errors.As(err, &se):
 			return toolbus.Result{}, &toolbus.ToolError{Kind: toolbus.ContractError, Code: toolbus.CodeInvalidArgument,
 				Message: se.Error(), Details: map[string]any{"argument": se.Arg}}
+		case errors.As(err, &he):
+			return toolbus.Result{}, &toolbus.ToolError{Kind: toolbus.ContractError, Code: toolbus.CodeInvalidArgument,
+				Message: he.Error(), Hint: "details.hosts are the hosts ActivityWatch has, this machine first",
+				Details: map[string]any{"argument": "host", "hosts": he.Hosts}}
 		case errors.As(err, &de):
 			return toolbus.Result{Circuit: circuit}, &toolbus.ToolError{Kind: toolbus.ContractError, Code: toolbus.CodeInvalidArgument,
 				Message: de.Error(), Hint: "ask a shorter period (a day, or some hours of it)",

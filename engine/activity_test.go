@@ -162,11 +162,21 @@ func TestActivityErrors(t *testing.T) {
 		{"activity_summary", `{"period":"today","start":"2026-11-24T10:00:00Z","end":"2026-11-24T11:00:00Z"}`, "period"},
 		{"activity_timeline", `{"cursor":"bm90IGEgY3Vyc29y"}`, "cursor"},
 		{"nowframe_history", `{"minutes":5,"period":"today"}`, "minutes"},
+		{"activity_summary", `{"host":"laptop-9"}`, "host"},
+		{"activity_timeline", `{"host":"laptop-9"}`, "host"},
+		{"nowframe_history", `{"host":"laptop-9"}`, "host"},
 	} {
 		out := e.Call(ctx, toolbus.Request{Name: c.tool, Args: json.RawMessage(c.args)})
 		if out.Err == nil || out.Err.Code != toolbus.CodeInvalidArgument || out.Err.Kind != toolbus.ContractError ||
 			out.Err.Details["argument"] != c.arg || out.Err.Retryable {
 			t.Errorf("%s %s: %+v, want InvalidArgument on %s", c.tool, c.args, out.Err, c.arg)
+		}
+		if c.arg == "host" {
+			hosts, _ := out.Err.Details["hosts"].([]string)
+			if len(hosts) != 1 || redact.Clean(hosts[0]) != hosts[0] || !strings.HasPrefix(hosts[0], "vm") ||
+				strings.Contains(out.Err.Message, injection) {
+				t.Errorf("%s: unknown host: hosts %q (want the hostile host, cleaned), message %q", c.tool, hosts, out.Err.Message)
+			}
 		}
 	}
 	out := e.Call(ctx, toolbus.Request{Name: "activity_summary", Args: json.RawMessage(`{"group_by":"mood"}`)})
@@ -187,6 +197,41 @@ func TestActivityErrors(t *testing.T) {
 			t.Errorf("%s with ActivityWatch down: %+v", tool, out.Err)
 		} else if !strings.Contains(out.Err.Hint, "running at http://127.0.0.1:1?") {
 			t.Errorf("%s with ActivityWatch down: the hint names no URL to check: %q", tool, out.Err.Hint)
+		}
+	}
+}
+
+// TestActivityHosts: aw_get_state lists the hosts with window or AFK
+// buckets (cleaned); the activity tools read host "all" and this
+// machine's hostname given in another case (its default reading), and
+// say whose buckets they read.
+func TestActivityHosts(t *testing.T) {
+	e := hostileActivity(t)
+	ctx := context.Background()
+	out := e.Call(ctx, toolbus.Request{Name: "aw_get_state", Args: json.RawMessage(`{"output":{"pick":["hosts"]}}`)})
+	var state struct{ Result struct{ Hosts []string } }
+	if out.Err != nil || json.Unmarshal(out.Body, &state) != nil || len(state.Result.Hosts) != 1 ||
+		!strings.HasPrefix(state.Result.Hosts[0], "vm") || redact.Clean(state.Result.Hosts[0]) != state.Result.Hosts[0] {
+		t.Fatalf("aw_get_state hosts: %+v %s", out.Err, out.Body)
+	}
+	for host, source := range map[string]string{"all": "argument", strings.ToUpper(hostileHost): "aw_hostname"} {
+		args, _ := json.Marshal(map[string]any{"period": "last_2h", "host": host, "output": map[string]any{"pick": []string{"active_s", "source"}}})
+		out := e.Call(ctx, toolbus.Request{Name: "activity_summary", Args: args})
+		var env struct {
+			Result struct {
+				ActiveS float64 `json:"active_s"`
+				Source  struct {
+					HostSource string   `json:"host_source"`
+					Hosts      []string `json:"hosts"`
+				}
+			}
+		}
+		if out.Err != nil || json.Unmarshal(out.Body, &env) != nil {
+			t.Fatalf("host %q: %+v %s", host, out.Err, out.Body)
+		}
+		sum := env.Result
+		if sum.ActiveS != 3600 || sum.Source.HostSource != source || len(sum.Source.Hosts) != 1 {
+			t.Errorf("host %q: %s", host, out.Body)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/awbridge/awbridge/activity"
 	"github.com/awbridge/awbridge/aw"
 	"github.com/awbridge/awbridge/nowframe"
 	"github.com/awbridge/awbridge/toolbus"
@@ -21,7 +22,9 @@ import (
 const Instructions = "awbridge tells you what the person at this desktop is doing now and did before, from ActivityWatch. " +
 	"Call nowframe_build for the focused app, window title, browser tab, AFK state and freshness; nowframe_history for " +
 	"recent switches; activity_summary for where a period's time went; activity_timeline for what happened when; " +
-	"system_health when something fails; help {\"tool\": NAME} for a tool's fields and an example.\n" +
+	"system_health when something fails; help {\"tool\": NAME} for a tool's fields and an example. The history tools " +
+	"(nowframe_history, activity_*) take period, or start and end (RFC 3339) together, and host: this machine by default, " +
+	"a hostname (aw_get_state lists hosts) or \"all\" devices combined.\n" +
 	"Every tool answers an envelope {success, status, result, error, trace, ...}: read result. Every tool also takes " +
 	"these optional arguments: output {path, pick, omit, map, missing, default} shapes the result " +
 	"(e.g. {\"path\":\"now\",\"pick\":[\"summary\",\"stale\"]}); response_mode \"compact\" answers much shorter " +
@@ -117,11 +120,13 @@ func (e *Engine) runGetState(ctx context.Context, call *toolbus.Call) (toolbus.R
 		Info     *aw.Info             `json:"info"`
 		Buckets  map[string]aw.Bucket `json:"buckets"`
 		Timezone nowframe.Zone        `json:"timezone"`
+		// Hosts have window or AFK buckets, this machine first.
+		Hosts []string `json:"hosts"`
 	}
 	if call.MaxAgeMs > 0 {
 		if f := e.builder.Latest(); f != nil && f.Info != nil && f.Buckets != nil && f.Zone != nil &&
 			f.Age(e.deps.Now()) <= time.Duration(call.MaxAgeMs)*time.Millisecond {
-			b, err := json.Marshal(state{f.Info, f.Buckets, *f.Zone})
+			b, err := json.Marshal(state{f.Info, f.Buckets, *f.Zone, activity.HostNames(f.Info.Hostname, f.Buckets)})
 			return toolbus.Result{Body: b, CacheHit: true, Circuit: e.awSrc.Circuit().String()}, err
 		}
 	}
@@ -141,7 +146,7 @@ func (e *Engine) runGetState(ctx context.Context, call *toolbus.Call) (toolbus.R
 	if err != nil {
 		return toolbus.Result{Circuit: circuit}, e.upstreamError(err)
 	}
-	b, err := json.Marshal(state{&info, buckets, e.frameZone(e.deps.Now())})
+	b, err := json.Marshal(state{&info, buckets, e.frameZone(e.deps.Now()), activity.HostNames(info.Hostname, buckets)})
 	return toolbus.Result{Body: b, Circuit: circuit}, err
 }
 

@@ -75,6 +75,10 @@ type Input struct {
 	Window   []Event   // aw-watcher-window (currentwindow)
 	AFK      []Event   // aw-watcher-afk (afkstatus)
 	Browsers []Browser // in BrowserBuckets's order
+	// NoAFK marks a host without an AFK watcher (ActivityWatch's Android
+	// app): its window events all count as active, as the web UI's Android
+	// view counts them.
+	NoAFK bool
 }
 
 // Options are the web UI's query options; the zero value is its default
@@ -124,6 +128,9 @@ func CanonicalContext(ctx context.Context, in Input, opt Options) (Result, error
 	}
 	events := Flood(in.Window, pulse)
 	notAFK := Filter(Flood(in.AFK, pulse), func(f Fields) bool { return f.In("status", "not-afk") })
+	if in.NoAFK {
+		notAFK, _ = PeriodUnion(events, nil)
+	}
 
 	if opt.AlwaysActivePattern != "" {
 		if re, err := regexp.Compile(opt.AlwaysActivePattern); err == nil {

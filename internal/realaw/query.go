@@ -74,6 +74,102 @@ var browsers = []struct {
 // (the Python server joins the lines without a separator), its lists
 // uncut, plus the not-AFK and AFK totals.
 func DesktopQuery(b Buckets, classes []byte) []string {
+	q := canonicalQuery(b, classes)
+	if b.AFK == "" {
+		return append(q, summaryQuery(`afk_events = [];`)...)
+	}
+	return append(q, summaryQuery(
+		fmt.Sprintf(`afk_events = flood(query_bucket(%s));`, str(b.AFK)),
+		`afk_events = filter_keyvals(afk_events, "status", ["afk"]);`)...)
+}
+
+// MultiDeviceQuery is the web UI's multi-device query
+// (canonicalMultideviceEvents: each host's canonical events, joined with
+// union_no_overlap in the hosts' order, the first winning an overlap) with
+// each host's browser buckets passed as the web UI's host_params allow,
+// their tab events joined the same way; the totals are DesktopQuery's, the
+// AFK time being the AFK watchers' "afk" time (joined likewise) outside the
+// joined active time.
+func MultiDeviceQuery(hosts []Buckets, classes []byte) []string {
+	var q []string
+	join := []string{`all_events = [];`, `all_not_afk = [];`, `all_browser = [];`, `all_afk = [];`}
+	for i, b := range hosts {
+		q = append(q, canonicalQuery(b, classes)...)
+		q = append(q, fmt.Sprintf(`events_%d = events;`, i), fmt.Sprintf(`not_afk_%d = not_afk;`, i),
+			fmt.Sprintf(`browser_%d = browser_events;`, i))
+		q = append(q, afkQuery(i, b)...)
+		for _, v := range []string{"events", "not_afk", "browser", "afk"} {
+			join = append(join, fmt.Sprintf(`all_%s = union_no_overlap(all_%s, %s_%d);`, v, v, v, i))
+		}
+	}
+	q = append(q, join...)
+	q = append(q, `events = all_events;`, `not_afk = all_not_afk;`, `browser_events = all_browser;`)
+	return append(q, summaryQuery(`afk_events = union_no_overlap(not_afk, all_afk);`,
+		`afk_events = filter_keyvals(afk_events, "status", ["afk"]);`)...)
+}
+
+// CoveredQuery answers, for hosts in precedence order, the parts of each
+// later host's canonical events (and active time, and tabs) that the
+// earlier hosts' cover (filter_period_intersect with their period_union),
+// in DesktopQuery's shape; its AFK time is the joined AFK watchers' "afk"
+// time within the joined active time, and afk_union all of it. Each host's
+// answer less these is the multi-device union without time counted twice,
+// computed by the server's own functions (its union_no_overlap counts
+// twice what one earlier event covers beyond a later host's first event).
+// Period lists are computed apart (period_union clears its events' data).
+func CoveredQuery(hosts []Buckets, classes []byte) []string {
+	var q []string
+	for i, b := range hosts {
+		q = append(q, canonicalQuery(b, classes)...)
+		q = append(q, fmt.Sprintf(`events_%d = events;`, i), fmt.Sprintf(`not_afk_%d = not_afk;`, i),
+			fmt.Sprintf(`browser_%d = browser_events;`, i))
+		q = append(q, canonicalQuery(b, classes)...)
+		q = append(q, fmt.Sprintf(`pe_%d = events;`, i), fmt.Sprintf(`pn_%d = not_afk;`, i),
+			fmt.Sprintf(`pb_%d = browser_events;`, i))
+		q = append(q, afkQuery(i, b)...)
+	}
+	q = append(q, `cov_events = [];`, `cov_not_afk = [];`, `cov_browser = [];`,
+		`p_events = pe_0;`, `p_not_afk = pn_0;`, `p_browser = pb_0;`, `p_afk = afk_0;`)
+	for i := 1; i < len(hosts); i++ {
+		for _, v := range [][2]string{{"events", "pe"}, {"not_afk", "pn"}, {"browser", "pb"}} {
+			q = append(q, fmt.Sprintf(`c = filter_period_intersect(%s_%d, p_%s);`, v[0], i, v[0]),
+				fmt.Sprintf(`cov_%s = concat(cov_%s, c);`, v[0], v[0]),
+				fmt.Sprintf(`p_%s = period_union(p_%s, %s_%d);`, v[0], v[0], v[1], i))
+		}
+		q = append(q, fmt.Sprintf(`p_afk = period_union(p_afk, afk_%d);`, i))
+	}
+	q = append(q, `events = sort_by_timestamp(cov_events);`, `not_afk = cov_not_afk;`,
+		`browser_events = sort_by_timestamp(cov_browser);`, `afk_union = sum_durations(p_afk);`)
+	q = append(q, summaryQuery(`afk_events = filter_period_intersect(p_afk, p_not_afk);`)...)
+	last := len(q) - 1
+	q[last] = strings.Replace(q[last], `"afk_duration": afk_duration}`, `"afk_duration": afk_duration, "afk_union": afk_union}`, 1)
+	return q
+}
+
+// afkQuery sets afk_<i> to host b's flooded "afk" events (none without
+// an AFK bucket).
+func afkQuery(i int, b Buckets) []string {
+	if b.AFK == "" {
+		return []string{fmt.Sprintf(`afk_%d = [];`, i)}
+	}
+	return []string{fmt.Sprintf(`afk_%d = flood(query_bucket(%s));`, i, str(b.AFK)),
+		fmt.Sprintf(`afk_%d = filter_keyvals(afk_%d, "status", ["afk"]);`, i, i)}
+}
+
+// canonicalQuery is the web UI's canonicalEvents with the Activity view's
+// defaults for one host: events (categorized), not_afk and browser_events.
+// A host without an AFK bucket (the Android app's) is the web UI's
+// Android view: its flooded window events all count, and are its active
+// time.
+func canonicalQuery(b Buckets, classes []byte) []string {
+	if b.AFK == "" {
+		return []string{
+			fmt.Sprintf(`events = flood(query_bucket(%s));`, str(b.Window)),
+			`not_afk = events;`,
+			`browser_events = [];`,
+			`events = categorize(events, ` + string(classes) + `);`,
+		}
+	}
 	q := []string{
 		fmt.Sprintf(`events = flood(query_bucket(%s));`, str(b.Window)),
 		fmt.Sprintf(`not_afk = flood(query_bucket(%s));`, str(b.AFK)),
@@ -107,7 +203,13 @@ func DesktopQuery(b Buckets, classes []byte) []string {
 		`audible_events = filter_keyvals(browser_events, "audible", [true]);`,
 		`not_afk = period_union(not_afk, audible_events);`,
 		`events = filter_period_intersect(events, not_afk);`,
-		`events = categorize(events, `+string(classes)+`);`,
+		`events = categorize(events, `+string(classes)+`);`)
+}
+
+// summaryQuery is fullDesktopQuery's totals of events, not_afk and
+// browser_events, with the AFK time afk computes into afk_events.
+func summaryQuery(afk ...string) []string {
+	q := []string{
 		`title_events = sort_by_duration(merge_events_by_keys(events, ["app", "title"]));`,
 		`app_events = sort_by_duration(merge_events_by_keys(title_events, ["app"]));`,
 		`cat_events = sort_by_duration(merge_events_by_keys(events, ["$category"]));`,
@@ -116,8 +218,9 @@ func DesktopQuery(b Buckets, classes []byte) []string {
 		`browser_domains = sort_by_duration(merge_events_by_keys(browser_events, ["$domain"]));`,
 		`browser_duration = sum_durations(browser_events);`,
 		`not_afk_duration = sum_durations(not_afk);`,
-		fmt.Sprintf(`afk_events = flood(query_bucket(%s));`, str(b.AFK)),
-		`afk_events = filter_keyvals(afk_events, "status", ["afk"]);`,
+	}
+	q = append(q, afk...)
+	return append(q,
 		`afk_duration = sum_durations(afk_events);`,
 		`RETURN = {"window": {"app_events": app_events, "title_events": title_events, "cat_events": cat_events, `+
 			`"duration": duration, "not_afk_duration": not_afk_duration, "afk_duration": afk_duration}, `+

@@ -38,7 +38,12 @@ type Recording struct {
 	Query      []string        `json:"query"`    // the statements POSTed for every period
 	// EditorQuery is EditorQuery(Buckets.Editor), when the host has editor buckets.
 	EditorQuery []string `json:"editor_query,omitempty"`
-	Periods     []Answer `json:"periods"`
+	// Hosts, when recorded with -hosts, are Host and the other hosts in
+	// the multi-device order; Queries the statements POSTed for each
+	// other host and for AllHosts, whose answers name their host.
+	Hosts   []string            `json:"hosts,omitempty"`
+	Queries map[string][]string `json:"queries,omitempty"`
+	Periods []Answer            `json:"periods"`
 
 	// Dir is the folder the recording was loaded from (not recorded).
 	Dir string `json:"-"`
@@ -54,13 +59,19 @@ type Buckets struct {
 
 // Answer is the query's answer for one period, in seconds.
 type Answer struct {
-	Name       string     `json:"name"`
-	Start      time.Time  `json:"start"`
-	End        time.Time  `json:"end"`
-	Active     float64    `json:"active"`  // window time within not-AFK time
-	Browser    float64    `json:"browser"` // sum_durations(browser_events)
-	NotAFK     float64    `json:"not_afk"`
-	AFK        float64    `json:"afk"` // the flooded AFK watcher's "afk" time
+	Name string `json:"name"`
+	// Host is whose buckets the answer counts: "" for the recording's
+	// Host, another of Hosts, or AllHosts.
+	Host    string    `json:"host,omitempty"`
+	Start   time.Time `json:"start"`
+	End     time.Time `json:"end"`
+	Active  float64   `json:"active"`  // window time within not-AFK time
+	Browser float64   `json:"browser"` // sum_durations(browser_events)
+	NotAFK  float64   `json:"not_afk"`
+	AFK     float64   `json:"afk"` // the flooded AFK watcher's "afk" time
+	// AFKUnion is CoveredQuery's joined AFK time (AFK is the part of it
+	// within the joined active time).
+	AFKUnion   float64    `json:"afk_union,omitempty"`
 	Apps       []App      `json:"apps"`
 	Titles     []Title    `json:"titles"`
 	TitlesRest *Rest      `json:"titles_rest,omitempty"`
@@ -102,6 +113,61 @@ type Domain struct {
 type Rest struct {
 	Count    int     `json:"count"`
 	Duration float64 `json:"duration"`
+}
+
+// Hosts of the answers of a recording of several hosts: AllHosts is
+// MultiDeviceQuery's (the web UI's multi-device query), CoveredHosts
+// CoveredQuery's.
+const (
+	AllHosts     = "all"
+	CoveredHosts = "all:covered"
+)
+
+// Union is the hosts' answers joined without counting time twice: each
+// host's answer (in hosts' order) less what covered (CoveredQuery's
+// answer) says earlier hosts cover of it; titles are left out (the
+// recordings cut them). Entries left with under a millisecond are dropped.
+func Union(hosts []Answer, covered Answer) Answer {
+	u := Answer{Name: covered.Name, Host: AllHosts, Start: covered.Start, End: covered.End,
+		AFK: covered.AFKUnion - covered.AFK}
+	apps, cats, domains := map[string]float64{}, map[string]float64{}, map[string]float64{}
+	add := func(a Answer, sign float64) {
+		u.Active += sign * a.Active
+		u.NotAFK += sign * a.NotAFK
+		u.Browser += sign * a.Browser
+		for _, e := range a.Apps {
+			apps[e.App] += sign * e.Duration
+		}
+		for _, e := range a.Categories {
+			cats[strings.Join(e.Category, "\x00")] += sign * e.Duration
+		}
+		for _, e := range a.Domains {
+			if e.Domain != nil {
+				domains[*e.Domain] += sign * e.Duration
+			}
+		}
+	}
+	for _, h := range hosts {
+		add(h, 1)
+	}
+	add(covered, -1)
+	const least = 0.001
+	for _, k := range slices.Sorted(maps.Keys(apps)) {
+		if apps[k] >= least {
+			u.Apps = append(u.Apps, App{App: k, Duration: apps[k]})
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(cats)) {
+		if cats[k] >= least {
+			u.Categories = append(u.Categories, Category{Category: strings.Split(k, "\x00"), Duration: cats[k]})
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(domains)) {
+		if domains[k] >= least {
+			u.Domains = append(u.Domains, Domain{Domain: &k, Duration: domains[k]})
+		}
+	}
+	return u
 }
 
 // Groupings of totals, as activity_summary names them.
@@ -174,6 +240,7 @@ func DecodeAnswer(raw []byte, titles int) (Answer, error) {
 			NotAFK     float64 `json:"not_afk_duration"`
 			Duration   float64 `json:"duration"`
 			AFK        float64 `json:"afk_duration"`
+			AFKUnion   float64 `json:"afk_union"`
 		} `json:"window"`
 		Browser struct {
 			Domains  []event `json:"domains"`
@@ -187,7 +254,7 @@ func DecodeAnswer(raw []byte, titles int) (Answer, error) {
 		return Answer{}, fmt.Errorf("%d answers for one period", len(res))
 	}
 	w := res[0].Window
-	a := Answer{Active: w.Duration, Browser: res[0].Browser.Duration, NotAFK: w.NotAFK, AFK: w.AFK}
+	a := Answer{Active: w.Duration, Browser: res[0].Browser.Duration, NotAFK: w.NotAFK, AFK: w.AFK, AFKUnion: w.AFKUnion}
 	for _, e := range w.Apps {
 		a.Apps = append(a.Apps, App{App: str(e, "app"), Duration: e.Duration})
 	}

@@ -63,6 +63,19 @@
 //	    -period afternoon=2026-11-25T13:00/2026-11-25T17:30 \
 //	    -period week=2026-11-22T04:00/2026-11-29T04:00
 //
+// Four devices (-hosts: the other hosts in the multi-device order
+// after -host; each period is answered for each host, for "all" by the web
+// UI's multi-device query, and for "all:covered" by realaw.CoveredQuery,
+// the parts of each later host's events the earlier hosts cover): a week
+// filled by week.py --events 8000 --seed 1 --second-host laptop-2 (port
+// 5644), then the "work-laptop" and Android "phone" of
+// testdata/realaw/hosts/README.md:
+//
+//	go run ./scripts/realrecord -url http://127.0.0.1:5644 -tz Etc/GMT-9 -host vm \
+//	    -hosts laptop-2,work-laptop,phone -out testdata/realaw/hosts -titles 100 \
+//	    -period day=2026-11-26T04:00/2026-11-27T04:00 -period midday=2026-11-26T11:00/2026-11-26T17:00 \
+//	    -period evening=2026-11-26T19:00/2026-11-26T22:00 -period week=2026-11-21T04:00/2026-11-28T04:00
+//
 // A local start or end ("2026-10-25T02:30") is read in -tz; an RFC 3339
 // one ("2026-10-25T02:30:00+01:00") names an instant on either side of a
 // change.
@@ -95,6 +108,8 @@ func main() {
 	titles := flag.Int("titles", 0, "how many titles to keep per period, longest first, the rest summed (0: all)")
 	imp := flag.String("import", "", "first load this events.json.gz into the (empty) server")
 	privacy := flag.String("privacy", "", "a privacy_filters setting (JSON file) to store, its drop rules expressed in the query")
+	devices := flag.String("hosts", "", "also the other hosts, comma-separated, in the multi-device order after -host: "+
+		"each period is answered for each of them and for all combined (MultiDeviceQuery)")
 	flag.Func("period", "name=start/end, repeatable", func(s string) error { periods = append(periods, s); return nil })
 	flag.Parse()
 	if *base == "" || *out == "" || *tz == "" || len(periods) == 0 {
@@ -102,7 +117,11 @@ func main() {
 		os.Exit(2)
 	}
 	r := &recorder{base: strings.TrimRight(*base, "/"), http: &http.Client{Timeout: 10 * time.Minute}}
-	if err := r.run(*out, *tz, *host, *titles, *imp, *privacy, periods); err != nil {
+	var others []string
+	if *devices != "" {
+		others = strings.Split(*devices, ",")
+	}
+	if err := r.run(*out, *tz, *host, others, *titles, *imp, *privacy, periods); err != nil {
 		fmt.Fprintln(os.Stderr, "realrecord: "+err.Error())
 		os.Exit(1)
 	}
@@ -113,7 +132,7 @@ type recorder struct {
 	http *http.Client
 }
 
-func (r *recorder) run(out, tz, host string, titles int, imp, privacy string, periods []string) error {
+func (r *recorder) run(out, tz, host string, others []string, titles int, imp, privacy string, periods []string) error {
 	loc, err := time.LoadLocation(tz)
 	if err != nil {
 		return err
@@ -150,28 +169,34 @@ func (r *recorder) run(out, tz, host string, titles int, imp, privacy string, pe
 	if _, err := r.get("/api/0/buckets/", &buckets); err != nil {
 		return err
 	}
-	ids := make([]string, 0, len(buckets))
-	for id, b := range buckets {
-		if b.Hostname != host {
-			continue
+	var ids []string
+	of := func(host string) (realaw.Buckets, error) {
+		var hb realaw.Buckets
+		for id, b := range buckets {
+			if b.Hostname != host {
+				continue
+			}
+			ids = append(ids, id)
+			switch b.Type {
+			case "currentwindow":
+				hb.Window = id
+			case "afkstatus":
+				hb.AFK = id
+			case "web.tab.current":
+				hb.Web = append(hb.Web, id)
+			case "app.editor.activity":
+				hb.Editor = append(hb.Editor, id)
+			}
 		}
-		ids = append(ids, id)
-		switch b.Type {
-		case "currentwindow":
-			rec.Buckets.Window = id
-		case "afkstatus":
-			rec.Buckets.AFK = id
-		case "web.tab.current":
-			rec.Buckets.Web = append(rec.Buckets.Web, id)
-		case "app.editor.activity":
-			rec.Buckets.Editor = append(rec.Buckets.Editor, id)
+		sort.Strings(hb.Web)
+		sort.Strings(hb.Editor)
+		if hb.Window == "" {
+			return hb, fmt.Errorf("host %q has no window bucket", host)
 		}
+		return hb, nil
 	}
-	sort.Strings(ids)
-	sort.Strings(rec.Buckets.Web)
-	sort.Strings(rec.Buckets.Editor)
-	if rec.Buckets.Window == "" || rec.Buckets.AFK == "" {
-		return fmt.Errorf("host %q has no window or no AFK bucket", host)
+	if rec.Buckets, err = of(host); err != nil {
+		return err
 	}
 	if rec.Classes, err = realaw.WebUIClasses(rec.Settings); err != nil {
 		return err
@@ -188,21 +213,47 @@ func (r *recorder) run(out, tz, host string, titles int, imp, privacy string, pe
 	if len(rec.Buckets.Editor) > 0 {
 		rec.EditorQuery = realaw.EditorQuery(rec.Buckets.Editor)
 	}
-	for _, p := range periods {
-		a, err := r.answer(p, loc, rec.Query, titles)
-		if err != nil {
-			return err
-		}
-		if rec.EditorQuery != nil {
-			if a.Editor, err = r.editor(a, rec.EditorQuery); err != nil {
+	type hostQuery struct {
+		host  string
+		query []string
+	}
+	queries := []hostQuery{{"", rec.Query}}
+	if len(others) > 0 {
+		all := []realaw.Buckets{rec.Buckets}
+		rec.Hosts, rec.Queries = append([]string{host}, others...), map[string][]string{}
+		for _, h := range others {
+			hb, err := of(h)
+			if err != nil {
 				return err
 			}
-			fmt.Fprintf(os.Stderr, "%s: editor %.1f s, %d projects, %d languages, %d files\n",
-				a.Name, a.Editor.Duration, len(a.Editor.Projects), len(a.Editor.Languages), len(a.Editor.Files))
+			all = append(all, hb)
+			rec.Queries[h] = realaw.DesktopQuery(hb, rec.Classes)
+			queries = append(queries, hostQuery{h, rec.Queries[h]})
 		}
-		fmt.Fprintf(os.Stderr, "%s: %s .. %s: active %.1f s, %d apps, %d titles, %d categories, %d domains (%d ms)\n",
-			a.Name, a.Start, a.End, a.Active, len(a.Apps), len(a.Titles), len(a.Categories), len(a.Domains), a.QueryMS)
-		rec.Periods = append(rec.Periods, a)
+		rec.Queries[realaw.AllHosts] = realaw.MultiDeviceQuery(all, rec.Classes)
+		rec.Queries[realaw.CoveredHosts] = realaw.CoveredQuery(all, rec.Classes)
+		queries = append(queries, hostQuery{realaw.AllHosts, rec.Queries[realaw.AllHosts]},
+			hostQuery{realaw.CoveredHosts, rec.Queries[realaw.CoveredHosts]})
+	}
+	sort.Strings(ids)
+	for _, p := range periods {
+		for _, q := range queries {
+			a, err := r.answer(p, loc, q.query, titles)
+			if err != nil {
+				return err
+			}
+			a.Host = q.host
+			if q.host == "" && rec.EditorQuery != nil {
+				if a.Editor, err = r.editor(a, rec.EditorQuery); err != nil {
+					return err
+				}
+				fmt.Fprintf(os.Stderr, "%s: editor %.1f s, %d projects, %d languages, %d files\n",
+					a.Name, a.Editor.Duration, len(a.Editor.Projects), len(a.Editor.Languages), len(a.Editor.Files))
+			}
+			fmt.Fprintf(os.Stderr, "%s (host %q): %s .. %s: active %.1f s, afk %.1f s, %d apps, %d titles, %d categories, %d domains (%d ms)\n",
+				a.Name, q.host, a.Start, a.End, a.Active, a.AFK, len(a.Apps), len(a.Titles), len(a.Categories), len(a.Domains), a.QueryMS)
+			rec.Periods = append(rec.Periods, a)
+		}
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
