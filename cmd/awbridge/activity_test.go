@@ -1708,3 +1708,43 @@ func TestActivitySummaryMatchesRealAW(t *testing.T) {
 		})
 	}
 }
+
+// TestSummaryCommandHost: `awbridge summary --host NAME` counts that
+// device's time, the real aw-server's answer for it, and says whose it is
+// in its first line; an unknown host is refused naming the way out.
+func TestSummaryCommandHost(t *testing.T) {
+	rec, err := realaw.Load("hosts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), faultCeiling)
+	defer cancel()
+	sim, err := rec.Simulator(ctx, awsim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(sim)
+	t.Cleanup(srv.Close)
+	env := actEnv(t, srv.URL, "AWBRIDGE_TIMEZONE="+rec.Timezone)
+	var p realaw.Answer
+	for _, a := range rec.Periods {
+		if a.Host == rec.Hosts[1] && a.Name == "day" {
+			p = a
+		}
+	}
+	args := []string{"summary", "--start", p.Start.Format(time.RFC3339), "--end", p.End.Format(time.RFC3339), "--host", p.Host}
+	code, out, errs := runBin(t, env, args...)
+	first, _, _ := strings.Cut(out, "\n")
+	if code != 0 || !strings.HasSuffix(first, ", on "+p.Host) {
+		t.Fatalf("awbridge %s: exit %d, first line %q, want it to end \", on %s\"\n%s", strings.Join(args, " "), code, first, p.Host, errs)
+	}
+	code, out, _ = runBin(t, env, append(args, "--json")...)
+	var s activity.Summary
+	if err := json.Unmarshal([]byte(out), &s); code != 0 || err != nil || math.Abs(s.ActiveS-p.Active) > 1 {
+		t.Errorf("--json: exit %d (%v): active %.1f s, the real aw-server says %.1f s for %s", code, err, s.ActiveS, p.Active, p.Host)
+	}
+	code, _, errs = runBin(t, env, "today", "--host", "nope")
+	if code != exitUsage || !strings.Contains(errs, `no host "nope"`) || !strings.Contains(errs, `"all"`) {
+		t.Errorf("an unknown host: exit %d, stderr %q", code, errs)
+	}
+}

@@ -49,6 +49,7 @@ func runSummary(ctx context.Context, e *env, name string, args []string) int {
 	}
 	groupBy := fs.String("group-by", "", "what the top entries are: app (default), title, domain, category, or an editor's project, language or file")
 	limit := fs.Int("limit", 0, "how many top entries (default: the tool's, 10)")
+	host := fs.String("host", "", "whose activity: this machine (default), another device's hostname, or all")
 	asJSON := fs.Bool("json", false, "print the tool's result alone on stdout")
 	noRelay := fs.Bool("no-relay", false, "summarize in this process even when the service runs")
 	l, log, code := prepare(e, fs, args)
@@ -74,6 +75,9 @@ func runSummary(ctx context.Context, e *env, name string, args []string) int {
 	}
 	if set["limit"] {
 		targs["limit"] = *limit
+	}
+	if set["host"] {
+		targs["host"] = *host
 	}
 	raw, _ := json.Marshal(targs)
 	c, via := openCaller(e, name, l, log, engine.Deps{}, *noRelay)
@@ -174,7 +178,14 @@ func (p *progressLine) end() {
 func printSummary(w io.Writer, s *activity.Summary) {
 	loc := summaryZone(s.Period)
 	multiDay := !sameDate(s.Period.Start.In(loc), s.Period.End.Add(-time.Nanosecond).In(loc))
-	fmt.Fprintln(w, fitWidth(periodLine(s.Period, loc), summaryWidth))
+	line := periodLine(s.Period, loc)
+	if s.Source.HostSource == activity.HostFromArgument {
+		line += ", on " + textOf(s.Source.Host)
+		if s.Source.Host == activity.HostAll {
+			line += " devices"
+		}
+	}
+	fmt.Fprintln(w, fitWidth(line, summaryWidth))
 
 	if s.ActiveS > 0 || s.AFKS > 0 {
 		fmt.Fprintln(w, span(seconds(s.ActiveS))+" active, "+span(seconds(s.AFKS))+" away")
