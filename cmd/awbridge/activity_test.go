@@ -1653,18 +1653,7 @@ func actZoneDir(t *testing.T, name string, data []byte) (zoneinfo, file string, 
 func TestActivitySummaryMatchesRealAW(t *testing.T) {
 	for _, name := range []string{"week", "dst", "catsets", "editor"} {
 		t.Run(name, func(t *testing.T) {
-			rec, err := realaw.Load(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), faultCeiling)
-			defer cancel()
-			sim, err := rec.Simulator(ctx, awsim.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv := httptest.NewServer(sim)
-			t.Cleanup(srv.Close)
+			rec, srv := recordedRealAW(t, name)
 			b := actSession(t, actEnv(t, srv.URL, "AWBRIDGE_TIMEZONE="+rec.Timezone))
 			for _, p := range rec.Periods {
 				if time.Now().Before(p.End) { // only on the day of a recording
@@ -1713,18 +1702,7 @@ func TestActivitySummaryMatchesRealAW(t *testing.T) {
 // device's time, the real aw-server's answer for it, and says whose it is
 // in its first line; an unknown host is refused naming the way out.
 func TestSummaryCommandHost(t *testing.T) {
-	rec, err := realaw.Load("hosts")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), faultCeiling)
-	defer cancel()
-	sim, err := rec.Simulator(ctx, awsim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(sim)
-	t.Cleanup(srv.Close)
+	rec, srv := recordedRealAW(t, "hosts")
 	env := actEnv(t, srv.URL, "AWBRIDGE_TIMEZONE="+rec.Timezone)
 	var p realaw.Answer
 	for _, a := range rec.Periods {
@@ -1747,4 +1725,23 @@ func TestSummaryCommandHost(t *testing.T) {
 	if code != exitUsage || !strings.Contains(errs, `no host "nope"`) || !strings.Contains(errs, `"all"`) {
 		t.Errorf("an unknown host: exit %d, stderr %q", code, errs)
 	}
+}
+
+// recordedRealAW serves a real aw-server recording (testdata/realaw/name)
+// from the simulator.
+func recordedRealAW(t *testing.T, name string) (*realaw.Recording, *httptest.Server) {
+	t.Helper()
+	rec, err := realaw.Load(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), faultCeiling)
+	defer cancel()
+	sim, err := rec.Simulator(ctx, awsim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(sim)
+	t.Cleanup(srv.Close)
+	return rec, srv
 }
