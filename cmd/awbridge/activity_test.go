@@ -834,7 +834,7 @@ func TestActivityToolsKeepPrivateThingsPrivate(t *testing.T) {
 // activity_timeline with valid draft 2020-12 input schemas declaring
 // their arguments (which accept the documented values), and everything
 // the model reads of all tools (name, description, inputSchema) stays
-// within 8 KB.
+// within the budget (budgetToolsList).
 func TestActivityToolsListed(t *testing.T) {
 	meta, err := jsonschema.NewCompiler().Compile(metaSchema2020)
 	if err != nil {
@@ -915,8 +915,8 @@ func TestActivityToolsListed(t *testing.T) {
 	}
 	total, per := modelView(t, tools.Result)
 	t.Logf("tools/list hands the model %d bytes: %s", total, strings.Join(per, " "))
-	if total > 8192 {
-		t.Errorf("all tools' name, description and inputSchema take %d bytes, over 8 KB", total)
+	if total > budgetToolsList {
+		t.Errorf("all tools' name, description and inputSchema take %d bytes, over %d", total, budgetToolsList)
 	}
 }
 
