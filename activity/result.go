@@ -42,7 +42,7 @@ type Summary struct {
 	// include_afk, AFK time is one more entry (key "afk") and shares are
 	// of active plus AFK time. OtherS is the time beyond the limit.
 	Top    []Entry `json:"top"`
-	OtherS float64 `json:"other_s,omitempty"`
+	OtherS float64 `json:"other_s"`
 	// TopDomains count tab time while a browser window had focus, as
 	// ActivityWatch does; left out when Top ranks domains. TopURLs
 	// (scheme, host and path) come with group_by title only.
@@ -61,6 +61,9 @@ type Summary struct {
 	Freshness     Freshness  `json:"freshness"`
 	// Notes say what the numbers cannot show. Fixed text, never data.
 	Notes []string `json:"notes,omitempty"`
+	// Previous is the period compared with (compare.go).
+	Previous *Previous `json:"previous,omitempty"`
+	ranked   []ranked  // Top's keys
 }
 
 // Entry is one line of a ranking.
@@ -79,6 +82,8 @@ type Entry struct {
 	Excluded bool `json:"excluded,omitempty"`
 	Withheld bool `json:"withheld,omitempty"`
 	AFK      bool `json:"afk,omitempty"`
+	// PreviousS is the key's time in the Previous period (top entries).
+	PreviousS *float64 `json:"previous_s,omitempty"`
 }
 
 // Focus is one unbroken stretch in one app.

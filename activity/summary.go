@@ -25,6 +25,9 @@ type SummaryQuery struct {
 	Progress           Progress // when set, hears how far the call is
 	// Host is "" (this machine), a hostname or HostAll.
 	Host string
+	// Compare is "" or ComparePrevious (compare.go); Category a category
+	// to drill into, with its subcategories (drill.go).
+	Compare, Category string
 }
 
 // checkLimit applies a default and bounds to a limit argument.
@@ -58,16 +61,35 @@ func (s *Service) Summary(ctx context.Context, q SummaryQuery) (*Summary, error)
 	if err != nil {
 		return nil, err
 	}
+	if err := cmp.Or(checkCompare(q.Compare), checkDrill(q)); err != nil {
+		return nil, err
+	}
 	if isEditorGroup(groupBy) {
 		if err := s.needEditor(ctx, groupBy, q.Host); err != nil {
 			return nil, err
 		}
 	}
-	pr, err := s.prepare(ctx, q.Host, spec.resolve, q.Progress)
+	keep, err := s.drill(ctx, q.Category)
 	if err != nil {
 		return nil, err
 	}
-	return pr.summary(groupBy, limit, q.IncludeAFK), nil
+	fn := q.Progress
+	if q.Compare != "" {
+		fn = halves(q.Progress, 0)
+	}
+	pr, err := s.prepare(ctx, q.Host, spec.resolve, fn)
+	if err != nil {
+		return nil, err
+	}
+	sum := pr.only(keep).summary(groupBy, limit, q.IncludeAFK)
+	if q.Compare != "" {
+		prev, err := s.prepare(ctx, q.Host, func(Calendar, time.Time) (Period, error) { return previousOf(spec, pr.period) }, halves(q.Progress, 1))
+		if err != nil {
+			return nil, err
+		}
+		sum.compare(prev.only(keep), q.IncludeAFK)
+	}
+	return sum, nil
 }
 
 // total merges the units' aggregates: sums, switches between units, and
@@ -195,6 +217,18 @@ func entries(rs []ranked, whole int64, byTitle bool) []Entry {
 // afkKey is the AFK entry's key in a ranking: never a real one.
 const afkKey = "\x00afk"
 
+// group is the totals of a grouping, with the AFK entry's when
+// includeAFK.
+func (t *aggregates) group(groupBy string, includeAFK bool) map[gkey]int64 {
+	group := map[string]map[gkey]int64{GroupByApp: t.apps, GroupByTitle: t.titles, GroupByDomain: t.domains, GroupByCategory: t.cats,
+		GroupByProject: t.projects, GroupByLanguage: t.languages, GroupByFile: t.files}[groupBy]
+	if includeAFK {
+		group = maps.Clone(group)
+		group[gkey{a: afkKey}] = t.afk
+	}
+	return group
+}
+
 // summary renders the period's totals.
 func (pr *prepared) summary(groupBy string, limit int, includeAFK bool) *Summary {
 	t := pr.total()
@@ -211,14 +245,9 @@ func (pr *prepared) summary(groupBy string, limit int, includeAFK bool) *Summary
 	if includeAFK {
 		whole += t.afk
 	}
-	group := map[string]map[gkey]int64{GroupByApp: t.apps, GroupByTitle: t.titles, GroupByDomain: t.domains, GroupByCategory: t.cats,
-		GroupByProject: t.projects, GroupByLanguage: t.languages, GroupByFile: t.files}[groupBy]
-	if includeAFK {
-		group = maps.Clone(group)
-		group[gkey{a: afkKey}] = t.afk
-	}
+	group := t.group(groupBy, includeAFK)
 	top, rest := rank(group, limit)
-	sum.Top, sum.OtherS = entries(top, whole, groupBy == GroupByTitle), seconds(rest)
+	sum.Top, sum.OtherS, sum.ranked = entries(top, whole, groupBy == GroupByTitle), seconds(rest), top
 	if isEditorGroup(groupBy) {
 		editorEntries(sum.Top, top, group, groupBy)
 	}

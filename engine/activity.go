@@ -87,7 +87,9 @@ func (e *Engine) activityTools() []*toolbus.Tool {
 				toolbus.Param{Name: "group_by", Type: "string", Enum: []string{activity.GroupByApp, activity.GroupByTitle,
 					activity.GroupByDomain, activity.GroupByCategory, activity.GroupByProject, activity.GroupByLanguage, activity.GroupByFile}},
 				toolbus.Param{Name: "limit", Type: "integer", Min: 1, Max: activity.MaxSummaryLimit, Description: "Default 10"},
-				toolbus.Param{Name: "include_afk", Type: "boolean"}),
+				toolbus.Param{Name: "include_afk", Type: "boolean"},
+				toolbus.Param{Name: "compare", Type: "string", Enum: []string{activity.ComparePrevious}},
+				toolbus.Param{Name: "category", Type: "string", Description: "Only its time"}),
 			ResultSchema: json.RawMessage(`{"type":"object","required":["period","group_by","active_s","afk_s","top","switches","source","freshness"]}`),
 			ReadOnly:     true, Idempotent: true, Timeout: activityTimeout,
 			Example: &toolbus.Example{
@@ -135,7 +137,7 @@ func (e *Engine) runSummary(ctx context.Context, call *toolbus.Call) (toolbus.Re
 	sum, err := e.activity.Summary(ctx, activity.SummaryQuery{
 		Period: call.String("period", ""), Start: call.String("start", ""), End: call.String("end", ""),
 		GroupBy: call.String("group_by", ""), Limit: intArg(call, "limit"), IncludeAFK: include, Progress: call.Progress,
-		Host: call.String("host", ""),
+		Host: call.String("host", ""), Compare: call.String("compare", ""), Category: call.String("category", ""),
 	})
 	return e.activityResult(ctx, sum, err)
 }

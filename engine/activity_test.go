@@ -163,6 +163,7 @@ func TestActivityErrors(t *testing.T) {
 		{"activity_timeline", `{"cursor":"bm90IGEgY3Vyc29y"}`, "cursor"},
 		{"nowframe_history", `{"minutes":5,"period":"today"}`, "minutes"},
 		{"activity_summary", `{"host":"laptop-9"}`, "host"},
+		{"activity_summary", `{"category":"Work > Meetings"}`, "category"},
 		{"activity_timeline", `{"host":"laptop-9"}`, "host"},
 		{"nowframe_history", `{"host":"laptop-9"}`, "host"},
 	} {
@@ -198,6 +199,34 @@ func TestActivityErrors(t *testing.T) {
 		} else if !strings.Contains(out.Err.Hint, "running at http://127.0.0.1:1?") {
 			t.Errorf("%s with ActivityWatch down: the hint names no URL to check: %q", tool, out.Err.Hint)
 		}
+	}
+}
+
+// TestActivitySummaryCompareCategory: compare and category reach the
+// summary: the previous period comes with every entry's previous_s, and
+// the uncategorized time is a part of the active time.
+func TestActivitySummaryCompareCategory(t *testing.T) {
+	e := hostileActivity(t)
+	out := e.Call(context.Background(), toolbus.Request{Name: "activity_summary",
+		Args: json.RawMessage(`{"period":"last_2h","compare":"previous","category":"Uncategorized","output":{"pick":["active_s","top","previous"]}}`)})
+	var env struct {
+		Result struct {
+			ActiveS float64 `json:"active_s"`
+			Top     []struct {
+				PreviousS *float64 `json:"previous_s"`
+			}
+			Previous *struct {
+				Start, End time.Time
+				ActiveS    float64 `json:"active_s"`
+			}
+		}
+	}
+	if out.Err != nil || json.Unmarshal(out.Body, &env) != nil {
+		t.Fatalf("%+v %s", out.Err, out.Body)
+	}
+	r := env.Result
+	if r.ActiveS <= 0 || r.ActiveS >= 3600 || r.Previous == nil || r.Previous.End.Sub(r.Previous.Start) != 2*time.Hour || len(r.Top) == 0 || r.Top[0].PreviousS == nil {
+		t.Errorf("%s", out.Body)
 	}
 }
 
