@@ -38,6 +38,13 @@ var realRecordings = []string{"week", "dst", "privacy", "catsets", "editor"}
 // wrap, when given, wraps the simulator.
 func realService(t *testing.T, name string, wrap ...func(http.Handler) http.Handler) (*realaw.Recording, *activity.Service) {
 	t.Helper()
+	return realServiceAt(t, name, time.Time{}, wrap...)
+}
+
+// realServiceAt is realService with its clock at now (zero: a day after
+// the last period).
+func realServiceAt(t *testing.T, name string, now time.Time, wrap ...func(http.Handler) http.Handler) (*realaw.Recording, *activity.Service) {
+	t.Helper()
 	rec, err := realaw.Load(name)
 	if err != nil {
 		t.Fatal(err)
@@ -46,13 +53,14 @@ func realService(t *testing.T, name string, wrap ...func(http.Handler) http.Hand
 	if err != nil {
 		t.Fatal(err)
 	}
-	var now time.Time
-	for _, p := range rec.Periods {
-		if p.End.After(now) {
-			now = p.End
+	if now.IsZero() {
+		for _, p := range rec.Periods {
+			if p.End.After(now) {
+				now = p.End
+			}
 		}
+		now = now.Add(24 * time.Hour)
 	}
-	now = now.Add(24 * time.Hour)
 	clock := func() time.Time { return now }
 	sim, err := rec.Simulator(t.Context(), awsim.Options{Now: clock})
 	if err != nil {

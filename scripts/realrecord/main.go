@@ -53,6 +53,19 @@
 //	    -tz Etc/GMT+10 -out testdata/realaw/catsets -titles 100 \
 //	    -period day=2026-11-24T04:00/2026-11-25T04:00 -period week=2026-11-21T04:00/2026-11-28T04:00
 //
+// The periods compare "previous" sets side by side (each kind of period
+// and the one before it, at Thursday 26 November 12:00), from the week's
+// events in a fresh server (port 5663):
+//
+//	go run ./scripts/realrecord -url http://127.0.0.1:5663 -import testdata/realaw/week/events.json.gz \
+//	    -tz Etc/GMT+10 -out testdata/realaw/compare -titles 100 \
+//	    -period today=2026-11-26T04:00/2026-11-26T12:00 -period yesterday=2026-11-25T04:00/2026-11-26T04:00 \
+//	    -period day_before=2026-11-24T04:00/2026-11-25T04:00 \
+//	    -period this_week=2026-11-23T04:00/2026-11-26T12:00 -period last_week=2026-11-16T04:00/2026-11-23T04:00 \
+//	    -period last_2d=2026-11-24T12:00/2026-11-26T12:00 -period last_2d_before=2026-11-22T12:00/2026-11-24T12:00 \
+//	    -period last_3h=2026-11-26T09:00/2026-11-26T12:00 -period last_3h_before=2026-11-26T06:00/2026-11-26T09:00 \
+//	    -period afternoon=2026-11-25T13:00/2026-11-25T17:30 -period afternoon_before=2026-11-25T08:30/2026-11-25T13:00
+//
 // Where the host has editor buckets (app.editor.activity), it records the
 // web UI's editor query too (realaw.EditorQuery). The editor recording
 // (week.py --editor on port 5643, and a second editor written by hand:
