@@ -745,6 +745,13 @@ func TestActivityToolsKeepPrivateThingsPrivate(t *testing.T) {
 		summaries[g] = s
 		answers = append(answers, answer{"activity_summary group_by " + g, env.raw, g == "title"})
 	}
+	var drill activity.Summary // what to categorize, against the period before
+	env := actResult(b, "activity_summary", map[string]any{"period": "last_2h", "group_by": "title", "limit": 50,
+		"category": "Uncategorized", "compare": "previous"}, &drill)
+	answers = append(answers, answer{"activity_summary category Uncategorized", env.raw, true})
+	if drill.Previous == nil || len(drill.Top) == 0 || slices.ContainsFunc(drill.Top, func(e activity.Entry) bool { return e.Excluded }) {
+		t.Errorf("the uncategorized titles against the period before: %s", clipLine(string(env.Result), 1500))
+	}
 	args := map[string]any{"period": "last_2h", "limit": 20}
 	for page := 0; ; page++ {
 		if page > 200 {
@@ -764,7 +771,7 @@ func TestActivityToolsKeepPrivateThingsPrivate(t *testing.T) {
 		args["cursor"] = tl.NextCursor
 	}
 	var hist activity.History
-	env := actResult(b, "nowframe_history", nil, &hist)
+	env = actResult(b, "nowframe_history", nil, &hist)
 	// Whether a switch's tab shows its sanitized URL by default is the
 	// tool's choice; the URL's query never shows (checked below).
 	answers = append(answers, answer{"nowframe_history", env.raw, true})
