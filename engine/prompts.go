@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -118,21 +119,9 @@ func (e *Engine) GetPrompt(name string, args map[string]string) (json.RawMessage
 		return nil, fmt.Errorf("unknown prompt %s (the prompts are %s)", quoted(name), strings.Join(promptNames(), ", "))
 	}
 	p := Prompts()[i]
-	for k := range args {
-		if !slices.ContainsFunc(p.Args, func(a PromptArg) bool { return a.Name == k }) {
-			return nil, fmt.Errorf("%s takes no argument %s (its arguments: %s)", p.Name, quoted(k), strings.Join(p.ArgNames(), ", "))
-		}
-	}
-	msg := p.Text
-	for _, a := range p.Args {
-		v := args[a.Name]
-		if v == "" {
-			v = a.Default
-		}
-		if _, err := activity.ParseSpec(v, "", ""); err != nil {
-			return nil, fmt.Errorf("%s: %w", p.Name, err)
-		}
-		msg = strings.ReplaceAll(msg, placeholder(a.Name), v)
+	msg, err := p.Fill(args)
+	if err != nil {
+		return nil, err
 	}
 	type content struct {
 		Type string `json:"type"`
@@ -146,6 +135,26 @@ func (e *Engine) GetPrompt(name string, args map[string]string) (json.RawMessage
 		Description string    `json:"description"`
 		Messages    []message `json:"messages"`
 	}{p.Description, []message{{"user", content{"text", msg}}}})
+}
+
+// Fill is p's message with args in place (an absent or empty argument
+// gets its default). An argument p does not take, or one that is not a
+// period the activity tools take, is an error that says which.
+func (p Prompt) Fill(args map[string]string) (string, error) {
+	for k := range args {
+		if !slices.ContainsFunc(p.Args, func(a PromptArg) bool { return a.Name == k }) {
+			return "", fmt.Errorf("%s takes no argument %s (its arguments: %s)", p.Name, quoted(k), strings.Join(p.ArgNames(), ", "))
+		}
+	}
+	msg := p.Text
+	for _, a := range p.Args {
+		v := cmp.Or(args[a.Name], a.Default)
+		if _, err := activity.ParseSpec(v, "", ""); err != nil {
+			return "", fmt.Errorf("%s: %w", p.Name, err)
+		}
+		msg = strings.ReplaceAll(msg, placeholder(a.Name), v)
+	}
+	return msg, nil
 }
 
 func promptNames() []string {
