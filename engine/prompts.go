@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -141,7 +142,7 @@ func (e *Engine) GetPrompt(name string, args map[string]string) (json.RawMessage
 // gets its default). An argument p does not take, or one that is not a
 // period the activity tools take, is an error that says which.
 func (p Prompt) Fill(args map[string]string) (string, error) {
-	for k := range args {
+	for _, k := range slices.Sorted(maps.Keys(args)) {
 		if !slices.ContainsFunc(p.Args, func(a PromptArg) bool { return a.Name == k }) {
 			return "", fmt.Errorf("%s takes no argument %s (its arguments: %s)", p.Name, quoted(k), strings.Join(p.ArgNames(), ", "))
 		}
