@@ -6,7 +6,8 @@
 // the single writer of a stream, or the POST (or GET stream) an HTTP reply
 // belongs to. The package knows no tool: every call goes to a Backend (the
 // engine), and tools/list is whatever the Backend pre-rendered for the
-// request's version. Transports: stdio and the Unix socket (Serve), the
+// request's version; resources and prompts are served (and advertised)
+// when the Backend is also a ResourceBackend or a PromptBackend. Transports: stdio and the Unix socket (Serve), the
 // Windows token listener (endpoint.go), Streamable HTTP (HTTPHandler), the
 // stdio relay to the service (Relay) and the terminal's Client.
 //

@@ -46,10 +46,10 @@ func (t *HTTPTransport) serveModern(w http.ResponseWriter, r *http.Request, q *r
 		return
 	}
 	field, name := "uri", q.params.uri
-	if q.method == "tools/call" {
+	if q.method == "tools/call" || q.method == "prompts/get" {
 		field, name = "name", q.params.name
 	}
-	if (q.method == "tools/call" || q.method == "resources/read") && name != nil {
+	if (field == "name" || q.method == "resources/read") && name != nil {
 		want, _ := asString(name)
 		got, ok := oneHeader(r, HeaderName)
 		if ok {

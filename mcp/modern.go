@@ -54,7 +54,7 @@ func removedMethod(name string) bool {
 func modernMethod(name string) bool {
 	switch name {
 	case "server/discover", "tools/list", "tools/call", "resources/list", "resources/templates/list",
-		"resources/read", "subscriptions/listen":
+		"resources/read", "subscriptions/listen", "prompts/list", "prompts/get":
 		return true
 	}
 	return false
@@ -104,6 +104,8 @@ func (s *session) handleModern(callCtx context.Context, q *request) {
 		s.toolsCall(callCtx, q, v)
 	case "resources/list", "resources/templates/list", "resources/read":
 		s.handleResource(callCtx, q, v)
+	case "prompts/list", "prompts/get":
+		s.handlePrompt(q, v)
 	case "subscriptions/listen":
 		s.listen(callCtx, q)
 	default:
@@ -148,7 +150,7 @@ type discoverResult struct {
 }
 
 // modernResult adds resultType, the server's identity and the cache hints
-// to a result object rendered elsewhere (spliced in as it is: see
+// (none for ttl noCacheHints) to a result object rendered elsewhere (spliced in as it is: see
 // resultReply).
 func (srv *Server) modernResult(result []byte, ttl int, scope string) []byte {
 	i := bytes.IndexByte(result, '{')
@@ -156,7 +158,9 @@ func (srv *Server) modernResult(result []byte, ttl int, scope string) []byte {
 		return result
 	}
 	m := srv.modernMembers()
-	m.TTL, m.CacheScope = &ttl, scope
+	if ttl != noCacheHints {
+		m.TTL, m.CacheScope = &ttl, scope
+	}
 	out := marshal(m)
 	out = out[:len(out)-1]
 	rest := result[i+1:]

@@ -161,6 +161,9 @@ func NewServer(b Backend, opts Options) *Server {
 	if _, ok := b.(ResourceBackend); ok {
 		caps.Resources = &capability{Subscribe: true}
 	}
+	if _, ok := b.(PromptBackend); ok {
+		caps.Prompts = &capability{}
+	}
 	for _, v := range SupportedVersions() {
 		init := initializeResult{ProtocolVersion: v, Capabilities: caps, ServerInfo: s.info, Instructions: opts.Instructions}
 		if opts.Engine != "" {
@@ -205,6 +208,7 @@ func newServerInfo(name, version string) serverInfo {
 type capabilities struct {
 	Tools     capability  `json:"tools"`
 	Resources *capability `json:"resources,omitempty"`
+	Prompts   *capability `json:"prompts,omitempty"`
 }
 
 type capability struct {

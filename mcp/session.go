@@ -452,6 +452,8 @@ func (s *session) handleLegacy(callCtx context.Context, q *request) {
 		s.replyTo(q, resultReply(q.id, s.srv.toolsList(s.version)))
 	case "resources/list", "resources/templates/list", "resources/read", "resources/subscribe", "resources/unsubscribe":
 		s.handleResource(callCtx, q, "")
+	case "prompts/list", "prompts/get":
+		s.handlePrompt(q, "")
 	case "tools/call":
 		s.toolsCall(callCtx, q, s.version)
 	default:

@@ -61,6 +61,7 @@ func commands() []command {
 			"awbridge summary [--period P | --start T --end T] [--group-by G] [--host H] [--limit N] [--json] [flags]",
 			"awbridge summary --period last_week --group-by domain --limit 5", cmdSummary},
 		{"tools", "list the MCP tools", "awbridge tools [--json] [flags]", "awbridge tools", cmdTools},
+		{"prompts", "list the MCP prompts (standup, week_review, categorize)", "awbridge prompts [--json]", "awbridge prompts", cmdPrompts},
 		{"call", "call one tool and print its envelope", "awbridge call TOOL [JSON-ARGS] [flags]",
 			`awbridge call nowframe_build '{"reason":"terminal","max_age_ms":1000}'`, cmdCall},
 		{"state", "list stored state", "awbridge state [--json] [flags]", "awbridge state", cmdState},

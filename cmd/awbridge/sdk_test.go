@@ -69,7 +69,8 @@ func TestOfficialSDKClient(t *testing.T) {
 // resource templates, lists the tools and calls every one of them with its
 // least valid arguments (success, isError false, the text content is the
 // envelope and structuredContent is the same envelope), then the calls an
-// assistant chains (an alias, store_as then state, compact).
+// assistant chains (an alias, store_as then state, compact), then the
+// prompts (sdkPrompts).
 func sdkExercise(t *testing.T, ctx context.Context, cs *sdk.ClientSession, want string) {
 	t.Helper()
 	if got := cs.InitializeResult().ServerInfo.Name; got != "awbridge" {
@@ -199,4 +200,5 @@ func sdkExercise(t *testing.T, ctx context.Context, cs *sdk.ClientSession, want 
 	if _, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "nowframe_biuld"}); err == nil || !strings.Contains(err.Error(), "nowframe_build") {
 		t.Fatalf("unknown tool: %v (want an error suggesting nowframe_build)", err)
 	}
+	sdkPrompts(t, ctx, cs)
 }

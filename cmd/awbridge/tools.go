@@ -44,17 +44,23 @@ const toolsNameMax = 28
 // titles beside them, wrapped under their column when long.
 func printTools(w io.Writer, list []byte) {
 	var v struct {
-		Tools []struct {
-			Name, Title string
-		} `json:"tools"`
+		Tools []named `json:"tools"`
 	}
 	_ = json.Unmarshal(list, &v)
+	printNamed(w, v.Tools)
+}
+
+// named is a row of printNamed: a tool's or a prompt's name and title.
+type named struct{ Name, Title string }
+
+// printNamed writes rows as printTools describes.
+func printNamed(w io.Writer, rows []named) {
 	nameW := 0
-	for _, t := range v.Tools {
+	for _, t := range rows {
 		nameW = max(nameW, min(width(textOf(t.Name)), toolsNameMax))
 	}
 	indent := strings.Repeat(" ", nameW+1)
-	for _, t := range v.Tools {
+	for _, t := range rows {
 		name, title := textOf(t.Name), wrapWidth(textOf(t.Title), summaryWidth-nameW-1, "")
 		if width(name) > nameW {
 			fmt.Fprintln(w, fitWidth(name, summaryWidth))

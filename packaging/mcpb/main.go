@@ -13,7 +13,7 @@
 // It reads the binaries where goreleaser puts them
 // (dist/awbridge_linux_amd64_v1/awbridge, dist/awbridge-macos_darwin_all/...)
 // and the version from dist/metadata.json unless -version names one. The
-// manifest lists the tools the host's binary serves.
+// manifest lists the tools and prompts the host's binary serves.
 //
 //	go run ./packaging/mcpb [-dist dist] [-os darwin,linux,windows] [-version V] [-mcpb CMD]
 package main
@@ -120,7 +120,7 @@ func run(ctx context.Context, args []string, log io.Writer) error {
 	if !ok {
 		return fmt.Errorf("no binary for this machine (%s) in %s to list the tools", hostTarget(), *dist)
 	}
-	tools, err := listTools(ctx, host)
+	offer, err := listServed(ctx, host)
 	if err != nil {
 		return err
 	}
@@ -130,7 +130,7 @@ func run(ctx context.Context, args []string, log io.Writer) error {
 			continue
 		}
 		dir := filepath.Join(*dist, "mcpb", b.goos)
-		if err := stage(dir, b, *version, tools, bins); err != nil {
+		if err := stage(dir, b, *version, offer, bins); err != nil {
 			return err
 		}
 		out := filepath.Join(*dist, bundleName(*version, b.goos))
@@ -205,35 +205,63 @@ type tool struct {
 	Description string `json:"description"`
 }
 
-// listTools asks the binary for the tools it serves (`awbridge tools
-// --json`), in an empty home so no config or running service has a say;
-// each tool's title is its description in the manifest.
-func listTools(ctx context.Context, bin string) ([]tool, error) {
+// prompt is a manifest's prompt: its text has ${arguments.NAME} where each
+// argument goes.
+type prompt struct {
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Arguments   []string `json:"arguments"`
+	Text        string   `json:"text"`
+}
+
+// served is what the binary serves, as the manifest lists it.
+type served struct {
+	tools   []tool
+	prompts []prompt
+}
+
+// listServed asks the binary for the tools (`awbridge tools --json`) and
+// prompts (`awbridge prompts --json`) it serves, in an empty home so no
+// config or running service has a say; each tool's title is its
+// description in the manifest.
+func listServed(ctx context.Context, bin string) (served, error) {
 	home, err := os.MkdirTemp("", "awbridge-mcpb")
 	if err != nil {
-		return nil, err
+		return served{}, err
 	}
 	defer os.RemoveAll(home)
-	cmd := exec.CommandContext(ctx, bin, "tools", "--json", "--no-relay")
-	cmd.Env = []string{"HOME=" + home, "XDG_CONFIG_HOME=" + home, "XDG_STATE_HOME=" + home,
-		"AWBRIDGE_SOCKET=" + filepath.Join(home, "none.sock")}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("%s tools: %w: %s", bin, err, stderr.Bytes())
+	ask := func(v any, args ...string) error {
+		cmd := exec.CommandContext(ctx, bin, args...)
+		cmd.Env = []string{"HOME=" + home, "XDG_CONFIG_HOME=" + home, "XDG_STATE_HOME=" + home,
+			"AWBRIDGE_SOCKET=" + filepath.Join(home, "none.sock")}
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return fmt.Errorf("%s %s: %w: %s", bin, args[0], err, stderr.Bytes())
+		}
+		if err := json.Unmarshal(out, v); err != nil {
+			return fmt.Errorf("%s %s: %w", bin, args[0], err)
+		}
+		return nil
 	}
-	var list struct {
+	var tools struct {
 		Tools []struct{ Name, Title string }
 	}
-	if err := json.Unmarshal(out, &list); err != nil {
-		return nil, fmt.Errorf("%s tools: %w", bin, err)
+	var prompts struct {
+		Prompts []prompt
 	}
-	tools := make([]tool, len(list.Tools))
-	for i, t := range list.Tools {
-		tools[i] = tool{t.Name, t.Title}
+	if err := ask(&tools, "tools", "--json", "--no-relay"); err != nil {
+		return served{}, err
 	}
-	return tools, nil
+	if err := ask(&prompts, "prompts", "--json"); err != nil {
+		return served{}, err
+	}
+	s := served{prompts: prompts.Prompts}
+	for _, t := range tools.Tools {
+		s.tools = append(s.tools, tool{t.Name, t.Title})
+	}
+	return s, nil
 }
 
 // manifest is an MCP bundle's manifest.json (manifest_version 0.3).
@@ -252,6 +280,7 @@ type manifest struct {
 	Icon            string            `json:"icon"`
 	Server          server            `json:"server"`
 	Tools           []tool            `json:"tools"`
+	Prompts         []prompt          `json:"prompts,omitempty"`
 	Keywords        []string          `json:"keywords"`
 	License         string            `json:"license"`
 	Compatibility   compatibility     `json:"compatibility"`
@@ -297,7 +326,7 @@ type option struct {
 // newManifest is b's manifest. Unix runs the launcher with /bin/sh (a
 // file without its executable bit runs that way too); Windows runs the
 // .exe itself.
-func newManifest(b bundle, version string, tools []tool) manifest {
+func newManifest(b bundle, version string, s served) manifest {
 	env, opts := map[string]string{}, map[string]option{}
 	for _, s := range settings() {
 		env[s.env] = "${user_config." + s.key + "}"
@@ -332,7 +361,8 @@ func newManifest(b bundle, version string, tools []tool) manifest {
 				},
 			},
 		},
-		Tools:         tools,
+		Tools:         s.tools,
+		Prompts:       s.prompts,
 		Keywords:      []string{"activitywatch", "time tracking", "productivity", "context", "focus"},
 		License:       "MIT",
 		Compatibility: compatibility{[]string{b.platform}},
@@ -343,11 +373,11 @@ func newManifest(b bundle, version string, tools []tool) manifest {
 // stage writes b's bundle folder: the manifest, the icon, the launcher and
 // the binaries (mode 0755; Claude Desktop may drop the bit, the launcher
 // puts it back).
-func stage(dir string, b bundle, version string, tools []tool, bins map[string]string) error {
+func stage(dir string, b bundle, version string, s served, bins map[string]string) error {
 	if err := os.RemoveAll(dir); err != nil {
 		return err
 	}
-	m, err := json.MarshalIndent(newManifest(b, version, tools), "", "  ")
+	m, err := json.MarshalIndent(newManifest(b, version, s), "", "  ")
 	if err != nil {
 		return err
 	}

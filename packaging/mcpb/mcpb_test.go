@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -83,9 +84,7 @@ func TestBundle(t *testing.T) {
 	if !slices.Equal(served, named) {
 		t.Errorf("the manifest names the tools\n%q\nthe bundle serves\n%q", named, served)
 	}
-	if cs.InitializeResult().Capabilities.Prompts != nil {
-		t.Error("awbridge now serves prompts: list them in the manifest (prompts) and here")
-	}
+	checkPrompts(t, ctx, cs, m.Prompts)
 	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "aw_get_state", Arguments: map[string]any{}})
 	if err != nil || res.IsError {
 		t.Fatalf("aw_get_state: %v %+v", err, res)
@@ -110,11 +109,12 @@ func TestBundle(t *testing.T) {
 // schema, and that its command resolves to files the bundle holds.
 func TestManifests(t *testing.T) {
 	schema := compileSchema(t, "testdata/mcpb-manifest-v0.3.schema.json")
-	tools := []tool{{"nowframe_build", "What is the person doing now"}}
+	offer := served{tools: []tool{{"nowframe_build", "What is the person doing now"}},
+		prompts: []prompt{{"standup", "A standup note", []string{"period"}, "Report ${arguments.period}."}}}
 	for _, b := range bundles() {
 		t.Run(b.goos, func(t *testing.T) {
 			dir := t.TempDir()
-			if err := stage(dir, b, "1.2.3", tools, fakeBinaries(t, b)); err != nil {
+			if err := stage(dir, b, "1.2.3", offer, fakeBinaries(t, b)); err != nil {
 				t.Fatal(err)
 			}
 			raw, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
@@ -293,14 +293,14 @@ func bundleUnderTest(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tools, err := listTools(context.Background(), bins[key])
+	offer, err := listServed(context.Background(), bins[key])
 	if err != nil {
 		t.Fatal(err)
 	}
 	b := hostBundle(t)
 	b.arches = []string{arch}
 	dir := filepath.Join(dist, "stage")
-	if err := stage(dir, b, "0.0.0-test", tools, bins); err != nil {
+	if err := stage(dir, b, "0.0.0-test", offer, bins); err != nil {
 		t.Fatal(err)
 	}
 	file := filepath.Join(dist, bundleName("0.0.0-test", goos))
@@ -474,7 +474,7 @@ func fakeBinaries(t *testing.T, b bundle) map[string]string {
 func stageFake(t *testing.T, b bundle, version string) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := stage(dir, b, version, []tool{{"help", "Help"}}, fakeBinaries(t, b)); err != nil {
+	if err := stage(dir, b, version, served{tools: []tool{{"help", "Help"}}}, fakeBinaries(t, b)); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -510,4 +510,48 @@ func mustFixtures(t *testing.T) map[string]*awfixture.Exchange {
 		t.Fatal(err)
 	}
 	return xs
+}
+
+// checkPrompts checks that the manifest's prompts are the ones the bundle
+// serves: the same names, descriptions and arguments, and each text, with
+// its arguments filled in as a client fills ${arguments.NAME}, what
+// prompts/get answers for the same arguments.
+func checkPrompts(t *testing.T, ctx context.Context, cs *sdk.ClientSession, named []prompt) {
+	t.Helper()
+	if cs.InitializeResult().Capabilities.Prompts == nil {
+		t.Fatal("the bundle advertises no prompts")
+	}
+	listed, err := cs.ListPrompts(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []prompt
+	for _, p := range listed.Prompts {
+		mp := prompt{Name: p.Name, Description: p.Description, Arguments: []string{}}
+		args, pairs := map[string]string{}, []string{}
+		for i, a := range p.Arguments {
+			mp.Arguments = append(mp.Arguments, a.Name)
+			args[a.Name] = fmt.Sprintf("last_%dd", i+2) // a period every prompt's argument takes
+			pairs = append(pairs, "${arguments."+a.Name+"}", args[a.Name])
+		}
+		res, err := cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: p.Name, Arguments: args})
+		if err != nil || len(res.Messages) != 1 {
+			t.Fatalf("prompts/get %s: %v %+v", p.Name, err, res)
+		}
+		served := res.Messages[0].Content.(*sdk.TextContent).Text
+		i := slices.IndexFunc(named, func(n prompt) bool { return n.Name == p.Name })
+		if i >= 0 && strings.NewReplacer(pairs...).Replace(named[i].Text) != served {
+			t.Errorf("prompt %s: the manifest's text, filled in, is\n%s\nthe bundle serves\n%s", p.Name,
+				strings.NewReplacer(pairs...).Replace(named[i].Text), served)
+		}
+		if i >= 0 {
+			mp.Text = named[i].Text
+		}
+		got = append(got, mp)
+	}
+	if !slices.EqualFunc(got, named, func(a, b prompt) bool {
+		return a.Name == b.Name && a.Description == b.Description && slices.Equal(a.Arguments, b.Arguments) && a.Text == b.Text
+	}) {
+		t.Errorf("the manifest names the prompts\n%+v\nthe bundle serves\n%+v", named, got)
+	}
 }
