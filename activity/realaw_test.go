@@ -29,7 +29,7 @@ import (
 const realTolerance = 1.0
 
 // realRecordings are the folders of testdata/realaw.
-var realRecordings = []string{"week", "dst", "privacy", "catsets", "editor"}
+var realRecordings = []string{"week", "dst", "privacy", "catsets", "editor", "split"}
 
 // realService is an activity.Service reading the recording's events from
 // a simulator, in the recording's zone, with awbridge's privacy defaults
@@ -37,6 +37,13 @@ var realRecordings = []string{"week", "dst", "privacy", "catsets", "editor"}
 // excluded app, so they change nothing), a day after the last period;
 // wrap, when given, wraps the simulator.
 func realService(t *testing.T, name string, wrap ...func(http.Handler) http.Handler) (*realaw.Recording, *activity.Service) {
+	t.Helper()
+	return realServiceAt(t, name, time.Time{}, wrap...)
+}
+
+// realServiceAt is realService at now (zero: a day after the last
+// period).
+func realServiceAt(t *testing.T, name string, now time.Time, wrap ...func(http.Handler) http.Handler) (*realaw.Recording, *activity.Service) {
 	t.Helper()
 	rec, err := realaw.Load(name)
 	if err != nil {
@@ -46,13 +53,14 @@ func realService(t *testing.T, name string, wrap ...func(http.Handler) http.Hand
 	if err != nil {
 		t.Fatal(err)
 	}
-	var now time.Time
-	for _, p := range rec.Periods {
-		if p.End.After(now) {
-			now = p.End
+	if now.IsZero() {
+		for _, p := range rec.Periods {
+			if p.End.After(now) {
+				now = p.End
+			}
 		}
+		now = now.Add(24 * time.Hour)
 	}
-	now = now.Add(24 * time.Hour)
 	clock := func() time.Time { return now }
 	sim, err := rec.Simulator(t.Context(), awsim.Options{Now: clock})
 	if err != nil {

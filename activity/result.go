@@ -61,6 +61,8 @@ type Summary struct {
 	Freshness     Freshness  `json:"freshness"`
 	// Notes say what the numbers cannot show. Fixed text, never data.
 	Notes []string `json:"notes,omitempty"`
+	// Days, with split "day", are the period's days (split.go).
+	Days []Day `json:"days,omitempty"`
 }
 
 // Entry is one line of a ranking.

@@ -22,6 +22,7 @@ type SummaryQuery struct {
 	GroupBy            string   // GroupByApp (""), GroupByTitle, GroupByDomain or GroupByCategory
 	Limit              int      // each ranking's (0: DefaultSummaryLimit)
 	IncludeAFK         bool     // AFK time is one of the top entries
+	Split              string   // "" or SplitDay: the days too (split.go)
 	Progress           Progress // when set, hears how far the call is
 	// Host is "" (this machine), a hostname or HostAll.
 	Host string
@@ -58,16 +59,24 @@ func (s *Service) Summary(ctx context.Context, q SummaryQuery) (*Summary, error)
 	if err != nil {
 		return nil, err
 	}
+	resolve, err := splitResolve(q.Split, spec, limit)
+	if err != nil {
+		return nil, err
+	}
 	if isEditorGroup(groupBy) {
 		if err := s.needEditor(ctx, groupBy, q.Host); err != nil {
 			return nil, err
 		}
 	}
-	pr, err := s.prepare(ctx, q.Host, spec.resolve, q.Progress)
+	pr, err := s.prepare(ctx, q.Host, resolve, q.Progress)
 	if err != nil {
 		return nil, err
 	}
-	return pr.summary(groupBy, limit, q.IncludeAFK), nil
+	sum := pr.summary(groupBy, limit, q.IncludeAFK)
+	if q.Split != "" {
+		sum.Days = pr.days(groupBy, limit, q.IncludeAFK)
+	}
+	return sum, nil
 }
 
 // total merges the units' aggregates: sums, switches between units, and
