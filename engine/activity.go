@@ -82,12 +82,13 @@ func (e *Engine) activityTools() []*toolbus.Tool {
 			Name:  ToolSummary,
 			Title: "Where the time of a period went",
 			Description: "A period's active/AFK time, top apps, titles, " +
-				"domains, categories or projects, switches, longest focus: \"what did I do today\", \"time in Slack this week\".",
+				"domains, categories or projects, switches, longest focus, split by day: \"what did I do today\", \"time in Slack this week\".",
 			Params: append(periodParams("today (default)|"),
 				toolbus.Param{Name: "group_by", Type: "string", Enum: []string{activity.GroupByApp, activity.GroupByTitle,
 					activity.GroupByDomain, activity.GroupByCategory, activity.GroupByProject, activity.GroupByLanguage, activity.GroupByFile}},
 				toolbus.Param{Name: "limit", Type: "integer", Min: 1, Max: activity.MaxSummaryLimit, Description: "Default 10"},
-				toolbus.Param{Name: "include_afk", Type: "boolean"}),
+				toolbus.Param{Name: "include_afk", Type: "boolean"},
+				toolbus.Param{Name: "split", Type: "string", Enum: []string{activity.SplitDay}}),
 			ResultSchema: json.RawMessage(`{"type":"object","required":["period","group_by","active_s","afk_s","top","switches","source","freshness"]}`),
 			ReadOnly:     true, Idempotent: true, Timeout: activityTimeout,
 			Example: &toolbus.Example{
@@ -135,7 +136,7 @@ func (e *Engine) runSummary(ctx context.Context, call *toolbus.Call) (toolbus.Re
 	sum, err := e.activity.Summary(ctx, activity.SummaryQuery{
 		Period: call.String("period", ""), Start: call.String("start", ""), End: call.String("end", ""),
 		GroupBy: call.String("group_by", ""), Limit: intArg(call, "limit"), IncludeAFK: include, Progress: call.Progress,
-		Host: call.String("host", ""),
+		Host: call.String("host", ""), Split: call.String("split", ""),
 	})
 	return e.activityResult(ctx, sum, err)
 }
