@@ -180,6 +180,8 @@ type Period struct {
 	Note string `json:"note,omitempty"`
 	// Calendar is what the period was resolved on; Days splits on it.
 	Calendar Calendar `json:"-"`
+	// byDay computes it day by day (split.go): no unit sees past its day.
+	byDay bool
 }
 
 // Span is the period as a plain span.

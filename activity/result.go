@@ -63,7 +63,9 @@ type Summary struct {
 	Notes []string `json:"notes,omitempty"`
 	// Previous is the period compared with (compare.go).
 	Previous *Previous `json:"previous,omitempty"`
-	ranked   []ranked  // Top's keys
+	// Days, with split "day", are the period's days (split.go).
+	Days   []Day    `json:"days,omitempty"`
+	ranked []ranked // Top's keys
 }
 
 // Entry is one line of a ranking.

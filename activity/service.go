@@ -241,7 +241,8 @@ type unitPlan struct {
 
 // plan splits p into days and units: a closed day (ended Reread ago) is
 // one unit, an open one is split into hours (why units: see the package
-// doc).
+// doc). A unit's margins reach into the rest of the period, or, for a
+// period split by day, only into the rest of its day.
 func (s *Service) plan(p Period, now time.Time) ([]dayPlan, []unitPlan) {
 	ps := spanOf(p.Span())
 	var (
@@ -252,18 +253,22 @@ func (s *Service) plan(p Period, now time.Time) ([]dayPlan, []unitPlan) {
 		full := p.Calendar.DayOf(d.Start)
 		dp := dayPlan{full: spanOf(full), need: spanOf(d), date: full.Start}
 		days = append(days, dp)
+		bound := ps // what a unit's margins may reach
+		if p.byDay {
+			bound = dp.need
+		}
 		add := func(cell span64) {
 			u := span64{max(cell.start, dp.need.start), min(cell.end, dp.need.end)}
 			if u.start >= u.end {
 				return
 			}
-			up := unitPlan{span: u, whole: u == cell, before: u.start > ps.start, after: u.end < ps.end}
+			up := unitPlan{span: u, whole: u == cell, before: u.start > bound.start, after: u.end < bound.end}
 			up.margin = u
 			if up.before {
-				up.margin.start = max(ps.start, u.start-margin)
+				up.margin.start = max(bound.start, u.start-margin)
 			}
 			if up.after {
-				up.margin.end = min(ps.end, u.end+margin)
+				up.margin.end = min(bound.end, u.end+margin)
 			}
 			units = append(units, up)
 		}

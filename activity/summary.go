@@ -22,6 +22,7 @@ type SummaryQuery struct {
 	GroupBy            string   // GroupByApp (""), GroupByTitle, GroupByDomain or GroupByCategory
 	Limit              int      // each ranking's (0: DefaultSummaryLimit)
 	IncludeAFK         bool     // AFK time is one of the top entries
+	Split              string   // "" or SplitDay: the days too (split.go)
 	Progress           Progress // when set, hears how far the call is
 	// Host is "" (this machine), a hostname or HostAll.
 	Host string
@@ -64,6 +65,10 @@ func (s *Service) Summary(ctx context.Context, q SummaryQuery) (*Summary, error)
 	if err := cmp.Or(checkCompare(q.Compare), checkDrill(q)); err != nil {
 		return nil, err
 	}
+	resolve, err := splitResolve(q.Split, spec, limit)
+	if err != nil {
+		return nil, err
+	}
 	if isEditorGroup(groupBy) {
 		if err := s.needEditor(ctx, groupBy, q.Host); err != nil {
 			return nil, err
@@ -77,11 +82,15 @@ func (s *Service) Summary(ctx context.Context, q SummaryQuery) (*Summary, error)
 	if q.Compare != "" {
 		fn = halves(q.Progress, 0)
 	}
-	pr, err := s.prepare(ctx, q.Host, spec.resolve, fn)
+	pr, err := s.prepare(ctx, q.Host, resolve, fn)
 	if err != nil {
 		return nil, err
 	}
-	sum := pr.only(keep).summary(groupBy, limit, q.IncludeAFK)
+	kept := pr.only(keep)
+	sum := kept.summary(groupBy, limit, q.IncludeAFK)
+	if q.Split != "" {
+		sum.Days = kept.days(groupBy, limit, q.IncludeAFK)
+	}
 	if q.Compare != "" {
 		prev, err := s.prepare(ctx, q.Host, func(Calendar, time.Time) (Period, error) { return previousOf(spec, pr.period) }, halves(q.Progress, 1))
 		if err != nil {

@@ -82,14 +82,15 @@ func (e *Engine) activityTools() []*toolbus.Tool {
 			Name:  ToolSummary,
 			Title: "Where the time of a period went",
 			Description: "A period's active/AFK time, top apps, titles, " +
-				"domains, categories or projects, switches, longest focus: \"what did I do today\", \"time in Slack this week\".",
+				"domains, categories or projects, switches, longest focus, split by day: \"what did I do today\", \"time in Slack this week\".",
 			Params: append(periodParams("today (default)|"),
 				toolbus.Param{Name: "group_by", Type: "string", Enum: []string{activity.GroupByApp, activity.GroupByTitle,
 					activity.GroupByDomain, activity.GroupByCategory, activity.GroupByProject, activity.GroupByLanguage, activity.GroupByFile}},
 				toolbus.Param{Name: "limit", Type: "integer", Min: 1, Max: activity.MaxSummaryLimit, Description: "Default 10"},
 				toolbus.Param{Name: "include_afk", Type: "boolean"},
 				toolbus.Param{Name: "compare", Type: "string", Enum: []string{activity.ComparePrevious}},
-				toolbus.Param{Name: "category", Type: "string", Description: "Only its time"}),
+				toolbus.Param{Name: "category", Type: "string", Description: "Only its time"},
+				toolbus.Param{Name: "split", Type: "string", Enum: []string{activity.SplitDay}}),
 			ResultSchema: json.RawMessage(`{"type":"object","required":["period","group_by","active_s","afk_s","top","switches","source","freshness"]}`),
 			ReadOnly:     true, Idempotent: true, Timeout: activityTimeout,
 			Example: &toolbus.Example{
@@ -138,6 +139,7 @@ func (e *Engine) runSummary(ctx context.Context, call *toolbus.Call) (toolbus.Re
 		Period: call.String("period", ""), Start: call.String("start", ""), End: call.String("end", ""),
 		GroupBy: call.String("group_by", ""), Limit: intArg(call, "limit"), IncludeAFK: include, Progress: call.Progress,
 		Host: call.String("host", ""), Compare: call.String("compare", ""), Category: call.String("category", ""),
+		Split: call.String("split", ""),
 	})
 	return e.activityResult(ctx, sum, err)
 }

@@ -101,7 +101,8 @@ func TestActivityUntrustedTextStaysData(t *testing.T) {
 	ctx := context.Background()
 	var calls []toolbus.Request
 	for _, g := range []string{"app", "title", "domain", "category"} {
-		calls = append(calls, toolbus.Request{Name: "activity_summary", Args: json.RawMessage(`{"period":"last_2h","group_by":"` + g + `","include_afk":true}`)})
+		calls = append(calls, toolbus.Request{Name: "activity_summary", Args: json.RawMessage(`{"period":"last_2h","group_by":"` + g + `","include_afk":true}`)},
+			toolbus.Request{Name: "activity_summary", Args: json.RawMessage(`{"period":"today","group_by":"` + g + `","split":"day"}`)})
 	}
 	calls = append(calls,
 		toolbus.Request{Name: "activity_timeline", Args: json.RawMessage(`{"period":"today","min_block_s":0}`)},
@@ -166,6 +167,7 @@ func TestActivityErrors(t *testing.T) {
 		{"activity_summary", `{"category":"Work > Meetings"}`, "category"},
 		{"activity_timeline", `{"host":"laptop-9"}`, "host"},
 		{"nowframe_history", `{"host":"laptop-9"}`, "host"},
+		{"activity_summary", `{"period":"last_366d","split":"day","limit":11}`, "limit"},
 	} {
 		out := e.Call(ctx, toolbus.Request{Name: c.tool, Args: json.RawMessage(c.args)})
 		if out.Err == nil || out.Err.Code != toolbus.CodeInvalidArgument || out.Err.Kind != toolbus.ContractError ||
@@ -180,9 +182,11 @@ func TestActivityErrors(t *testing.T) {
 			}
 		}
 	}
-	out := e.Call(ctx, toolbus.Request{Name: "activity_summary", Args: json.RawMessage(`{"group_by":"mood"}`)})
-	if out.Err == nil || out.Err.Code != toolbus.CodeSchemaInvalid {
-		t.Errorf("an unknown group_by: %+v", out.Err)
+	for _, args := range []string{`{"group_by":"mood"}`, `{"split":"week"}`} {
+		out := e.Call(ctx, toolbus.Request{Name: "activity_summary", Args: json.RawMessage(args)})
+		if out.Err == nil || out.Err.Code != toolbus.CodeSchemaInvalid {
+			t.Errorf("%s: %+v", args, out.Err)
+		}
 	}
 
 	c := config.Defaults()

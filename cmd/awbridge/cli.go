@@ -58,7 +58,7 @@ func commands() []command {
 		{"today", "print where today's time went: active time, top apps, the longest focus, categories",
 			"awbridge today [--group-by G] [--host H] [--limit N] [--json] [flags]", "awbridge today --group-by category", cmdToday},
 		{"summary", "print where a period's time went (today, yesterday, this_week, last_week, last_2h, last_7d...)",
-			"awbridge summary [--period P | --start T --end T] [--group-by G] [--host H] [--limit N] [--json] [flags]",
+			"awbridge summary [--period P | --start T --end T] [--group-by G] [--host H] [--limit N] [--by day] [--format F] [--json] [flags]",
 			"awbridge summary --period last_week --group-by domain --limit 5", cmdSummary},
 		{"tools", "list the MCP tools", "awbridge tools [--json] [flags]", "awbridge tools", cmdTools},
 		{"prompts", "list the MCP prompts (standup, week_review, categorize)", "awbridge prompts [--json]", "awbridge prompts", cmdPrompts},

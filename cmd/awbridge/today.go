@@ -50,11 +50,18 @@ func runSummary(ctx context.Context, e *env, name string, args []string) int {
 	groupBy := fs.String("group-by", "", "what the top entries are: app (default), title, domain, category, or an editor's project, language or file")
 	limit := fs.Int("limit", 0, "how many top entries (default: the tool's, 10)")
 	host := fs.String("host", "", "whose activity: this machine (default), another device's hostname, or all")
+	by := fs.String("by", "", "day: one row per day, its active time and top entries (a timesheet)")
+	format := fs.String("format", formatText, "text, csv (a spreadsheet: hours to 0.01) or markdown (a note)")
 	asJSON := fs.Bool("json", false, "print the tool's result alone on stdout")
 	noRelay := fs.Bool("no-relay", false, "summarize in this process even when the service runs")
 	l, log, code := prepare(e, fs, args)
 	if l == nil {
 		return code
+	}
+	out, err := formatFlag(*format, *asJSON)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "awbridge %s: %v\n", name, err)
+		return exitUsage
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -79,20 +86,23 @@ func runSummary(ctx context.Context, e *env, name string, args []string) int {
 	if set["host"] {
 		targs["host"] = *host
 	}
+	if set["by"] {
+		targs["split"] = *by
+	}
 	raw, _ := json.Marshal(targs)
 	c, via := openCaller(e, name, l, log, engine.Deps{}, *noRelay)
 	if c == nil {
 		return exitUsage
 	}
 	defer c.Close()
-	return summarize(ctx, e, name, c, via, raw, *asJSON)
+	return summarize(ctx, e, name, c, via, raw, out)
 }
 
-// summarize calls activity_summary with args and prints what it says,
-// with a progress line on a terminal's stderr. Exit 0 with a summary, 1
-// when the tool could not summarize (ActivityWatch down), 2 when the call
-// was refused or could not be made.
-func summarize(ctx context.Context, e *env, name string, c caller, via string, args json.RawMessage, asJSON bool) int {
+// summarize calls activity_summary with args and prints what it says in
+// format, with a progress line on a terminal's stderr. Exit 0 with a
+// summary, 1 when the tool could not summarize (ActivityWatch down), 2
+// when the call was refused or could not be made.
+func summarize(ctx context.Context, e *env, name string, c caller, via string, args json.RawMessage, format string) int {
 	pl := &progressLine{w: e.stderr, on: stderrIsTerminal(e), prefix: "awbridge " + name + ": "}
 	out := c.Call(ctx, toolbus.Request{Name: summaryTool, Args: args, Progress: pl.update})
 	pl.end()
@@ -111,7 +121,7 @@ func summarize(ctx context.Context, e *env, name string, c caller, via string, a
 		fmt.Fprintf(e.stderr, "awbridge %s: the tool's answer was unreadable\n", name)
 		return exitUsage
 	}
-	if asJSON {
+	if format == formatJSON {
 		fmt.Fprintln(e.stdout, string(withServedBy(env.Result, via)))
 		return exitOK
 	}
@@ -120,7 +130,10 @@ func summarize(ctx context.Context, e *env, name string, c caller, via string, a
 		fmt.Fprintf(e.stderr, "awbridge %s: the summary was unreadable\n", name)
 		return exitUsage
 	}
-	printSummary(e.stdout, &s)
+	if err := printSummaryAs(e.stdout, &s, format); err != nil {
+		fmt.Fprintf(e.stderr, "awbridge %s: %v\n", name, err)
+		return exitUsage
+	}
 	return exitOK
 }
 
@@ -178,14 +191,7 @@ func (p *progressLine) end() {
 func printSummary(w io.Writer, s *activity.Summary) {
 	loc := summaryZone(s.Period)
 	multiDay := !sameDate(s.Period.Start.In(loc), s.Period.End.Add(-time.Nanosecond).In(loc))
-	line := periodLine(s.Period, loc)
-	if s.Source.HostSource == activity.HostFromArgument {
-		line += ", on " + textOf(s.Source.Host)
-		if s.Source.Host == activity.HostAll {
-			line += " devices"
-		}
-	}
-	fmt.Fprintln(w, fitWidth(line, summaryWidth))
+	fmt.Fprintln(w, fitWidth(summaryHeadline(s, loc), summaryWidth))
 
 	if s.ActiveS > 0 || s.AFKS > 0 {
 		fmt.Fprintln(w, span(seconds(s.ActiveS))+" active, "+span(seconds(s.AFKS))+" away")
@@ -200,6 +206,9 @@ func printSummary(w io.Writer, s *activity.Summary) {
 	if len(when) > 0 {
 		line := strings.Join(when, "; ")
 		fmt.Fprintln(w, fitWidth(strings.ToUpper(line[:1])+line[1:], summaryWidth))
+	}
+	if len(s.Days) > 0 {
+		printDays(w, s, loc)
 	}
 
 	if len(s.Top) == 0 && s.ActiveS <= 0 {
@@ -317,6 +326,19 @@ func percent(share float64) string {
 
 func seconds(s float64) time.Duration {
 	return time.Duration(math.Round(max(s, 0))) * time.Second
+}
+
+// summaryHeadline names the period, and whose time it is when a host was
+// asked.
+func summaryHeadline(s *activity.Summary, loc *time.Location) string {
+	line := periodLine(s.Period, loc)
+	if s.Source.HostSource == activity.HostFromArgument {
+		line += ", on " + textOf(s.Source.Host)
+		if s.Source.Host == activity.HostAll {
+			line += " devices"
+		}
+	}
+	return line
 }
 
 // periodLine names the period and when it is.

@@ -18,7 +18,7 @@ import (
 
 // summaryCases are the hand-written activity_summary results in
 // testdata/summary (NAME.json), each printed to NAME.golden.
-var summaryCases = []string{"normal-day", "empty-day", "long-titles", "excluded", "stale-watcher"}
+var summaryCases = []string{"normal-day", "empty-day", "long-titles", "excluded", "stale-watcher", "split-week"}
 
 func summaryJSON(t *testing.T, name string) []byte {
 	t.Helper()
@@ -147,7 +147,7 @@ func TestSummarizeProgressAndExitCodes(t *testing.T) {
 			tty := tc.tty
 			e := &env{stdout: &out, stderr: &errb, stderrTTY: &tty}
 			c := &fakeSummaryCaller{updates: tc.updates, out: tc.out}
-			code := summarize(context.Background(), e, "today", c, servedByInProcess, json.RawMessage(`{"period":"today"}`), tc.json)
+			code := summarize(context.Background(), e, "today", c, servedByInProcess, json.RawMessage(`{"period":"today"}`), map[bool]string{true: formatJSON, false: formatText}[tc.json])
 			if code != tc.code || out.String() != tc.stdout || errb.String() != tc.stderr {
 				t.Fatalf("exit %d, want %d\nstdout:\n%s\nwant:\n%s\nstderr: %q\nwant:   %q", code, tc.code, out.String(), tc.stdout, errb.String(), tc.stderr)
 			}

@@ -66,6 +66,18 @@
 //	    -period last_3h=2026-11-26T09:00/2026-11-26T12:00 -period last_3h_before=2026-11-26T06:00/2026-11-26T09:00 \
 //	    -period afternoon=2026-11-25T13:00/2026-11-25T17:30 -period afternoon_before=2026-11-25T08:30/2026-11-25T13:00
 //
+// Every day of that week alone, for activity_summary split by day (the
+// week's events loaded into a fresh server on port 5662):
+//
+//	go run ./scripts/realrecord -url http://127.0.0.1:5662 -import testdata/realaw/week/events.json.gz \
+//	    -tz Etc/GMT+10 -out testdata/realaw/split -titles 100 \
+//	    -period sat=2026-11-21T04:00/2026-11-22T04:00 -period sun=2026-11-22T04:00/2026-11-23T04:00 \
+//	    -period mon=2026-11-23T04:00/2026-11-24T04:00 -period tue=2026-11-24T04:00/2026-11-25T04:00 \
+//	    -period wed=2026-11-25T04:00/2026-11-26T04:00 -period thu=2026-11-26T04:00/2026-11-27T04:00 \
+//	    -period fri=2026-11-27T04:00/2026-11-28T04:00 -period week=2026-11-21T04:00/2026-11-28T04:00 \
+//	    -period last_7d_first=2026-11-20T12:00/2026-11-21T04:00 -period last_7d_last=2026-11-27T04:00/2026-11-27T12:00 \
+//	    -period last_7d=2026-11-20T12:00/2026-11-27T12:00
+//
 // Where the host has editor buckets (app.editor.activity), it records the
 // web UI's editor query too (realaw.EditorQuery). The editor recording
 // (week.py --editor on port 5643, and a second editor written by hand:
