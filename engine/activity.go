@@ -30,7 +30,7 @@ const (
 // (a read may take up to activitywatch.history_timeout silently).
 func ReadsHistory(tool string) bool {
 	switch tool {
-	case ToolSummary, toolTimeline, toolHistory:
+	case ToolSummary, toolTimeline, toolHistory, toolSearch:
 		return true
 	}
 	return false
@@ -127,6 +127,7 @@ func (e *Engine) activityTools() []*toolbus.Tool {
 				Result: json.RawMessage(`[{"at":"2026-11-22T10:02:11+01:00","what":["app","title"],"app":"Code"}]`)},
 			Run: e.runHistory,
 		},
+		e.searchTool(),
 	}
 }
 
