@@ -113,6 +113,7 @@ func (e *Engine) activityTools() []*toolbus.Tool {
 			},
 			Run: e.runTimeline,
 		},
+		e.searchTool(),
 		{
 			Name:  toolHistory,
 			Title: "What the person switched between recently",
@@ -127,7 +128,6 @@ func (e *Engine) activityTools() []*toolbus.Tool {
 				Result: json.RawMessage(`[{"at":"2026-11-22T10:02:11+01:00","what":["app","title"],"app":"Code"}]`)},
 			Run: e.runHistory,
 		},
-		e.searchTool(),
 	}
 }
 
