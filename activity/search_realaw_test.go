@@ -1,6 +1,7 @@
 package activity_test
 
 import (
+	"errors"
 	"math"
 	"testing"
 	"time"
@@ -58,4 +59,48 @@ func TestSearchMatchesRealAW(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSearchHostsRealAW: over the four devices' week, a search reads the
+// host asked for: a title only laptop-2 shows matches nothing on this
+// machine, all of its recorded time on laptop-2 (the real aw-server's
+// total of that title), some with all devices; an unknown host is an
+// *UnknownHostError.
+func TestSearchHostsRealAW(t *testing.T) {
+	rec, s := realService(t, "hosts")
+	const title = "The Go Blog — Mozilla Firefox"
+	for _, p := range rec.Periods {
+		if p.Name != "week" || p.Host != "laptop-2" {
+			continue
+		}
+		want := -1.0
+		for _, e := range p.Titles {
+			if e.Title == title {
+				want = e.Duration
+			}
+		}
+		for _, c := range []struct {
+			host string
+			ok   func(total float64) bool
+		}{
+			{"", func(total float64) bool { return total == 0 }},
+			{"laptop-2", func(total float64) bool { return math.Abs(total-want) <= realTolerance }},
+			{activity.HostAll, func(total float64) bool { return total > 0 && total <= want+realTolerance }},
+		} {
+			r, err := s.Search(t.Context(), activity.SearchQuery{Query: "go blog", Start: p.Start.Format(time.RFC3339Nano),
+				End: p.End.Format(time.RFC3339Nano), Host: c.host})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !c.ok(r.TotalS) {
+				t.Errorf("host %q: total_s %.1f; laptop-2's recorded time of %q is %.3f s", c.host, r.TotalS, title, want)
+			}
+		}
+		_, err := s.Search(t.Context(), activity.SearchQuery{Query: "go blog", Host: "nowhere"})
+		if he := new(activity.UnknownHostError); !errors.As(err, &he) {
+			t.Errorf("host nowhere: %v, want an UnknownHostError", err)
+		}
+		return
+	}
+	t.Fatal("the hosts recording has no week answer for laptop-2")
 }
