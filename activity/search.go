@@ -180,6 +180,9 @@ func (pr *prepared) search(words []string, limit int) *Search {
 		total += p.end - p.start
 	}
 	out.TotalS, out.Count = seconds(total), len(runs)
+	if len(runs) == 0 {
+		out.Notes = appendNote(out.Notes, "nothing matched in this period: a longer one (up to last_366d) may hold it")
+	}
 	loc := pr.period.Start.Location()
 	for i := len(runs) - 1; i >= 0 && len(out.Matches) < limit; i-- {
 		out.Matches = append(out.Matches, f.renderMatch(runs[i], loc))

@@ -61,8 +61,8 @@ func TestSearchPrivateDesktop(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if b, _ := json.Marshal(r); r.Count != 0 || r.TotalS != 0 || len(r.Matches) != 0 {
-			t.Errorf("%q matches what privacy hides: %s", q, b)
+		if b, _ := json.Marshal(r); r.Count != 0 || r.TotalS != 0 || len(r.Matches) != 0 || !strings.Contains(string(b), "nothing matched") {
+			t.Errorf("%q matches what privacy hides, or its answer lacks the note that nothing matched: %s", q, b)
 		}
 	}
 	r, err := s.Search(t.Context(), SearchQuery{Query: "awbridge", Limit: 1})
