@@ -2,7 +2,7 @@
 // events: which stretch of time a question means (ParseSpec, Calendar,
 // Period: days in a time zone starting at ActivityWatch's start of day,
 // weeks at its start of week, correct across daylight-saving changes) and
-// the tools' answers (Service: Summary, Timeline, History), read through an
+// the tools' answers (Service: Summary, Timeline, History, Search), read through an
 // upstream source of their own (a history read's deadline and breaker are
 // never the live frame's).
 //

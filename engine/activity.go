@@ -30,7 +30,7 @@ const (
 // (a read may take up to activitywatch.history_timeout silently).
 func ReadsHistory(tool string) bool {
 	switch tool {
-	case ToolSummary, toolTimeline, toolHistory:
+	case ToolSummary, toolTimeline, toolHistory, toolSearch:
 		return true
 	}
 	return false
@@ -116,6 +116,7 @@ func (e *Engine) activityTools() []*toolbus.Tool {
 			},
 			Run: e.runTimeline,
 		},
+		e.searchTool(),
 		{
 			Name:  toolHistory,
 			Title: "What the person switched between recently",

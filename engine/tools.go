@@ -22,6 +22,7 @@ import (
 const Instructions = "awbridge tells you what the person at this desktop is doing now and did before, from ActivityWatch. " +
 	"Call nowframe_build for the focused app, window title, browser tab, AFK state and freshness; nowframe_history for " +
 	"recent switches; activity_summary for where a period's time went; activity_timeline for what happened when; " +
+	"activity_search for when words (a ticket, page, project) were on screen; " +
 	"system_health when something fails; help {\"tool\": NAME} for a tool's fields and an example. The history tools " +
 	"(nowframe_history, activity_*) take period, or start and end (RFC 3339) together, and host: this machine by default, " +
 	"a hostname (aw_get_state lists hosts) or \"all\" devices combined.\n" +

@@ -33,6 +33,8 @@ func sdkToolArgs(name, trace string) (map[string]any, bool) {
 	switch name {
 	case "help", "nowframe_build", "system_health", "aw_get_state", "nowframe_history", "activity_summary", "activity_timeline":
 		return map[string]any{"trace_id": trace}, true
+	case "activity_search":
+		return map[string]any{"query": "main.go", "trace_id": trace}, true
 	case "state":
 		return map[string]any{"action": "list", "trace_id": trace}, true
 	case "artifacts":

@@ -136,12 +136,15 @@ func main() {
 	devices := flag.String("hosts", "", "also the other hosts, comma-separated, in the multi-device order after -host: "+
 		"each period is answered for each of them and for all combined (MultiDeviceQuery)")
 	flag.Func("period", "name=start/end, repeatable", func(s string) error { periods = append(periods, s); return nil })
+	var searches []string
+	flag.Func("search", "words a search must all find in titles, repeatable: records search.json only (see search.go)",
+		func(s string) error { searches = append(searches, s); return nil })
 	flag.Parse()
 	if *base == "" || *out == "" || *tz == "" || len(periods) == 0 {
 		fmt.Fprintln(os.Stderr, "realrecord: -url, -out, -tz and at least one -period are needed")
 		os.Exit(2)
 	}
-	r := &recorder{base: strings.TrimRight(*base, "/"), http: &http.Client{Timeout: 10 * time.Minute}}
+	r := &recorder{base: strings.TrimRight(*base, "/"), http: &http.Client{Timeout: 10 * time.Minute}, searches: searches}
 	var others []string
 	if *devices != "" {
 		others = strings.Split(*devices, ",")
@@ -153,8 +156,9 @@ func main() {
 }
 
 type recorder struct {
-	base string
-	http *http.Client
+	base     string
+	http     *http.Client
+	searches []string // -search
 }
 
 func (r *recorder) run(out, tz, host string, others []string, titles int, imp, privacy string, periods []string) error {
@@ -227,6 +231,9 @@ func (r *recorder) run(out, tz, host string, others []string, titles int, imp, p
 		return err
 	}
 	rec.Query = realaw.DesktopQuery(rec.Buckets, rec.Classes)
+	if len(r.searches) > 0 {
+		return r.recordSearches(out, loc, &rec, periods)
+	}
 	if privacy != "" {
 		if rec.Query, err = r.withPrivacy(privacy, ids, rec.Query); err != nil {
 			return err
