@@ -63,7 +63,7 @@ func frameZone(zone func() activity.Zone) func(t time.Time) nowframe.Zone {
 func periodParams(defaultPeriod string) []toolbus.Param {
 	return []toolbus.Param{
 		{Name: "period", Type: "string", Description: defaultPeriod + "yesterday|this_week|last_week|last_Nh|last_Nd"},
-		{Name: "start", Type: "string", Description: "RFC 3339"},
+		{Name: "start", Type: "string", Description: "RFC 3339 or local"},
 		{Name: "end", Type: "string"},
 		{Name: "host", Type: "string"}, // described in Instructions
 	}

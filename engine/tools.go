@@ -23,7 +23,8 @@ const Instructions = "awbridge tells you what the person at this desktop is doin
 	"Call nowframe_build for the focused app, window title, browser tab, AFK state and freshness; nowframe_history for " +
 	"recent switches; activity_summary for where a period's time went; activity_timeline for what happened when; " +
 	"system_health when something fails; help {\"tool\": NAME} for a tool's fields and an example. The history tools " +
-	"(nowframe_history, activity_*) take period, or start and end (RFC 3339) together, and host: this machine by default, " +
+	"(nowframe_history, activity_*) take period (also a day with times: \"yesterday 14:00-16:00\"), or start and end together " +
+	"(RFC 3339, or local time as 2026-11-25T14:00, in the answer's timezone), and host: this machine by default, " +
 	"a hostname (aw_get_state lists hosts) or \"all\" devices combined.\n" +
 	"Every tool answers an envelope {success, status, result, error, trace, ...}: read result. Every tool also takes " +
 	"these optional arguments: output {path, pick, omit, map, missing, default} shapes the result " +
