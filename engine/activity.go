@@ -10,6 +10,7 @@ import (
 
 	"github.com/awbridge/awbridge/activity"
 	"github.com/awbridge/awbridge/aw"
+	"github.com/awbridge/awbridge/internal/jsonw"
 	"github.com/awbridge/awbridge/nowframe"
 	"github.com/awbridge/awbridge/toolbus"
 	"github.com/awbridge/awbridge/upstream"
@@ -218,7 +219,7 @@ func (e *Engine) activityResult(ctx context.Context, v any, err error) (toolbus.
 		}
 		return toolbus.Result{Circuit: circuit}, e.upstreamError(err)
 	}
-	b, err := json.Marshal(v)
+	b, err := jsonw.Marshal(v)
 	return toolbus.Result{Body: b, Circuit: circuit}, err
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/awbridge/awbridge/activity"
 	"github.com/awbridge/awbridge/aw"
+	"github.com/awbridge/awbridge/internal/jsonw"
 	"github.com/awbridge/awbridge/nowframe"
 	"github.com/awbridge/awbridge/toolbus"
 	"github.com/awbridge/awbridge/upstream"
@@ -127,7 +128,7 @@ func (e *Engine) runGetState(ctx context.Context, call *toolbus.Call) (toolbus.R
 	if call.MaxAgeMs > 0 {
 		if f := e.builder.Latest(); f != nil && f.Info != nil && f.Buckets != nil && f.Zone != nil &&
 			f.Age(e.deps.Now()) <= time.Duration(call.MaxAgeMs)*time.Millisecond {
-			b, err := json.Marshal(state{f.Info, f.Buckets, *f.Zone, activity.HostNames(f.Info.Hostname, f.Buckets)})
+			b, err := jsonw.Marshal(state{f.Info, f.Buckets, *f.Zone, activity.HostNames(f.Info.Hostname, f.Buckets)})
 			return toolbus.Result{Body: b, CacheHit: true, Circuit: e.awSrc.Circuit().String()}, err
 		}
 	}
@@ -147,7 +148,7 @@ func (e *Engine) runGetState(ctx context.Context, call *toolbus.Call) (toolbus.R
 	if err != nil {
 		return toolbus.Result{Circuit: circuit}, e.upstreamError(err)
 	}
-	b, err := json.Marshal(state{&info, buckets, e.frameZone(e.deps.Now()), activity.HostNames(info.Hostname, buckets)})
+	b, err := jsonw.Marshal(state{&info, buckets, e.frameZone(e.deps.Now()), activity.HostNames(info.Hostname, buckets)})
 	return toolbus.Result{Body: b, Circuit: circuit}, err
 }
 
