@@ -138,6 +138,9 @@ func (e *Engine) runSummary(ctx context.Context, call *toolbus.Call) (toolbus.Re
 		GroupBy: call.String("group_by", ""), Limit: intArg(call, "limit"), IncludeAFK: include, Progress: call.Progress,
 		Host: call.String("host", ""),
 	})
+	if err == nil && call.Compact {
+		sum.Shorten()
+	}
 	return e.activityResult(ctx, sum, err)
 }
 
@@ -175,6 +178,9 @@ func (e *Engine) runHistory(ctx context.Context, call *toolbus.Call) (toolbus.Re
 		q.Limit = min(cmp.Or(q.Limit, activity.DefaultHistoryLimit), toolbus.CompactLimit)
 	}
 	h, err := e.activity.History(ctx, q)
+	if err == nil && call.Compact {
+		h.Shorten()
+	}
 	return e.activityResult(ctx, h, err)
 }
 
