@@ -98,3 +98,33 @@ func TestTimelineCursorLocalTimes(t *testing.T) {
 		}
 	}
 }
+
+// TestDayWithTimesMatchesRealAW: the localtime recording (the real
+// aw-server's answers over 14:00-16:00 and 09:05-12:30 of 27 Nov and
+// 22:00-01:30 of the night before, in Etc/GMT-9), asked a day later as a
+// person says it: "yesterday 14:00-16:00", "yesterday from 9:05 to 12:30"
+// and "2026-11-26 22:00-01:30". Each is placed where the recording's
+// period is and gives its totals, by app, title, domain and category.
+func TestDayWithTimesMatchesRealAW(t *testing.T) {
+	rec, s := realService(t, "localtime") // now: a day after the last period's end (28 Nov 16:00)
+	asks := map[string]string{"slot": "yesterday 14:00-16:00", "morning": "yesterday from 9:05 to 12:30", "evening": "2026-11-26 22:00-01:30"}
+	for _, p := range rec.Periods {
+		period, ok := asks[p.Name]
+		if !ok {
+			t.Fatalf("recorded period %s not asked", p.Name)
+		}
+		for _, g := range []string{realaw.ByApp, realaw.ByTitle, realaw.ByDomain, realaw.ByCategory} {
+			sum, err := s.Summary(t.Context(), activity.SummaryQuery{Period: period, GroupBy: g, Limit: activity.MaxSummaryLimit})
+			if err != nil {
+				t.Fatalf("%s: %v", period, err)
+			}
+			for _, msg := range realaw.CheckSummary(sum, p, g, realTolerance).Problems {
+				t.Errorf("%q by %s: %s", period, g, msg)
+			}
+			if g == realaw.ByApp {
+				t.Logf("%q: %s .. %s (%s %s), active %.1f s (real %.3f), afk %.1f s (real %.3f)", period, sum.Period.Start.Format(time.RFC3339),
+					sum.Period.End.Format(time.RFC3339), sum.Period.Timezone, sum.Period.UTCOffset, sum.ActiveS, p.Active, sum.AFKS, p.AFK)
+			}
+		}
+	}
+}
