@@ -63,7 +63,7 @@ func TestLocalTimeErrors(t *testing.T) {
 		{activity.SummaryQuery{Start: "2026-11-25T14:00", End: "2027-12-25T14:00"}, "end"},
 		{activity.SummaryQuery{Start: "2099-11-25T14:00", End: "2099-11-25T16:00"}, "start"},
 		{activity.SummaryQuery{Period: "yesterday at 14:00"}, "period"},
-		{activity.SummaryQuery{Period: "2099-01-01 10:00-11:00"}, "start"},
+		{activity.SummaryQuery{Period: "2099-01-01 10:00-11:00"}, "period"},
 	} {
 		_, err := s.Summary(t.Context(), c.q)
 		var se *activity.SpecError

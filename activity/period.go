@@ -292,7 +292,11 @@ func (c Calendar) Resolve(spec Spec, now time.Time) (Period, error) {
 		start, end = c.startOn(w.add(-7)), c.startOn(w)
 	case LabelCustom:
 		if !spec.start.Before(now) {
-			return Period{}, specError("start", "is not in the past: there is no activity to read yet")
+			arg := "start"
+			if spec.day != nil {
+				arg = "period"
+			}
+			return Period{}, specError(arg, "is not in the past: there is no activity to read yet")
 		}
 		start, end = spec.start, spec.end
 		if end.After(now) {
