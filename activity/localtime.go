@@ -39,9 +39,11 @@ func parseWall(s string) (wall, bool) {
 // moved forward by the gap (02:30 on the day Berlin skips 02:00-03:00 is
 // 03:30 CEST), as day starts are and as the web UI's moment.js does; a
 // time an autumn change repeats is the first of its two instants (02:30
-// CEST, not CET). Go's time.Date leaves both choices to the zone's
-// offsets (its doc: "not guaranteed"), so they are made here. shifted
-// reports a skipped time, repeated a repeated one.
+// CEST, not CET). Go's time.Date leaves both to the zone (its doc: "not
+// guaranteed"): it gives Berlin's repeated 02:30 as CET (the second) but
+// New York's repeated 01:30 as EDT (the first), and New York's skipped
+// 02:30 as 01:30 EST (moved back), so the choice is made here, alike in
+// every zone. shifted reports a skipped time, repeated a repeated one.
 func (w wall) at(loc *time.Location) (t time.Time, shifted, repeated bool) {
 	naive := time.Date(w.y, w.m, w.d, 0, 0, 0, 0, time.UTC).Add(w.clock)
 	offsetAt := func(u time.Time) time.Duration { _, o := u.In(loc).Zone(); return time.Duration(o) * time.Second }
