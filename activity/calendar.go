@@ -100,7 +100,7 @@ func NewCalendar(zone Zone, s aw.Settings) Calendar {
 
 // DayStartText is DayStart as "HH:MM".
 func (c Calendar) DayStartText() string {
-	return fmt.Sprintf("%02d:%02d", int(c.DayStart/time.Hour), int(c.DayStart%time.Hour/time.Minute))
+	return clockText(c.DayStart)
 }
 
 // date is a civil date in the calendar's zone.
@@ -122,34 +122,11 @@ func (d date) weekday() time.Weekday {
 }
 
 // startOn is when the day of date d starts: DayStart after its local
-// midnight, by the wall clock. A wall time that does not exist (skipped by
-// a spring change) is shifted forward by the gap, as the web UI's
-// moment.js does: 02:30 on the day Berlin skips 02:00-03:00 is 03:30
-// CEST. An ambiguous one (the hour repeated in autumn) is one of its two
-// instants.
+// midnight, by the wall clock, placed as wall.at places local times (a
+// skipped start moved forward by the gap, as the web UI's moment.js does).
 func (c Calendar) startOn(d date) time.Time {
-	h, m := int(c.DayStart/time.Hour), int(c.DayStart%time.Hour/time.Minute)
-	loc := c.Zone.loc()
-	t := time.Date(d.y, d.m, d.d, h, m, 0, 0, loc)
-	gy, gm, gd := t.Date()
-	if gy == d.y && gm == d.m && gd == d.d && t.Hour() == h && t.Minute() == m {
-		return t
-	}
-	// In a gap: Go picked either offset around it. The transition is the
-	// end of t's zone period when t fell before the gap, else its start;
-	// the wall time read with the offset before the transition lands after
-	// the gap.
-	naive := time.Date(d.y, d.m, d.d, h, m, 0, 0, time.UTC)
-	zs, ze := t.ZoneBounds()
-	transition := zs
-	if gotWall := time.Date(gy, gm, gd, t.Hour(), t.Minute(), 0, 0, time.UTC); gotWall.Before(naive) && !ze.IsZero() {
-		transition = ze
-	}
-	if transition.IsZero() {
-		return t
-	}
-	_, before := transition.Add(-time.Second).Zone()
-	return naive.Add(-time.Duration(before) * time.Second).In(loc)
+	t, _, _ := wall{d, c.DayStart}.at(c.Zone.loc())
+	return t
 }
 
 // dateOf is the date of the day containing t.

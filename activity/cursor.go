@@ -34,7 +34,7 @@ const (
 	cursorVersion = 2
 	cursorKind    = 't'
 	cursorMACLen  = 16
-	maxLabelLen   = 16
+	maxLabelLen   = 32
 )
 
 // errBadCursor is the one answer to a cursor that does not verify.
@@ -105,8 +105,8 @@ func (c cursor) names(spec Spec) bool {
 	if spec.String() != c.label {
 		return false
 	}
-	if spec.label != LabelCustom {
-		return true
+	if spec.label != LabelCustom || spec.startWall != nil || spec.endWall != nil {
+		return true // a local time is placed on the calendar only later
 	}
 	return spec.start.Equal(c.start) && !spec.end.Before(c.end)
 }

@@ -38,7 +38,8 @@ func readWeek(t *testing.T, env *simEnv, o ServiceOptions) (*Summary, error) {
 
 // TestReadSource: a period's answer names the host and the buckets read,
 // each with its newest event, its age and whether it is stale, and the
-// period's freshness.
+// period's freshness. The watchers stopped an hour ago: stale for today,
+// not for a period that ended before (it misses nothing).
 func TestReadSource(t *testing.T) {
 	env := newSimEnv(t, envOptions{week: smallWeek})
 	sum, err := readWeek(t, env, ServiceOptions{})
@@ -61,15 +62,27 @@ func TestReadSource(t *testing.T) {
 		if b.NewestEnd == nil || !b.NewestEnd.Equal(newest) || b.AgeS == nil || *b.AgeS != math.Round(env.now.Sub(newest).Seconds()*10)/10 {
 			t.Errorf("%s: newest %v age %v, want %v", b.ID, b.NewestEnd, b.AgeS, newest)
 		}
-		if !b.Stale || b.Unreadable || b.Events == 0 {
-			t.Errorf("%s: %+v (the watchers stopped an hour ago: stale)", b.ID, b)
+		if b.Stale || b.Unreadable || b.Events == 0 {
+			t.Errorf("%s: %+v (a closed period: not stale)", b.ID, b)
 		}
 	}
 	if !reflect.DeepEqual(roles, []string{RoleWindow, RoleAFK, RoleWeb, RoleWeb}) {
 		t.Errorf("roles %v", roles)
 	}
-	if len(sum.Freshness.StaleWatchers) != 4 || !sum.Freshness.AsOf.Equal(env.now) {
-		t.Errorf("freshness %+v", sum.Freshness)
+	if len(sum.Freshness.StaleWatchers) != 0 || !sum.Freshness.AsOf.Equal(env.now) {
+		t.Errorf("closed period's freshness %+v", sum.Freshness)
+	}
+	today, err := newService(t, env, &clock{t: env.now}, ServiceOptions{}).Summary(t.Context(), SummaryQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range today.Source.Buckets {
+		if !b.Stale {
+			t.Errorf("today %s: %+v (the watchers stopped an hour ago: stale)", b.ID, b)
+		}
+	}
+	if len(today.Freshness.StaleWatchers) != 4 {
+		t.Errorf("today's freshness %+v", today.Freshness)
 	}
 	if st := env.src.Status(); !st.OK || st.ConsecutiveFailures != 0 {
 		t.Errorf("source status %+v", st)

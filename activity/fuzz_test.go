@@ -14,6 +14,7 @@ func FuzzParseSpec(f *testing.F) {
 		{"today", "", ""}, {"last_8760h", "", ""}, {"last_366d", "", ""}, {"last_0d", "", ""}, {"last_1e3h", "", ""},
 		{"last_١h", "", ""}, {"", "2026-11-22T09:00:00+01:00", "2026-11-22T10:00:00+01:00"},
 		{"", "2026-11-22T09:00:00.123456789-23:59", "9999-12-31T23:59:59Z"}, {"", "1970-01-01T00:00:00Z", "1971-01-02T00:00:00Z"},
+		{"", "2026-11-22T09:00", "2026-11-22 10:00:00.5"}, {"yesterday 14:00-16:00", "", ""}, {"2026-11-25 from 9:05 to 1:30", "", ""},
 	} {
 		f.Add(s[0], s[1], s[2])
 	}
@@ -30,12 +31,16 @@ func FuzzParseSpec(f *testing.F) {
 			return
 		}
 		if spec.label == LabelCustom {
-			if !spec.start.Before(spec.end) || spec.end.Sub(spec.start) > MaxRange {
+			if spec.startWall == nil && spec.endWall == nil && (!spec.start.Before(spec.end) || spec.end.Sub(spec.start) > MaxRange) {
 				t.Errorf("range %v..%v accepted", spec.start, spec.end)
 			}
 			return
 		}
 		back, err := ParseSpec(spec.String(), "", "")
+		if err == nil && spec.day != nil && back.day != nil && *back.day == *spec.day {
+			back.day = spec.day // the same day and times
+		}
+		spec.label = spec.String() // "" is today
 		if err != nil || back != spec {
 			t.Errorf("%q reads back as %v, %v", spec.String(), back, err)
 		}
@@ -116,6 +121,43 @@ func FuzzResolve(f *testing.F) {
 			if spec.label == LabelLastWeek && (len(days) < 6 || len(days) > 7) {
 				t.Errorf("last_week has %d days", len(days))
 			}
+		}
+	})
+}
+
+// FuzzWallAt places any wall-clock time of 1970..2100 in zones of every
+// kind: a time that exists reads back as itself (a repeated one as the
+// first of its instants, the other one later the same wall time); a
+// skipped one lands later, within a day.
+func FuzzWallAt(f *testing.F) {
+	f.Add(int64(1774747800), uint8(1)) // Berlin 02:30 on the spring change day
+	f.Add(int64(1792895400), uint8(1)) // Berlin 02:30 on the autumn one
+	f.Add(int64(1325239200), uint8(7)) // Apia, the skipped day
+	f.Fuzz(func(t *testing.T, unix int64, zi uint8) {
+		if unix < 0 || unix > 4102444800 {
+			return
+		}
+		loc, err := time.LoadLocation(fuzzZones[int(zi)%len(fuzzZones)])
+		if err != nil {
+			t.Fatal(err)
+		}
+		naive := time.Unix(unix, 0).UTC() // read as a wall time
+		y, m, d := naive.Date()
+		w := wall{date{y, m, d}, naive.Sub(time.Date(y, m, d, 0, 0, 0, 0, time.UTC))}
+		got, shifted, repeated := w.at(loc)
+		shown := time.Date(got.Year(), got.Month(), got.Day(), got.Hour(), got.Minute(), got.Second(), got.Nanosecond(), time.UTC)
+		switch {
+		case shifted && (!shown.After(naive) || shown.Sub(naive) > 24*time.Hour):
+			t.Fatalf("%v skipped in %v: placed at %v", naive, loc, got)
+		case !shifted && !shown.Equal(naive):
+			t.Fatalf("%v in %v: placed at %v", naive, loc, got)
+		case repeated:
+			for _, later := range []time.Duration{30 * time.Minute, time.Hour, 2 * time.Hour} {
+				if l := got.Add(later).In(loc); l.Hour() == got.Hour() && l.Minute() == got.Minute() {
+					return
+				}
+			}
+			t.Fatalf("%v in %v: placed at %v, said repeated, but no later instant shows it", naive, loc, got)
 		}
 	})
 }

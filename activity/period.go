@@ -37,6 +37,10 @@ type Spec struct {
 	last       time.Duration // last_Nh, last_Nm: the time before now
 	days       int           // last_Nd
 	start, end time.Time     // a range (custom)
+	// startWall, endWall replace start or end given without an offset;
+	// day is a day with clock times. Both are read in the calendar's zone.
+	startWall, endWall *wall
+	day                *dayClock
 }
 
 // String is the spec's label: "today", "last_2h", "custom", ...
@@ -83,42 +87,46 @@ func quote(s string) string {
 	return b.String()
 }
 
-const periodsExpected = "today, yesterday, this_week, last_week, last_Nh (1 to 8760) or last_Nd (1 to 366)"
+const periodsExpected = "today, yesterday, this_week, last_week, last_Nh (1 to 8760), last_Nd (1 to 366) or a day with times: " + dayClockExample
 
 // ParseSpec reads the period arguments of the activity tools: period
 // (today, yesterday, this_week, last_week, last_Nh with N 1 to 8760,
-// last_Nd with N 1 to 366), or start and end (RFC 3339 with an offset,
-// both or neither, start before end). All three empty is "today". It
-// returns a *SpecError.
+// last_Nd with N 1 to 366, a day with clock times: "yesterday
+// 14:00-16:00", see parseDayClock), or start and end (RFC 3339, or a
+// local time without an offset read in the calendar's zone; both or
+// neither, start before end). All three empty is "today". It returns a
+// *SpecError.
 func ParseSpec(period, start, end string) (Spec, error) {
 	if start != "" || end != "" {
 		switch {
 		case period != "":
 			return Spec{}, specError("period", "give either period or start and end, not both")
 		case start == "":
-			return Spec{}, specError("start", "is missing: give start with end (RFC 3339, e.g. 2026-11-22T09:00:00+01:00)")
+			return Spec{}, specError("start", "is missing: give start with end (e.g. 2026-11-22T09:00 local, or RFC 3339)")
 		case end == "":
-			return Spec{}, specError("end", "is missing: give end with start (RFC 3339, e.g. 2026-11-22T17:00:00+01:00)")
+			return Spec{}, specError("end", "is missing: give end with start (e.g. 2026-11-22T17:00 local, or RFC 3339)")
 		}
-		s, err := parseInstant("start", start)
-		if err != nil {
+		spec := Spec{label: LabelCustom}
+		var err error
+		if spec.start, spec.startWall, err = parseTime("start", start); err != nil {
 			return Spec{}, err
 		}
-		e, err := parseInstant("end", end)
-		if err != nil {
+		if spec.end, spec.endWall, err = parseTime("end", end); err != nil {
 			return Spec{}, err
 		}
-		switch {
-		case !s.Before(e):
-			return Spec{}, specError("end", "must be after start")
-		case e.Sub(s) > MaxRange:
-			return Spec{}, specError("end", "is more than %d days after start", MaxDays)
+		if spec.startWall == nil && spec.endWall == nil {
+			return spec, checkRange(spec.start, spec.end)
 		}
-		return Spec{label: LabelCustom, start: s, end: e}, nil
+		return spec, nil
 	}
 	switch period {
 	case "", LabelToday, LabelYesterday, LabelThisWeek, LabelLastWeek:
 		return Spec{label: period}, nil
+	}
+	if dc, label, matched, ok := parseDayClock(period); ok {
+		return Spec{label: label, day: &dc}, nil
+	} else if matched {
+		return Spec{}, specError("period", "%s is not a day with times (e.g. %s; 24-hour HH:MM)", quote(period), dayClockExample)
 	}
 	if rest, ok := strings.CutPrefix(period, "last_"); ok && len(rest) >= 2 {
 		num, unit := rest[:len(rest)-1], rest[len(rest)-1]
@@ -136,22 +144,38 @@ func ParseSpec(period, start, end string) (Spec, error) {
 	return Spec{}, specError("period", "unknown period %s (expected %s)", quote(period), periodsExpected)
 }
 
-// parseInstant reads an RFC 3339 time with an offset or Z.
-func parseInstant(arg, s string) (time.Time, error) {
+// parseTime reads an RFC 3339 time with an offset or Z, or a local time
+// without one (see parseWall), returned as a wall clock time.
+func parseTime(arg, s string) (time.Time, *wall, error) {
 	if len(s) > maxTimeArg {
-		return time.Time{}, specError(arg, "is too long for an RFC 3339 time")
+		return time.Time{}, nil, specError(arg, "is too long for a time")
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		if _, err2 := time.Parse("2006-01-02T15:04:05.999999999", s); err2 == nil {
-			return time.Time{}, specError(arg, "%s has no offset: add Z or one such as +01:00", quote(s))
+		w, ok := parseWall(s)
+		if !ok {
+			return time.Time{}, nil, specError(arg, "%s is not a time (e.g. 2026-11-22T09:00 local, or RFC 3339 with an offset)", quote(s))
 		}
-		return time.Time{}, specError(arg, "%s is not an RFC 3339 time (e.g. 2026-11-22T09:00:00+01:00)", quote(s))
+		if w.y < 1970 || w.y > 9999 {
+			return time.Time{}, nil, specError(arg, "%s is outside the years 1970 to 9999", quote(s))
+		}
+		return time.Time{}, &w, nil
 	}
 	if y := t.UTC().Year(); y < 1970 || y > 9999 {
-		return time.Time{}, specError(arg, "%s is outside the years 1970 to 9999", quote(s))
+		return time.Time{}, nil, specError(arg, "%s is outside the years 1970 to 9999", quote(s))
 	}
-	return t, nil
+	return t, nil, nil
+}
+
+// checkRange checks a range's start and end.
+func checkRange(start, end time.Time) error {
+	switch {
+	case !start.Before(end):
+		return specError("end", "must be after start")
+	case end.Sub(start) > MaxRange:
+		return specError("end", "is more than %d days after start", MaxDays)
+	}
+	return nil
 }
 
 // Period is a resolved stretch of time [Start, End) with the calendar it
@@ -250,8 +274,15 @@ func (c Calendar) Resolve(spec Spec, now time.Time) (Period, error) {
 	now = now.Truncate(time.Millisecond).In(c.Zone.loc())
 	start, end, note := time.Time{}, now, ""
 	today := c.dateOf(now)
-	label := spec.String()
-	switch label {
+	label, kind := spec.String(), spec.String()
+	if spec.day != nil || spec.startWall != nil || spec.endWall != nil {
+		var err error
+		if spec, note, err = c.placeWalls(spec, today); err != nil {
+			return Period{}, err
+		}
+		kind = LabelCustom
+	}
+	switch kind {
 	case LabelToday:
 		start = c.startOn(today)
 	case LabelYesterday:
@@ -263,11 +294,15 @@ func (c Calendar) Resolve(spec Spec, now time.Time) (Period, error) {
 		start, end = c.startOn(w.add(-7)), c.startOn(w)
 	case LabelCustom:
 		if !spec.start.Before(now) {
-			return Period{}, specError("start", "is not in the past: there is no activity to read yet")
+			arg := "start"
+			if spec.day != nil {
+				arg = "period"
+			}
+			return Period{}, specError(arg, "is not in the past: there is no activity to read yet")
 		}
 		start, end = spec.start, spec.end
 		if end.After(now) {
-			end, note = now, "the end was in the future: the period ends now"
+			end, note = now, joinNote(note, "the end was in the future: the period ends now")
 		}
 	default: // last_N
 		start = now.Add(-spec.last)

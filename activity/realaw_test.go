@@ -29,7 +29,7 @@ import (
 const realTolerance = 1.0
 
 // realRecordings are the folders of testdata/realaw.
-var realRecordings = []string{"week", "dst", "privacy", "catsets", "editor", "split"}
+var realRecordings = []string{"week", "dst", "privacy", "catsets", "editor", "split", "localtime"}
 
 // realService is an activity.Service reading the recording's events from
 // a simulator, in the recording's zone, with awbridge's privacy defaults

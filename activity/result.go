@@ -197,7 +197,8 @@ type BucketRead struct {
 	Events int `json:"events"`
 	// NewestEnd is when the bucket's newest event ended; AgeS is now -
 	// NewestEnd in seconds. Stale when AgeS exceeds the frame's threshold
-	// for the watcher.
+	// for the watcher and the period reaches now (one that ended before
+	// has nothing left to wait for).
 	NewestEnd *time.Time `json:"newest_end,omitempty"`
 	AgeS      *float64   `json:"age_s,omitempty"`
 	Stale     bool       `json:"stale"`
@@ -207,7 +208,7 @@ type BucketRead struct {
 
 // Freshness says how current a result's data is.
 type Freshness struct {
-	AsOf time.Time `json:"as_of"`
+	AsOf time.Time `json:"as_of,omitzero"` // zero in compact answers
 	// StaleWatchers are the ids of the stale buckets read.
 	StaleWatchers []string `json:"stale_watchers,omitempty"`
 }

@@ -371,6 +371,7 @@ func (s *Service) prepare(ctx context.Context, host string, resolve func(c Calen
 		for _, n := range holeNotes(tg.role, holes, p.Start.Location()) {
 			pr.notes = appendNote(pr.notes, n)
 		}
+		br.Stale = br.Stale && !p.End.Before(now.Truncate(time.Millisecond)) // a closed period is whole
 		if br.Stale {
 			pr.fresh.StaleWatchers = append(pr.fresh.StaleWatchers, tg.id)
 		}

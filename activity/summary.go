@@ -270,6 +270,7 @@ func (pr *prepared) summary(groupBy string, limit int, includeAFK bool) *Summary
 	if groupBy == GroupByTitle {
 		sum.TopURLs = ranking(t.urls)
 	}
+	sum.domainNote()
 	if groupBy != GroupByCategory {
 		sum.Categories = ranking(t.cats)
 	}

@@ -118,12 +118,14 @@ func (s *Service) Timeline(ctx context.Context, q TimelineQuery) (*Timeline, err
 	return tl, nil
 }
 
-// Shorten leaves out of tl what a compact answer does without: the folded
+// Shorten leaves out of tl what a compact answer does without: the bucket
+// listing and the freshness detail (see shortenSource), the folded
 // counts, and the fractions of a second of the blocks' bounds (each
 // bound is cut to its second, so the blocks stay contiguous, but never
 // out of the period; DurationS keeps the exact length). Paging is
 // unchanged: the cursor holds the exact position.
 func (tl *Timeline) Shorten() {
+	shortenSource(&tl.Source, &tl.Freshness)
 	for i := range tl.Blocks {
 		b := &tl.Blocks[i]
 		b.Folded = 0

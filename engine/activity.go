@@ -10,6 +10,7 @@ import (
 
 	"github.com/awbridge/awbridge/activity"
 	"github.com/awbridge/awbridge/aw"
+	"github.com/awbridge/awbridge/internal/jsonw"
 	"github.com/awbridge/awbridge/nowframe"
 	"github.com/awbridge/awbridge/toolbus"
 	"github.com/awbridge/awbridge/upstream"
@@ -63,7 +64,7 @@ func frameZone(zone func() activity.Zone) func(t time.Time) nowframe.Zone {
 func periodParams(defaultPeriod string) []toolbus.Param {
 	return []toolbus.Param{
 		{Name: "period", Type: "string", Description: defaultPeriod + "yesterday|this_week|last_week|last_Nh|last_Nd"},
-		{Name: "start", Type: "string", Description: "RFC 3339"},
+		{Name: "start", Type: "string", Description: "RFC 3339 or local"},
 		{Name: "end", Type: "string"},
 		{Name: "host", Type: "string"}, // described in Instructions
 	}
@@ -142,6 +143,9 @@ func (e *Engine) runSummary(ctx context.Context, call *toolbus.Call) (toolbus.Re
 		Host: call.String("host", ""), Compare: call.String("compare", ""), Category: call.String("category", ""),
 		Split: call.String("split", ""),
 	})
+	if err == nil && call.Compact {
+		sum.Shorten()
+	}
 	return e.activityResult(ctx, sum, err)
 }
 
@@ -179,6 +183,9 @@ func (e *Engine) runHistory(ctx context.Context, call *toolbus.Call) (toolbus.Re
 		q.Limit = min(cmp.Or(q.Limit, activity.DefaultHistoryLimit), toolbus.CompactLimit)
 	}
 	h, err := e.activity.History(ctx, q)
+	if err == nil && call.Compact {
+		h.Shorten()
+	}
 	return e.activityResult(ctx, h, err)
 }
 
@@ -223,7 +230,7 @@ func (e *Engine) activityResult(ctx context.Context, v any, err error) (toolbus.
 		}
 		return toolbus.Result{Circuit: circuit}, e.upstreamError(err)
 	}
-	b, err := json.Marshal(v)
+	b, err := jsonw.Marshal(v)
 	return toolbus.Result{Body: b, Circuit: circuit}, err
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/awbridge/awbridge/internal/jsonw"
 	"github.com/awbridge/awbridge/toolbus"
 )
 
@@ -39,9 +40,9 @@ func (e *Engine) ReadResource(ctx context.Context, uri string) (json.RawMessage,
 	}
 	body := out.Body
 	if out.Err != nil {
-		body, _ = json.Marshal(map[string]any{"error": out.Err})
+		body, _ = jsonw.Marshal(map[string]any{"error": out.Err})
 	}
-	res, err := json.Marshal(map[string]any{"contents": []map[string]string{{"uri": uri, "mimeType": "application/json", "text": string(body)}}})
+	res, err := jsonw.Marshal(map[string]any{"contents": []map[string]string{{"uri": uri, "mimeType": "application/json", "text": string(body)}}})
 	if err != nil {
 		return nil, false
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/awbridge/awbridge/activity"
 	"github.com/awbridge/awbridge/aw"
+	"github.com/awbridge/awbridge/internal/jsonw"
 	"github.com/awbridge/awbridge/nowframe"
 	"github.com/awbridge/awbridge/toolbus"
 	"github.com/awbridge/awbridge/upstream"
@@ -24,7 +25,8 @@ const Instructions = "awbridge tells you what the person at this desktop is doin
 	"recent switches; activity_summary for where a period's time went; activity_timeline for what happened when; " +
 	"activity_search for when words (a ticket, page, project) were on screen; " +
 	"system_health when something fails; help {\"tool\": NAME} for a tool's fields and an example. The history tools " +
-	"(nowframe_history, activity_*) take period, or start and end (RFC 3339) together, and host: this machine by default, " +
+	"(nowframe_history, activity_*) take period (also a day with times: \"yesterday 14:00-16:00\"), or start and end together " +
+	"(RFC 3339, or local time as 2026-11-25T14:00, in the answer's timezone), and host: this machine by default, " +
 	"a hostname (aw_get_state lists hosts) or \"all\" devices combined.\n" +
 	"Every tool answers an envelope {success, status, result, error, trace, ...}: read result. Every tool also takes " +
 	"these optional arguments: output {path, pick, omit, map, missing, default} shapes the result " +
@@ -127,7 +129,7 @@ func (e *Engine) runGetState(ctx context.Context, call *toolbus.Call) (toolbus.R
 	if call.MaxAgeMs > 0 {
 		if f := e.builder.Latest(); f != nil && f.Info != nil && f.Buckets != nil && f.Zone != nil &&
 			f.Age(e.deps.Now()) <= time.Duration(call.MaxAgeMs)*time.Millisecond {
-			b, err := json.Marshal(state{f.Info, f.Buckets, *f.Zone, activity.HostNames(f.Info.Hostname, f.Buckets)})
+			b, err := jsonw.Marshal(state{f.Info, f.Buckets, *f.Zone, activity.HostNames(f.Info.Hostname, f.Buckets)})
 			return toolbus.Result{Body: b, CacheHit: true, Circuit: e.awSrc.Circuit().String()}, err
 		}
 	}
@@ -147,7 +149,7 @@ func (e *Engine) runGetState(ctx context.Context, call *toolbus.Call) (toolbus.R
 	if err != nil {
 		return toolbus.Result{Circuit: circuit}, e.upstreamError(err)
 	}
-	b, err := json.Marshal(state{&info, buckets, e.frameZone(e.deps.Now()), activity.HostNames(info.Hostname, buckets)})
+	b, err := jsonw.Marshal(state{&info, buckets, e.frameZone(e.deps.Now()), activity.HostNames(info.Hostname, buckets)})
 	return toolbus.Result{Body: b, Circuit: circuit}, err
 }
 

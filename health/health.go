@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/awbridge/awbridge/health/protect"
+	"github.com/awbridge/awbridge/internal/jsonw"
 	"github.com/awbridge/awbridge/upstream"
 	"github.com/tidwall/gjson"
 )
@@ -308,7 +309,7 @@ func (c *Checker) render(now time.Time) {
 	default:
 		r.Status = "degraded"
 	}
-	b, err := json.Marshal(&r)
+	b, err := jsonw.Marshal(&r)
 	if err != nil {
 		b = []byte(`{"aw_ok":false,"sidecar_probe_status":null,"preflight_ok":false,"protected_env_ok":false,"protected_diff_count":-1,"omni_probe":null,"status":"degraded"}`)
 	}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/awbridge/awbridge/internal/jsonw"
 )
 
 // ModernVersion is the MCP version served statelessly: a request whose
@@ -68,7 +70,7 @@ func mcpMethod(name string) bool {
 
 // unsupportedVersionData is -32022's data.
 func unsupportedVersionData(requested string) []byte {
-	b, _ := json.Marshal(struct {
+	b, _ := jsonw.Marshal(struct {
 		Supported []string `json:"supported"`
 		Requested string   `json:"requested"`
 	}{AllVersions(), requested})

@@ -54,16 +54,14 @@ func notification(method string, params any) []byte {
 	return outMessage{Method: method, Params: params}.render()
 }
 
-// marshal renders v with encoding/json, leaving <, > and & as they are:
-// raw members (ids, bodies) go out byte for byte.
+// marshal renders v with jsonw.Marshal (no HTML escaping): raw members
+// (ids, bodies) go out byte for byte.
 func marshal(v any) []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := jsonw.Marshal(v)
+	if err != nil {
 		panic(err) // only our own values, whose raw members are valid JSON
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	return b
 }
 
 // replyID is a reply's id: null for a nil one.
@@ -129,12 +127,12 @@ func toolResultReply(id, body []byte, isError bool, head []byte) []byte {
 // toolErrorJSON renders e for error.data. Only Details can hold what JSON
 // cannot carry: then they are dropped.
 func toolErrorJSON(e *toolbus.ToolError) []byte {
-	if b, err := json.Marshal(e); err == nil {
+	if b, err := jsonw.Marshal(e); err == nil {
 		return b
 	}
 	c := *e
 	c.Details = nil
-	b, _ := json.Marshal(&c)
+	b, _ := jsonw.Marshal(&c)
 	return b
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/awbridge/awbridge/internal/jsonw"
 )
 
 // ResourceBackend is implemented by a Backend that serves MCP resources
@@ -80,7 +82,7 @@ func (s *session) handleResource(callCtx context.Context, q *request, v string) 
 	}
 	unknown := func() []byte {
 		if modern {
-			data, _ := json.Marshal(map[string]string{"uri": bounded(uri)}) // the client's text, echoed bounded
+			data, _ := jsonw.Marshal(map[string]string{"uri": bounded(uri)}) // the client's text, echoed bounded
 			return errorReply(q.id, CodeInvalidParams, "Resource not found", data)
 		}
 		return errorReply(q.id, CodeInvalidParams, "invalid params: unknown resource (see resources/list)", nil)

@@ -27,7 +27,7 @@ func (r SourceReport) MarshalJSON() ([]byte, error) {
 		return []byte(`{"configured":false}`), nil
 	}
 	type plain SourceReport
-	return json.Marshal(plain(r))
+	return jsonw.Marshal(plain(r))
 }
 
 // Sources reports every source of a frame.
@@ -67,7 +67,7 @@ type rendered struct {
 }
 
 func renderTail(v any, redact func([]byte) ([]byte, []string, []string)) (r rendered, err error) {
-	if r.tail, err = json.Marshal(v); err != nil {
+	if r.tail, err = jsonw.Marshal(v); err != nil {
 		return r, err
 	}
 	if redact != nil {
@@ -83,7 +83,7 @@ func (f *Frame) Age(t time.Time) time.Duration { return t.Sub(f.Timestamp) }
 // render pre-renders and redacts the frame's answers once; JSON splices
 // the reason.
 func (f *Frame) render(redact func([]byte) (out []byte, redacted, bounded []string)) (err error) {
-	f.head, err = json.Marshal(struct {
+	f.head, err = jsonw.Marshal(struct {
 		Timestamp time.Time `json:"timestamp"`
 		Zone      *Zone     `json:"timezone,omitempty"`
 	}{f.Timestamp.UTC(), f.Zone})

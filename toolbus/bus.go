@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/awbridge/awbridge/internal/jsonw"
 	"github.com/awbridge/awbridge/toolbus/artifacts"
 	"github.com/awbridge/awbridge/toolbus/redact"
 	"github.com/awbridge/awbridge/toolbus/state"
@@ -301,7 +302,7 @@ func (b *Bus) redactDetails(details map[string]any) (map[string]any, bool) {
 	if details == nil {
 		return nil, false
 	}
-	raw, err := json.Marshal(details)
+	raw, err := jsonw.Marshal(details)
 	if err != nil {
 		return nil, false
 	}
@@ -335,7 +336,7 @@ func (r *run) fail(stage Stage, te *ToolError) bool {
 }
 
 func mustJSON(v any) json.RawMessage {
-	b, err := json.Marshal(v)
+	b, err := jsonw.Marshal(v)
 	if err != nil {
 		panic(err) // only static, marshalable values reach here
 	}

@@ -3,6 +3,8 @@ package toolbus
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/awbridge/awbridge/internal/jsonw"
 )
 
 // envelope renders the envelope of a call. The members of the tool bus v1
@@ -66,7 +68,7 @@ func (b *Bus) envelope(r *run) []byte {
 // renderTail renders the envelope's members after the result; an error
 // whose details JSON cannot carry becomes a fixed Internal one.
 func renderTail(t envelopeTail) []byte {
-	b, err := json.Marshal(t)
+	b, err := jsonw.Marshal(t)
 	if err != nil {
 		t.Error = &ToolError{Kind: SystemError, Code: CodeInternal, Message: "error not serialisable"}
 		b = mustJSON(t)

@@ -13,7 +13,8 @@ const compactDrops = "compact also leaves out attempts, policy, a false cache_hi
 	"every null, empty string, empty object and empty array; arrays longer than 10 keep their first 10 items and end with " +
 	"{\"_dropped\": N}. A tool may answer a shorter result of its own in compact mode (nowframe_build: what the person " +
 	"is doing, its freshness and each source's status, without bucket listings, server info, probe payload or notes; " +
-	"activity_timeline: pages of at most 10 blocks with next_cursor, bounds to the second, no folded counts)."
+	"activity_timeline: pages of at most 10 blocks with next_cursor, bounds to the second, no folded counts; the activity " +
+	"tools: no bucket listing nor as_of)."
 
 // aiMode says what response_mode ai (the default) answers (help repeats it).
 const aiMode = "the envelope (default): success, tool, action, status, result, error (on failure), duration_ms, trace, " +

@@ -1,6 +1,7 @@
-// Package jsonw appends and scans JSON without reflection, for the hot
-// paths: AppendString writes a string, and the scanner (SkipValue,
-// EachMember, EachElement...) walks a document without decoding it.
+// Package jsonw writes and scans JSON: Marshal renders what awbridge
+// answers (without HTML escaping), AppendString writes a string the same
+// way without reflection, and the scanner (SkipValue, EachMember,
+// EachElement...) walks a document without decoding it.
 package jsonw
 
 import "unicode/utf8"
@@ -8,9 +9,10 @@ import "unicode/utf8"
 const hex = "0123456789abcdef"
 
 // Bit c of escLo (c < 64) or escHi (64 <= c < 128) is set when the ASCII
-// byte c must be escaped: controls, '"', '&', '<', '>' and '\\'.
+// byte c must be escaped: controls, '"' and '\\' (not <, > and &: see
+// Marshal).
 const (
-	escLo = 1<<32 - 1 | 1<<'"' | 1<<'&' | 1<<'<' | 1<<'>'
+	escLo = 1<<32 - 1 | 1<<'"'
 	escHi = 1 << ('\\' - 64)
 )
 
@@ -22,8 +24,9 @@ func plain(c byte) bool {
 	return escHi>>(c-64)&1 == 0
 }
 
-// AppendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD;
-// <, >, & and the line separators are escaped like encoding/json does.
+// AppendString appends s as a JSON string, as Marshal renders it: invalid
+// UTF-8 becomes U+FFFD; the line separators are escaped, <, > and & are
+// not.
 func AppendString[S ~string | ~[]byte](dst []byte, s S) []byte {
 	dst = append(dst, '"')
 	start := 0

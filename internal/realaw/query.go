@@ -1,10 +1,11 @@
 package realaw
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/awbridge/awbridge/internal/jsonw"
 )
 
 // rule is a category's rule as the web UI sends it to categorize().
@@ -235,12 +236,4 @@ func str(s string) string {
 
 // Marshal is JSON without HTML escapes (<, >, & as they are: the query
 // language reads strings, not HTML).
-func Marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSpace(b.Bytes()), nil
-}
+func Marshal(v any) ([]byte, error) { return jsonw.Marshal(v) }

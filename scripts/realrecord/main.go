@@ -35,6 +35,14 @@
 // (the week was filled by week.py --events 8000 --seed 1 into a fresh
 // server on port 5632).
 //
+// Periods of a day between clock times, asked a day later as
+// "yesterday 14:00-16:00" (week.py --events 8000 --seed 1, port 5665):
+//
+//	go run ./scripts/realrecord -url http://127.0.0.1:5665 -tz Etc/GMT-9 -out testdata/realaw/localtime \
+//	    -period slot=2026-11-27T14:00/2026-11-27T16:00 \
+//	    -period evening=2026-11-26T22:00/2026-11-27T01:30 \
+//	    -period morning=2026-11-27T09:05/2026-11-27T12:30
+//
 // The person's privacy filters: a week filled the same way (port 5641),
 // privacy_filters.json stored as the server's setting and its drop rules
 // expressed in the query (see withPrivacy):

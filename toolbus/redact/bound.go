@@ -3,8 +3,8 @@ package redact
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 
+	"github.com/awbridge/awbridge/internal/jsonw"
 	"github.com/awbridge/awbridge/internal/text"
 )
 
@@ -25,6 +25,6 @@ func (r *Redactor) bound(path, s string, spill SpillFunc) []byte {
 			b.Artifact = &uri
 		}
 	}
-	out, _ := json.Marshal(b) // strings and numbers cannot fail
+	out, _ := jsonw.Marshal(b) // strings and numbers cannot fail
 	return out
 }
