@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/awbridge/awbridge/activity"
+	"github.com/awbridge/awbridge/internal/jsonw"
 	"github.com/awbridge/awbridge/internal/text"
 )
 
@@ -107,7 +108,7 @@ func (e *Engine) PromptsList() json.RawMessage {
 		}
 		out.Prompts = append(out.Prompts, l)
 	}
-	b, _ := json.Marshal(out)
+	b, _ := jsonw.Marshal(out)
 	return b
 }
 
@@ -132,7 +133,7 @@ func (e *Engine) GetPrompt(name string, args map[string]string) (json.RawMessage
 		Role    string  `json:"role"`
 		Content content `json:"content"`
 	}
-	return json.Marshal(struct {
+	return jsonw.Marshal(struct {
 		Description string    `json:"description"`
 		Messages    []message `json:"messages"`
 	}{p.Description, []message{{"user", content{"text", msg}}}})
