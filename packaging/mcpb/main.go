@@ -446,7 +446,10 @@ func pack(ctx context.Context, tool, dir, out string, log io.Writer) error {
 	if err != nil {
 		return err
 	}
-	env := append(os.Environ(), "TZ=UTC", "NODE_OPTIONS=--require "+abs)
+	// NODE_OPTIONS splits on spaces outside double quotes, and inside them
+	// a backslash escapes the next character (Windows paths have both).
+	quoted := `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(abs) + `"`
+	env := append(os.Environ(), "TZ=UTC", "NODE_OPTIONS=--require "+quoted)
 	if os.Getenv("SOURCE_DATE_EPOCH") == "" {
 		env = append(env, "SOURCE_DATE_EPOCH=315532800") // 1980-01-01, the first time a zip can hold
 	}

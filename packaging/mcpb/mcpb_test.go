@@ -555,3 +555,34 @@ func checkPrompts(t *testing.T, ctx context.Context, cs *sdk.ClientSession, name
 		t.Errorf("the manifest names the prompts\n%+v\nthe bundle serves\n%+v", named, got)
 	}
 }
+
+// TestPackPinsDate runs pack with a stand-in for the mcpb tool (Node, as
+// the real one is) in a release folder whose path has a space and a quote,
+// as a checkout's may: the tool must start, and the clock it sees must be
+// SOURCE_DATE_EPOCH's.
+func TestPackPinsDate(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("no node")
+	}
+	tool := filepath.Join(t.TempDir(), "fake-mcpb.js")
+	script := `const [cmd, ...rest] = process.argv.slice(2);
+if (cmd === "pack") require("fs").writeFileSync(rest[1], String(Date.now()));
+`
+	if err := os.WriteFile(tool, []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dist := filepath.Join(t.TempDir(), `my "release" folder`)
+	if err := os.MkdirAll(dist, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SOURCE_DATE_EPOCH", "1700000000")
+	out := filepath.Join(dist, "x.mcpb")
+	var log bytes.Buffer
+	if err := pack(context.Background(), node+" "+tool, stageFake(t, bundles()[1], "1.2.3"), out, &log); err != nil {
+		t.Fatalf("%v\n%s", err, log.Bytes())
+	}
+	if got, err := os.ReadFile(out); err != nil || string(got) != "1700000000000" {
+		t.Errorf("the tool's clock read %q (%v), want SOURCE_DATE_EPOCH's 1700000000000", got, err)
+	}
+}
