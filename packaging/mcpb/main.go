@@ -371,8 +371,8 @@ func newManifest(b bundle, version string, s served) manifest {
 }
 
 // stage writes b's bundle folder: the manifest, the icon, the launcher and
-// the binaries (mode 0755; Claude Desktop may drop the bit, the launcher
-// puts it back).
+// the binaries (mode 0755 whatever the umask; Claude Desktop may drop the
+// bit, the launcher puts it back).
 func stage(dir string, b bundle, version string, s served, bins map[string]string) error {
 	if err := os.RemoveAll(dir); err != nil {
 		return err
@@ -402,7 +402,12 @@ func stage(dir string, b bundle, version string, s served, bins map[string]strin
 		if name == launcher || strings.HasPrefix(name, "server/") {
 			mode = 0o755
 		}
+		// The umask trims WriteFile's mode, and mcpb pack records the mode
+		// in the bundle: Chmod makes it the same on every machine.
 		if err := os.WriteFile(p, data, mode); err != nil {
+			return err
+		}
+		if err := os.Chmod(p, mode); err != nil {
 			return err
 		}
 	}
