@@ -172,14 +172,19 @@ func metadataVersion(dist string) (string, error) {
 
 // findBinaries maps "goos-goarch" to each awbridge binary in dist's
 // build folders (awbridge_<goos>_<goarch>[_variant], awbridge-macos_darwin_all).
+// The folder is read, not globbed: its path may hold glob characters.
 func findBinaries(dist string) (map[string]string, error) {
-	dirs, err := filepath.Glob(filepath.Join(dist, "awbridge*_*_*"))
+	entries, err := os.ReadDir(dist)
 	if err != nil {
 		return nil, err
 	}
 	bins := map[string]string{}
-	for _, d := range dirs {
-		parts := strings.Split(filepath.Base(d), "_")
+	for _, e := range entries {
+		parts := strings.Split(e.Name(), "_")
+		if !strings.HasPrefix(e.Name(), "awbridge") || len(parts) < 3 {
+			continue
+		}
+		d := filepath.Join(dist, e.Name())
 		goos, goarch := parts[1], parts[2]
 		name := "awbridge"
 		if goos == "windows" {

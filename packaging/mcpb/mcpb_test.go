@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -584,5 +585,37 @@ if (cmd === "pack") require("fs").writeFileSync(rest[1], String(Date.now()));
 	}
 	if got, err := os.ReadFile(out); err != nil || string(got) != "1700000000000" {
 		t.Errorf("the tool's clock read %q (%v), want SOURCE_DATE_EPOCH's 1700000000000", got, err)
+	}
+}
+
+// TestFindBinariesOddFolder finds the binaries in a release folder whose
+// path has glob characters, as a checkout's may ("awbridge [old]").
+func TestFindBinariesOddFolder(t *testing.T) {
+	dist := filepath.Join(t.TempDir(), "awbridge [old]", "dist")
+	want := map[string]string{}
+	for dir, key := range map[string]string{"awbridge_linux_amd64_v1": "linux-amd64", "awbridge-macos_darwin_all": "darwin-all",
+		"awbridge_windows_amd64_v1": "windows-amd64"} {
+		name := "awbridge"
+		if strings.HasPrefix(key, "windows") {
+			name += ".exe"
+		}
+		p := filepath.Join(dist, dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, nil, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		want[key] = p
+	}
+	// Files a release holds beside them: never binaries.
+	for _, f := range []string{"awbridge_1.2.3_linux_amd64.tar.gz", "awbridge_1.2.3_linux.mcpb", "checksums.txt"} {
+		if err := os.WriteFile(filepath.Join(dist, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := findBinaries(dist)
+	if err != nil || !maps.Equal(got, want) {
+		t.Errorf("findBinaries(%q) = %v, %v; want %v", dist, got, err, want)
 	}
 }
