@@ -105,6 +105,16 @@ func run(ctx context.Context, args []string, log io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	var names []string
+	for _, b := range bundles() {
+		names = append(names, b.goos)
+	}
+	wanted := strings.Split(*oses, ",")
+	for _, w := range wanted {
+		if !slices.Contains(names, w) {
+			return fmt.Errorf("-os %q: %q is no bundle (%s)", *oses, w, strings.Join(names, ", "))
+		}
+	}
 	if *version == "" {
 		v, err := metadataVersion(*dist)
 		if err != nil {
@@ -126,7 +136,7 @@ func run(ctx context.Context, args []string, log io.Writer) error {
 	}
 	var made []string
 	for _, b := range bundles() {
-		if !slices.Contains(strings.Split(*oses, ","), b.goos) {
+		if !slices.Contains(wanted, b.goos) {
 			continue
 		}
 		dir := filepath.Join(*dist, "mcpb", b.goos)
@@ -138,9 +148,6 @@ func run(ctx context.Context, args []string, log io.Writer) error {
 			return err
 		}
 		made = append(made, out)
-	}
-	if len(made) == 0 {
-		return fmt.Errorf("-os %q names no bundle (darwin, linux, windows)", *oses)
 	}
 	sj, err := serverJSON(*version, made)
 	if err != nil {

@@ -619,3 +619,14 @@ func TestFindBinariesOddFolder(t *testing.T) {
 		t.Errorf("findBinaries(%q) = %v, %v; want %v", dist, got, err, want)
 	}
 }
+
+// TestRunUnknownOS: a misspelt -os is an error before anything is made,
+// not a release without that OS's bundle.
+func TestRunUnknownOS(t *testing.T) {
+	for _, oses := range []string{"linux,drawin", "linux, darwin", ""} {
+		err := run(context.Background(), []string{"-dist", t.TempDir(), "-version", "1.2.3", "-os", oses, "-mcpb", "false"}, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "-os") {
+			t.Errorf("-os %q: %v, want an error about -os", oses, err)
+		}
+	}
+}
