@@ -129,7 +129,12 @@ func TestManifests(t *testing.T) {
 			if err := schema.Validate(doc); err != nil {
 				t.Fatalf("manifest.json: %v", err)
 			}
-			command, args, _ := resolve(readManifest(t, dir), dir, b.platform, nil)
+			command, args, env := resolve(readManifest(t, dir), dir, b.platform, nil)
+			for _, st := range settings() {
+				if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, st.env+"=") }) {
+					t.Errorf("on %s the bundle runs without %s: %q", b.platform, st.env, env)
+				}
+			}
 			run := command
 			if command == "/bin/sh" {
 				run = args[0]
@@ -329,10 +334,12 @@ func platform() string {
 }
 
 // resolve is the command, arguments and environment a client runs for
-// the manifest unpacked in dir on platform, with the user's settings uc:
-// the platform's override replaces what it names; ${__dirname} is dir; a
-// ${user_config.KEY} is the user's value, else the setting's default,
-// else (Claude Desktop's way with a blank optional setting) left as it is.
+// the manifest unpacked in dir on platform, with the user's settings uc,
+// as mcpb's getMcpConfigForManifest makes them: the platform's override
+// replaces each of command, args and env it names (env whole, not merged);
+// ${__dirname} is dir; a ${user_config.KEY} is the user's value (even ""),
+// else the setting's default, else (Claude Desktop's way with a blank
+// optional setting) left as it is.
 func resolve(m manifest, dir, platform string, uc map[string]string) (string, []string, []string) {
 	c := m.Server.MCPConfig
 	if o, ok := c.PlatformOverrides[platform]; ok {
@@ -340,14 +347,16 @@ func resolve(m manifest, dir, platform string, uc map[string]string) (string, []
 		if o.Args != nil {
 			c.Args = o.Args
 		}
-		for k, v := range o.Env {
-			c.Env[k] = v
+		if o.Env != nil {
+			c.Env = o.Env
 		}
 	}
 	pairs := []string{"${__dirname}", dir, "${/}", string(filepath.Separator), "${pathSeparator}", string(filepath.Separator)}
 	for key, opt := range m.UserConfig {
-		if v := cmpOr(uc[key], opt.Default); v != "" {
+		if v, ok := uc[key]; ok {
 			pairs = append(pairs, "${user_config."+key+"}", v)
+		} else if opt.Default != "" {
+			pairs = append(pairs, "${user_config."+key+"}", opt.Default)
 		}
 	}
 	r := strings.NewReplacer(pairs...)
