@@ -6,7 +6,9 @@
 //
 // The checks that need those two tools skip, saying why, where a tool is
 // not installed; AWBRIDGE_PACKAGING_TOOLS=1 (CI) makes that a failure.
-// AWBRIDGE_DEB=<path> checks a .deb goreleaser made as well.
+// AWBRIDGE_DEB=<path> checks a .deb goreleaser made as well; a relative
+// path is from the repository's root (as the mcpb tests' AWBRIDGE_DIST),
+// not from this folder: AWBRIDGE_DEB=dist/awbridge_<version>_linux_amd64.deb.
 package linux_test
 
 import (

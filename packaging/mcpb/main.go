@@ -105,6 +105,16 @@ func run(ctx context.Context, args []string, log io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	var names []string
+	for _, b := range bundles() {
+		names = append(names, b.goos)
+	}
+	wanted := strings.Split(*oses, ",")
+	for _, w := range wanted {
+		if !slices.Contains(names, w) {
+			return fmt.Errorf("-os %q: %q is no bundle (%s)", *oses, w, strings.Join(names, ", "))
+		}
+	}
 	if *version == "" {
 		v, err := metadataVersion(*dist)
 		if err != nil {
@@ -126,7 +136,7 @@ func run(ctx context.Context, args []string, log io.Writer) error {
 	}
 	var made []string
 	for _, b := range bundles() {
-		if !slices.Contains(strings.Split(*oses, ","), b.goos) {
+		if !slices.Contains(wanted, b.goos) {
 			continue
 		}
 		dir := filepath.Join(*dist, "mcpb", b.goos)
@@ -138,9 +148,6 @@ func run(ctx context.Context, args []string, log io.Writer) error {
 			return err
 		}
 		made = append(made, out)
-	}
-	if len(made) == 0 {
-		return fmt.Errorf("-os %q names no bundle (darwin, linux, windows)", *oses)
 	}
 	sj, err := serverJSON(*version, made)
 	if err != nil {
@@ -172,14 +179,19 @@ func metadataVersion(dist string) (string, error) {
 
 // findBinaries maps "goos-goarch" to each awbridge binary in dist's
 // build folders (awbridge_<goos>_<goarch>[_variant], awbridge-macos_darwin_all).
+// The folder is read, not globbed: its path may hold glob characters.
 func findBinaries(dist string) (map[string]string, error) {
-	dirs, err := filepath.Glob(filepath.Join(dist, "awbridge*_*_*"))
+	entries, err := os.ReadDir(dist)
 	if err != nil {
 		return nil, err
 	}
 	bins := map[string]string{}
-	for _, d := range dirs {
-		parts := strings.Split(filepath.Base(d), "_")
+	for _, e := range entries {
+		parts := strings.Split(e.Name(), "_")
+		if !strings.HasPrefix(e.Name(), "awbridge") || len(parts) < 3 {
+			continue
+		}
+		d := filepath.Join(dist, e.Name())
 		goos, goarch := parts[1], parts[2]
 		name := "awbridge"
 		if goos == "windows" {
@@ -371,8 +383,8 @@ func newManifest(b bundle, version string, s served) manifest {
 }
 
 // stage writes b's bundle folder: the manifest, the icon, the launcher and
-// the binaries (mode 0755; Claude Desktop may drop the bit, the launcher
-// puts it back).
+// the binaries (mode 0755 whatever the umask; Claude Desktop may drop the
+// bit, the launcher puts it back).
 func stage(dir string, b bundle, version string, s served, bins map[string]string) error {
 	if err := os.RemoveAll(dir); err != nil {
 		return err
@@ -402,7 +414,12 @@ func stage(dir string, b bundle, version string, s served, bins map[string]strin
 		if name == launcher || strings.HasPrefix(name, "server/") {
 			mode = 0o755
 		}
+		// The umask trims WriteFile's mode, and mcpb pack records the mode
+		// in the bundle: Chmod makes it the same on every machine.
 		if err := os.WriteFile(p, data, mode); err != nil {
+			return err
+		}
+		if err := os.Chmod(p, mode); err != nil {
 			return err
 		}
 	}
@@ -446,7 +463,10 @@ func pack(ctx context.Context, tool, dir, out string, log io.Writer) error {
 	if err != nil {
 		return err
 	}
-	env := append(os.Environ(), "TZ=UTC", "NODE_OPTIONS=--require "+abs)
+	// NODE_OPTIONS splits on spaces outside double quotes, and inside them
+	// a backslash escapes the next character (Windows paths have both).
+	quoted := `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(abs) + `"`
+	env := append(os.Environ(), "TZ=UTC", "NODE_OPTIONS=--require "+quoted)
 	if os.Getenv("SOURCE_DATE_EPOCH") == "" {
 		env = append(env, "SOURCE_DATE_EPOCH=315532800") // 1980-01-01, the first time a zip can hold
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -128,7 +129,12 @@ func TestManifests(t *testing.T) {
 			if err := schema.Validate(doc); err != nil {
 				t.Fatalf("manifest.json: %v", err)
 			}
-			command, args, _ := resolve(readManifest(t, dir), dir, b.platform, nil)
+			command, args, env := resolve(readManifest(t, dir), dir, b.platform, nil)
+			for _, st := range settings() {
+				if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, st.env+"=") }) {
+					t.Errorf("on %s the bundle runs without %s: %q", b.platform, st.env, env)
+				}
+			}
 			run := command
 			if command == "/bin/sh" {
 				run = args[0]
@@ -328,10 +334,12 @@ func platform() string {
 }
 
 // resolve is the command, arguments and environment a client runs for
-// the manifest unpacked in dir on platform, with the user's settings uc:
-// the platform's override replaces what it names; ${__dirname} is dir; a
-// ${user_config.KEY} is the user's value, else the setting's default,
-// else (Claude Desktop's way with a blank optional setting) left as it is.
+// the manifest unpacked in dir on platform, with the user's settings uc,
+// as mcpb's getMcpConfigForManifest makes them: the platform's override
+// replaces each of command, args and env it names (env whole, not merged);
+// ${__dirname} is dir; a ${user_config.KEY} is the user's value (even ""),
+// else the setting's default, else (Claude Desktop's way with a blank
+// optional setting) left as it is.
 func resolve(m manifest, dir, platform string, uc map[string]string) (string, []string, []string) {
 	c := m.Server.MCPConfig
 	if o, ok := c.PlatformOverrides[platform]; ok {
@@ -339,14 +347,16 @@ func resolve(m manifest, dir, platform string, uc map[string]string) (string, []
 		if o.Args != nil {
 			c.Args = o.Args
 		}
-		for k, v := range o.Env {
-			c.Env[k] = v
+		if o.Env != nil {
+			c.Env = o.Env
 		}
 	}
 	pairs := []string{"${__dirname}", dir, "${/}", string(filepath.Separator), "${pathSeparator}", string(filepath.Separator)}
 	for key, opt := range m.UserConfig {
-		if v := cmpOr(uc[key], opt.Default); v != "" {
+		if v, ok := uc[key]; ok {
 			pairs = append(pairs, "${user_config."+key+"}", v)
+		} else if opt.Default != "" {
+			pairs = append(pairs, "${user_config."+key+"}", opt.Default)
 		}
 	}
 	r := strings.NewReplacer(pairs...)
@@ -553,5 +563,79 @@ func checkPrompts(t *testing.T, ctx context.Context, cs *sdk.ClientSession, name
 		return a.Name == b.Name && a.Description == b.Description && slices.Equal(a.Arguments, b.Arguments) && a.Text == b.Text
 	}) {
 		t.Errorf("the manifest names the prompts\n%+v\nthe bundle serves\n%+v", named, got)
+	}
+}
+
+// TestPackPinsDate runs pack with a stand-in for the mcpb tool (Node, as
+// the real one is) in a release folder whose path has a space and a quote,
+// as a checkout's may: the tool must start, and the clock it sees must be
+// SOURCE_DATE_EPOCH's.
+func TestPackPinsDate(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("no node")
+	}
+	tool := filepath.Join(t.TempDir(), "fake-mcpb.js")
+	script := `const [cmd, ...rest] = process.argv.slice(2);
+if (cmd === "pack") require("fs").writeFileSync(rest[1], String(Date.now()));
+`
+	if err := os.WriteFile(tool, []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dist := filepath.Join(t.TempDir(), `my "release" folder`)
+	if err := os.MkdirAll(dist, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SOURCE_DATE_EPOCH", "1700000000")
+	out := filepath.Join(dist, "x.mcpb")
+	var log bytes.Buffer
+	if err := pack(context.Background(), node+" "+tool, stageFake(t, bundles()[1], "1.2.3"), out, &log); err != nil {
+		t.Fatalf("%v\n%s", err, log.Bytes())
+	}
+	if got, err := os.ReadFile(out); err != nil || string(got) != "1700000000000" {
+		t.Errorf("the tool's clock read %q (%v), want SOURCE_DATE_EPOCH's 1700000000000", got, err)
+	}
+}
+
+// TestFindBinariesOddFolder finds the binaries in a release folder whose
+// path has glob characters, as a checkout's may ("awbridge [old]").
+func TestFindBinariesOddFolder(t *testing.T) {
+	dist := filepath.Join(t.TempDir(), "awbridge [old]", "dist")
+	want := map[string]string{}
+	for dir, key := range map[string]string{"awbridge_linux_amd64_v1": "linux-amd64", "awbridge-macos_darwin_all": "darwin-all",
+		"awbridge_windows_amd64_v1": "windows-amd64"} {
+		name := "awbridge"
+		if strings.HasPrefix(key, "windows") {
+			name += ".exe"
+		}
+		p := filepath.Join(dist, dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, nil, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		want[key] = p
+	}
+	// Files a release holds beside them: never binaries.
+	for _, f := range []string{"awbridge_1.2.3_linux_amd64.tar.gz", "awbridge_1.2.3_linux.mcpb", "checksums.txt"} {
+		if err := os.WriteFile(filepath.Join(dist, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := findBinaries(dist)
+	if err != nil || !maps.Equal(got, want) {
+		t.Errorf("findBinaries(%q) = %v, %v; want %v", dist, got, err, want)
+	}
+}
+
+// TestRunUnknownOS: a misspelt -os is an error before anything is made,
+// not a release without that OS's bundle.
+func TestRunUnknownOS(t *testing.T) {
+	for _, oses := range []string{"linux,drawin", "linux, darwin", ""} {
+		err := run(context.Background(), []string{"-dist", t.TempDir(), "-version", "1.2.3", "-os", oses, "-mcpb", "false"}, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "-os") {
+			t.Errorf("-os %q: %v, want an error about -os", oses, err)
+		}
 	}
 }
