@@ -342,7 +342,11 @@ func newManifest(b bundle, version string, s served) manifest {
 	env, opts := map[string]string{}, map[string]option{}
 	for _, s := range settings() {
 		env[s.env] = "${user_config." + s.key + "}"
-		opts[s.key] = option{Type: "string", Title: s.title, Description: s.description, Default: s.def, Sensitive: s.secret}
+		// A setting with a default is required, so Claude Desktop keeps it
+		// filled: a cleared field would reach awbridge as "", which it
+		// refuses for the URL.
+		opts[s.key] = option{Type: "string", Title: s.title, Description: s.description, Default: s.def,
+			Required: s.def != "", Sensitive: s.secret}
 	}
 	return manifest{
 		ManifestVersion: "0.3",

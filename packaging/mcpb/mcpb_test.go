@@ -129,7 +129,13 @@ func TestManifests(t *testing.T) {
 			if err := schema.Validate(doc); err != nil {
 				t.Fatalf("manifest.json: %v", err)
 			}
-			command, args, env := resolve(readManifest(t, dir), dir, b.platform, nil)
+			m := readManifest(t, dir)
+			for key, opt := range m.UserConfig {
+				if opt.Default != "" && !opt.Required {
+					t.Errorf("user_config %s can be cleared: Claude Desktop would pass \"\", not its default", key)
+				}
+			}
+			command, args, env := resolve(m, dir, b.platform, nil)
 			for _, st := range settings() {
 				if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, st.env+"=") }) {
 					t.Errorf("on %s the bundle runs without %s: %q", b.platform, st.env, env)
