@@ -285,6 +285,9 @@ func TestParseSpec(t *testing.T) {
 		{"yesterday 14:0-16:00", "", "", "is not a day with times"},
 		{"yesterday -1:00-16:00", "", "", "is not a day with times"},
 		{"2026-13-01 14:00-16:00", "", "", "unknown period"},
+		{"0000-01-01 14:00-16:00", "", "", `period: "0000-01-01 14:00-16:00" is outside the years 1970 to 9999`}, // not an AwUnavailable from the client
+		{"1969-12-31 14:00-16:00", "", "", "outside the years 1970 to 9999"},
+		{"1970-01-01 14:00-16:00", "", "", "1970-01-01 14:00-16:00"},
 		{"last_week 14:00-16:00", "", "", "unknown period"},
 		{"", "2026-11-22T10:00:00Z", "2026-11-22T10:00:00Z", "end: must be after start"},
 		{"", "2026-11-22T10:00:00Z", "2026-11-22T09:00:00Z", "end: must be after start"},
