@@ -355,6 +355,17 @@ func (c *PrivacyFilterCache) Parse(setting []byte) *PrivacyFilters {
 	return c.last
 }
 
+// Raw is the last setting parsed, as read (nil before the first, or when
+// it was unset).
+func (c *PrivacyFilterCache) Raw() []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.raw == "" {
+		return nil
+	}
+	return []byte(c.raw)
+}
+
 // Last is the last setting parsed (nil before the first, or when it was
 // unset).
 func (c *PrivacyFilterCache) Last() *PrivacyFilters {
