@@ -20,10 +20,20 @@ type Previous struct {
 // previousOf resolves the period before p, of the same kind as spec:
 // today's is yesterday, yesterday's the day before, this_week's
 // last_week, last_week's the week before, last_N's the N hours or days
-// before p's start, and a range's the range of p's length that ends at
-// p's start. Each is what asking for it alone answers, on p's calendar.
+// before p's start, a day with times's the same times on the date before,
+// and a range's the range of p's length that ends at p's start. Each is
+// what asking for it alone answers, on p's calendar.
 func previousOf(spec Spec, p Period) (Period, error) {
 	c, at := p.Calendar, p.Start // a moment within p: a label resolved there is the period before p
+	if spec.day != nil {
+		// p.Start is on the day's date (a skipped time is moved on
+		// within it); "today" resolved at p.Start would be p's own date
+		// or, before the day's start, the day before.
+		y, m, d := p.Start.Date()
+		dc := *spec.day
+		dc.day, dc.date = "", date{y, m, d}.add(-1)
+		return c.Resolve(Spec{label: spec.label, day: &dc}, p.End)
+	}
 	switch spec.String() {
 	case LabelToday:
 		spec, at = Spec{label: LabelYesterday}, p.End

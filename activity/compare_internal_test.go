@@ -33,6 +33,13 @@ func TestPreviousOf(t *testing.T) {
 		{period: "last_3h", want: "2026-10-27T04:00:00+01:00/2026-10-27T07:00:00+01:00"},
 		{start: "2026-10-25T04:00:00+01:00", end: "2026-10-25T05:00:00+01:00", want: "2026-10-25T03:00:00+01:00/2026-10-25T04:00:00+01:00"},
 		{start: "2026-10-27T09:00:00+01:00", end: "2026-10-27T17:00:00+01:00", want: "2026-10-27T08:00:00+01:00/2026-10-27T09:00:00+01:00"}, // cut to now: 1 h
+		// A day with times: the same times the date before, whether the day
+		// is named, dated, today, or its times fall before the day's start.
+		{period: "yesterday 14:00-16:00", want: "2026-10-25T14:00:00+01:00/2026-10-25T16:00:00+01:00"},
+		{period: "2026-10-26 14:00-16:00", want: "2026-10-25T14:00:00+01:00/2026-10-25T16:00:00+01:00"},
+		{period: "today 08:00-09:30", want: "2026-10-26T08:00:00+01:00/2026-10-26T09:30:00+01:00"},
+		{period: "yesterday 02:00-03:00", want: "2026-10-25T02:00:00+02:00/2026-10-25T03:00:00+01:00"},
+		{period: "2026-10-26 22:00-01:30", want: "2026-10-25T22:00:00+01:00/2026-10-26T01:30:00+01:00"},
 	} {
 		t.Run(tc.period+tc.start, func(t *testing.T) {
 			spec, err := ParseSpec(tc.period, tc.start, tc.end)

@@ -232,6 +232,17 @@ func computeUnit(ctx context.Context, ins []transform.Input, span span64, opt tr
 	}
 	byKey := map[wkey]uint32{}
 	labels := map[int]string{}
+	label := func(class int) string {
+		l, seen := labels[class]
+		if !seen {
+			l = nowframe.SanitizeTitle(res.Classes.Label(class), 0)
+			labels[class] = l
+		}
+		return l
+	}
+	// A withheld title never shows, nor does the category it matched: a
+	// withheld window is categorized by its app alone.
+	appClass := func(app string) int { return res.Classes.Categorize(transform.Fields{}.With("app", app)) }
 	u.views = make([]uint32, len(u.events))
 	for i, e := range u.events {
 		app, _ := e.Data.Str("app")
@@ -241,12 +252,11 @@ func computeUnit(ctx context.Context, ins []transform.Input, span span64, opt tr
 		if !ok {
 			v := pr.window(app, title)
 			if !v.excluded {
-				l, seen := labels[k.class]
-				if !seen {
-					l = nowframe.SanitizeTitle(res.Classes.Label(k.class), 0)
-					labels[k.class] = l
+				class := k.class
+				if v.withheld {
+					class = appClass(app)
 				}
-				v.category = l
+				v.category = label(class)
 			}
 			idx = uint32(len(u.vs))
 			u.vs = append(u.vs, v)
@@ -276,7 +286,7 @@ func computeUnit(ctx context.Context, ins []transform.Input, span span64, opt tr
 		}
 		u.tviews[i] = idx
 	}
-	u.withholdUnderHiddenTabs()
+	u.withholdUnderHiddenTabs(func(app string) string { return label(appClass(app)) })
 	u.aggregate()
 	return u, nil
 }
@@ -284,8 +294,9 @@ func computeUnit(ctx context.Context, ins []transform.Input, span span64, opt tr
 // withholdUnderHiddenTabs withholds the title of every window event that
 // shows a private tab or a password vault (a browser's window title
 // repeats its tab's): it overlaps one for more than a pulsetime, or
-// lies within one.
-func (u *unitResult) withholdUnderHiddenTabs() {
+// lies within one. category is the category of a withheld window of an
+// app.
+func (u *unitResult) withholdUnderHiddenTabs(category func(app string) string) {
 	withheld := map[uint32]uint32{}
 	j := 0
 	for t, tab := range u.tabs {
@@ -309,7 +320,8 @@ func (u *unitResult) withholdUnderHiddenTabs() {
 			}
 			w, ok := withheld[u.views[j]]
 			if !ok {
-				v.title, v.withheld = "", true
+				app, _ := e.Data.Str("app")
+				v.title, v.withheld, v.category = "", true, category(app)
 				w = uint32(len(u.vs))
 				u.vs = append(u.vs, v)
 				withheld[u.views[j]] = w

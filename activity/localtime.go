@@ -161,6 +161,9 @@ func (c Calendar) placeWalls(spec Spec, today date) (Spec, string, error) {
 	if spec.day != nil {
 		from, to := c.walls(*spec.day, today)
 		spec.start, spec.end = place("start", from), place("end", to)
+		if !spec.start.Before(spec.end) { // a time a spring change skips, moved on past the other
+			return spec, note, specError("period", "%s does not end after it starts in %s: %s", quote(spec.label), c.Zone.loc(), note)
+		}
 	}
 	if spec.startWall != nil {
 		spec.start = place("start", *spec.startWall)

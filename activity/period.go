@@ -124,6 +124,9 @@ func ParseSpec(period, start, end string) (Spec, error) {
 		return Spec{label: period}, nil
 	}
 	if dc, label, matched, ok := parseDayClock(period); ok {
+		if dc.day == "" && (dc.date.y < 1970 || dc.date.y > 9999) {
+			return Spec{}, specError("period", "%s is outside the years 1970 to 9999", quote(period))
+		}
 		return Spec{label: label, day: &dc}, nil
 	} else if matched {
 		return Spec{}, specError("period", "%s is not a day with times (e.g. %s; 24-hour HH:MM)", quote(period), dayClockExample)

@@ -238,6 +238,19 @@ func TestRelativeAndCustom(t *testing.T) {
 	if _, err := c.Resolve(spec, at(t, "2026-03-31T10:00:00Z")); !errors.As(err, &se) || se.Arg != "start" {
 		t.Errorf("a future range: %v, want a start error", err)
 	}
+	// A day with times whose start a spring change skips, moved on by the
+	// gap to its end or past it: the error is on period (the argument
+	// given), not on an end the caller never gave.
+	for _, period := range []string{"2026-03-29 02:30-03:30", "2026-03-29 02:30-03:15"} {
+		spec, err := ParseSpec(period, "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.Resolve(spec, at(t, "2026-03-31T10:00:00Z"))
+		if !errors.As(err, &se) || se.Arg != "period" || !strings.Contains(err.Error(), "does not exist (clock change)") {
+			t.Errorf("%s: %v, want a period error saying the clock change", period, err)
+		}
+	}
 }
 
 func TestParseSpec(t *testing.T) {
@@ -285,6 +298,9 @@ func TestParseSpec(t *testing.T) {
 		{"yesterday 14:0-16:00", "", "", "is not a day with times"},
 		{"yesterday -1:00-16:00", "", "", "is not a day with times"},
 		{"2026-13-01 14:00-16:00", "", "", "unknown period"},
+		{"0000-01-01 14:00-16:00", "", "", `period: "0000-01-01 14:00-16:00" is outside the years 1970 to 9999`}, // not an AwUnavailable from the client
+		{"1969-12-31 14:00-16:00", "", "", "outside the years 1970 to 9999"},
+		{"1970-01-01 14:00-16:00", "", "", "1970-01-01 14:00-16:00"},
 		{"last_week 14:00-16:00", "", "", "unknown period"},
 		{"", "2026-11-22T10:00:00Z", "2026-11-22T10:00:00Z", "end: must be after start"},
 		{"", "2026-11-22T10:00:00Z", "2026-11-22T09:00:00Z", "end: must be after start"},

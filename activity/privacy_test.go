@@ -180,3 +180,39 @@ func TestAFKEntryByTitle(t *testing.T) {
 		t.Errorf("AFK entry %+v", e)
 	}
 }
+
+// TestWithheldWindowsCategorizedByApp: a private window's title and a
+// title under a private tab or a vault never show, nor does the category
+// their title matched: the summary's categories and a category drill
+// named "Finance > Banking" for the private window's "Bank" (and
+// "Secrets" for the vault's title). A withheld window is categorized by
+// its app alone.
+func TestWithheldWindowsCategorizedByApp(t *testing.T) {
+	env, clk := privateDesktop(t)
+	classes := `[{"name":["Finance","Banking"],"rule":{"type":"regex","regex":"Bank"}},` +
+		`{"name":["Secrets"],"rule":{"type":"regex","regex":"My vault"}},` +
+		`{"name":["Browsing"],"rule":{"type":"regex","regex":"Google-chrome"}}]`
+	resp, err := http.Post(env.srv.URL+"/api/0/settings/classes", "application/json", strings.NewReader(classes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	s := NewService(ServiceOptions{AW: env.client, Source: env.src, Now: clk.now, Zone: utc, Privacy: privacySettings(t)})
+	sum, err := s.Summary(t.Context(), SummaryQuery{Period: "last_2h", GroupBy: GroupByCategory, Limit: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cats := got(sum.Top, false)
+	if cats["Finance > Banking"] != 0 || cats["Secrets"] != 0 || cats["Browsing"] != 1500 {
+		t.Errorf("categories %v: want Browsing 1500 s (the withheld windows by their app), no Finance > Banking nor Secrets", cats)
+	}
+	for _, c := range []string{"Finance > Banking", "Secrets"} {
+		d, err := s.Summary(t.Context(), SummaryQuery{Period: "last_2h", GroupBy: GroupByTitle, Category: c, Limit: 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.ActiveS != 0 {
+			t.Errorf("category %s holds %.0f s of withheld windows: %v", c, d.ActiveS, got(d.Top, true))
+		}
+	}
+}

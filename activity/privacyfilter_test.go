@@ -5,11 +5,16 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/awbridge/awbridge/activity"
+	"github.com/awbridge/awbridge/aw"
+	"github.com/awbridge/awbridge/aw/awsim"
 	"github.com/awbridge/awbridge/internal/realaw"
+	"github.com/awbridge/awbridge/upstream"
 )
 
 // hiddenByRecordedFilters are what the privacy recording's filters drop
@@ -100,5 +105,68 @@ func TestPrivacyFiltersHideRealAW(t *testing.T) {
 			}
 			check(t, "the history", h)
 		})
+	}
+}
+
+// TestPrivacyFiltersKeptWhenSettingsFail: a read of ActivityWatch's
+// settings that fails after one that succeeded (a timeout while the
+// server is busy, a 500) keeps the privacy filters last read, as frames
+// do. The next answers went on without them and showed what they hide.
+func TestPrivacyFiltersKeptWhenSettingsFail(t *testing.T) {
+	rec, err := realaw.Load("privacy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	loc, err := rec.Location()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := rec.Periods[0]
+	var (
+		mu   sync.Mutex
+		now  = p.End.Add(24 * time.Hour)
+		fail atomic.Bool
+	)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	sim, err := rec.Simulator(t.Context(), awsim.Options{Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if fail.Load() && strings.HasPrefix(r.URL.Path, "/api/0/settings") {
+			http.Error(w, `{"message":"busy"}`, http.StatusInternalServerError)
+			return
+		}
+		sim.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := aw.New(aw.Options{BaseURL: srv.URL, AttemptTimeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.CloseIdleConnections)
+	s := activity.NewService(activity.ServiceOptions{
+		AW: c, Source: upstream.New(upstream.Options{Name: "activitywatch", Code: "AwUnavailable", Configured: true, Deadline: time.Minute, Now: clock}),
+		Now: clock, Zone: func() activity.Zone { return activity.Zone{Name: rec.Timezone, Loc: loc} },
+	})
+	q := activity.SummaryQuery{Start: p.Start.Format(time.RFC3339Nano), End: p.End.Format(time.RFC3339Nano), GroupBy: realaw.ByTitle, Limit: activity.MaxSummaryLimit}
+	for i, failing := range []bool{false, true} {
+		fail.Store(failing)
+		mu.Lock()
+		now = now.Add(time.Hour) // past the settings' reuse
+		mu.Unlock()
+		sum, err := s.Summary(t.Context(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(sum)
+		if failing && !strings.Contains(string(b), "settings could not be read") {
+			t.Fatalf("call %d: the settings read did not fail: %s", i, b)
+		}
+		for _, h := range hiddenByRecordedFilters {
+			if strings.Contains(string(b), h) {
+				t.Errorf("call %d (settings read failing: %v) shows %q, which the privacy filters hide", i, failing, h)
+			}
+		}
 	}
 }

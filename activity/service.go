@@ -196,7 +196,11 @@ func (s *Service) inputsOf(m *serverMeta, sels []nowframe.Selection) (inputs, []
 		}
 		in.opt.Classes = cs
 	}
-	in.filters = s.opts.PrivacyFilters.Parse(m.Settings.PrivacyFilters)
+	filters := m.Settings.PrivacyFilters
+	if m.SettingsErr != nil {
+		filters = s.opts.PrivacyFilters.Raw() // the last rules read, as frames keep them: never none for a failed read
+	}
+	in.filters = s.opts.PrivacyFilters.Parse(filters)
 	if in.filters != nil && len(in.filters.Skipped) > 0 {
 		notes = append(notes, "some of ActivityWatch's privacy filters could not be used and do not apply (system_health says which)")
 	}
@@ -204,7 +208,7 @@ func (s *Service) inputsOf(m *serverMeta, sels []nowframe.Selection) (inputs, []
 	for _, t := range in.targets {
 		fmt.Fprintf(h, "%s\x00%s\x00%d\x00%d\x00%s\x00", t.role, t.id, t.created, t.host, t.hostname)
 	}
-	fmt.Fprintf(h, "%s\x00%s\x00%s", in.opt.AlwaysActivePattern, cats, m.Settings.PrivacyFilters)
+	fmt.Fprintf(h, "%s\x00%s\x00%s", in.opt.AlwaysActivePattern, cats, filters)
 	in.key = hex.EncodeToString(h.Sum(nil)[:16])
 	return in, notes
 }

@@ -16,9 +16,44 @@ import (
 // Malformed error. A server without the endpoint (older aw-server-rust)
 // answers an HTML 404: an HTTPStatus error, which callers treat as "no
 // settings".
+//
+// When the whole object is too large (any local program can store a setting
+// of any size), the keys read are asked one by one, so that another
+// program's setting cannot cost the person's privacy filters and
+// categories; a key that is too large or unreadable then fails it as
+// before.
 func (c *Client) Settings(ctx context.Context) (Settings, error) {
-	return read(ctx, c, "settings", "/api/0/settings", "", decodeSettings)
+	s, err := read(ctx, c, "settings", "/api/0/settings", "", decodeSettings)
+	if KindOf(err) != TooLarge {
+		return s, err
+	}
+	var obj strings.Builder
+	obj.WriteByte('{')
+	for _, key := range settingKeys {
+		body, kerr := c.get(ctx, "settings", "/api/0/settings/"+key, "")
+		switch {
+		case KindOf(kerr) == NotFound:
+			continue // aw-server-rust: not set
+		case kerr != nil:
+			return Settings{}, err
+		}
+		if obj.Len() > 1 {
+			obj.WriteByte(',')
+		}
+		q, _ := json.Marshal(key)
+		obj.Write(q)
+		obj.WriteByte(':')
+		obj.Write(body)
+	}
+	obj.WriteByte('}')
+	if s, kerr := decodeSettings([]byte(obj.String())); kerr == nil {
+		return s, nil
+	}
+	return Settings{}, err
 }
+
+// settingKeys are the settings decodeSettings reads.
+var settingKeys = [...]string{"startOfDay", "startOfWeek", "always_active_pattern", "classes", "privacy_filters", "category_sets", "active_set_ids"}
 
 // decodeSettings decodes a GET /api/0/settings body: a JSON object of
 // settings keyed by name. When a key repeats, the last one counts (as

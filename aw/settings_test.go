@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -196,4 +197,62 @@ func FuzzDecodeSettings(f *testing.F) {
 			t.Error("classes alias the body")
 		}
 	})
+}
+
+// TestSettingsTooLargeReadsKeys: a settings object too large to read
+// (another local program stored a huge setting of its own) no longer
+// costs the person's privacy filters and day start, which were then
+// silently not applied: the keys awbridge reads are asked one by one. One
+// of those keys too large still fails the read.
+func TestSettingsTooLargeReadsKeys(t *testing.T) {
+	keys := map[string]string{
+		"startOfDay":      `"05:30"`,
+		"privacy_filters": `[{"enabled":true,"field":"title","pattern":"secret","action":"drop"}]`,
+		"zjunk":           `"` + strings.Repeat("x", 200<<10) + `"`,
+	}
+	var mu sync.Mutex // the handler's goroutines and the test share keys and asked
+	asked := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/api/0/settings" {
+			var parts []string
+			for k, v := range keys {
+				parts = append(parts, fmt.Sprintf("%q:%s", k, v))
+			}
+			_, _ = w.Write([]byte("{" + strings.Join(parts, ",") + "}"))
+			return
+		}
+		key := strings.TrimPrefix(r.URL.Path, "/api/0/settings/")
+		asked[key]++
+		v, ok := keys[key]
+		if !ok { // aw-server-rust's answer for a key never set
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"message":"not found"}`))
+			return
+		}
+		_, _ = w.Write([]byte(v))
+	}))
+	t.Cleanup(srv.Close)
+	c, err := New(Options{BaseURL: srv.URL, MaxBodyBytes: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Settings(testCtx(t))
+	if err != nil {
+		t.Fatalf("settings with another program's huge setting: %v", err)
+	}
+	if s.StartOfDay != "05:30" || !strings.Contains(string(s.PrivacyFilters), `"secret"`) {
+		t.Errorf("settings = %+v, want the day start and privacy filters stored", s)
+	}
+	mu.Lock()
+	if asked["zjunk"] != 0 || asked["privacy_filters"] != 1 {
+		t.Errorf("keys asked: %v", asked)
+	}
+	keys["privacy_filters"] = `["` + strings.Repeat("y", 100<<10) + `"]`
+	mu.Unlock()
+	if _, err := c.Settings(testCtx(t)); KindOf(err) != TooLarge {
+		t.Errorf("privacy_filters itself too large: %v, want a TooLarge error", err)
+	}
 }

@@ -40,6 +40,9 @@ func TestParseClassesBounds(t *testing.T) {
 		{"too many rules", classesSetting(MaxClasses+1, func(i int) string { return fmt.Sprint(i) }), true},
 		{"a rule too long", classesSetting(1, func(i int) string { return word(i, MaxRuleBytes+1) }), true},
 		{"too long in all", classesSetting(MaxRulesBytes/MaxRuleBytes+1, func(i int) string { return word(i, MaxRuleBytes) }), true},
+		{"a short rule of a large program", classesSetting(1, func(int) string { return strings.Repeat(`[^\x01]{0,1000}`, 5) }), true},
+		{"large programs in all", classesSetting(17, func(int) string { return strings.Repeat(`[^\x01]{0,1000}`, 4) }), true},
+		{"programs just within", classesSetting(16, func(int) string { return strings.Repeat(`[^\x01]{0,1000}`, 4) }), false},
 		{"a setting too long", []byte(`[{"name":["` + strings.Repeat("n", MaxClassesBytes) + `"],"rule":{"regex":"x"}}]`), true},
 	} {
 		t.Run(c.name, func(t *testing.T) {

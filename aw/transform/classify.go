@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"regexp/syntax"
 	"strings"
 )
 
@@ -18,8 +19,9 @@ type Rule struct {
 	IgnoreCase bool     // match without regard to case
 	SelectKeys []string // the data keys whose values it tests; nil: every value
 
-	re  *regexp.Regexp // nil: matches nothing
-	lit *literals      // a faster equivalent of re, when it is a list of words
+	re    *regexp.Regexp // nil: matches nothing
+	lit   *literals      // a faster equivalent of re, when it is a list of words
+	insts int            // re's program size
 }
 
 // NewRule compiles a rule. An empty regex gives a rule that matches
@@ -36,13 +38,44 @@ func NewRule(regex string, ignoreCase bool, selectKeys []string) (Rule, error) {
 	if ignoreCase {
 		pattern = "(?i)" + pattern
 	}
-	re, err := regexp.Compile(pattern)
+	re, insts, err := compileBounded(pattern)
 	if err != nil {
 		return r, fmt.Errorf("regex does not compile: %w", err)
 	}
-	r.re = re
+	r.re, r.insts = re, insts
 	r.lit = literalsOf(regex, ignoreCase)
 	return r, nil
+}
+
+// MaxRuleInsts bounds one regex's compiled program and MaxRulesInsts a
+// setting's programs together: a short regex can compile to a large one
+// (`[^z]{0,1000}` 270 times is 4 KiB and 270,000 instructions, 21 MiB to
+// compile and ~12 ms to try on one title), so bytes alone bound neither
+// memory nor time. A 4 KiB alternation of words compiles to a few hundred.
+const (
+	MaxRuleInsts  = 8 << 10
+	MaxRulesInsts = 128 << 10
+)
+
+// errRegexTooLarge is a regex whose program exceeds MaxRuleInsts.
+var errRegexTooLarge = errors.New("regex is too large once compiled")
+
+// compileBounded is regexp.Compile refusing a pattern whose program has
+// more than MaxRuleInsts instructions; insts is the program's size.
+func compileBounded(pattern string) (re *regexp.Regexp, insts int, err error) {
+	parsed, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return nil, 0, err
+	}
+	prog, err := syntax.Compile(parsed.Simplify())
+	if err != nil {
+		return nil, 0, err
+	}
+	if insts = len(prog.Inst); insts > MaxRuleInsts {
+		return nil, insts, fmt.Errorf("%w: %d instructions, more than %d", errRegexTooLarge, insts, MaxRuleInsts)
+	}
+	re, err = regexp.Compile(pattern)
+	return re, insts, err
 }
 
 // Match reports whether the rule's regex finds a match in one of the
@@ -202,7 +235,8 @@ var ErrClassesTooLarge = errors.New("classes setting is too large")
 //
 // An absent or null setting (nil, "", "null") yields DefaultClasses(). A
 // setting beyond the bounds yields an error wrapping ErrClassesTooLarge,
-// before any regex is compiled; any other entry that cannot be used (not a
+// before any regex is compiled (the bounds of compiled programs,
+// MaxRuleInsts and MaxRulesInsts, as each is compiled); any other entry that cannot be used (not a
 // category: no name list of strings or no rule object; a regex or
 // select_keys of the wrong type; a regex that does not compile), an error
 // wrapping ErrClassesSetting. Either comes with no classes.
@@ -273,10 +307,17 @@ func ParseClasses(setting []byte) (Classes, error) {
 		ps = append(ps, parsed{i, entry.Name, keys, regex, truthy(entry.Rule["ignore_case"])})
 	}
 	cs := make(Classes, len(ps))
+	insts := 0
 	for k, p := range ps {
 		r, err := NewRule(p.regex, p.ignoreCase, p.keys)
+		if errors.Is(err, errRegexTooLarge) {
+			return nil, fmt.Errorf("%w: entry %d: %w", ErrClassesTooLarge, p.index, err)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: entry %d: %w", ErrClassesSetting, p.index, err)
+		}
+		if insts += r.insts; insts > MaxRulesInsts {
+			return nil, fmt.Errorf("%w: regexes of more than %d instructions in all once compiled", ErrClassesTooLarge, MaxRulesInsts)
 		}
 		cs[k] = Class{Name: p.name, Rule: r}
 	}

@@ -2,6 +2,7 @@ package transform
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -39,6 +40,7 @@ type privacyRule struct {
 	prefix      string
 	path        []string // the dotted field path, split
 	re          *regexp.Regexp
+	insts       int // re's program size
 	drop        bool
 	replacement string
 }
@@ -51,8 +53,9 @@ type privacyRule struct {
 // empty, action is not "drop" or "redact", a redact rule has no non-empty
 // replacement, or the pattern (Go's RE2 syntax, which is aw-server-rust's
 // regex syntax but for \d, \w, \s and \b, ASCII here, Unicode there) does
-// not compile or is longer than MaxPrivacyPatternBytes. Rules past
-// MaxPrivacyFilters are skipped; a setting that is not an array, or
+// not compile, is longer than MaxPrivacyPatternBytes or compiles to more
+// than MaxRuleInsts instructions. Rules past MaxPrivacyFilters, and those
+// that would take the rules' programs past MaxRulesInsts, are skipped; a setting that is not an array, or
 // longer than MaxPrivacyFiltersBytes, applies nothing. An absent or null
 // setting returns nil.
 func ParsePrivacyFilters(setting []byte) *PrivacyFilters {
@@ -68,16 +71,21 @@ func ParsePrivacyFilters(setting []byte) *PrivacyFilters {
 		return &PrivacyFilters{Skipped: []string{"the setting is not a JSON array of rules: no rule applies"}}
 	}
 	p := &PrivacyFilters{}
+	insts := 0
 	for i, raw := range entries {
 		if len(p.rules) == MaxPrivacyFilters {
 			p.Skipped = append(p.Skipped, fmt.Sprintf("rules %d to %d: more than %d rules", i+1, len(entries), MaxPrivacyFilters))
 			break
 		}
 		r, use, why := parsePrivacyRule(raw)
+		if use && insts+r.insts > MaxRulesInsts {
+			use, why = false, fmt.Sprintf("the patterns so far compile to more than %d instructions in all", MaxRulesInsts)
+		}
 		switch {
 		case why != "":
 			p.Skipped = append(p.Skipped, fmt.Sprintf("rule %d: %s", i+1, why))
 		case use:
+			insts += r.insts
 			p.rules = append(p.rules, r)
 		}
 	}
@@ -140,11 +148,14 @@ func parsePrivacyRule(raw json.RawMessage) (r privacyRule, use bool, why string)
 	default:
 		return r, false, `action must be "drop" or "redact"`
 	}
-	re, err := regexp.Compile(pattern)
-	if err != nil {
+	re, insts, err := compileBounded(pattern)
+	switch {
+	case errors.Is(err, errRegexTooLarge):
+		return r, false, fmt.Sprintf("its pattern compiles to more than %d instructions", MaxRuleInsts)
+	case err != nil:
 		return r, false, "its pattern does not compile as a Go (RE2) regular expression"
 	}
-	r.re, r.path = re, strings.Split(field, ".")
+	r.re, r.insts, r.path = re, insts, strings.Split(field, ".")
 	return r, true, ""
 }
 
@@ -342,6 +353,17 @@ func (c *PrivacyFilterCache) Parse(setting []byte) *PrivacyFilters {
 		c.raw, c.last = string(setting), ParsePrivacyFilters(setting)
 	}
 	return c.last
+}
+
+// Raw is the last setting parsed, as read (nil before the first, or when
+// it was unset).
+func (c *PrivacyFilterCache) Raw() []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.raw == "" {
+		return nil
+	}
+	return []byte(c.raw)
 }
 
 // Last is the last setting parsed (nil before the first, or when it was
