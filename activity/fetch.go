@@ -73,6 +73,11 @@ func (s *Service) readMeta(ctx context.Context) (*serverMeta, error) {
 	if err != nil {
 		return nil, err
 	}
+	if m.SettingsErr != nil && aw.Transient(m.SettingsErr) && !s.opts.PrivacyFilters.Seen() {
+		// Privacy first: the settings hold the person's privacy filters,
+		// and none were ever read, so nothing can be answered without them.
+		return nil, fmt.Errorf("ActivityWatch's settings, which hold your privacy filters, could not be read, so no activity is shown without them; try again: %w", m.SettingsErr)
+	}
 	m.At = s.now()
 	m.Selection = nowframe.SelectBuckets(s.opts.Host, &m.Info, m.Buckets, m.At)
 	return m, nil

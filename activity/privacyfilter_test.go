@@ -150,12 +150,19 @@ func TestPrivacyFiltersKeptWhenSettingsFail(t *testing.T) {
 		Now: clock, Zone: func() activity.Zone { return activity.Zone{Name: rec.Timezone, Loc: loc} },
 	})
 	q := activity.SummaryQuery{Start: p.Start.Format(time.RFC3339Nano), End: p.End.Format(time.RFC3339Nano), GroupBy: realaw.ByTitle, Limit: activity.MaxSummaryLimit}
-	for i, failing := range []bool{false, true} {
+	for i, failing := range []bool{true, false, true} {
 		fail.Store(failing)
 		mu.Lock()
 		now = now.Add(time.Hour) // past the settings' reuse
 		mu.Unlock()
 		sum, err := s.Summary(t.Context(), q)
+		if i == 0 {
+			// No rules were ever read: no answer without them.
+			if err == nil || !strings.Contains(err.Error(), "privacy filters") || aw.KindOf(err) != aw.HTTPStatus {
+				t.Fatalf("the first call, the settings failing, answered (%v) rather than refuse for want of the privacy filters", err)
+			}
+			continue
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -89,3 +89,20 @@ const (
 	maxCauseBytes   = 300 // the text of Error.Err in Error()
 	maxMessageBytes = 200 // Error.Message taken from a server
 )
+
+// Transient reports whether err is a failure that may pass on its own (no
+// answer, a timeout, a 5xx, a body too large), as opposed to an answer
+// saying what the server has or lacks (a 404, a body of another shape).
+func Transient(err error) bool {
+	var e *Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	switch e.Kind {
+	case Unreachable, Timeout, TooLarge:
+		return true
+	case HTTPStatus:
+		return e.Status >= 500
+	}
+	return false
+}

@@ -408,7 +408,9 @@ func (b *Builder) fetchAll(ctx context.Context) (awPart, error) {
 	wg.Go(func() { part.buckets, bErr = b.opts.AW.Buckets(ctx) })
 	if b.opts.Settings != nil {
 		wg.Go(func() {
-			if s, err := b.opts.Settings(ctx); err == nil {
+			// A server without settings has no privacy filters; one that
+			// failed to send them keeps the last (none known: see filter).
+			if s, err := b.opts.Settings(ctx); err == nil || !aw.Transient(err) {
 				b.filters.Store(b.opts.PrivacyFilters.Parse(s.PrivacyFilters))
 			}
 		})
@@ -478,11 +480,19 @@ func (b *Builder) fetchEvents(ctx context.Context, sel Selection, into *awPart) 
 	return upstream.Join(errs...)
 }
 
+// withholdAll is what a frame applies while the person's privacy filters
+// are unknown (the settings could not be read yet): no title, no URL.
+const withholdAll = `[{"enabled":true,"field":"title","pattern":"(?s).","action":"redact","replacement":"(withheld: ActivityWatch's privacy filters could not be read yet)"},` +
+	`{"enabled":true,"field":"url","pattern":"(?s).","action":"redact","replacement":"(withheld)"}]`
+
 // filter applies the person's privacy filters to the events read: a
 // dropped event is as if never stored (the newest one left is shown,
 // with its age), a redacted one carries the replacement.
 func (b *Builder) filter(part *awPart) {
 	f := b.filters.Load()
+	if b.opts.Settings != nil && !b.opts.PrivacyFilters.Seen() {
+		f = transform.ParsePrivacyFilters([]byte(withholdAll))
+	}
 	if f.Len() == 0 {
 		return
 	}

@@ -1,6 +1,7 @@
 package nowframe
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -56,5 +57,58 @@ func TestFramesApplyPrivacyFilters(t *testing.T) {
 				t.Errorf("rules skipped: %q", cache.Last().Skipped)
 			}
 		})
+	}
+}
+
+// TestFramesWithholdUntilFiltersRead: while the person's privacy filters
+// were never read (the settings read keeps failing), a frame shows no
+// window title and no URL, so a drop rule it could not read cannot be
+// bypassed; once the settings answer, the rules apply. A server without
+// settings (a 404) has no rules to wait for.
+func TestFramesWithholdUntilFiltersRead(t *testing.T) {
+	clock := &faultClock{t: time.Now()}
+	w := newSimWorld(t)
+	w.watcher(winDesk, "currentwindow", `{"app":"Firefox","title":"My Bank - Online Banking"}`, clock.now().Add(-time.Minute))
+	w.do(http.MethodPost, "/api/0/settings/privacy_filters", `[{"enabled":true,"field":"title","pattern":"(?i)banking","action":"redact","replacement":"REDACTED"}]`)
+	c, err := aw.New(aw.Options{BaseURL: w.srv.URL, BackoffMin: time.Millisecond, BackoffMax: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.CloseIdleConnections)
+	var settingsErr error
+	settings := func(ctx context.Context) (aw.Settings, error) {
+		if settingsErr != nil {
+			return aw.Settings{}, settingsErr
+		}
+		return c.Settings(ctx)
+	}
+	cache := &transform.PrivacyFilterCache{}
+	b := NewBuilder(Options{AW: c, Now: clock.now, Settings: settings, PrivacyFilters: cache,
+		AWSource: upstream.New(upstream.Options{Name: "activitywatch", Code: "AwUnavailable", Configured: true, Deadline: 5 * time.Second, Now: clock.now})})
+	t.Cleanup(b.Close)
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"failing, never read", &aw.Error{Op: "settings", Kind: aw.HTTPStatus, Status: 500}, "withheld"},
+		{"read", nil, "REDACTED"},
+		{"failing after a read", &aw.Error{Op: "settings", Kind: aw.Timeout}, "REDACTED"},
+	} {
+		settingsErr = tc.err
+		f := b.Build(t.Context())
+		js := string(body(f, "test"))
+		if !strings.Contains(js, tc.want) || strings.Contains(js, "Bank") {
+			t.Errorf("%s: the frame shows title %q, want %q and never the bank's", tc.name, f.Now.Window.Title, tc.want)
+		}
+	}
+	fresh := NewBuilder(Options{AW: c, Now: clock.now, PrivacyFilters: &transform.PrivacyFilterCache{},
+		Settings: func(context.Context) (aw.Settings, error) {
+			return aw.Settings{}, &aw.Error{Op: "settings", Kind: aw.HTTPStatus, Status: 404}
+		},
+		AWSource: upstream.New(upstream.Options{Name: "activitywatch", Code: "AwUnavailable", Configured: true, Deadline: 5 * time.Second, Now: clock.now})})
+	t.Cleanup(fresh.Close)
+	if f := fresh.Build(t.Context()); !strings.Contains(string(body(f, "test")), "My Bank") {
+		t.Errorf("a server without settings: the frame withholds the title (%q), with no rules to wait for", f.Now.Window.Title)
 	}
 }

@@ -342,6 +342,7 @@ type PrivacyFilterCache struct {
 	mu   sync.Mutex
 	raw  string
 	last *PrivacyFilters
+	seen bool // a setting was parsed: the person's rules are known
 }
 
 // Parse returns ParsePrivacyFilters(setting), parsed again only when the
@@ -349,10 +350,20 @@ type PrivacyFilterCache struct {
 func (c *PrivacyFilterCache) Parse(setting []byte) *PrivacyFilters {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.seen = true
 	if string(setting) != c.raw || (c.last == nil && len(setting) > 0) {
 		c.raw, c.last = string(setting), ParsePrivacyFilters(setting)
 	}
 	return c.last
+}
+
+// Seen reports whether a setting was ever parsed: until then the
+// person's rules are unknown, and a read that could not get them must not
+// answer as if there were none.
+func (c *PrivacyFilterCache) Seen() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.seen
 }
 
 // Raw is the last setting parsed, as read (nil before the first, or when
