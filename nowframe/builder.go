@@ -43,8 +43,8 @@ type Options struct {
 	// Settings, when set, reads ActivityWatch's settings with the bucket
 	// list (at most every SetReuse's awEvery while polling): their
 	// privacy_filters apply to the events a frame reads, parsed by
-	// PrivacyFilters (nil: a cache of its own). A failed read keeps the
-	// last filters read.
+	// PrivacyFilters (nil: a cache of its own), whose last filters apply:
+	// a failed read keeps them.
 	Settings       func(ctx context.Context) (aw.Settings, error)
 	PrivacyFilters *transform.PrivacyFilterCache
 }
@@ -68,7 +68,6 @@ type Builder struct {
 	// sidecar's probe are read less often than the window and AFK events.
 	reuseAW, reuseProbe atomic.Int64 // nanoseconds; 0: read every build
 	lastAW              atomic.Pointer[cachedAW]
-	filters             atomic.Pointer[transform.PrivacyFilters] // the person's, last read
 	lastProbe           atomic.Pointer[cachedProbe]
 }
 
@@ -411,7 +410,7 @@ func (b *Builder) fetchAll(ctx context.Context) (awPart, error) {
 			// A server without settings has no privacy filters; one that
 			// failed to send them keeps the last (none known: see filter).
 			if s, err := b.opts.Settings(ctx); err == nil || !aw.Transient(err) {
-				b.filters.Store(b.opts.PrivacyFilters.Parse(s.PrivacyFilters))
+				b.opts.PrivacyFilters.Parse(s.PrivacyFilters)
 			}
 		})
 	}
@@ -489,7 +488,7 @@ const withholdAll = `[{"enabled":true,"field":"title","pattern":"(?s).","action"
 // dropped event is as if never stored (the newest one left is shown,
 // with its age), a redacted one carries the replacement.
 func (b *Builder) filter(part *awPart) {
-	f := b.filters.Load()
+	f := b.opts.PrivacyFilters.Last()
 	if b.opts.Settings != nil && !b.opts.PrivacyFilters.Seen() {
 		f = transform.ParsePrivacyFilters([]byte(withholdAll))
 	}
