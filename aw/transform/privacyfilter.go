@@ -351,7 +351,7 @@ func (c *PrivacyFilterCache) Parse(setting []byte) *PrivacyFilters {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.seen = true
-	if string(setting) != c.raw || (c.last == nil && len(setting) > 0) {
+	if string(setting) != c.raw {
 		c.raw, c.last = string(setting), ParsePrivacyFilters(setting)
 	}
 	return c.last
