@@ -1,10 +1,10 @@
 package config
 
 import (
-	"bytes"
-	"encoding/json"
 	"strconv"
 	"strings"
+
+	"github.com/awbridge/awbridge/internal/jsonw"
 )
 
 // TOML renders the setting's value as a person writes it in the config
@@ -47,12 +47,9 @@ func (s Setting) Typed() any {
 }
 
 // MarshalJSON gives the setting with snake_case keys and its value typed
-// (see [Setting.Typed]).
+// (see [Setting.Typed]), not HTML-escaped (rules hold "=>").
 func (s Setting) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false) // rules hold "=>"
-	err := enc.Encode(struct {
+	return jsonw.Marshal(struct {
 		Key    string `json:"key"`
 		Value  any    `json:"value"`
 		Source Source `json:"source"`
@@ -64,7 +61,6 @@ func (s Setting) MarshalJSON() ([]byte, error) {
 		Secret bool   `json:"secret,omitempty"`
 		Doc    string `json:"doc"`
 	}{s.Key, s.Typed(), s.Source, s.Origin, s.Kind, s.List, s.Env, s.Flag, s.Secret, s.Doc})
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), err
 }
 
 // Unmasked returns the value of the setting key as Load resolved it,
