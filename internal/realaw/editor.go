@@ -17,7 +17,7 @@ import (
 func EditorQuery(buckets []string) []string {
 	q := []string{`events = [];`}
 	for _, b := range buckets {
-		q = append(q, fmt.Sprintf(`events = concat(events, flood(query_bucket(%s)));`, str(b)))
+		q = append(q, fmt.Sprintf(`events = concat(events, flood(query_bucket(%s)));`, Lit(b)))
 	}
 	return append(q,
 		`files = sort_by_duration(merge_events_by_keys(events, ["file", "language"]));`,

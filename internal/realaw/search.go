@@ -60,7 +60,7 @@ const maxSpans = 300
 func SearchFilters(words []string) []string {
 	var q []string
 	for _, w := range words {
-		q = append(q, fmt.Sprintf(`events = filter_keyvals_regex(events, "title", %s);`, str("(?i)"+regexp.QuoteMeta(w))))
+		q = append(q, fmt.Sprintf(`events = filter_keyvals_regex(events, "title", %s);`, Lit("(?i)"+regexp.QuoteMeta(w))))
 	}
 	return append(q, `events = sort_by_timestamp(events);`, `RETURN = {"duration": sum_durations(events), "events": events};`)
 }
