@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"time"
 )
 
@@ -103,9 +102,6 @@ func (a *SearchAnswer) Keep(spans []Span) {
 		a.Spans = spans
 	}
 }
-
-// WordList are the answer's words.
-func (a SearchAnswer) WordList() []string { return strings.Fields(a.Words) }
 
 // LoadSearches reads the search answers of a folder of testdata/realaw.
 func LoadSearches(name string) (*Searches, error) {
