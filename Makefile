@@ -19,8 +19,8 @@ GORELEASER ?= $(GO) run github.com/goreleaser/goreleaser/v2@v2.15.1
 build:
 	$(GO) build -trimpath -buildvcs=auto -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/awbridge
 
-# The official MCP bundle tool (Node, from the npm registry), pinned.
-MCPB ?= npx --yes @anthropic-ai/mcpb@2.1.2
+# The official MCP bundle tool is packaging/mcpb's pinned one; MCPB=... runs another.
+MCPB_FLAG = $(if $(MCPB),-mcpb '$(MCPB)')
 COMMIT_ENV = COMMIT=$$(git rev-parse --short=12 HEAD) COMMIT_DATE=$$(git log -1 --format=%cI) \
 	  COMMIT_TIMESTAMP=$$(git log -1 --format=%ct) SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct)
 
@@ -30,7 +30,7 @@ COMMIT_ENV = COMMIT=$$(git rev-parse --short=12 HEAD) COMMIT_DATE=$$(git log -1 
 # macOS universal binary stacks its two halves in the order they finished.
 release:
 	$(COMMIT_ENV) $(GORELEASER) release --snapshot --clean --parallelism 1
-	$(COMMIT_ENV) $(GO) run ./packaging/mcpb -dist dist -mcpb '$(MCPB)'
+	$(COMMIT_ENV) $(GO) run ./packaging/mcpb -dist dist $(MCPB_FLAG)
 
 # The Linux bundle and its server.json alone, into dist/bundle (what CI checks).
 bundle:
@@ -38,7 +38,7 @@ bundle:
 	for arch in amd64 arm64; do GOOS=linux GOARCH=$$arch $(GO) build -trimpath -ldflags '$(LDFLAGS)' \
 	  -o dist/bundle/awbridge_linux_$$arch/awbridge ./cmd/awbridge || exit 1; done
 	$(COMMIT_ENV) $(GO) run ./packaging/mcpb -dist dist/bundle -os linux \
-	  -version 0.0.0-dev+$$(git rev-parse --short=12 HEAD) -mcpb '$(MCPB)'
+	  -version 0.0.0-dev+$$(git rev-parse --short=12 HEAD) $(MCPB_FLAG)
 
 demo: build
 	./$(BIN) demo --duration 30s

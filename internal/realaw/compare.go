@@ -25,7 +25,7 @@ func (a Answer) CategoryTotal(name string) float64 {
 func (a Answer) TitleTotals() map[string]float64 { return a.totals(ByTitle) }
 
 // TitleKey keys an entry of a summary grouped by title in TitleTotals.
-func TitleKey(e activity.Entry) string { return titleKey(e.App, e.Key) }
+func TitleKey(e activity.Entry) string { return entryKey(e, ByTitle) }
 
 // CheckPrevious compares a summary's comparison (compare "previous",
 // grouped by group) with the recorded answer of the previous period: its
@@ -48,10 +48,7 @@ func CheckPrevious(s *activity.Summary, prev Answer, group string, tol float64) 
 	}
 	want := prev.totals(group)
 	for _, e := range s.Top {
-		key := e.Key
-		if group == ByTitle {
-			key = TitleKey(e)
-		}
+		key := entryKey(e, group)
 		w, ok := want[key]
 		switch {
 		case e.PreviousS == nil:

@@ -17,7 +17,7 @@ import (
 func EditorQuery(buckets []string) []string {
 	q := []string{`events = [];`}
 	for _, b := range buckets {
-		q = append(q, fmt.Sprintf(`events = concat(events, flood(query_bucket(%s)));`, str(b)))
+		q = append(q, fmt.Sprintf(`events = concat(events, flood(query_bucket(%s)));`, Lit(b)))
 	}
 	return append(q,
 		`files = sort_by_duration(merge_events_by_keys(events, ["file", "language"]));`,
@@ -142,14 +142,7 @@ func CheckEditor(s *activity.Summary, a Answer, group string, tol float64) Diff 
 	if diff := s.EditorS - a.Editor.Duration; math.Abs(diff) > tol {
 		d.Problems = append(d.Problems, fmt.Sprintf("editor_s %.1f, the real aw-server %.3f s (off by %.3f s)", s.EditorS, a.Editor.Duration, diff))
 	}
-	got := make([]Entry, len(s.Top))
-	for i, e := range s.Top {
-		got[i] = Entry{Key: e.Key, DurationS: e.DurationS}
-		if group == activity.GroupByFile {
-			got[i].Key += "\x00" + e.Language
-		}
-	}
-	r := CheckRanking(got, s.OtherS, a.Editor.editorTotals(group), 0, activity.MaxSummaryLimit, tol)
+	r := CheckRanking(keyed(s.Top, group), s.OtherS, a.Editor.editorTotals(group), 0, activity.MaxSummaryLimit, tol)
 	d.Problems = append(d.Problems, r.Problems...)
 	d.Max = r.Max
 	return d

@@ -80,7 +80,7 @@ func DesktopQuery(b Buckets, classes []byte) []string {
 		return append(q, summaryQuery(`afk_events = [];`)...)
 	}
 	return append(q, summaryQuery(
-		fmt.Sprintf(`afk_events = flood(query_bucket(%s));`, str(b.AFK)),
+		fmt.Sprintf(`afk_events = flood(query_bucket(%s));`, Lit(b.AFK)),
 		`afk_events = filter_keyvals(afk_events, "status", ["afk"]);`)...)
 }
 
@@ -153,7 +153,7 @@ func afkQuery(i int, b Buckets) []string {
 	if b.AFK == "" {
 		return []string{fmt.Sprintf(`afk_%d = [];`, i)}
 	}
-	return []string{fmt.Sprintf(`afk_%d = flood(query_bucket(%s));`, i, str(b.AFK)),
+	return []string{fmt.Sprintf(`afk_%d = flood(query_bucket(%s));`, i, Lit(b.AFK)),
 		fmt.Sprintf(`afk_%d = filter_keyvals(afk_%d, "status", ["afk"]);`, i, i)}
 }
 
@@ -165,15 +165,15 @@ func afkQuery(i int, b Buckets) []string {
 func canonicalQuery(b Buckets, classes []byte) []string {
 	if b.AFK == "" {
 		return []string{
-			fmt.Sprintf(`events = flood(query_bucket(%s));`, str(b.Window)),
+			fmt.Sprintf(`events = flood(query_bucket(%s));`, Lit(b.Window)),
 			`not_afk = events;`,
 			`browser_events = [];`,
 			`events = categorize(events, ` + string(classes) + `);`,
 		}
 	}
 	q := []string{
-		fmt.Sprintf(`events = flood(query_bucket(%s));`, str(b.Window)),
-		fmt.Sprintf(`not_afk = flood(query_bucket(%s));`, str(b.AFK)),
+		fmt.Sprintf(`events = flood(query_bucket(%s));`, Lit(b.Window)),
+		fmt.Sprintf(`not_afk = flood(query_bucket(%s));`, Lit(b.AFK)),
 		`not_afk = filter_keyvals(not_afk, "status", ["not-afk"]);`,
 		`browser_events = [];`,
 	}
@@ -191,9 +191,9 @@ func canonicalQuery(b Buckets, classes []byte) []string {
 		n := br.name
 		apps, _ := Marshal(br.apps)
 		q = append(q,
-			fmt.Sprintf(`events_%s = flood(query_bucket(%s));`, n, str(bucket)),
+			fmt.Sprintf(`events_%s = flood(query_bucket(%s));`, n, Lit(bucket)),
 			fmt.Sprintf(`window_%s = filter_keyvals(events, "app", %s);`, n, apps),
-			fmt.Sprintf(`window_%s_re = filter_keyvals_regex(events, "app", %s);`, n, str(br.pattern)),
+			fmt.Sprintf(`window_%s_re = filter_keyvals_regex(events, "app", %s);`, n, Lit(br.pattern)),
 			fmt.Sprintf(`window_%s = sort_by_timestamp(concat(window_%s, window_%s_re));`, n, n, n),
 			fmt.Sprintf(`events_%s = filter_period_intersect(events_%s, window_%s);`, n, n, n),
 			fmt.Sprintf(`events_%s = split_url_events(events_%s);`, n, n),
@@ -228,8 +228,8 @@ func summaryQuery(afk ...string) []string {
 			`"browser": {"domains": browser_domains, "duration": browser_duration}};`)
 }
 
-// str is a string literal of the query language.
-func str(s string) string {
+// Lit is a string literal of the query language.
+func Lit(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }

@@ -181,6 +181,29 @@ const (
 // titleKey is the key of an app's title in totals(ByTitle).
 func titleKey(app, title string) string { return app + "\x00" + title }
 
+// entryKey is the key of a summary's entry grouped by group in the
+// recorded totals: a title's with its app (titleKey), a file's with its
+// language after a NUL (editorTotals).
+func entryKey(e activity.Entry, group string) string {
+	switch group {
+	case ByTitle:
+		return titleKey(e.App, e.Key)
+	case activity.GroupByFile:
+		return e.Key + "\x00" + e.Language
+	}
+	return e.Key
+}
+
+// keyed are a summary's entries grouped by group, keyed by entryKey for
+// CheckRanking.
+func keyed(list []activity.Entry, group string) []Entry {
+	got := make([]Entry, len(list))
+	for i, e := range list {
+		got[i] = Entry{Key: entryKey(e, group), DurationS: e.DurationS}
+	}
+	return got
+}
+
 // totals are the recorded seconds of a grouping by key: apps, titles,
 // categories as the web UI shows them ("Work > Programming") and domains
 // (tab time without a domain is left out). Titles beyond a recording's
@@ -438,18 +461,11 @@ func CheckSummary(s *activity.Summary, a Answer, group string, tol float64) Diff
 		if c.what != "top" && c.group == group {
 			continue // top ranks them; the list beside it is left out
 		}
-		got := make([]Entry, len(c.got))
-		for i, e := range c.got {
-			got[i] = Entry{Key: e.Key, DurationS: e.DurationS}
-			if c.group == ByTitle {
-				got[i].Key = titleKey(e.App, e.Key)
-			}
-		}
 		var rest float64
 		if c.group == ByTitle && a.TitlesRest != nil {
 			rest = a.TitlesRest.Duration
 		}
-		r := CheckRanking(got, c.otherS, a.totals(c.group), rest, activity.MaxSummaryLimit, tol)
+		r := CheckRanking(keyed(c.got, c.group), c.otherS, a.totals(c.group), rest, activity.MaxSummaryLimit, tol)
 		for _, p := range r.Problems {
 			d.Problems = append(d.Problems, c.what+": "+p)
 		}

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"time"
 )
 
@@ -60,7 +59,7 @@ const maxSpans = 300
 func SearchFilters(words []string) []string {
 	var q []string
 	for _, w := range words {
-		q = append(q, fmt.Sprintf(`events = filter_keyvals_regex(events, "title", %s);`, str("(?i)"+regexp.QuoteMeta(w))))
+		q = append(q, fmt.Sprintf(`events = filter_keyvals_regex(events, "title", %s);`, Lit("(?i)"+regexp.QuoteMeta(w))))
 	}
 	return append(q, `events = sort_by_timestamp(events);`, `RETURN = {"duration": sum_durations(events), "events": events};`)
 }
@@ -103,9 +102,6 @@ func (a *SearchAnswer) Keep(spans []Span) {
 		a.Spans = spans
 	}
 }
-
-// WordList are the answer's words.
-func (a SearchAnswer) WordList() []string { return strings.Fields(a.Words) }
 
 // LoadSearches reads the search answers of a folder of testdata/realaw.
 func LoadSearches(name string) (*Searches, error) {

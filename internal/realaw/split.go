@@ -34,17 +34,7 @@ func CheckDay(day activity.Day, a Answer, group string, limit int, tol float64) 
 	if diff := whole - wantWhole; math.Abs(diff) > tol {
 		bad("%s: %.1f s, the real aw-server %.3f s (off by %.3f s)", day.Date, whole, wantWhole, diff)
 	}
-	got := make([]Entry, len(day.Top))
-	for i, e := range day.Top {
-		got[i] = Entry{Key: e.Key, DurationS: e.DurationS}
-		switch group {
-		case ByTitle:
-			got[i].Key = titleKey(e.App, e.Key)
-		case activity.GroupByFile:
-			got[i].Key += "\x00" + e.Language
-		}
-	}
-	r := CheckRanking(got, day.OtherS, want, rest, limit, tol)
+	r := CheckRanking(keyed(day.Top, group), day.OtherS, want, rest, limit, tol)
 	for _, p := range r.Problems {
 		bad("%s: top: %s", day.Date, p)
 	}

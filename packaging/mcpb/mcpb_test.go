@@ -3,6 +3,7 @@ package main
 import (
 	"archive/zip"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -349,7 +350,7 @@ func platform() string {
 func resolve(m manifest, dir, platform string, uc map[string]string) (string, []string, []string) {
 	c := m.Server.MCPConfig
 	if o, ok := c.PlatformOverrides[platform]; ok {
-		c.Command = cmpOr(o.Command, c.Command)
+		c.Command = cmp.Or(o.Command, c.Command)
 		if o.Args != nil {
 			c.Args = o.Args
 		}
@@ -375,13 +376,6 @@ func resolve(m manifest, dir, platform string, uc map[string]string) (string, []
 		env = append(env, k+"="+r.Replace(v))
 	}
 	return filepath.FromSlash(r.Replace(c.Command)), args, env
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // isolated is an environment with its own home and no running service.

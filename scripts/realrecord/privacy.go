@@ -58,9 +58,9 @@ func (r *recorder) withPrivacy(file string, ids []string, query []string) ([]str
 			}
 			// The Python query parser misreads a call nested as a first
 			// argument followed by others: one statement per call.
-			q := []string{fmt.Sprintf(`events = query_bucket(%s);`, lit(id)),
-				fmt.Sprintf(`events = filter_keyvals_regex(events, %s, %s);`, lit(field), lit(pattern)),
-				fmt.Sprintf(`RETURN = merge_events_by_keys(events, [%s]);`, lit(field))}
+			q := []string{fmt.Sprintf(`events = query_bucket(%s);`, realaw.Lit(id)),
+				fmt.Sprintf(`events = filter_keyvals_regex(events, %s, %s);`, realaw.Lit(field), realaw.Lit(pattern)),
+				fmt.Sprintf(`RETURN = merge_events_by_keys(events, [%s]);`, realaw.Lit(field))}
 			body, err := realaw.QueryBody(q, all[0], all[1])
 			if err != nil {
 				return nil, err
@@ -88,20 +88,14 @@ func (r *recorder) withPrivacy(file string, ids []string, query []string) ([]str
 			if !ok {
 				v = fmt.Sprintf("privacy_%d", len(vars))
 				vars[id] = v
-				pre = append(pre, fmt.Sprintf(`%s = query_bucket(%s);`, v, lit(id)))
-				read := fmt.Sprintf(`query_bucket(%s)`, lit(id))
+				pre = append(pre, fmt.Sprintf(`%s = query_bucket(%s);`, v, realaw.Lit(id)))
+				read := fmt.Sprintf(`query_bucket(%s)`, realaw.Lit(id))
 				for k, s := range query {
 					query[k] = strings.ReplaceAll(s, read, v)
 				}
 			}
-			pre = append(pre, fmt.Sprintf(`%s = exclude_keyvals(%s, %s, %s);`, v, v, lit(field), strings.TrimSpace(string(vs))))
+			pre = append(pre, fmt.Sprintf(`%s = exclude_keyvals(%s, %s, %s);`, v, v, realaw.Lit(field), strings.TrimSpace(string(vs))))
 		}
 	}
 	return append(pre, query...), nil
-}
-
-// lit is a string literal of the query language.
-func lit(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
 }
