@@ -271,18 +271,3 @@ func (f *flat) renderMatch(run []piece, loc *time.Location) Match {
 	}
 	return m
 }
-
-// longest is m's key with the most time, the smallest by compare on a tie
-// (the zero key for an empty m).
-func longest[K comparable](m map[K]int64, compare func(a, b K) int) K {
-	var (
-		best K
-		n    int64 = -1
-	)
-	for k, d := range m {
-		if d > n || d == n && compare(k, best) < 0 {
-			best, n = k, d
-		}
-	}
-	return best
-}
