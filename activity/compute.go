@@ -89,11 +89,18 @@ func (s *stretch) join(o *stretch) {
 
 // title is the title the stretch spent most time on ("" when withheld or
 // excluded); ties go to the smaller title, so results are stable.
-func (s *stretch) title() string {
-	best, bestUS := "", int64(-1)
-	for k, v := range s.titles {
-		if v > bestUS || v == bestUS && k < best {
-			best, bestUS = k, v
+func (s *stretch) title() string { return longest(s.titles, strings.Compare) }
+
+// longest is m's key with the most time, the smallest by compare on a tie
+// (the zero key for an empty m).
+func longest[K comparable](m map[K]int64, compare func(a, b K) int) K {
+	var (
+		best K
+		n    int64 = -1
+	)
+	for k, d := range m {
+		if d > n || d == n && compare(k, best) < 0 {
+			best, n = k, d
 		}
 	}
 	return best

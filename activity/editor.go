@@ -124,16 +124,12 @@ func (u *unitResult) editorExcluded(edits []ev) bool {
 		}
 	}
 	apps := map[view]int64{}
-	var best view
 	for vi, d := range overlap {
 		v := u.vs[vi]
 		v.title, v.withheld, v.category = "", false, ""
 		apps[v] += d
-		if apps[v] > apps[best] || apps[v] == apps[best] && v.app < best.app {
-			best = v
-		}
 	}
-	return best.excluded
+	return longest(apps, func(a, b view) int { return strings.Compare(a.app, b.app) }).excluded
 }
 
 // editorEntries shows a ranking of editor time: projects and files by
@@ -265,13 +261,7 @@ func (f *flat) indexEditors() {
 	}
 	f.ed.apps = map[string]bool{}
 	for _, apps := range over {
-		best, n := "", int64(-1)
-		for app, d := range apps {
-			if d > n || d == n && app < best {
-				best, n = app, d
-			}
-		}
-		f.ed.apps[best] = true
+		f.ed.apps[longest(apps, strings.Compare)] = true
 	}
 	seen := map[string]bool{}
 	var paths []string
@@ -303,13 +293,7 @@ func (f *flat) project(b block) string {
 			})
 		}
 	}
-	best, n := "", int64(0)
-	for p, d := range times {
-		if d > n || d == n && p < best {
-			best, n = p, d
-		}
-	}
-	return f.ed.names[best]
+	return f.ed.names[longest(times, strings.Compare)]
 }
 
 // editsWithin calls fn with each editor event overlapping [a, b) and the

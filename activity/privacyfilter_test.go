@@ -12,9 +12,7 @@ import (
 
 	"github.com/awbridge/awbridge/activity"
 	"github.com/awbridge/awbridge/aw"
-	"github.com/awbridge/awbridge/aw/awsim"
 	"github.com/awbridge/awbridge/internal/realaw"
-	"github.com/awbridge/awbridge/upstream"
 )
 
 // hiddenByRecordedFilters are what the privacy recording's filters drop
@@ -117,10 +115,6 @@ func TestPrivacyFiltersKeptWhenSettingsFail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	loc, err := rec.Location()
-	if err != nil {
-		t.Fatal(err)
-	}
 	p := rec.Periods[0]
 	var (
 		mu   sync.Mutex
@@ -128,26 +122,14 @@ func TestPrivacyFiltersKeptWhenSettingsFail(t *testing.T) {
 		fail atomic.Bool
 	)
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	sim, err := rec.Simulator(t.Context(), awsim.Options{Now: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if fail.Load() && strings.HasPrefix(r.URL.Path, "/api/0/settings") {
-			http.Error(w, `{"message":"busy"}`, http.StatusInternalServerError)
-			return
-		}
-		sim.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	c, err := aw.New(aw.Options{BaseURL: srv.URL, AttemptTimeout: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.CloseIdleConnections)
-	s := activity.NewService(activity.ServiceOptions{
-		AW: c, Source: upstream.New(upstream.Options{Name: "activitywatch", Code: "AwUnavailable", Configured: true, Deadline: time.Minute, Now: clock}),
-		Now: clock, Zone: func() activity.Zone { return activity.Zone{Name: rec.Timezone, Loc: loc} },
+	s := realServiceOn(t, rec, clock, func(sim http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if fail.Load() && strings.HasPrefix(r.URL.Path, "/api/0/settings") {
+				http.Error(w, `{"message":"busy"}`, http.StatusInternalServerError)
+				return
+			}
+			sim.ServeHTTP(w, r)
+		})
 	})
 	q := activity.SummaryQuery{Start: p.Start.Format(time.RFC3339Nano), End: p.End.Format(time.RFC3339Nano), GroupBy: realaw.ByTitle, Limit: activity.MaxSummaryLimit}
 	for i, failing := range []bool{true, false, true} {

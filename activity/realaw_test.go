@@ -49,10 +49,6 @@ func realServiceAt(t *testing.T, name string, now time.Time, wrap ...func(http.H
 	if err != nil {
 		t.Fatal(err)
 	}
-	loc, err := rec.Location()
-	if err != nil {
-		t.Fatal(err)
-	}
 	if now.IsZero() {
 		for _, p := range rec.Periods {
 			if p.End.After(now) {
@@ -61,7 +57,17 @@ func realServiceAt(t *testing.T, name string, now time.Time, wrap ...func(http.H
 		}
 		now = now.Add(24 * time.Hour)
 	}
-	clock := func() time.Time { return now }
+	return rec, realServiceOn(t, rec, func() time.Time { return now }, wrap...)
+}
+
+// realServiceOn is a Service reading rec from a simulator (wrapped by
+// wrap), both on clock.
+func realServiceOn(t *testing.T, rec *realaw.Recording, clock func() time.Time, wrap ...func(http.Handler) http.Handler) *activity.Service {
+	t.Helper()
+	loc, err := rec.Location()
+	if err != nil {
+		t.Fatal(err)
+	}
 	sim, err := rec.Simulator(t.Context(), awsim.Options{Now: clock})
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +84,7 @@ func realServiceAt(t *testing.T, name string, now time.Time, wrap ...func(http.H
 	}
 	t.Cleanup(c.CloseIdleConnections)
 	src := upstream.New(upstream.Options{Name: "activitywatch", Code: "AwUnavailable", Configured: true, Deadline: time.Minute, Now: clock})
-	return rec, activity.NewService(activity.ServiceOptions{
+	return activity.NewService(activity.ServiceOptions{
 		AW: c, Source: src, Now: clock,
 		Zone: func() activity.Zone { return activity.Zone{Name: rec.Timezone, Loc: loc} },
 	})

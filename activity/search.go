@@ -198,14 +198,12 @@ func (f *flat) matchItem(pieces []piece, k int, base, all uint32, wm *wordMasks)
 	it := f.items[k]
 	v := f.view(it)
 	cuts := []int64{it.start, it.end}
-	ti := f.tabIndex(it.start)
-	for i := ti; i < len(f.tabs) && f.tabs[i].start < it.end; i++ {
+	for i := f.tabIndex(it.start); i < len(f.tabs) && f.tabs[i].start < it.end; i++ {
 		cuts = append(cuts, f.tabs[i].start, f.tabs[i].end)
 	}
-	ei := len(f.edits)
-	if f.ed.apps[v.app] {
-		ei = firstReaching(f.edits, it.start, func(t item) (int64, int64) { return t.start, t.end })
-		for i := ei; i < len(f.edits) && f.edits[i].start < it.end; i++ {
+	editor := f.ed.apps[v.app]
+	if editor {
+		for i := firstReaching(f.edits, it.start, func(t item) (int64, int64) { return t.start, t.end }); i < len(f.edits) && f.edits[i].start < it.end; i++ {
 			cuts = append(cuts, f.edits[i].start, f.edits[i].end)
 		}
 	}
@@ -224,22 +222,18 @@ func (f *flat) matchItem(pieces []piece, k int, base, all uint32, wm *wordMasks)
 		}
 		p := piece{start: a, end: b, k: k}
 		m, private := base, false
-		for i := ti; i < len(f.tabs) && f.tabs[i].start < b; i++ {
-			if t := f.tabs[i]; t.end > a {
-				tv := f.tabView(t)
-				private = private || tv.hidden || tv.excluded
-				m |= wm.of(tv.domain)
-				p.domain = cmp.Or(p.domain, tv.domain)
-			}
-		}
-		for i := ei; i < len(f.edits) && f.edits[i].start < b; i++ {
-			if t := f.edits[i]; t.end > a {
-				u := f.units[t.u]
-				if ev := u.evs[u.eviews[t.i]]; !ev.excluded {
+		f.tabsWithin(a, b, func(tv tabView, _ int64) {
+			private = private || tv.hidden || tv.excluded
+			m |= wm.of(tv.domain)
+			p.domain = cmp.Or(p.domain, tv.domain)
+		})
+		if editor {
+			f.editsWithin(a, b, func(ev edView, _ int64) {
+				if !ev.excluded {
 					m |= wm.of(ev.project) | wm.of(ev.file)
 					p.project = cmp.Or(p.project, ev.project)
 				}
-			}
+			})
 		}
 		if m == all && !private {
 			pieces = append(pieces, p)
@@ -270,19 +264,4 @@ func (f *flat) renderMatch(run []piece, loc *time.Location) Match {
 		m.Project = f.ed.names[p]
 	}
 	return m
-}
-
-// longest is m's key with the most time, the smallest by compare on a tie
-// (the zero key for an empty m).
-func longest[K comparable](m map[K]int64, compare func(a, b K) int) K {
-	var (
-		best K
-		n    int64 = -1
-	)
-	for k, d := range m {
-		if d > n || d == n && compare(k, best) < 0 {
-			best, n = k, d
-		}
-	}
-	return best
 }
