@@ -69,7 +69,7 @@ func BenchmarkSummaryWeek(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		in, _ := s.inputsOf(m, []nowframe.Selection{m.Selection})
+		in, _ := s.inputsOf(m, []nowframe.Selection{m.Selection}, false)
 		days, plans := s.plan(p, clk.now())
 		return s, p, in, days, plans
 	}

@@ -113,7 +113,7 @@ func TestDaysLetGo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, _ := s.inputsOf(m, []nowframe.Selection{m.Selection})
+	in, _ := s.inputsOf(m, []nowframe.Selection{m.Selection}, false)
 	days, plans := s.plan(p, now)
 	b := &budget{max: 1 << 40, cancel: func(error) {}}
 	ld := newPeriodEvents(in, days, b)

@@ -62,7 +62,7 @@ func (s *Service) drill(ctx context.Context, category string) (func(label string
 	if err != nil {
 		return nil, err
 	}
-	in, _ := s.inputsOf(m, nil) // the settings' categories alone
+	in, _ := s.inputsOf(m, nil, false) // the settings' categories alone
 	return categoryFilter(category, in.opt.Classes)
 }
 

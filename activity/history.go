@@ -51,7 +51,7 @@ func (s *Service) History(ctx context.Context, q HistoryQuery) (*History, error)
 			return nil, err
 		}
 	}
-	pr, err := s.prepare(ctx, q.Host, spec.resolve, q.Progress)
+	pr, err := s.prepare(ctx, q.Host, false, spec.resolve, q.Progress)
 	if err != nil {
 		return nil, err
 	}

@@ -110,7 +110,7 @@ func (s *Service) Search(ctx context.Context, q SearchQuery) (*Search, error) {
 	if err != nil {
 		return nil, err
 	}
-	pr, err := s.prepare(ctx, q.Host, spec.resolve, q.Progress)
+	pr, err := s.prepare(ctx, q.Host, true, spec.resolve, q.Progress)
 	if err != nil {
 		return nil, err
 	}

@@ -151,9 +151,9 @@ type inputs struct {
 	key     string                    // targets and settings, for unit keys
 }
 
-// inputsOf chooses the buckets (of sels' hosts) and settings for m, with
-// notes on what is missing.
-func (s *Service) inputsOf(m *serverMeta, sels []nowframe.Selection) (inputs, []string) {
+// inputsOf chooses the buckets (of sels' hosts; their editors' with
+// editors) and settings for m, with notes on what is missing.
+func (s *Service) inputsOf(m *serverMeta, sels []nowframe.Selection, editors bool) (inputs, []string) {
 	var (
 		in    inputs
 		notes []string
@@ -177,8 +177,10 @@ func (s *Service) inputsOf(m *serverMeta, sels []nowframe.Selection) (inputs, []
 		for _, bb := range transform.BrowserBuckets(sel.Web) {
 			add(bb.BucketID, RoleWeb, bb.Browser)
 		}
-		for _, id := range editorBuckets(m, sel.Host) {
-			add(id, RoleEditor, "")
+		if editors {
+			for _, id := range editorBuckets(m, sel.Host) {
+				add(id, RoleEditor, "")
+			}
 		}
 	}
 	if m.SettingsErr != nil {
@@ -298,9 +300,10 @@ type prepared struct {
 }
 
 // prepare reads the server's metadata, places the period on the calendar
-// at now (resolve), reads its events and computes its units (what the
-// store lacks).
-func (s *Service) prepare(ctx context.Context, host string, resolve func(c Calendar, now time.Time) (Period, error), fn Progress) (*prepared, error) {
+// at now (resolve), reads its events (the editors' only when asked: they
+// cost the slow server as much as a third more) and computes its units
+// (what the store lacks).
+func (s *Service) prepare(ctx context.Context, host string, editors bool, resolve func(c Calendar, now time.Time) (Period, error), fn Progress) (*prepared, error) {
 	m, err := s.meta(ctx)
 	if err != nil {
 		return nil, err
@@ -314,7 +317,7 @@ func (s *Service) prepare(ctx context.Context, host string, resolve func(c Calen
 	if err != nil {
 		return nil, err
 	}
-	in, notes := s.inputsOf(m, sels)
+	in, notes := s.inputsOf(m, sels, editors)
 	days, plans := s.plan(p, now)
 	prog := &progress{fn: fn, total: float64(len(days) + len(plans))}
 	if err := s.turn(ctx, prog); err != nil {

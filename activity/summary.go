@@ -82,7 +82,7 @@ func (s *Service) Summary(ctx context.Context, q SummaryQuery) (*Summary, error)
 	if q.Compare != "" {
 		fn = halves(q.Progress, 0)
 	}
-	pr, err := s.prepare(ctx, q.Host, resolve, fn)
+	pr, err := s.prepare(ctx, q.Host, isEditorGroup(groupBy), resolve, fn)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +92,7 @@ func (s *Service) Summary(ctx context.Context, q SummaryQuery) (*Summary, error)
 		sum.Days = kept.days(groupBy, limit, q.IncludeAFK)
 	}
 	if q.Compare != "" {
-		prev, err := s.prepare(ctx, q.Host, func(Calendar, time.Time) (Period, error) { return previousOf(spec, pr.period) }, halves(q.Progress, 1))
+		prev, err := s.prepare(ctx, q.Host, isEditorGroup(groupBy), func(Calendar, time.Time) (Period, error) { return previousOf(spec, pr.period) }, halves(q.Progress, 1))
 		if err != nil {
 			return nil, err
 		}

@@ -85,7 +85,7 @@ func (s *Service) Timeline(ctx context.Context, q TimelineQuery) (*Timeline, err
 		}
 		resolve = spec.resolve
 	}
-	pr, err := s.prepare(ctx, q.Host, resolve, q.Progress)
+	pr, err := s.prepare(ctx, q.Host, true, resolve, q.Progress)
 	if err != nil {
 		return nil, err
 	}
